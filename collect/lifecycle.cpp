@@ -1,0 +1,177 @@
+// The hand-written wrappers listed under `manual` in mpi_functions.toml: start-up,
+// shut-down and MPI_Pcontrol markers (C and Fortran), the region API, and the paths
+// that save a rank's data when it dies.
+#include <dlfcn.h>
+#include <fnmatch.h>
+#include <signal.h>
+
+#include <cstdarg>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "perfsift.h"
+#include "recorder.h"
+#include "runtime.h"
+
+using namespace perfsift::collect;
+
+namespace {
+
+void on_signal(int sig);
+
+void install_crash_handlers() {
+  static bool installed = false;
+  if (installed) return;
+  installed = true;
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT}) {
+    struct sigaction sa {}, old{};
+    sigaction(sig, nullptr, &old);
+    if (old.sa_handler == SIG_IGN) continue;  // respect ignored signals
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;  // re-raise takes the default action
+    sigaction(sig, &sa, nullptr);
+  }
+  std::atexit([] { runtime().emergency_flush(); });
+}
+
+void on_signal(int sig) {
+  runtime().emergency_flush();
+  raise(sig);
+}
+
+void after_init(int64_t t0, Op op, void *site) {
+  t_in_call = false;  // this thread is now the traced one
+  runtime().start(t0, op, site);
+  if (runtime().active()) install_crash_handlers();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- C
+
+extern "C" PERFSIFT_EXPORT int MPI_Init(int *argc, char ***argv) {
+  const int64_t t0 = now_ns();
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) after_init(t0, Op::MPI_Init, __builtin_return_address(0));
+  return rc;
+}
+
+extern "C" PERFSIFT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+  const int64_t t0 = now_ns();
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) after_init(t0, Op::MPI_Init_thread, __builtin_return_address(0));
+  return rc;
+}
+
+extern "C" PERFSIFT_EXPORT int MPI_Finalize(void) {
+  runtime().finish(__builtin_return_address(0));
+  return PMPI_Finalize();
+}
+
+// Levels: 1 begin region NAME, -1 end it; 2 begin step of NAME, -2 end it. Other
+// levels carry no name (the MPI standard leaves them to tools) and are passed on.
+extern "C" PERFSIFT_EXPORT int MPI_Pcontrol(const int level, ...) {
+  if (!t_in_call && runtime().active() && (level == 1 || level == -1 || level == 2 || level == -2)) {
+    va_list ap;
+    va_start(ap, level);
+    const char *name = va_arg(ap, const char *);
+    va_end(ap);
+    if (level > 0) runtime().region_begin(name, level == 2);
+    else runtime().region_end(name, level == -2);
+  }
+  return PMPI_Pcontrol(level);
+}
+
+// ---------------------------------------------------------------- region API
+
+extern "C" PERFSIFT_EXPORT void perfsift_region_begin(const char *name) {
+  if (!t_in_call) runtime().region_begin(name, false);
+}
+extern "C" PERFSIFT_EXPORT void perfsift_region_end(const char *name) {
+  if (!t_in_call) runtime().region_end(name, false);
+}
+extern "C" PERFSIFT_EXPORT void perfsift_step_begin(const char *region) {
+  if (!t_in_call) runtime().region_begin(region, true);
+}
+extern "C" PERFSIFT_EXPORT void perfsift_step_end(const char *region) {
+  if (!t_in_call) runtime().region_end(region, true);
+}
+
+// ---------------------------------------------------------------- Fortran
+
+extern "C" {
+void pmpi_init_(MPI_Fint *ierr);
+void pmpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr);
+void pmpi_finalize_(MPI_Fint *ierr);
+void pmpi_pcontrol_(MPI_Fint *level, MPI_Fint *ierr);
+}
+
+#define PERFSIFT_FORTRAN_ALIASES(lower, upper, params)                                   \
+  extern "C" PERFSIFT_EXPORT void lower##__ params __attribute__((alias(#lower "_")));  \
+  extern "C" PERFSIFT_EXPORT void lower params __attribute__((alias(#lower "_")));      \
+  extern "C" PERFSIFT_EXPORT void upper params __attribute__((alias(#lower "_")));
+
+extern "C" PERFSIFT_EXPORT void mpi_init_(MPI_Fint *ierr) {
+  const int64_t t0 = now_ns();
+  pmpi_init_(ierr);
+  if (*ierr == MPI_SUCCESS) after_init(t0, Op::MPI_Init, __builtin_return_address(0));
+}
+PERFSIFT_FORTRAN_ALIASES(mpi_init, MPI_INIT, (MPI_Fint * ierr))
+
+extern "C" PERFSIFT_EXPORT void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr) {
+  const int64_t t0 = now_ns();
+  pmpi_init_thread_(required, provided, ierr);
+  if (*ierr == MPI_SUCCESS) after_init(t0, Op::MPI_Init_thread, __builtin_return_address(0));
+}
+PERFSIFT_FORTRAN_ALIASES(mpi_init_thread, MPI_INIT_THREAD, (MPI_Fint * required, MPI_Fint * provided, MPI_Fint * ierr))
+
+extern "C" PERFSIFT_EXPORT void mpi_finalize_(MPI_Fint *ierr) {
+  runtime().finish(__builtin_return_address(0));
+  pmpi_finalize_(ierr);
+}
+PERFSIFT_FORTRAN_ALIASES(mpi_finalize, MPI_FINALIZE, (MPI_Fint * ierr))
+
+// Fortran MPI_PCONTROL has no name argument; Fortran codes use `use perfsift` instead.
+extern "C" PERFSIFT_EXPORT void mpi_pcontrol_(MPI_Fint *level, MPI_Fint *ierr) { pmpi_pcontrol_(level, ierr); }
+PERFSIFT_FORTRAN_ALIASES(mpi_pcontrol, MPI_PCONTROL, (MPI_Fint * level, MPI_Fint * ierr))
+
+// ---------------------------------------------------------------- -finstrument-functions
+
+namespace {
+
+// Address -> region name, or empty when the filter rejects the function.
+const std::string &function_region(void *fn) {
+  static std::unordered_map<void *, std::string> cache;
+  auto it = cache.find(fn);
+  if (it != cache.end()) return it->second;
+  std::string name;
+  Dl_info info{};
+  if (dladdr(fn, &info) && info.dli_sname) {
+    const auto &cfg = runtime().config();
+    bool keep = false;
+    for (const auto &p : cfg.function_include)
+      if (fnmatch(p.c_str(), info.dli_sname, 0) == 0) keep = true;
+    for (const auto &p : cfg.function_exclude)
+      if (fnmatch(p.c_str(), info.dli_sname, 0) == 0) keep = false;
+    if (keep) name = info.dli_sname;
+  }
+  return cache.emplace(fn, std::move(name)).first->second;
+}
+
+}  // namespace
+
+extern "C" PERFSIFT_EXPORT __attribute__((no_instrument_function)) void __cyg_profile_func_enter(void *fn, void *) {
+  if (t_in_call || !runtime().active() || !runtime().config().function_regions) return;
+  const std::string &name = function_region(fn);
+  if (!name.empty()) runtime().region_begin(name.c_str(), false);
+}
+
+extern "C" PERFSIFT_EXPORT __attribute__((no_instrument_function)) void __cyg_profile_func_exit(void *fn, void *) {
+  if (t_in_call || !runtime().active() || !runtime().config().function_regions) return;
+  const std::string &name = function_region(fn);
+  if (!name.empty()) runtime().region_end(name.c_str(), false);
+}

@@ -1,0 +1,662 @@
+#include "runtime.h"
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <papi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "io/trace_store.h"
+#include "kernels/clock.h"
+
+namespace perfsift::collect {
+
+bool g_tracing = false;
+uint32_t g_group_mask = ~0u;
+// True on every thread but the one that initialised MPI, and on that one inside a
+// traced call: one flag keeps other threads and nested calls out of the trace.
+thread_local bool t_in_call = true;
+
+namespace {
+
+// Test hook: PERFSIFT_TEST_CLOCK_SKEW="OFFSET_NS_PER_RANK:DRIFT_PPM_PER_RANK" skews
+// this rank's clock by rank*offset and rank*drift, so the clock correction can be
+// tested on one node where all clocks agree.
+struct Skew {
+  bool on = false;
+  double offset_ns = 0, drift = 0;
+  int64_t origin = 0;
+} g_skew;
+
+double cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+std::string iso_utc_now() {
+  char buf[64];
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  tm t;
+  gmtime_r(&ts.tv_sec, &t);
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &t);
+  return buf;
+}
+
+int64_t epoch_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+std::string read_cmdline() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (auto &c : s)
+    if (c == '\0') c = ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+uint64_t fnv1a(const std::vector<int32_t> &a, const std::vector<int32_t> &b) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](int32_t v) {
+    for (int i = 0; i < 4; ++i) {
+      h ^= static_cast<uint8_t>(v >> (8 * i));
+      h *= 1099511628211ull;
+    }
+  };
+  mix(static_cast<int32_t>(a.size()));
+  for (auto v : a) mix(v);
+  mix(static_cast<int32_t>(b.size()));
+  for (auto v : b) mix(v);
+  return h;
+}
+
+constexpr int kClockTag = 7001;
+
+}  // namespace
+
+int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  int64_t t = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  if (__builtin_expect(g_skew.on, 0))
+    t += static_cast<int64_t>(g_skew.offset_ns + (t - g_skew.origin) * g_skew.drift);
+  return t;
+}
+
+Runtime &runtime() {
+  static Runtime *rt = new Runtime();  // never destroyed: atexit/signal paths may still use it
+  return *rt;
+}
+
+int64_t current_step() {
+  const auto &st = runtime().m_stack;
+  if (st.empty()) return -1;
+  const Frame &f = st.back();
+  return f.step >= 0 ? f.step : f.outer_step;
+}
+
+// ---------------------------------------------------------------- Call
+
+Call::Call(Op op, void *site) {
+  t_in_call = true;
+  ev.op = static_cast<uint16_t>(op);
+  ev.site = reinterpret_cast<uint64_t>(site);
+  ev.t_enter = now_ns();
+}
+
+void Call::exit() { ev.t_exit = now_ns(); }
+
+Call::~Call() {
+  if (ev.t_exit == 0) ev.t_exit = now_ns();
+  runtime().commit(ev);
+  t_in_call = false;
+}
+
+void Runtime::commit(Event &ev) {
+  if (!m_active) return;
+  ev.region = m_stack.empty() ? 0 : m_stack.back().region;
+  ev.step = static_cast<int32_t>(current_step());
+  m_cum[io::kMpiTime] += ev.t_exit - ev.t_enter;
+  m_cum[io::kMpiBytesSent] += ev.bytes - ev.bytes_recv;
+  m_cum[io::kMpiBytesRecv] += ev.bytes_recv;
+  m_events.push_back(ev);
+  if (m_events.size() >= m_capacity) spill_buffers();
+}
+
+// ---------------------------------------------------------------- start
+
+void Runtime::warn(const std::string &msg) {
+  if (std::find(m_warned.begin(), m_warned.end(), msg) != m_warned.end()) return;
+  m_warned.push_back(msg);
+  if (m_rank == 0) std::fprintf(stderr, "perfsift: %s\n", msg.c_str());
+}
+
+void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
+  PMPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &m_nranks);
+  const char *cfg_path = std::getenv("PERFSIFT_CONFIG");
+  try {
+    m_cfg = config::load_collect_config(cfg_path ? cfg_path : "", config::process_environment());
+  } catch (const std::exception &e) {
+    if (m_rank == 0)
+      std::fprintf(stderr, "perfsift: %s; tracing is off for this run\n", e.what());
+    return;
+  }
+  if (m_cfg.output.empty()) return;  // inert: no store requested
+
+  if (const char *skew = std::getenv("PERFSIFT_TEST_CLOCK_SKEW")) {
+    double off = 0, ppm = 0;
+    if (std::sscanf(skew, "%lf:%lf", &off, &ppm) == 2) {
+      g_skew.origin = now_ns();
+      g_skew.offset_ns = off * m_rank;
+      g_skew.drift = ppm * 1e-6 * m_rank;
+      g_skew.on = true;
+      t_before_init = now_ns();
+    }
+  }
+
+  g_group_mask = 0;
+  for (const auto &g : m_cfg.mpi_groups) {
+    bool known = false;
+    for (int i = 0; i < kGroupCount; ++i)
+      if (g == kGroupNames[i]) g_group_mask |= 1u << i, known = true;
+    if (!known) warn("unknown MPI group '" + g + "' in mpi.groups ignored (valid: p2p coll wait probe comm io env)");
+  }
+
+  PMPI_Comm_dup(MPI_COMM_WORLD, &m_private);
+  int64_t local_init = 0;
+  measure_clock(m_clock.offset_init_ns, m_clock.error_init_ns, local_init);
+  m_clock.local_init_ns = local_init;
+  m_start_ns = local_init + m_clock.offset_init_ns;
+  PMPI_Bcast(&m_start_ns, 1, MPI_INT64_T, 0, m_private);
+
+  m_run.nranks = m_nranks;
+  m_run.command = read_cmdline();
+  m_run.start_time = iso_utc_now();
+  m_run.start_epoch_ns = epoch_ns();
+  PMPI_Bcast(&m_run.start_epoch_ns, 1, MPI_INT64_T, 0, m_private);
+  m_run.collector_config = m_cfg.source_text;
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  PMPI_Get_library_version(lib, &len);
+  m_run.mpi_library = std::string(lib, len);
+  while (!m_run.mpi_library.empty() && std::isspace(static_cast<unsigned char>(m_run.mpi_library.back())))
+    m_run.mpi_library.pop_back();
+
+  m_capacity = std::max<size_t>(1024, static_cast<size_t>(m_cfg.buffer_mb) * 1024 * 1024 / sizeof(Event));
+  m_events.reserve(std::min<size_t>(m_capacity, 1 << 16));
+  io::SpillHeader header{};
+  std::memcpy(header.magic, io::kSpillMagic, 8);
+  header.version = 1;
+  header.rank = m_rank;
+  header.nranks = m_nranks;
+  header.start_ns = m_start_ns;
+  std::string err;
+  if (!m_spill.open(m_cfg.spill_dir, header, &err)) warn(err + "; events beyond the buffer will be counted as lost");
+
+  setup_papi();
+  register_comm(MPI_COMM_WORLD);
+  register_comm(MPI_COMM_SELF);
+
+  RegionNode root;
+  root.name = root.path = io::kRootRegionPath;
+  root.acc.assign(io::kBuiltinMetricCount + m_papi_names.size(), 0.0);
+  m_regions.push_back(root);
+  Frame f{0, t_before_init, cpu_seconds(), {}, {}, -1, -1};
+  std::copy(std::begin(m_cum), std::end(m_cum), f.cum0);
+  read_papi(f.papi0);
+  m_stack.push_back(f);
+
+  m_active = true;
+  g_tracing = true;
+  Event init_ev;
+  init_ev.op = static_cast<uint16_t>(init_op);
+  init_ev.site = reinterpret_cast<uint64_t>(site);
+  init_ev.t_enter = t_before_init;
+  init_ev.t_exit = now_ns();
+  init_ev.comm = 0;
+  commit(init_ev);
+}
+
+void Runtime::setup_papi() {
+  std::vector<std::string> unavailable;
+  int rc = PAPI_library_init(PAPI_VER_CURRENT);
+  if (rc != PAPI_VER_CURRENT) {
+    for (const auto &e : m_cfg.papi_events) unavailable.push_back(e);
+    if (!m_cfg.papi_events.empty()) warn("PAPI could not start (" + std::string(PAPI_strerror(rc)) + "); no counters recorded");
+  } else if (!m_cfg.papi_events.empty()) {
+    PAPI_create_eventset(&m_papi_set);
+    std::string reasons;
+    for (const auto &e : m_cfg.papi_events) {
+      int r = PAPI_add_named_event(m_papi_set, e.c_str());
+      if (r == PAPI_OK) {
+        m_papi_names.push_back(e);
+      } else {
+        unavailable.push_back(e);
+        reasons += (reasons.empty() ? "" : ", ") + e + " (" + PAPI_strerror(r) + ")";
+      }
+    }
+    if (!reasons.empty())
+      warn("counters unavailable on this machine: " + reasons + "; the store records them as missing");
+    if (m_papi_names.empty()) {
+      PAPI_cleanup_eventset(m_papi_set);
+      PAPI_destroy_eventset(&m_papi_set);
+      m_papi_set = -1;
+    } else if ((rc = PAPI_start(m_papi_set)) != PAPI_OK) {
+      warn(std::string("PAPI_start failed (") + PAPI_strerror(rc) + "); no counters recorded");
+      unavailable.insert(unavailable.end(), m_papi_names.begin(), m_papi_names.end());
+      m_papi_names.clear();
+      m_papi_set = -1;
+    }
+  }
+  m_run.counters_unavailable = unavailable;
+  m_run.counters_recorded = m_papi_names;
+}
+
+void Runtime::read_papi(std::vector<long long> &out) {
+  out.assign(m_papi_names.size(), 0);
+  if (m_papi_set >= 0 && !out.empty()) PAPI_read(m_papi_set, out.data());
+}
+
+// Rank 0 ping-pongs with every rank; the best of `rounds` round trips gives the offset
+// (midpoint rule) and its error bound (half that round trip).
+void Runtime::measure_clock(int64_t &offset, int64_t &error, int64_t &local) {
+  const int rounds = static_cast<int>(std::max<int64_t>(1, m_cfg.clock_sync_rounds));
+  offset = 0;
+  error = 0;
+  local = now_ns();
+  if (m_rank == 0) {
+    for (int r = 1; r < m_nranks; ++r) {
+      int64_t best_rtt = INT64_MAX, best_off = 0;
+      for (int i = 0; i < rounds; ++i) {
+        int64_t t_remote = 0;
+        int64_t t0 = now_ns();
+        PMPI_Send(&t0, 1, MPI_INT64_T, r, kClockTag, m_private);
+        PMPI_Recv(&t_remote, 1, MPI_INT64_T, r, kClockTag, m_private, MPI_STATUS_IGNORE);
+        int64_t t1 = now_ns();
+        if (t1 - t0 < best_rtt) {
+          best_rtt = t1 - t0;
+          best_off = (t0 + t1) / 2 - t_remote;
+        }
+      }
+      int64_t result[2] = {best_off, best_rtt / 2};
+      PMPI_Send(result, 2, MPI_INT64_T, r, kClockTag, m_private);
+    }
+  } else {
+    int64_t best_rtt_local = INT64_MAX;
+    for (int i = 0; i < rounds; ++i) {
+      int64_t t0 = 0;
+      PMPI_Recv(&t0, 1, MPI_INT64_T, 0, kClockTag, m_private, MPI_STATUS_IGNORE);
+      int64_t t = now_ns();
+      PMPI_Send(&t, 1, MPI_INT64_T, 0, kClockTag, m_private);
+      (void)best_rtt_local;
+      local = t;
+    }
+    int64_t result[2];
+    PMPI_Recv(result, 2, MPI_INT64_T, 0, kClockTag, m_private, MPI_STATUS_IGNORE);
+    offset = result[0];
+    error = result[1];
+  }
+}
+
+// ---------------------------------------------------------------- communicators
+
+void Runtime::register_comm(MPI_Comm comm, int32_t) {
+  io::CommRecord rec;
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  MPI_Group world_group, group;
+  PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  auto translate = [&](MPI_Group g, std::vector<int32_t> &out) {
+    int n = 0;
+    PMPI_Group_size(g, &n);
+    std::vector<int> in(n), res(n);
+    for (int i = 0; i < n; ++i) in[i] = i;
+    PMPI_Group_translate_ranks(g, n, in.data(), world_group, res.data());
+    out.assign(res.begin(), res.end());
+  };
+  PMPI_Comm_group(comm, &group);
+  translate(group, rec.members);
+  PMPI_Group_free(&group);
+  if (inter) {
+    PMPI_Comm_remote_group(comm, &group);
+    translate(group, rec.remote);
+    PMPI_Group_free(&group);
+    // Both sides must derive the same key: hash the two groups in a fixed order.
+    if (!rec.remote.empty() && !rec.members.empty() && rec.remote.front() < rec.members.front()) {
+      uint64_t h = fnv1a(rec.remote, rec.members);
+      int32_t n = ++m_comm_hash_seen[h];
+      rec.key = h ^ (static_cast<uint64_t>(n) * 0x9E3779B97F4A7C15ull);
+    }
+  }
+  PMPI_Group_free(&world_group);
+  if (rec.key == 0) {
+    uint64_t h = fnv1a(rec.members, rec.remote);
+    int32_t n = ++m_comm_hash_seen[h];
+    rec.key = h ^ (static_cast<uint64_t>(n) * 0x9E3779B97F4A7C15ull);
+  }
+  m_comm_of_handle[comm] = static_cast<int32_t>(m_comms.size());
+  m_comms.push_back(std::move(rec));
+}
+
+int32_t Runtime::comm_index(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) return -1;
+  auto it = m_comm_of_handle.find(comm);
+  if (it != m_comm_of_handle.end()) return it->second;
+  register_comm(comm);  // created by a call we do not wrap, or by MPI_Comm_idup
+  return m_comm_of_handle[comm];
+}
+
+void Runtime::comm_forget(MPI_Comm comm) { m_comm_of_handle.erase(comm); }
+
+int32_t Runtime::world_rank(int32_t idx, int peer, bool remote) {
+  if (idx < 0 || peer < 0) return -1;
+  const auto &c = m_comms[idx];
+  const auto &list = (remote && !c.remote.empty()) ? c.remote : c.members;
+  return peer < static_cast<int>(list.size()) ? list[peer] : -1;
+}
+
+// ---------------------------------------------------------------- requests
+
+int64_t Runtime::new_request(MPI_Request handle, const RequestState &s, int64_t event_index) {
+  RequestState st = s;
+  st.id = m_next_request++;
+  m_live_requests[handle] = st;
+  io::RequestRecord r;
+  r.id = st.id;
+  r.event = event_index;
+  r.peer = st.peer;
+  r.tag = st.tag;
+  r.comm = st.comm;
+  r.kind = st.kind;
+  r.bytes = st.bytes;
+  m_requests.push_back(r);
+  return st.id;
+}
+
+RequestState *Runtime::find_request(MPI_Request handle) {
+  auto it = m_live_requests.find(handle);
+  return it == m_live_requests.end() ? nullptr : &it->second;
+}
+
+void Runtime::drop_request(MPI_Request handle) { m_live_requests.erase(handle); }
+
+// ---------------------------------------------------------------- regions
+
+void Runtime::region_begin(const char *name, bool step) {
+  if (!m_active || !name) return;
+  const int32_t parent = m_stack.empty() ? 0 : m_stack.back().region;
+  int32_t id = -1;
+  for (const auto &[n, c] : m_regions[parent].children)
+    if (n == name) id = c;
+  if (id < 0) {
+    RegionNode node;
+    node.name = name;
+    node.path = parent == 0 ? std::string(name) : m_regions[parent].path + "/" + name;
+    node.parent = parent;
+    node.acc.assign(io::kBuiltinMetricCount + m_papi_names.size(), 0.0);
+    id = static_cast<int32_t>(m_regions.size());
+    m_regions.push_back(std::move(node));
+    m_regions[parent].children.emplace_back(name, id);
+  }
+  Frame f{id, now_ns(), cpu_seconds(), {}, {}, -1, static_cast<int32_t>(current_step())};
+  std::copy(std::begin(m_cum), std::end(m_cum), f.cum0);
+  if (step) f.step = m_regions[id].steps++;
+  read_papi(f.papi0);
+  m_stack.push_back(std::move(f));
+}
+
+// Adds the open top frame's deltas to its region; pops it unless `keep_on_stack`.
+void Runtime::close_frame(bool keep_on_stack) {
+  Frame &f = m_stack.back();
+  RegionNode &r = m_regions[f.region];
+  const int64_t t1 = now_ns();
+  r.acc[io::kVisits] += 1;
+  r.acc[io::kWall] += (t1 - f.t0) * 1e-9;
+  r.acc[io::kCpu] += cpu_seconds() - f.cpu0;
+  r.acc[io::kMpiTime] += (m_cum[io::kMpiTime] - f.cum0[io::kMpiTime]) * 1e-9;
+  for (int m = io::kMpiBytesSent; m < io::kBuiltinMetricCount; ++m)
+    r.acc[m] += static_cast<double>(m_cum[m] - f.cum0[m]);
+  if (!m_papi_names.empty()) {
+    std::vector<long long> now;
+    read_papi(now);
+    for (size_t i = 0; i < now.size(); ++i) r.acc[io::kBuiltinMetricCount + i] += static_cast<double>(now[i] - f.papi0[i]);
+  }
+  if (f.step >= 0) m_steps.push_back({f.region, f.step, f.t0, t1});
+  if (!keep_on_stack) m_stack.pop_back();
+}
+
+void Runtime::region_end(const char *name, bool) {
+  if (!m_active || !name || m_stack.size() <= 1) {
+    if (m_active) ++m_region_mismatches;
+    return;
+  }
+  // Close up to the innermost frame of that name; an unknown name is counted, not fatal.
+  size_t k = m_stack.size();
+  while (k > 1 && m_regions[m_stack[k - 1].region].name != name) --k;
+  if (k <= 1) {
+    ++m_region_mismatches;
+    return;
+  }
+  if (k != m_stack.size()) ++m_region_mismatches;
+  while (m_stack.size() >= k) close_frame(false);
+}
+
+// ---------------------------------------------------------------- spilling
+
+void Runtime::spill_buffers() {
+  resolve_sites(m_events);
+  if (m_spill.is_open() && m_spill.write_chunk(io::kChunkEvents, m_events.data(), m_events.size() * sizeof(Event))) {
+    m_spilled_events += static_cast<int64_t>(m_events.size());
+    m_events.clear();
+    m_spill.write_chunk(io::kChunkRequests, m_requests.data(), m_requests.size() * sizeof(io::RequestRecord));
+    m_spill.write_chunk(io::kChunkCompletions, m_completions.data(), m_completions.size() * sizeof(io::CompletionRecord));
+    m_spill.write_chunk(io::kChunkSteps, m_steps.data(), m_steps.size() * sizeof(io::StepRecord));
+    m_requests.clear();
+    m_completions.clear();
+    m_steps.clear();
+  } else {
+    // No spill file: keep growing rather than drop; count so the report can say so.
+    ++m_spill_failures;
+    m_capacity *= 2;
+  }
+}
+
+io::SpillState Runtime::snapshot_state(bool complete) {
+  io::SpillState st;
+  st.run = m_run;
+  io::RankTrace &t = st.profile_part;
+  t.rank = m_rank;
+  t.complete = complete;
+  t.metric_names.assign(io::kMetricNames.begin(), io::kMetricNames.end());
+  t.metric_names.insert(t.metric_names.end(), m_papi_names.begin(), m_papi_names.end());
+  const size_t nm = t.metric_names.size();
+  for (const auto &r : m_regions) {
+    t.region_paths.push_back(r.path);
+    t.profile.insert(t.profile.end(), r.acc.begin(), r.acc.end());
+    t.profile.resize(t.region_paths.size() * nm, 0.0);
+  }
+  t.comms = m_comms;
+  t.clock = m_clock;
+  return st;
+}
+
+// Replaces return addresses by local call-site ids, resolving each new address once.
+void Runtime::resolve_sites(std::vector<Event> &events) {
+  for (auto &e : events) {
+    auto [it, inserted] = m_site_ids.emplace(e.site, static_cast<int32_t>(m_sites.size()));
+    if (inserted) {
+      io::CallSite cs;
+      Dl_info info{};
+      if (e.site && dladdr(reinterpret_cast<void *>(e.site), &info)) {
+        cs.module = info.dli_fname ? info.dli_fname : "";
+        cs.offset = e.site - reinterpret_cast<uint64_t>(info.dli_fbase);
+        if (info.dli_sname) {
+          int status = 0;
+          char *dem = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
+          cs.function = (status == 0 && dem) ? dem : info.dli_sname;
+          std::free(dem);
+          cs.fn_offset = e.site - reinterpret_cast<uint64_t>(info.dli_saddr);
+        }
+      }
+      m_sites.push_back(std::move(cs));
+    }
+    e.site = static_cast<uint64_t>(it->second);
+  }
+}
+
+io::RankTrace Runtime::build_trace() {
+  io::SpillState st = snapshot_state(true);
+  io::RankTrace t = std::move(st.profile_part);
+  if (m_spilled_events > 0) {
+    m_spill.close();
+    try {
+      io::SpillContents back = io::read_spill(m_spill.path());
+      t.events = std::move(back.trace.events);
+      t.requests = std::move(back.trace.requests);
+      t.completions = std::move(back.trace.completions);
+      t.steps = std::move(back.trace.steps);
+    } catch (const std::exception &e) {
+      warn(std::string("reading back spilled events failed: ") + e.what());
+    }
+  }
+  resolve_sites(m_events);
+  t.events.insert(t.events.end(), m_events.begin(), m_events.end());
+  t.requests.insert(t.requests.end(), m_requests.begin(), m_requests.end());
+  t.completions.insert(t.completions.end(), m_completions.begin(), m_completions.end());
+  t.steps.insert(t.steps.end(), m_steps.begin(), m_steps.end());
+  t.callsites = m_sites;
+  return t;
+}
+
+// ---------------------------------------------------------------- finish
+
+void Runtime::finish(void *site) {
+  if (!m_active || m_finished) return;
+  Event fin;
+  fin.op = static_cast<uint16_t>(Op::MPI_Finalize);
+  fin.site = reinterpret_cast<uint64_t>(site);
+  fin.t_enter = now_ns();
+  fin.comm = 0;
+  while (m_stack.size() > 1) {
+    ++m_region_mismatches;
+    close_frame(false);
+  }
+  fin.t_exit = now_ns();
+  commit(fin);
+  close_frame(false);  // the root region
+  g_tracing = false;
+  m_active = false;
+  m_finished = true;
+  if (m_papi_set >= 0) {
+    std::vector<long long> v(m_papi_names.size());
+    PAPI_stop(m_papi_set, v.data());
+  }
+
+  int64_t local_fin = 0;
+  measure_clock(m_clock.offset_fin_ns, m_clock.error_fin_ns, local_fin);
+  m_clock.local_fin_ns = local_fin;
+
+  int64_t mismatches = 0;
+  PMPI_Reduce(&m_region_mismatches, &mismatches, 1, MPI_INT64_T, MPI_SUM, 0, m_private);
+  if (mismatches > 0)
+    warn(std::to_string(mismatches) + " region begin/end calls did not nest (ends without a matching begin, or regions left open); they were closed at the nearest match");
+  int64_t failures = 0;
+  PMPI_Reduce(&m_spill_failures, &failures, 1, MPI_INT64_T, MPI_SUM, 0, m_private);
+  if (failures > 0) warn("the spill file could not be written " + std::to_string(failures) + " times; events were kept in memory instead");
+
+  io::RankTrace trace = build_trace();
+  kernels::correct_times(trace, m_start_ns);
+  std::vector<io::RankTrace> mine;
+  mine.push_back(std::move(trace));
+  std::string error;
+  int ok = 1;
+  try {
+    std::vector<std::string> op_names;
+    for (const auto &o : kOps) op_names.emplace_back(o.name);
+    io::write_trace_store(m_private, m_cfg.output, m_run, mine, op_names);
+  } catch (const std::exception &e) {
+    ok = 0;
+    error = e.what();
+  }
+  int all_ok = 0;
+  PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, m_private);
+  if (all_ok) {
+    m_spill.close();
+    std::remove(m_spill.path().c_str());
+    PMPI_Barrier(m_private);
+    if (m_rank == 0) {
+      std::error_code ec;
+      std::filesystem::remove(m_cfg.spill_dir, ec);  // only if empty
+    }
+  } else {
+    if (!error.empty()) std::fprintf(stderr, "perfsift: rank %d: %s\n", m_rank, error.c_str());
+    if (m_rank == 0)
+      std::fprintf(stderr, "perfsift: writing %s failed; spill files kept in %s; run `perfsift recover %s -o %s`\n",
+                   m_cfg.output.c_str(), m_cfg.spill_dir.c_str(), m_cfg.spill_dir.c_str(), m_cfg.output.c_str());
+    // Everything to the spill file so that recover has the whole rank.
+    m_active = true;
+    m_events.clear();
+    m_requests.clear();
+    m_completions.clear();
+    m_steps.clear();
+    auto &t = mine.front();
+    m_spill.close();
+    io::SpillHeader header{};
+    std::memcpy(header.magic, io::kSpillMagic, 8);
+    header.version = 1;
+    header.rank = m_rank;
+    header.nranks = m_nranks;
+    header.start_ns = 0;  // times below are already corrected
+    io::SpillWriter w;
+    if (w.open(m_cfg.spill_dir, header, nullptr)) {
+      w.write_chunk(io::kChunkEvents, t.events.data(), t.events.size() * sizeof(Event));
+      w.write_chunk(io::kChunkRequests, t.requests.data(), t.requests.size() * sizeof(io::RequestRecord));
+      w.write_chunk(io::kChunkCompletions, t.completions.data(), t.completions.size() * sizeof(io::CompletionRecord));
+      w.write_chunk(io::kChunkSteps, t.steps.data(), t.steps.size() * sizeof(io::StepRecord));
+      io::SpillState st;
+      st.run = m_run;
+      st.profile_part = t;
+      st.profile_part.clock = io::ClockRecord{};  // already applied
+      w.write_state(st);
+    }
+    m_active = false;
+  }
+  PMPI_Comm_free(&m_private);
+}
+
+// Signal / exit without MPI_Finalize: flush whatever the rank has. Raw clock times;
+// recover applies the init offset.
+void Runtime::emergency_flush() {
+  if (!m_active || m_finished) return;
+  m_finished = true;
+  g_tracing = false;
+  m_active = false;
+  m_clock.local_fin_ns = 0;
+  m_clock.offset_fin_ns = m_clock.offset_init_ns;
+  while (!m_stack.empty()) close_frame(false);
+  if (!m_spill.is_open()) return;
+  resolve_sites(m_events);  // addresses mean nothing in another process
+  m_spill.write_chunk(io::kChunkEvents, m_events.data(), m_events.size() * sizeof(Event));
+  m_spill.write_chunk(io::kChunkRequests, m_requests.data(), m_requests.size() * sizeof(io::RequestRecord));
+  m_spill.write_chunk(io::kChunkCompletions, m_completions.data(), m_completions.size() * sizeof(io::CompletionRecord));
+  m_spill.write_chunk(io::kChunkSteps, m_steps.data(), m_steps.size() * sizeof(io::StepRecord));
+  io::SpillState st = snapshot_state(false);
+  st.profile_part.callsites = m_sites;
+  m_spill.write_state(st);
+  m_spill.close();
+}
+
+}  // namespace perfsift::collect

@@ -1,0 +1,130 @@
+// The collector's per-process state: configuration, event buffer, region tree,
+// request and communicator registries, PAPI event set, clocks and spill file.
+// Single-threaded by design: only the thread that initialised MPI is traced.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "config/collect_config.h"
+#include "io/spill.h"
+#include "io/trace_model.h"
+#include "recorder.h"
+
+namespace perfsift::collect {
+
+struct RegionNode {
+  std::string name;
+  std::string path;
+  int32_t parent = -1;
+  std::vector<std::pair<std::string, int32_t>> children;
+  std::vector<double> acc;  // inclusive metrics: builtins then PAPI events
+  int32_t steps = 0;        // step executions so far
+};
+
+struct Frame {
+  int32_t region;
+  int64_t t0;
+  double cpu0;
+  int64_t cum0[io::kBuiltinMetricCount];
+  std::vector<long long> papi0;
+  int32_t step;           // step number when this frame is a step, else -1
+  int32_t outer_step;     // innermost step number outside this frame
+};
+
+struct RequestState {
+  int64_t id = -1;
+  int32_t peer = -1, tag = -1, comm = -1, kind = 0;
+  int64_t bytes = 0;
+  bool persistent = false;
+};
+
+class Runtime {
+ public:
+  // Called right after PMPI_Init*; `t_before_init` is the raw clock at the wrapper's entry.
+  void start(int64_t t_before_init, Op init_op, void *site);
+  // Called from MPI_Finalize before PMPI_Finalize: writes the store.
+  void finish(void *site);
+  // Signal / atexit path: everything to the spill file, marked incomplete.
+  void emergency_flush();
+
+  // --- used by the recorders
+  void commit(Event &ev);
+  int32_t comm_index(MPI_Comm comm);
+  void comm_forget(MPI_Comm comm);
+  int32_t world_rank(int32_t comm_idx, int peer, bool remote);
+  int64_t new_request(MPI_Request handle, const RequestState &state, int64_t event_index);
+  RequestState *find_request(MPI_Request handle);
+  void drop_request(MPI_Request handle);
+  int64_t next_event_index() const { return m_spilled_events + static_cast<int64_t>(m_events.size()); }
+  void add_completion(const io::CompletionRecord &c) { m_completions.push_back(c); }
+  void add_request_record(const io::RequestRecord &r) { m_requests.push_back(r); }
+  void add_io_bytes(int64_t bytes, bool write) { m_cum[write ? io::kIoBytesWritten : io::kIoBytesRead] += bytes; }
+
+  // --- regions
+  void region_begin(const char *name, bool step);
+  void region_end(const char *name, bool step);
+
+  int rank() const { return m_rank; }
+  bool active() const { return m_active; }
+  const config::CollectConfig &config() const { return m_cfg; }
+
+ private:
+  void register_comm(MPI_Comm comm, int32_t index_hint = -1);
+  void setup_papi();
+  void read_papi(std::vector<long long> &out);
+  void close_frame(bool keep_on_stack);
+  void measure_clock(int64_t &offset, int64_t &error, int64_t &local);
+  void spill_buffers();
+  io::SpillState snapshot_state(bool complete);
+  io::RankTrace build_trace();
+  void resolve_sites(std::vector<Event> &events);
+  void warn(const std::string &msg);  // rank 0 prints once per message
+
+  config::CollectConfig m_cfg;
+  bool m_active = false;
+  bool m_finished = false;
+  int m_rank = 0, m_nranks = 1;
+  MPI_Comm m_private = MPI_COMM_NULL;
+  int64_t m_start_ns = 0;  // rank 0's raw init time
+  io::RunInfo m_run;
+
+  std::vector<Event> m_events;
+  size_t m_capacity = 0;
+  int64_t m_spilled_events = 0;
+  std::vector<io::RequestRecord> m_requests;
+  std::vector<io::CompletionRecord> m_completions;
+  std::vector<io::StepRecord> m_steps;
+  io::SpillWriter m_spill;
+  int64_t m_spill_failures = 0;
+
+  int64_t m_cum[io::kBuiltinMetricCount] = {};  // running totals for region deltas
+  std::vector<RegionNode> m_regions;
+  std::vector<Frame> m_stack;
+  int64_t m_region_mismatches = 0;
+
+  std::unordered_map<MPI_Request, RequestState> m_live_requests;
+  int64_t m_next_request = 0;
+
+  std::unordered_map<MPI_Comm, int32_t> m_comm_of_handle;
+  std::vector<io::CommRecord> m_comms;
+  std::unordered_map<uint64_t, int32_t> m_comm_hash_seen;
+
+  int m_papi_set = -1;
+  std::vector<std::string> m_papi_names;
+
+  std::unordered_map<uint64_t, int32_t> m_site_ids;
+  std::vector<io::CallSite> m_sites;
+
+  io::ClockRecord m_clock;
+  std::vector<std::string> m_warned;
+
+  friend int64_t current_step();
+};
+
+Runtime &runtime();
+
+}  // namespace perfsift::collect

@@ -1,0 +1,30 @@
+// The collector's configuration (collect.toml): the key table and a typed view.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/schema.h"
+
+namespace perfsift::config {
+
+const std::vector<KeyDef> &collect_keys();
+
+struct CollectConfig {
+  std::string output;                    // trace store path
+  std::string spill_dir;                 // per-rank spill files; default OUTPUT.spill
+  int64_t buffer_mb = 64;                // per-rank event buffer before spilling
+  std::vector<std::string> papi_events;  // read at region boundaries
+  std::vector<std::string> mpi_groups;   // traced function groups
+  bool function_regions = false;         // -finstrument-functions hooks become regions
+  std::vector<std::string> function_include;
+  std::vector<std::string> function_exclude;
+  int64_t clock_sync_rounds = 20;
+  std::string source_text;
+};
+
+// Reads PERFSIFT_CONFIG (if set) and the PERFSIFT_* overrides. Throws ConfigError.
+CollectConfig load_collect_config(const std::string &path, const EnvLookup &env);
+
+}  // namespace perfsift::config

@@ -1,0 +1,72 @@
+// Per-rank spill files: where the collector puts events when its buffer is full and
+// everything it has when the rank dies. `perfsift recover` reads them back.
+//
+// Layout: a fixed header, then chunks {u32 type, u32 reserved, u64 bytes, payload}.
+// Event, request, completion and step chunks are arrays of the trace_model structs
+// (raw clock times); a state chunk closes a flush with the rank's region profile,
+// communicators, call sites, clock record and run facts. Plain write(2) calls only,
+// so a signal handler can flush.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/trace_model.h"
+
+namespace perfsift::io {
+
+inline constexpr char kSpillMagic[8] = {'P', 'S', 'S', 'P', 'I', 'L', 'L', '1'};
+
+enum SpillChunk : uint32_t { kChunkEvents = 1, kChunkRequests, kChunkCompletions, kChunkSteps, kChunkState };
+
+struct SpillHeader {
+  char magic[8];
+  int32_t version;
+  int32_t rank;
+  int32_t nranks;
+  int32_t pad;
+  int64_t start_ns;  // rank 0's raw clock at MPI_Init: time zero of the store
+};
+
+// Facts a recovered store needs that only the state chunk carries.
+struct SpillState {
+  RunInfo run;           // nranks, command, start time, counters, config
+  RankTrace profile_part;  // region_paths, metric_names, profile, comms, callsites, clock, complete
+};
+
+class SpillWriter {
+ public:
+  SpillWriter() = default;
+  ~SpillWriter();
+  // Creates the directory if needed and opens DIR/rank-R.bin for appending.
+  bool open(const std::string &dir, const SpillHeader &header, std::string *error);
+  bool is_open() const { return m_fd >= 0; }
+  bool write_chunk(SpillChunk type, const void *data, uint64_t bytes);
+  bool write_state(const SpillState &state);
+  void close();
+  const std::string &path() const { return m_path; }
+
+ private:
+  int m_fd = -1;
+  std::string m_path;
+};
+
+std::string spill_path(const std::string &dir, int rank);
+std::string serialize_state(const SpillState &state);
+SpillState deserialize_state(const std::string &bytes);
+
+// Reads one rank's spill file. Events, requests, completions and steps are appended in
+// file order; the last state chunk (if any) fills the rest. Throws std::runtime_error
+// naming the file and byte offset on corruption; a torn final chunk is dropped with
+// `*warning` set.
+struct SpillContents {
+  SpillHeader header{};
+  RankTrace trace;
+  bool has_state = false;
+  RunInfo run;
+  std::string warning;
+};
+SpillContents read_spill(const std::string &path);
+
+}  // namespace perfsift::io

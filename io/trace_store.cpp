@@ -1,0 +1,1042 @@
+#include "io/trace_store.h"
+
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+
+#include "io/spill.h"
+
+namespace perfsift::io {
+
+namespace {
+
+// ---------------------------------------------------------------- checked HDF5 calls
+
+// HDF5 prints its own error stack by default; we turn it into one io::Error line.
+struct SilenceHdf5 {
+  H5E_auto2_t func = nullptr;
+  void *data = nullptr;
+  SilenceHdf5() {
+    H5Eget_auto2(H5E_DEFAULT, &func, &data);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~SilenceHdf5() { H5Eset_auto2(H5E_DEFAULT, func, data); }
+};
+
+std::string hdf5_reason() {
+  std::string msg;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_DOWNWARD,
+      [](unsigned n, const H5E_error2_t *e, void *out) -> herr_t {
+        if (n == 0 && e->desc) *static_cast<std::string *>(out) = e->desc;
+        return 0;
+      },
+      &msg);
+  H5Eclear2(H5E_DEFAULT);
+  return msg;
+}
+
+class Ctx {
+ public:
+  explicit Ctx(std::string file) : m_file(std::move(file)) {}
+  hid_t operator()(hid_t id, const std::string &what) const {
+    if (id < 0) fail(what);
+    return id;
+  }
+  void ok(herr_t rc, const std::string &what) const {
+    if (rc < 0) fail(what);
+  }
+  [[noreturn]] void fail(const std::string &what) const {
+    std::string reason = hdf5_reason();
+    throw Error(m_file + ": " + what + (reason.empty() ? "" : " (" + reason + ")"));
+  }
+  const std::string &file() const { return m_file; }
+
+ private:
+  std::string m_file;
+};
+
+// Owns an hid_t and closes it with the right function.
+class Handle {
+ public:
+  Handle() = default;
+  Handle(hid_t id, herr_t (*closer)(hid_t)) : m_id(id), m_close(closer) {}
+  Handle(Handle &&o) noexcept : m_id(o.m_id), m_close(o.m_close) { o.m_id = -1; }
+  Handle &operator=(Handle &&o) noexcept {
+    reset();
+    m_id = o.m_id;
+    m_close = o.m_close;
+    o.m_id = -1;
+    return *this;
+  }
+  ~Handle() { reset(); }
+  void reset() {
+    if (m_id >= 0 && m_close) m_close(m_id);
+    m_id = -1;
+  }
+  operator hid_t() const { return m_id; }
+
+ private:
+  hid_t m_id = -1;
+  herr_t (*m_close)(hid_t) = nullptr;
+};
+
+// ---------------------------------------------------------------- on-disk records
+
+struct DiskEvent {
+  int32_t rank;
+  uint16_t op, flags;
+  int64_t t_enter, t_exit;
+  int32_t peer, tag, comm, region, step, callsite;
+  int64_t bytes, bytes_recv, request;
+};
+
+struct DiskRequest {
+  int32_t rank;
+  int32_t kind;
+  int64_t id, event;
+  int32_t peer, tag, comm;
+  int64_t bytes;
+};
+
+struct DiskCompletion {
+  int32_t rank;
+  int32_t cancelled;
+  int64_t event, request;
+  int32_t source, tag;
+  int64_t bytes;
+};
+
+struct DiskStep {
+  int32_t rank, region, step;
+  int64_t t_begin, t_end;
+};
+
+struct DiskClock {
+  int32_t rank;
+  int64_t offset_init_ns, offset_fin_ns, local_init_ns, local_fin_ns, error_init_ns, error_fin_ns;
+};
+
+#define PS_FIELD(T, f, t) H5Tinsert(id, #f, HOFFSET(T, f), t)
+
+Handle event_type() {
+  hid_t id = H5Tcreate(H5T_COMPOUND, sizeof(DiskEvent));
+  PS_FIELD(DiskEvent, rank, H5T_NATIVE_INT32);
+  PS_FIELD(DiskEvent, op, H5T_NATIVE_UINT16);
+  PS_FIELD(DiskEvent, flags, H5T_NATIVE_UINT16);
+  PS_FIELD(DiskEvent, t_enter, H5T_NATIVE_INT64);
+  PS_FIELD(DiskEvent, t_exit, H5T_NATIVE_INT64);
+  PS_FIELD(DiskEvent, peer, H5T_NATIVE_INT32);
+  PS_FIELD(DiskEvent, tag, H5T_NATIVE_INT32);
+  PS_FIELD(DiskEvent, comm, H5T_NATIVE_INT32);
+  PS_FIELD(DiskEvent, region, H5T_NATIVE_INT32);
+  PS_FIELD(DiskEvent, step, H5T_NATIVE_INT32);
+  PS_FIELD(DiskEvent, callsite, H5T_NATIVE_INT32);
+  PS_FIELD(DiskEvent, bytes, H5T_NATIVE_INT64);
+  PS_FIELD(DiskEvent, bytes_recv, H5T_NATIVE_INT64);
+  PS_FIELD(DiskEvent, request, H5T_NATIVE_INT64);
+  return Handle(id, H5Tclose);
+}
+
+Handle request_type() {
+  hid_t id = H5Tcreate(H5T_COMPOUND, sizeof(DiskRequest));
+  PS_FIELD(DiskRequest, rank, H5T_NATIVE_INT32);
+  PS_FIELD(DiskRequest, kind, H5T_NATIVE_INT32);
+  PS_FIELD(DiskRequest, id, H5T_NATIVE_INT64);
+  PS_FIELD(DiskRequest, event, H5T_NATIVE_INT64);
+  PS_FIELD(DiskRequest, peer, H5T_NATIVE_INT32);
+  PS_FIELD(DiskRequest, tag, H5T_NATIVE_INT32);
+  PS_FIELD(DiskRequest, comm, H5T_NATIVE_INT32);
+  PS_FIELD(DiskRequest, bytes, H5T_NATIVE_INT64);
+  return Handle(id, H5Tclose);
+}
+
+Handle completion_type() {
+  hid_t id = H5Tcreate(H5T_COMPOUND, sizeof(DiskCompletion));
+  PS_FIELD(DiskCompletion, rank, H5T_NATIVE_INT32);
+  PS_FIELD(DiskCompletion, cancelled, H5T_NATIVE_INT32);
+  PS_FIELD(DiskCompletion, event, H5T_NATIVE_INT64);
+  PS_FIELD(DiskCompletion, request, H5T_NATIVE_INT64);
+  PS_FIELD(DiskCompletion, source, H5T_NATIVE_INT32);
+  PS_FIELD(DiskCompletion, tag, H5T_NATIVE_INT32);
+  PS_FIELD(DiskCompletion, bytes, H5T_NATIVE_INT64);
+  return Handle(id, H5Tclose);
+}
+
+Handle step_type() {
+  hid_t id = H5Tcreate(H5T_COMPOUND, sizeof(DiskStep));
+  PS_FIELD(DiskStep, rank, H5T_NATIVE_INT32);
+  PS_FIELD(DiskStep, region, H5T_NATIVE_INT32);
+  PS_FIELD(DiskStep, step, H5T_NATIVE_INT32);
+  PS_FIELD(DiskStep, t_begin, H5T_NATIVE_INT64);
+  PS_FIELD(DiskStep, t_end, H5T_NATIVE_INT64);
+  return Handle(id, H5Tclose);
+}
+
+Handle clock_type() {
+  hid_t id = H5Tcreate(H5T_COMPOUND, sizeof(DiskClock));
+  PS_FIELD(DiskClock, rank, H5T_NATIVE_INT32);
+  PS_FIELD(DiskClock, offset_init_ns, H5T_NATIVE_INT64);
+  PS_FIELD(DiskClock, offset_fin_ns, H5T_NATIVE_INT64);
+  PS_FIELD(DiskClock, local_init_ns, H5T_NATIVE_INT64);
+  PS_FIELD(DiskClock, local_fin_ns, H5T_NATIVE_INT64);
+  PS_FIELD(DiskClock, error_init_ns, H5T_NATIVE_INT64);
+  PS_FIELD(DiskClock, error_fin_ns, H5T_NATIVE_INT64);
+  return Handle(id, H5Tclose);
+}
+
+// The file type drops the padding of the memory layout.
+Handle packed(hid_t mem) {
+  hid_t t = H5Tcopy(mem);
+  H5Tpack(t);
+  return Handle(t, H5Tclose);
+}
+
+Handle string_type() {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, H5T_VARIABLE);
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  return Handle(t, H5Tclose);
+}
+
+// ---------------------------------------------------------------- MPI helpers
+
+std::string bcast_string(MPI_Comm comm, std::string s) {
+  uint64_t n = s.size();
+  MPI_Bcast(&n, 1, MPI_UINT64_T, 0, comm);
+  s.resize(n);
+  MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, 0, comm);
+  return s;
+}
+
+// Gathers each process's byte string to process 0 (empty elsewhere).
+std::vector<std::string> gather_strings(MPI_Comm comm, const std::string &mine) {
+  int me = 0, np = 1;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &np);
+  int n = static_cast<int>(mine.size());
+  std::vector<int> sizes(np), displs(np);
+  MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, comm);
+  std::string all;
+  if (me == 0) {
+    std::partial_sum(sizes.begin(), sizes.end() - 1, displs.begin() + 1);
+    all.resize(displs.back() + sizes.back());
+  }
+  MPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(), displs.data(), MPI_CHAR, 0, comm);
+  std::vector<std::string> out;
+  if (me == 0)
+    for (int i = 0; i < np; ++i) out.push_back(all.substr(displs[i], sizes[i]));
+  return out;
+}
+
+// Length-prefixed string lists, for gathering names.
+void put(std::string &s, const std::string &x) {
+  uint32_t n = static_cast<uint32_t>(x.size());
+  s.append(reinterpret_cast<const char *>(&n), 4);
+  s += x;
+}
+template <class T>
+void put_pod(std::string &s, const T &v) {
+  s.append(reinterpret_cast<const char *>(&v), sizeof v);
+}
+struct Reader {
+  const std::string &s;
+  size_t pos = 0;
+  bool more() const { return pos < s.size(); }
+  std::string str() {
+    uint32_t n;
+    std::memcpy(&n, s.data() + pos, 4);
+    pos += 4;
+    std::string x = s.substr(pos, n);
+    pos += n;
+    return x;
+  }
+  template <class T>
+  T pod() {
+    T v;
+    std::memcpy(&v, s.data() + pos, sizeof v);
+    pos += sizeof v;
+    return v;
+  }
+};
+
+std::string encode_list(const std::vector<std::string> &v) {
+  std::string s;
+  for (const auto &x : v) put(s, x);
+  return s;
+}
+std::vector<std::string> decode_list(const std::string &s) {
+  std::vector<std::string> v;
+  Reader r{s};
+  while (r.more()) v.push_back(r.str());
+  return v;
+}
+
+std::string encode_comm(const CommRecord &c) {
+  std::string s;
+  put_pod(s, c.key);
+  put_pod(s, static_cast<uint32_t>(c.members.size()));
+  s.append(reinterpret_cast<const char *>(c.members.data()), c.members.size() * 4);
+  put_pod(s, static_cast<uint32_t>(c.remote.size()));
+  s.append(reinterpret_cast<const char *>(c.remote.data()), c.remote.size() * 4);
+  return s;
+}
+CommRecord decode_comm(Reader &r) {
+  CommRecord c;
+  c.key = r.pod<uint64_t>();
+  c.members.resize(r.pod<uint32_t>());
+  for (auto &m : c.members) m = r.pod<int32_t>();
+  c.remote.resize(r.pod<uint32_t>());
+  for (auto &m : c.remote) m = r.pod<int32_t>();
+  return c;
+}
+
+// file:line for call sites from the modules' debug info, one addr2line per module.
+void resolve_lines(std::vector<CallSite> &sites) {
+  std::map<std::string, std::vector<size_t>> by_module;
+  for (size_t i = 0; i < sites.size(); ++i)
+    if (!sites[i].module.empty() && access(sites[i].module.c_str(), R_OK) == 0) by_module[sites[i].module].push_back(i);
+  if (by_module.empty() || std::system("command -v addr2line >/dev/null 2>&1") != 0) return;
+  for (const auto &[module, idx] : by_module) {
+    std::string cmd = "addr2line -C -f -e '" + module + "'";
+    for (size_t i : idx) {
+      char buf[32];
+      // The return address points after the call; step back into it.
+      std::snprintf(buf, sizeof buf, " 0x%llx", static_cast<unsigned long long>(sites[i].offset ? sites[i].offset - 1 : 0));
+      cmd += buf;
+    }
+    cmd += " 2>/dev/null";
+    FILE *p = popen(cmd.c_str(), "r");
+    if (!p) continue;
+    char fn[4096], loc[4096];
+    for (size_t i : idx) {
+      if (!std::fgets(fn, sizeof fn, p) || !std::fgets(loc, sizeof loc, p)) break;
+      std::string f(fn), l(loc);
+      while (!f.empty() && (f.back() == '\n')) f.pop_back();
+      while (!l.empty() && (l.back() == '\n')) l.pop_back();
+      if (sites[i].function.empty() && f != "??") sites[i].function = f;
+      auto colon = l.rfind(':');
+      if (colon != std::string::npos && l.substr(0, 2) != "??") {
+        sites[i].file = l.substr(0, colon);
+        sites[i].line = std::atoi(l.c_str() + colon + 1);
+      }
+    }
+    pclose(p);
+  }
+}
+
+// ---------------------------------------------------------------- writing helpers
+
+void write_string_attr(const Ctx &ck, hid_t obj, const char *name, const std::string &value) {
+  Handle t = string_type();
+  Handle space(ck(H5Screate(H5S_SCALAR), "H5Screate"), H5Sclose);
+  Handle a(ck(H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT), std::string("creating attribute ") + name), H5Aclose);
+  const char *p = value.c_str();
+  ck.ok(H5Awrite(a, t, &p), std::string("writing attribute ") + name);
+}
+
+void write_string_list_attr(const Ctx &ck, hid_t obj, const char *name, const std::vector<std::string> &values) {
+  Handle t = string_type();
+  hsize_t n = values.size();
+  Handle space(ck(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), "H5Screate"), H5Sclose);
+  Handle a(ck(H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT), std::string("creating attribute ") + name), H5Aclose);
+  if (n) {
+    std::vector<const char *> p;
+    for (const auto &v : values) p.push_back(v.c_str());
+    ck.ok(H5Awrite(a, t, p.data()), std::string("writing attribute ") + name);
+  }
+}
+
+template <class T>
+void write_scalar_attr(const Ctx &ck, hid_t obj, const char *name, hid_t type, T value) {
+  Handle space(ck(H5Screate(H5S_SCALAR), "H5Screate"), H5Sclose);
+  Handle a(ck(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), std::string("creating attribute ") + name), H5Aclose);
+  ck.ok(H5Awrite(a, type, &value), std::string("writing attribute ") + name);
+}
+
+void write_int_list_attr(const Ctx &ck, hid_t obj, const char *name, const std::vector<int32_t> &v) {
+  hsize_t n = v.size();
+  Handle space(ck(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), "H5Screate"), H5Sclose);
+  Handle a(ck(H5Acreate2(obj, name, H5T_NATIVE_INT32, space, H5P_DEFAULT, H5P_DEFAULT), std::string("creating attribute ") + name), H5Aclose);
+  if (n) ck.ok(H5Awrite(a, H5T_NATIVE_INT32, v.data()), std::string("writing attribute ") + name);
+}
+
+void describe(const Ctx &ck, hid_t ds, const std::string &units, const std::string &description) {
+  write_string_attr(ck, ds, "units", units);
+  write_string_attr(ck, ds, "description", description);
+}
+
+// A 1-D table whose rows are written as one block per owning process (collective).
+// `rows` are this process's rows; `first` its first global row; `total` the global count.
+template <class T>
+void write_table(const Ctx &ck, hid_t parent, const char *name, hid_t mem_type, const std::vector<T> &rows,
+                 hsize_t first, hsize_t total, bool compress, const std::string &units, const std::string &description) {
+  Handle file_type = packed(mem_type);
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  hsize_t dims = total;
+  hsize_t maxdims = total;
+  if (compress && total > 0) {
+    hsize_t chunk = std::min<hsize_t>(total, 65536);
+    ck.ok(H5Pset_chunk(dcpl, 1, &chunk), "H5Pset_chunk");
+    H5Pset_shuffle(dcpl);
+    H5Pset_deflate(dcpl, 4);
+  }
+  Handle space(ck(H5Screate_simple(1, &dims, &maxdims), "H5Screate_simple"), H5Sclose);
+  Handle ds(ck(H5Dcreate2(parent, name, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), std::string("creating /") + name), H5Dclose);
+  describe(ck, ds, units, description);
+  hsize_t count = rows.size();
+  Handle mspace(ck(H5Screate_simple(1, &count, nullptr), "H5Screate_simple"), H5Sclose);
+  Handle fspace(ck(H5Dget_space(ds), "H5Dget_space"), H5Sclose);
+  if (count) ck.ok(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &first, nullptr, &count, nullptr), "selecting rows");
+  else {
+    H5Sselect_none(fspace);
+    H5Sselect_none(mspace);
+  }
+  Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+  H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+  ck.ok(H5Dwrite(ds, mem_type, mspace, fspace, dxpl, rows.data()), std::string("writing /") + name);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- write
+
+void write_trace_store(MPI_Comm comm, const std::string &path, const RunInfo &run_in,
+                       std::vector<RankTrace> &owned, const std::vector<std::string> &op_names) {
+  SilenceHdf5 quiet;
+  int me = 0, np = 1;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &np);
+  std::sort(owned.begin(), owned.end(), [](const RankTrace &a, const RankTrace &b) { return a.rank < b.rank; });
+
+  // Run facts as process 0 has them.
+  SpillState run_state;
+  run_state.run = run_in;
+  RunInfo run = deserialize_state(bcast_string(comm, serialize_state(run_state))).run;
+  run.incomplete = run_in.incomplete;
+  run.missing_ranks = run_in.missing_ranks;
+  run.truncated_ranks = run_in.truncated_ranks;
+  const int32_t nranks = run.nranks;
+
+  // ---- unify regions, metrics, communicators and call sites on process 0
+  std::string mine_regions, mine_comms, mine_sites, mine_metrics;
+  for (const auto &t : owned) {
+    for (const auto &p : t.region_paths) put(mine_regions, p);
+    for (const auto &c : t.comms) put(mine_comms, encode_comm(c));
+    for (const auto &s : t.callsites) {
+      put(mine_sites, s.module);
+      put_pod(mine_sites, s.offset);
+      put(mine_sites, s.function);
+      put_pod(mine_sites, s.fn_offset);
+    }
+    if (mine_metrics.empty()) mine_metrics = encode_list(t.metric_names);
+  }
+  auto all_regions = gather_strings(comm, mine_regions);
+  auto all_comms = gather_strings(comm, mine_comms);
+  auto all_sites = gather_strings(comm, mine_sites);
+  auto all_metrics = gather_strings(comm, mine_metrics);
+
+  std::vector<std::string> region_paths, metric_names;
+  std::vector<CommRecord> comms;
+  std::vector<CallSite> sites;
+  if (me == 0) {
+    std::set<std::string> paths;
+    for (const auto &s : all_regions)
+      for (auto &p : decode_list(s)) paths.insert(p);
+    paths.erase(kRootRegionPath);
+    region_paths.push_back(kRootRegionPath);
+    region_paths.insert(region_paths.end(), paths.begin(), paths.end());  // parents sort before children
+    for (const auto &s : all_metrics)
+      for (auto &m : decode_list(s))
+        if (std::find(metric_names.begin(), metric_names.end(), m) == metric_names.end()) metric_names.push_back(m);
+    std::set<uint64_t> seen;
+    for (const auto &s : all_comms) {
+      Reader r{s};
+      while (r.more()) {
+        std::string enc = r.str();
+        Reader rr{enc};
+        CommRecord c = decode_comm(rr);
+        if (seen.insert(c.key).second) comms.push_back(std::move(c));
+      }
+    }
+    std::set<std::pair<std::string, uint64_t>> seen_sites;
+    for (const auto &s : all_sites) {
+      Reader r{s};
+      while (r.more()) {
+        CallSite c;
+        c.module = r.str();
+        c.offset = r.pod<uint64_t>();
+        c.function = r.str();
+        c.fn_offset = r.pod<uint64_t>();
+        if (seen_sites.insert({c.module, c.offset}).second) sites.push_back(std::move(c));
+      }
+    }
+    resolve_lines(sites);
+  }
+  region_paths = decode_list(bcast_string(comm, encode_list(region_paths)));
+  metric_names = decode_list(bcast_string(comm, encode_list(metric_names)));
+  {
+    std::string enc;
+    for (const auto &c : comms) put(enc, encode_comm(c));
+    enc = bcast_string(comm, enc);
+    comms.clear();
+    Reader r{enc};
+    while (r.more()) {
+      std::string e = r.str();
+      Reader rr{e};
+      comms.push_back(decode_comm(rr));
+    }
+    std::string senc;
+    for (const auto &c : sites) {
+      put(senc, c.module);
+      put_pod(senc, c.offset);
+      put(senc, c.function);
+      put_pod(senc, c.fn_offset);
+      put(senc, c.file);
+      put_pod(senc, c.line);
+    }
+    senc = bcast_string(comm, senc);
+    sites.clear();
+    Reader sr{senc};
+    while (sr.more()) {
+      CallSite c;
+      c.module = sr.str();
+      c.offset = sr.pod<uint64_t>();
+      c.function = sr.str();
+      c.fn_offset = sr.pod<uint64_t>();
+      c.file = sr.str();
+      c.line = sr.pod<int32_t>();
+      sites.push_back(std::move(c));
+    }
+  }
+  std::unordered_map<std::string, int32_t> region_id;
+  for (size_t i = 0; i < region_paths.size(); ++i) region_id[region_paths[i]] = static_cast<int32_t>(i);
+  std::unordered_map<uint64_t, int32_t> comm_id;
+  for (size_t i = 0; i < comms.size(); ++i) comm_id[comms[i].key] = static_cast<int32_t>(i);
+  std::map<std::pair<std::string, uint64_t>, int32_t> site_id;
+  for (size_t i = 0; i < sites.size(); ++i) site_id[{sites[i].module, sites[i].offset}] = static_cast<int32_t>(i);
+
+  const size_t nregions = region_paths.size(), nmetrics = metric_names.size();
+
+  // ---- this process's rows, remapped to global ids
+  std::vector<DiskEvent> ev_rows;
+  std::vector<DiskRequest> rq_rows;
+  std::vector<DiskCompletion> cp_rows;
+  std::vector<DiskStep> st_rows;
+  std::vector<DiskClock> ck_rows;
+  std::vector<int64_t> counts(static_cast<size_t>(nranks) * 4, 0);  // per rank: events requests completions steps
+  std::vector<std::vector<double>> profile_rows;                    // per owned rank: [metric][region]
+  for (const auto &t : owned) {
+    std::vector<int32_t> rmap(t.region_paths.size()), cmap(t.comms.size()), smap(t.callsites.size());
+    for (size_t i = 0; i < rmap.size(); ++i) rmap[i] = region_id.at(t.region_paths[i]);
+    for (size_t i = 0; i < cmap.size(); ++i) cmap[i] = comm_id.at(t.comms[i].key);
+    for (size_t i = 0; i < smap.size(); ++i) smap[i] = site_id.at({t.callsites[i].module, t.callsites[i].offset});
+    auto map_comm = [&](int32_t c) { return c >= 0 && c < static_cast<int32_t>(cmap.size()) ? cmap[c] : -1; };
+    auto map_region = [&](int32_t r) { return r >= 0 && r < static_cast<int32_t>(rmap.size()) ? rmap[r] : 0; };
+    for (const auto &e : t.events) {
+      DiskEvent d{t.rank, e.op, e.flags, e.t_enter, e.t_exit, e.peer, e.tag, map_comm(e.comm), map_region(e.region),
+                  e.step, e.site < smap.size() ? smap[e.site] : -1, e.bytes, e.bytes_recv, e.request};
+      if (e.flags & kTagIsComm) d.tag = map_comm(e.tag);
+      ev_rows.push_back(d);
+    }
+    for (const auto &r : t.requests)
+      rq_rows.push_back({t.rank, r.kind, r.id, r.event, r.peer, r.tag, map_comm(r.comm), r.bytes});
+    for (const auto &c : t.completions)
+      cp_rows.push_back({t.rank, c.cancelled, c.event, c.request, c.source, c.tag, c.bytes});
+    for (const auto &s : t.steps) st_rows.push_back({t.rank, map_region(s.region), s.step, s.t_begin, s.t_end});
+    ck_rows.push_back({t.rank, t.clock.offset_init_ns, t.clock.offset_fin_ns, t.clock.local_init_ns,
+                       t.clock.local_fin_ns, t.clock.error_init_ns, t.clock.error_fin_ns});
+    size_t r = static_cast<size_t>(t.rank);
+    counts[r * 4 + 0] = static_cast<int64_t>(t.events.size());
+    counts[r * 4 + 1] = static_cast<int64_t>(t.requests.size());
+    counts[r * 4 + 2] = static_cast<int64_t>(t.completions.size());
+    counts[r * 4 + 3] = static_cast<int64_t>(t.steps.size());
+    // A rank without data (lost in a crash) gets NaN, not zeros that look measured.
+    std::vector<double> prof(nmetrics * nregions, t.region_paths.empty() ? std::nan("") : 0.0);
+    const size_t local_nm = t.metric_names.size();
+    for (size_t m = 0; m < local_nm; ++m) {
+      auto it = std::find(metric_names.begin(), metric_names.end(), t.metric_names[m]);
+      size_t gm = static_cast<size_t>(it - metric_names.begin());
+      for (size_t reg = 0; reg < t.region_paths.size(); ++reg) prof[gm * nregions + rmap[reg]] = t.profile[reg * local_nm + m];
+    }
+    profile_rows.push_back(std::move(prof));
+  }
+  MPI_Allreduce(MPI_IN_PLACE, counts.data(), static_cast<int>(counts.size()), MPI_INT64_T, MPI_SUM, comm);
+  auto offsets_of = [&](int k) {
+    std::vector<int64_t> off(nranks + 1, 0);
+    for (int r = 0; r < nranks; ++r) off[r + 1] = off[r] + counts[static_cast<size_t>(r) * 4 + k];
+    return off;
+  };
+  const auto ev_off = offsets_of(0), rq_off = offsets_of(1), cp_off = offsets_of(2), st_off = offsets_of(3);
+  // Owned ranks must be contiguous per process for one hyperslab; the collector and
+  // recover both satisfy this.
+  const int32_t first_rank = owned.empty() ? 0 : owned.front().rank;
+
+  // ---- create the file
+  char tmpl_suffix[32];
+  std::snprintf(tmpl_suffix, sizeof tmpl_suffix, ".tmp-%d", static_cast<int>(getpid()));
+  std::string tmp = path + bcast_string(comm, tmpl_suffix);
+  Ctx ck(tmp);
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
+  H5Pset_all_coll_metadata_ops(fapl, true);
+  H5Pset_coll_metadata_write(fapl, true);
+  H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+  Handle file(ck(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "cannot create file (check the directory exists and is writable)"), H5Fclose);
+
+  write_string_attr(ck, file, "format", kTraceStoreFormat);
+  write_scalar_attr(ck, file, "version", H5T_NATIVE_INT32, kTraceStoreVersion);
+  write_scalar_attr(ck, file, "nranks", H5T_NATIVE_INT32, nranks);
+  write_string_attr(ck, file, "command", run.command);
+  write_string_attr(ck, file, "start_time", run.start_time);
+  write_scalar_attr(ck, file, "start_epoch_ns", H5T_NATIVE_INT64, run.start_epoch_ns);
+  write_string_list_attr(ck, file, "counters_unavailable", run.counters_unavailable);
+  write_string_list_attr(ck, file, "counters_recorded", run.counters_recorded);
+  write_scalar_attr(ck, file, "incomplete", H5T_NATIVE_UINT8, static_cast<uint8_t>(run.incomplete));
+  write_int_list_attr(ck, file, "missing_ranks", run.missing_ranks);
+  write_int_list_attr(ck, file, "truncated_ranks", run.truncated_ranks);
+  write_string_attr(ck, file, "collector_config", run.collector_config);
+  write_string_attr(ck, file, "mpi_library", run.mpi_library);
+
+  // Small tables every process holds identically: process 0 writes the rows.
+  auto only_root = [&](auto rows) {
+    if (me != 0) rows.clear();
+    return rows;
+  };
+  {  // /ops
+    hsize_t n = op_names.size();
+    size_t width = 1;
+    for (const auto &o : op_names) width = std::max(width, o.size() + 1);
+    Handle t(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(t, width);
+    std::vector<char> buf(n * width, 0);
+    for (size_t i = 0; i < n; ++i) std::memcpy(&buf[i * width], op_names[i].data(), op_names[i].size());
+    Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    Handle ds(ck(H5Dcreate2(file, "ops", t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating /ops"), H5Dclose);
+    describe(ck, ds, "", "operation names; /events.op indexes this table");
+    Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+    H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+    Handle fs(H5Dget_space(ds), H5Sclose);
+    Handle ms(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    if (me != 0) {
+      H5Sselect_none(fs);
+      H5Sselect_none(ms);
+    }
+    ck.ok(H5Dwrite(ds, t, ms, fs, dxpl, buf.data()), "writing /ops");
+  }
+  // Fixed-width string columns keep parallel writes simple (no variable-length data).
+  auto write_strings = [&](hid_t parent, const char *name, const std::vector<std::string> &v, const std::string &desc) {
+    hsize_t n = v.size();
+    size_t width = 1;
+    for (const auto &s : v) width = std::max(width, s.size() + 1);
+    Handle t(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(t, width);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    std::vector<char> buf(std::max<size_t>(1, n * width), 0);
+    for (size_t i = 0; i < n; ++i) std::memcpy(&buf[i * width], v[i].data(), v[i].size());
+    Handle space(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), H5Sclose);
+    Handle ds(ck(H5Dcreate2(parent, name, t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), std::string("creating ") + name), H5Dclose);
+    describe(ck, ds, "", desc);
+    if (!n) return;
+    Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+    H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+    Handle fs(H5Dget_space(ds), H5Sclose);
+    Handle ms(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    if (me != 0) {
+      H5Sselect_none(fs);
+      H5Sselect_none(ms);
+    }
+    ck.ok(H5Dwrite(ds, t, ms, fs, dxpl, buf.data()), std::string("writing ") + name);
+  };
+  auto write_ints = [&](hid_t parent, const char *name, hid_t type, const auto &v, const std::string &units, const std::string &desc) {
+    using T = typename std::decay_t<decltype(v)>::value_type;
+    std::vector<T> rows = only_root(v);
+    write_table(ck, parent, name, type, rows, 0, v.size(), false, units, desc);
+  };
+
+  {  // /regions
+    Handle g(ck(H5Gcreate2(file, "regions", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating /regions"), H5Gclose);
+    std::vector<int32_t> ids(nregions), parents(nregions);
+    std::vector<std::string> names(nregions);
+    for (size_t i = 0; i < nregions; ++i) {
+      ids[i] = static_cast<int32_t>(i);
+      const std::string &p = region_paths[i];
+      auto slash = p.rfind('/');
+      names[i] = (i == 0 || slash == std::string::npos) ? p : p.substr(slash + 1);
+      parents[i] = i == 0 ? -1 : (slash == std::string::npos ? 0 : region_id.at(p.substr(0, slash)));
+    }
+    write_ints(g, "id", H5T_NATIVE_INT32, ids, "", "region id: the column of /profile datasets");
+    write_ints(g, "parent", H5T_NATIVE_INT32, parents, "", "parent region id, -1 for the root");
+    write_strings(g, "name", names, "region name");
+    write_strings(g, "path", region_paths, "slash-separated path below the root; the root is (program)");
+  }
+  {  // /profile
+    Handle g(ck(H5Gcreate2(file, "profile", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating /profile"), H5Gclose);
+    for (size_t m = 0; m < nmetrics; ++m) {
+      hsize_t dims[2] = {static_cast<hsize_t>(nranks), nregions};
+      Handle space(H5Screate_simple(2, dims, nullptr), H5Sclose);
+      Handle ds(ck(H5Dcreate2(g, metric_names[m].c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                   "creating /profile/" + metric_names[m]),
+                H5Dclose);
+      std::string units = m < kMetricUnits.size() && metric_names[m] == kMetricNames[m] ? kMetricUnits[m] : "count";
+      describe(ck, ds, units, "inclusive " + metric_names[m] + " per [rank][region]");
+      std::vector<double> buf;
+      for (const auto &row : profile_rows) buf.insert(buf.end(), row.begin() + m * nregions, row.begin() + (m + 1) * nregions);
+      hsize_t start[2] = {static_cast<hsize_t>(first_rank), 0}, count[2] = {owned.size(), nregions};
+      Handle fs(H5Dget_space(ds), H5Sclose);
+      Handle ms(H5Screate_simple(2, count, nullptr), H5Sclose);
+      if (owned.empty() || nregions == 0) {
+        H5Sselect_none(fs);
+        H5Sselect_none(ms);
+      } else {
+        H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+      }
+      Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+      H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+      ck.ok(H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, dxpl, buf.data()), "writing /profile/" + metric_names[m]);
+    }
+  }
+  const hsize_t first = static_cast<hsize_t>(first_rank);
+  Handle et = event_type(), rt = request_type(), ct = completion_type(), stt = step_type(), clt = clock_type();
+  write_table(ck, file, "events", et, ev_rows, ev_off[first], ev_off[nranks], true, "ns",
+              "one row per MPI call, by rank then enter time; see docs/trace-store.md");
+  write_ints(file, "events_offsets", H5T_NATIVE_INT64, ev_off, "rows", "rank r's events are rows [r] to [r+1] of /events");
+  write_table(ck, file, "requests", rt, rq_rows, rq_off[first], rq_off[nranks], true, "",
+              "request activations (Isend, Irecv, Start, nonblocking collectives)");
+  write_ints(file, "requests_offsets", H5T_NATIVE_INT64, rq_off, "rows", "rank slices of /requests");
+  write_table(ck, file, "completions", ct, cp_rows, cp_off[first], cp_off[nranks], true, "",
+              "requests completed by Wait/Test calls; request -1 is the receive half of a Sendrecv");
+  write_ints(file, "completions_offsets", H5T_NATIVE_INT64, cp_off, "rows", "rank slices of /completions");
+  write_table(ck, file, "steps", stt, st_rows, st_off[first], st_off[nranks], false, "ns",
+              "executions of step regions (perfsift_step_begin/end)");
+  write_ints(file, "steps_offsets", H5T_NATIVE_INT64, st_off, "rows", "rank slices of /steps");
+  write_table(ck, file, "clocks", clt, ck_rows, first, static_cast<hsize_t>(nranks), false, "ns",
+              "clock offsets to rank 0 at init and finalize, and their error bounds; already applied to all times");
+  {  // /comms
+    Handle g(ck(H5Gcreate2(file, "comms", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating /comms"), H5Gclose);
+    std::vector<uint64_t> keys;
+    std::vector<int64_t> moff{0}, roff{0};
+    std::vector<int32_t> members, remote;
+    for (const auto &c : comms) {
+      keys.push_back(c.key);
+      members.insert(members.end(), c.members.begin(), c.members.end());
+      remote.insert(remote.end(), c.remote.begin(), c.remote.end());
+      moff.push_back(static_cast<int64_t>(members.size()));
+      roff.push_back(static_cast<int64_t>(remote.size()));
+    }
+    write_ints(g, "key", H5T_NATIVE_UINT64, keys, "", "communicator identity, equal on all member ranks");
+    write_ints(g, "members", H5T_NATIVE_INT32, members, "", "world ranks of each communicator in comm-rank order");
+    write_ints(g, "members_offsets", H5T_NATIVE_INT64, moff, "rows", "communicator c's members are rows [c] to [c+1]");
+    write_ints(g, "remote", H5T_NATIVE_INT32, remote, "", "remote group of intercommunicators (world ranks)");
+    write_ints(g, "remote_offsets", H5T_NATIVE_INT64, roff, "rows", "slices of remote");
+  }
+  {  // /callsites
+    Handle g(ck(H5Gcreate2(file, "callsites", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating /callsites"), H5Gclose);
+    std::vector<std::string> modules, functions, files;
+    std::vector<uint64_t> offsets, fn_offsets;
+    std::vector<int32_t> lines;
+    for (const auto &s : sites) {
+      modules.push_back(s.module);
+      functions.push_back(s.function);
+      files.push_back(s.file);
+      offsets.push_back(s.offset);
+      fn_offsets.push_back(s.fn_offset);
+      lines.push_back(s.line);
+    }
+    write_strings(g, "module", modules, "executable or shared object of the call");
+    write_ints(g, "offset", H5T_NATIVE_UINT64, offsets, "bytes", "return address relative to the module base");
+    write_strings(g, "function", functions, "calling function (empty when the module has no symbols)");
+    write_ints(g, "function_offset", H5T_NATIVE_UINT64, fn_offsets, "bytes", "offset of the return address in the function");
+    write_strings(g, "file", files, "source file from debug info, else empty");
+    write_ints(g, "line", H5T_NATIVE_INT32, lines, "", "source line from debug info, else 0");
+  }
+  file.reset();
+  MPI_Barrier(comm);
+  int rc = 0;
+  if (me == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) rc = errno;
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  if (rc) throw Error(path + ": cannot rename " + tmp + " into place: " + std::strerror(rc));
+}
+
+}  // namespace perfsift::io
+
+// ---------------------------------------------------------------- read
+
+namespace perfsift::io {
+
+namespace {
+
+std::string read_string_attr(const Ctx &ck, hid_t obj, const char *name) {
+  if (H5Aexists(obj, name) <= 0) return "";
+  Handle a(ck(H5Aopen(obj, name, H5P_DEFAULT), std::string("opening attribute ") + name), H5Aclose);
+  Handle t(H5Aget_type(a), H5Tclose);
+  if (H5Tis_variable_str(t) > 0) {
+    Handle mt = string_type();
+    char *p = nullptr;
+    ck.ok(H5Aread(a, mt, &p), std::string("reading attribute ") + name);
+    std::string s = p ? p : "";
+    Handle space(H5Aget_space(a), H5Sclose);
+    H5Dvlen_reclaim(mt, space, H5P_DEFAULT, &p);
+    return s;
+  }
+  size_t n = H5Tget_size(t);
+  std::string s(n, '\0');
+  ck.ok(H5Aread(a, t, s.data()), std::string("reading attribute ") + name);
+  s.resize(std::strlen(s.c_str()));
+  return s;
+}
+
+std::vector<std::string> read_string_list_attr(const Ctx &ck, hid_t obj, const char *name) {
+  std::vector<std::string> out;
+  if (H5Aexists(obj, name) <= 0) return out;
+  Handle a(ck(H5Aopen(obj, name, H5P_DEFAULT), std::string("opening attribute ") + name), H5Aclose);
+  Handle space(H5Aget_space(a), H5Sclose);
+  hssize_t n = H5Sget_simple_extent_npoints(space);
+  if (H5Sget_simple_extent_type(space) == H5S_NULL || n <= 0) return out;
+  Handle mt = string_type();
+  std::vector<char *> p(n);
+  ck.ok(H5Aread(a, mt, p.data()), std::string("reading attribute ") + name);
+  for (auto *x : p) out.push_back(x ? x : "");
+  H5Dvlen_reclaim(mt, space, H5P_DEFAULT, p.data());
+  return out;
+}
+
+template <class T>
+T read_scalar_attr(const Ctx &ck, hid_t obj, const char *name, hid_t type, T fallback) {
+  if (H5Aexists(obj, name) <= 0) return fallback;
+  Handle a(ck(H5Aopen(obj, name, H5P_DEFAULT), std::string("opening attribute ") + name), H5Aclose);
+  T v{};
+  ck.ok(H5Aread(a, type, &v), std::string("reading attribute ") + name);
+  return v;
+}
+
+std::vector<int32_t> read_int_list_attr(const Ctx &ck, hid_t obj, const char *name) {
+  std::vector<int32_t> out;
+  if (H5Aexists(obj, name) <= 0) return out;
+  Handle a(ck(H5Aopen(obj, name, H5P_DEFAULT), std::string("opening attribute ") + name), H5Aclose);
+  Handle space(H5Aget_space(a), H5Sclose);
+  if (H5Sget_simple_extent_type(space) == H5S_NULL) return out;
+  out.resize(H5Sget_simple_extent_npoints(space));
+  if (!out.empty()) ck.ok(H5Aread(a, H5T_NATIVE_INT32, out.data()), std::string("reading attribute ") + name);
+  return out;
+}
+
+// Reads rows [first, last) of a 1-D dataset (all rows when last < 0).
+template <class T>
+std::vector<T> read_rows(const Ctx &ck, hid_t parent, const std::string &name, hid_t mem_type, hsize_t first = 0,
+                         int64_t last = -1) {
+  Handle ds(ck(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), "missing dataset " + name + " (file from another tool or truncated)"), H5Dclose);
+  Handle fs(H5Dget_space(ds), H5Sclose);
+  if (H5Sget_simple_extent_type(fs) == H5S_NULL) return {};
+  hsize_t total = static_cast<hsize_t>(H5Sget_simple_extent_npoints(fs));
+  hsize_t end = last < 0 ? total : static_cast<hsize_t>(last);
+  if (end > total || first > end) throw Error(ck.file() + ": " + name + " has " + std::to_string(total) + " rows, fewer than its offsets say (truncated store?)");
+  hsize_t count = end - first;
+  std::vector<T> out(count);
+  if (!count) return out;
+  H5Sselect_hyperslab(fs, H5S_SELECT_SET, &first, nullptr, &count, nullptr);
+  Handle ms(H5Screate_simple(1, &count, nullptr), H5Sclose);
+  ck.ok(H5Dread(ds, mem_type, ms, fs, H5P_DEFAULT, out.data()), "reading " + name + " (truncated or corrupt store?)");
+  return out;
+}
+
+std::vector<std::string> read_strings(const Ctx &ck, hid_t parent, const std::string &name) {
+  Handle ds(ck(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), "missing dataset " + name), H5Dclose);
+  Handle fs(H5Dget_space(ds), H5Sclose);
+  if (H5Sget_simple_extent_type(fs) == H5S_NULL) return {};
+  hsize_t n = static_cast<hsize_t>(H5Sget_simple_extent_npoints(fs));
+  Handle t(H5Dget_type(ds), H5Tclose);
+  size_t width = H5Tget_size(t);
+  std::vector<char> buf(n * width + 1, 0);
+  if (n) ck.ok(H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "reading " + name);
+  std::vector<std::string> out;
+  for (hsize_t i = 0; i < n; ++i) out.emplace_back(std::string(&buf[i * width], width).c_str());
+  return out;
+}
+
+}  // namespace
+
+TraceStore::TraceStore(const std::string &path) : m_path(path) { open(MPI_COMM_NULL, false); }
+TraceStore::TraceStore(const std::string &path, MPI_Comm comm) : m_path(path) { open(comm, true); }
+
+TraceStore::~TraceStore() {
+  if (m_file >= 0) H5Fclose(m_file);
+}
+
+void TraceStore::open(MPI_Comm comm, bool parallel) {
+  SilenceHdf5 quiet;
+  Ctx ck(m_path);
+  if (access(m_path.c_str(), R_OK) != 0) throw Error(m_path + ": cannot read the file (" + std::strerror(errno) + ")");
+  if (H5Fis_hdf5(m_path.c_str()) <= 0)
+    throw Error(m_path + ": not an HDF5 file, or truncated before its superblock; a perfsift trace store is written by `perfsift collect`");
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  if (parallel) {
+    H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
+    H5Pset_all_coll_metadata_ops(fapl, true);
+  }
+  hid_t f = H5Fopen(m_path.c_str(), H5F_ACC_RDONLY, fapl);
+  if (f < 0) throw Error(m_path + ": HDF5 cannot open it (truncated or corrupt; if the run crashed, try `perfsift recover`)");
+  m_file = f;
+  const std::string format = read_string_attr(ck, f, "format");
+  if (format != kTraceStoreFormat)
+    throw Error(m_path + ": not a perfsift trace store (format attribute is '" + format + "', expected '" + kTraceStoreFormat + "')");
+  m_version = read_scalar_attr<int32_t>(ck, f, "version", H5T_NATIVE_INT32, 0);
+  if (m_version > kTraceStoreVersion)
+    throw Error(m_path + ": trace store version " + std::to_string(m_version) + " is newer than this perfsift reads (" +
+                std::to_string(kTraceStoreVersion) + "); upgrade perfsift");
+  m_run.nranks = read_scalar_attr<int32_t>(ck, f, "nranks", H5T_NATIVE_INT32, 0);
+  m_run.command = read_string_attr(ck, f, "command");
+  m_run.start_time = read_string_attr(ck, f, "start_time");
+  m_run.start_epoch_ns = read_scalar_attr<int64_t>(ck, f, "start_epoch_ns", H5T_NATIVE_INT64, 0);
+  m_run.counters_unavailable = read_string_list_attr(ck, f, "counters_unavailable");
+  m_run.counters_recorded = read_string_list_attr(ck, f, "counters_recorded");
+  m_run.incomplete = read_scalar_attr<uint8_t>(ck, f, "incomplete", H5T_NATIVE_UINT8, 0) != 0;
+  m_run.missing_ranks = read_int_list_attr(ck, f, "missing_ranks");
+  m_run.truncated_ranks = read_int_list_attr(ck, f, "truncated_ranks");
+  m_run.collector_config = read_string_attr(ck, f, "collector_config");
+  m_run.mpi_library = read_string_attr(ck, f, "mpi_library");
+
+  m_ops = read_strings(ck, f, "ops");
+  auto ids = read_rows<int32_t>(ck, f, "regions/id", H5T_NATIVE_INT32);
+  auto parents = read_rows<int32_t>(ck, f, "regions/parent", H5T_NATIVE_INT32);
+  auto names = read_strings(ck, f, "regions/name");
+  auto paths = read_strings(ck, f, "regions/path");
+  for (size_t i = 0; i < ids.size() && i < parents.size() && i < names.size() && i < paths.size(); ++i)
+    m_regions.push_back({ids[i], parents[i], names[i], paths[i]});
+  {
+    Handle g(ck(H5Gopen2(f, "profile", H5P_DEFAULT), "missing group /profile"), H5Gclose);
+    hsize_t n = 0;
+    H5Gget_num_objs(g, &n);
+    for (hsize_t i = 0; i < n; ++i) {
+      char name[256];
+      H5Gget_objname_by_idx(g, i, name, sizeof name);
+      m_metrics.emplace_back(name);
+    }
+    // Builtins first, in their documented order; then counters by name.
+    std::stable_sort(m_metrics.begin(), m_metrics.end(), [](const std::string &a, const std::string &b) {
+      auto rank = [](const std::string &m) {
+        for (size_t k = 0; k < kMetricNames.size(); ++k)
+          if (m == kMetricNames[k]) return static_cast<int>(k);
+        return 100;
+      };
+      return rank(a) < rank(b);
+    });
+  }
+  m_event_offsets = read_rows<int64_t>(ck, f, "events_offsets", H5T_NATIVE_INT64);
+  if (m_event_offsets.size() != static_cast<size_t>(m_run.nranks) + 1)
+    throw Error(m_path + ": /events_offsets has " + std::to_string(m_event_offsets.size()) + " entries for " +
+                std::to_string(m_run.nranks) + " ranks (damaged store)");
+  auto keys = read_rows<uint64_t>(ck, f, "comms/key", H5T_NATIVE_UINT64);
+  auto members = read_rows<int32_t>(ck, f, "comms/members", H5T_NATIVE_INT32);
+  auto moff = read_rows<int64_t>(ck, f, "comms/members_offsets", H5T_NATIVE_INT64);
+  auto remote = read_rows<int32_t>(ck, f, "comms/remote", H5T_NATIVE_INT32);
+  auto roff = read_rows<int64_t>(ck, f, "comms/remote_offsets", H5T_NATIVE_INT64);
+  for (size_t c = 0; c < keys.size() && c + 1 < moff.size() && c + 1 < roff.size(); ++c)
+    m_comms.push_back({keys[c], std::vector<int32_t>(members.begin() + moff[c], members.begin() + moff[c + 1]),
+                       std::vector<int32_t>(remote.begin() + roff[c], remote.begin() + roff[c + 1])});
+  auto modules = read_strings(ck, f, "callsites/module");
+  auto functions = read_strings(ck, f, "callsites/function");
+  auto files = read_strings(ck, f, "callsites/file");
+  auto offs = read_rows<uint64_t>(ck, f, "callsites/offset", H5T_NATIVE_UINT64);
+  auto fnoffs = read_rows<uint64_t>(ck, f, "callsites/function_offset", H5T_NATIVE_UINT64);
+  auto lines = read_rows<int32_t>(ck, f, "callsites/line", H5T_NATIVE_INT32);
+  for (size_t i = 0; i < modules.size(); ++i)
+    m_callsites.push_back({modules[i], i < offs.size() ? offs[i] : 0, i < functions.size() ? functions[i] : "",
+                           i < fnoffs.size() ? fnoffs[i] : 0, i < files.size() ? files[i] : "", i < lines.size() ? lines[i] : 0});
+}
+
+std::vector<double> TraceStore::profile(const std::string &metric) const {
+  SilenceHdf5 quiet;
+  Ctx ck(m_path);
+  Handle ds(ck(H5Dopen2(m_file, ("profile/" + metric).c_str(), H5P_DEFAULT), "no metric '" + metric + "' in /profile"), H5Dclose);
+  std::vector<double> out(static_cast<size_t>(m_run.nranks) * m_regions.size());
+  if (!out.empty()) ck.ok(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), "reading /profile/" + metric);
+  return out;
+}
+
+template <class T>
+std::vector<T> TraceStore::slice(const char *table, int32_t first, int32_t last) const {
+  SilenceHdf5 quiet;
+  Ctx ck(m_path);
+  auto off = read_rows<int64_t>(ck, m_file, std::string(table) + "_offsets", H5T_NATIVE_INT64);
+  if (off.size() != static_cast<size_t>(m_run.nranks) + 1 || first < 0 || last > m_run.nranks || first > last)
+    throw Error(m_path + ": bad rank range or damaged /" + table + "_offsets");
+  Handle t;
+  if constexpr (std::is_same_v<T, DiskEvent>) t = event_type();
+  else if constexpr (std::is_same_v<T, DiskRequest>) t = request_type();
+  else if constexpr (std::is_same_v<T, DiskCompletion>) t = completion_type();
+  else t = step_type();
+  return read_rows<T>(ck, m_file, table, t, static_cast<hsize_t>(off[first]), off[last]);
+}
+
+std::vector<Event> TraceStore::events(int32_t first, int32_t last) const {
+  std::vector<Event> out;
+  for (const auto &d : slice<DiskEvent>("events", first, last)) {
+    Event e;
+    e.t_enter = d.t_enter;
+    e.t_exit = d.t_exit;
+    e.bytes = d.bytes;
+    e.bytes_recv = d.bytes_recv;
+    e.request = d.request;
+    e.site = static_cast<uint64_t>(static_cast<int64_t>(d.callsite));
+    e.peer = d.peer;
+    e.tag = d.tag;
+    e.comm = d.comm;
+    e.region = d.region;
+    e.step = d.step;
+    e.op = d.op;
+    e.flags = d.flags;
+    out.push_back(e);
+  }
+  return out;
+}
+
+std::vector<RequestRecord> TraceStore::requests(int32_t first, int32_t last) const {
+  std::vector<RequestRecord> out;
+  for (const auto &d : slice<DiskRequest>("requests", first, last))
+    out.push_back({d.id, d.event, d.peer, d.tag, d.comm, d.kind, d.bytes});
+  return out;
+}
+
+std::vector<CompletionRecord> TraceStore::completions(int32_t first, int32_t last) const {
+  std::vector<CompletionRecord> out;
+  for (const auto &d : slice<DiskCompletion>("completions", first, last))
+    out.push_back({d.event, d.request, d.source, d.tag, d.bytes, d.cancelled, 0});
+  return out;
+}
+
+std::vector<StepRecord> TraceStore::steps(int32_t first, int32_t last) const {
+  std::vector<StepRecord> out;
+  for (const auto &d : slice<DiskStep>("steps", first, last)) out.push_back({d.region, d.step, d.t_begin, d.t_end});
+  return out;
+}
+
+std::vector<int64_t> TraceStore::offsets(const std::string &table) const {
+  SilenceHdf5 quiet;
+  Ctx ck(m_path);
+  auto off = read_rows<int64_t>(ck, m_file, table + "_offsets", H5T_NATIVE_INT64);
+  if (off.size() != static_cast<size_t>(m_run.nranks) + 1) throw Error(m_path + ": damaged /" + table + "_offsets");
+  return off;
+}
+
+std::vector<ClockRecord> TraceStore::clocks() const {
+  SilenceHdf5 quiet;
+  Ctx ck(m_path);
+  Handle t = clock_type();
+  std::vector<ClockRecord> out;
+  for (const auto &d : read_rows<DiskClock>(ck, m_file, "clocks", t))
+    out.push_back({d.offset_init_ns, d.offset_fin_ns, d.local_init_ns, d.local_fin_ns, d.error_init_ns, d.error_fin_ns});
+  return out;
+}
+
+}  // namespace perfsift::io

@@ -1,0 +1,84 @@
+// The trace store: one HDF5 file per run (schema in docs/trace-store.md).
+// Every HDF5 call of perfsift lives in io/; errors become io::Error with the file
+// name, the place and what to do.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "io/trace_model.h"
+
+namespace perfsift::io {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Collective over `comm`: each process passes the application ranks it owns (any
+// subset; together all of 0..run.nranks-1 that have data). Region, communicator and
+// call-site ids are unified across ranks here. Writes PATH.tmp-XXXX and renames it.
+void write_trace_store(MPI_Comm comm, const std::string &path, const RunInfo &run,
+                       std::vector<RankTrace> &owned, const std::vector<std::string> &op_names);
+
+struct RegionRow {
+  int32_t id, parent;
+  std::string name, path;
+};
+
+struct CommRow {
+  uint64_t key;
+  std::vector<int32_t> members, remote;
+};
+
+// Read access. Opening checks format, version and completeness of the file.
+class TraceStore {
+ public:
+  explicit TraceStore(const std::string &path);  // serial open
+  TraceStore(const std::string &path, MPI_Comm comm);  // parallel open (collective)
+  ~TraceStore();
+  TraceStore(const TraceStore &) = delete;
+  TraceStore &operator=(const TraceStore &) = delete;
+
+  const std::string &path() const { return m_path; }
+  const RunInfo &run() const { return m_run; }
+  int version() const { return m_version; }
+  int32_t nranks() const { return m_run.nranks; }
+  const std::vector<RegionRow> &regions() const { return m_regions; }
+  const std::vector<std::string> &ops() const { return m_ops; }
+  const std::vector<std::string> &metrics() const { return m_metrics; }
+  const std::vector<CommRow> &comms() const { return m_comms; }
+  const std::vector<CallSite> &callsites() const { return m_callsites; }
+  const std::vector<int64_t> &event_offsets() const { return m_event_offsets; }
+
+  // Profile metric as [nranks][nregions], row-major.
+  std::vector<double> profile(const std::string &metric) const;
+  // Events of ranks [first, last): one hyperslab read.
+  std::vector<Event> events(int32_t first, int32_t last) const;
+  std::vector<RequestRecord> requests(int32_t first, int32_t last) const;
+  std::vector<CompletionRecord> completions(int32_t first, int32_t last) const;
+  std::vector<StepRecord> steps(int32_t first, int32_t last) const;
+  std::vector<ClockRecord> clocks() const;
+  // Row offsets (nranks + 1) of a per-rank table: events, requests, completions, steps.
+  std::vector<int64_t> offsets(const std::string &table) const;
+
+ private:
+  void open(MPI_Comm comm, bool parallel);
+  template <class T>
+  std::vector<T> slice(const char *table, int32_t first, int32_t last) const;
+  std::string m_path;
+  int64_t m_file = -1;
+  int m_version = 0;
+  RunInfo m_run;
+  std::vector<RegionRow> m_regions;
+  std::vector<std::string> m_ops, m_metrics;
+  std::vector<CommRow> m_comms;
+  std::vector<CallSite> m_callsites;
+  std::vector<int64_t> m_event_offsets;
+};
+
+}  // namespace perfsift::io

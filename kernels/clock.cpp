@@ -1,0 +1,24 @@
+#include "kernels/clock.h"
+
+namespace perfsift::kernels {
+
+int64_t clock_offset_at(const io::ClockRecord &c, int64_t t) {
+  const int64_t span = c.local_fin_ns - c.local_init_ns;
+  if (span <= 0) return c.offset_init_ns;
+  const long double slope = static_cast<long double>(c.offset_fin_ns - c.offset_init_ns) / span;
+  return c.offset_init_ns + static_cast<int64_t>(slope * (t - c.local_init_ns));
+}
+
+void correct_times(io::RankTrace &trace, int64_t start_ns) {
+  auto fix = [&](int64_t t) { return t + clock_offset_at(trace.clock, t) - start_ns; };
+  for (auto &e : trace.events) {
+    e.t_enter = fix(e.t_enter);
+    e.t_exit = fix(e.t_exit);
+  }
+  for (auto &s : trace.steps) {
+    s.t_begin = fix(s.t_begin);
+    s.t_end = fix(s.t_end);
+  }
+}
+
+}  // namespace perfsift::kernels

@@ -1,0 +1,148 @@
+// perfsift info: what a trace store holds, in a few lines (or JSON for scripts).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "io/trace_store.h"
+#include "kernels/message_balance.h"
+#include "pipeline/commands.h"
+
+namespace perfsift::cli {
+
+namespace {
+
+std::string json_escape(const std::string &s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\', o += c;
+    else if (c == '\n') o += "\\n";
+    else if (static_cast<unsigned char>(c) < 0x20) o += ' ';
+    else o += c;
+  }
+  return o;
+}
+
+std::string json_list(const std::vector<std::string> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", \"" : "\"") + json_escape(v[i]) + "\"";
+  return s + "]";
+}
+
+std::string json_ints(const std::vector<int32_t> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+bool is_send_op(const std::string &op) {
+  return op == "MPI_Send" || op == "MPI_Ssend" || op == "MPI_Rsend" || op == "MPI_Bsend" || op == "MPI_Sendrecv" ||
+         op == "MPI_Sendrecv_replace";
+}
+bool is_init_op(const std::string &op) { return op.size() > 5 && op.substr(op.size() - 5) == "_init"; }
+
+}  // namespace
+
+int run_info(const InfoOptions &o) {
+  io::TraceStore store(o.store);
+  const auto &run = store.run();
+  const auto &ops = store.ops();
+  const int32_t n = store.nranks();
+  std::map<std::string, int64_t> per_op;
+  std::vector<kernels::Channel> sends, recvs;
+  int64_t t_end = 0;
+  const int32_t block = 64;  // ranks per read: bounded memory on large stores
+  const auto eo = store.event_offsets();
+  const auto qo = store.offsets("requests");
+  const auto co = store.offsets("completions");
+  for (int32_t first = 0; first < n; first += block) {
+    const int32_t last = std::min(n, first + block);
+    const auto ev = store.events(first, last);
+    const auto rq = store.requests(first, last);
+    const auto cp = store.completions(first, last);
+    for (int32_t r = first; r < last; ++r) {
+      auto event_at = [&](int64_t local) -> const io::Event & { return ev[static_cast<size_t>(eo[r] - eo[first] + local)]; };
+      for (int64_t k = eo[r]; k < eo[r + 1]; ++k) {
+        const auto &x = ev[static_cast<size_t>(k - eo[first])];
+        const std::string &op = x.op < ops.size() ? ops[x.op] : "?";
+        ++per_op[op];
+        t_end = std::max(t_end, x.t_exit);
+        if (x.peer < 0 || (x.flags & io::kProcNull)) continue;
+        if (is_send_op(op)) sends.push_back({x.comm, r, x.peer, x.tag});
+        if (op == "MPI_Recv") recvs.push_back({x.comm, x.peer, r, x.tag});
+      }
+      std::map<int64_t, io::RequestRecord> req_of;  // id -> latest activation
+      for (int64_t k = qo[r]; k < qo[r + 1]; ++k) {
+        const auto &q = rq[static_cast<size_t>(k - qo[first])];
+        req_of[q.id] = q;
+        const io::Event &x = event_at(q.event);
+        const std::string &op = x.op < ops.size() ? ops[x.op] : "?";
+        // Persistent *_init rows are templates; their MPI_Start rows are the messages.
+        if (q.kind == io::kReqSend && !is_init_op(op) && q.peer >= 0) sends.push_back({q.comm, r, q.peer, q.tag});
+      }
+      for (int64_t k = co[r]; k < co[r + 1]; ++k) {
+        const auto &c = cp[static_cast<size_t>(k - co[first])];
+        if (c.source < 0 || c.cancelled) continue;
+        if (c.request < 0) recvs.push_back({event_at(c.event).comm, c.source, r, c.tag});  // Sendrecv's receive half
+        else if (auto it = req_of.find(c.request); it != req_of.end() && it->second.kind == io::kReqRecv)
+          recvs.push_back({it->second.comm, c.source, r, c.tag});
+      }
+    }
+  }
+  const auto bal = kernels::balance_messages(std::move(sends), std::move(recvs));
+  const int64_t nevents = store.event_offsets().back();
+  const double duration = t_end * 1e-9;
+
+  if (o.json) {
+    std::ostringstream os;
+    os << "{\"format\": \"perfsift-trace\", \"version\": " << store.version() << ", \"ranks\": " << n
+       << ", \"duration_s\": " << duration << ", \"events\": " << nevents << ", \"command\": \"" << json_escape(run.command)
+       << "\", \"start_time\": \"" << run.start_time << "\", \"events_per_op\": {";
+    bool first = true;
+    for (const auto &[op, c] : per_op) os << (first ? "" : ", ") << '"' << op << "\": " << c, first = false;
+    os << "}, \"regions\": [";
+    for (size_t i = 0; i < store.regions().size(); ++i) os << (i ? ", \"" : "\"") << json_escape(store.regions()[i].path) << '"';
+    os << "], \"metrics\": " << json_list(store.metrics()) << ", \"counters_recorded\": " << json_list(run.counters_recorded)
+       << ", \"counters_unavailable\": " << json_list(run.counters_unavailable) << ", \"p2p\": {\"sends\": " << bal.sends
+       << ", \"receives\": " << bal.receives << ", \"unmatched_sends\": " << bal.unmatched_sends
+       << ", \"unmatched_receives\": " << bal.unmatched_receives << "}, \"incomplete\": " << (run.incomplete ? "true" : "false")
+       << ", \"missing_ranks\": " << json_ints(run.missing_ranks) << ", \"truncated_ranks\": " << json_ints(run.truncated_ranks)
+       << "}\n";
+    std::fputs(os.str().c_str(), stdout);
+    return 0;
+  }
+  std::printf("%s: perfsift trace store v%d\n", store.path().c_str(), store.version());
+  std::printf("  command      %s\n", run.command.c_str());
+  std::printf("  started      %s, %d ranks, %.3f s, %lld MPI events\n", run.start_time.c_str(), n, duration,
+              static_cast<long long>(nevents));
+  std::printf("  completeness %s", run.incomplete ? "INCOMPLETE" : "complete");
+  if (!run.missing_ranks.empty()) std::printf(", missing ranks %s", json_ints(run.missing_ranks).c_str());
+  if (!run.truncated_ranks.empty()) std::printf(", ranks ended without MPI_Finalize %s", json_ints(run.truncated_ranks).c_str());
+  std::printf("\n  counters     recorded %s; unavailable %s\n", json_list(run.counters_recorded).c_str(),
+              json_list(run.counters_unavailable).c_str());
+  std::printf("  p2p          %lld sends, %lld receives, %lld unmatched sends, %lld unmatched receives\n",
+              static_cast<long long>(bal.sends), static_cast<long long>(bal.receives),
+              static_cast<long long>(bal.unmatched_sends), static_cast<long long>(bal.unmatched_receives));
+  std::vector<std::pair<int64_t, std::string>> by_count;
+  for (const auto &[op, c] : per_op) by_count.push_back({c, op});
+  std::sort(by_count.rbegin(), by_count.rend());
+  std::printf("  events per operation:\n");
+  for (const auto &[c, op] : by_count) std::printf("    %-24s %lld\n", op.c_str(), static_cast<long long>(c));
+  auto wall = store.profile("wall");
+  auto mpi = store.profile("mpi_time");
+  const size_t nr = store.regions().size();
+  std::printf("  regions (mean over ranks: wall s, MPI s):\n");
+  for (size_t g = 0; g < nr; ++g) {
+    double w = 0, m = 0;
+    int cnt = 0;
+    for (int32_t r = 0; r < n; ++r)
+      if (!std::isnan(wall[r * nr + g])) w += wall[r * nr + g], m += mpi[r * nr + g], ++cnt;
+    const auto &reg = store.regions()[g];
+    int depth = static_cast<int>(std::count(reg.path.begin(), reg.path.end(), '/')) + (g ? 1 : 0);
+    std::printf("    %*s%-*s %10.4f %10.4f\n", 2 * depth, "", 30 - 2 * depth, reg.name.c_str(), cnt ? w / cnt : 0.0, cnt ? m / cnt : 0.0);
+  }
+  return 0;
+}
+
+}  // namespace perfsift::cli
