@@ -114,12 +114,14 @@ Call::Call(Op op, void *site) {
   ev.op = static_cast<uint16_t>(op);
   ev.site = reinterpret_cast<uint64_t>(site);
   ev.t_enter = now_ns();
+  runtime().set_in_flight(&ev);
 }
 
 void Call::exit() { ev.t_exit = now_ns(); }
 
 Call::~Call() {
   if (ev.t_exit == 0) ev.t_exit = now_ns();
+  runtime().set_in_flight(nullptr);
   runtime().commit(ev);
   t_in_call = false;
 }
@@ -179,7 +181,8 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   int64_t local_init = 0;
   measure_clock(m_clock.offset_init_ns, m_clock.error_init_ns, local_init);
   m_clock.local_init_ns = local_init;
-  m_start_ns = local_init + m_clock.offset_init_ns;
+  // Time zero of the store: rank 0 entering MPI_Init.
+  m_start_ns = t_before_init;
   PMPI_Bcast(&m_start_ns, 1, MPI_INT64_T, 0, m_private);
 
   m_run.nranks = m_nranks;
@@ -373,7 +376,9 @@ int32_t Runtime::world_rank(int32_t idx, int peer, bool remote) {
 int64_t Runtime::new_request(MPI_Request handle, const RequestState &s, int64_t event_index) {
   RequestState st = s;
   st.id = m_next_request++;
-  m_live_requests[handle] = st;
+  auto &queue = m_live_requests[handle];
+  if (!queue.empty() && queue.front().persistent) queue.front() = st;  // a persistent request's next activation
+  else queue.push_back(st);
   io::RequestRecord r;
   r.id = st.id;
   r.event = event_index;
@@ -388,10 +393,15 @@ int64_t Runtime::new_request(MPI_Request handle, const RequestState &s, int64_t 
 
 RequestState *Runtime::find_request(MPI_Request handle) {
   auto it = m_live_requests.find(handle);
-  return it == m_live_requests.end() ? nullptr : &it->second;
+  return it == m_live_requests.end() || it->second.empty() ? nullptr : &it->second.front();
 }
 
-void Runtime::drop_request(MPI_Request handle) { m_live_requests.erase(handle); }
+void Runtime::drop_request(MPI_Request handle) {
+  auto it = m_live_requests.find(handle);
+  if (it == m_live_requests.end()) return;
+  if (!it->second.empty()) it->second.erase(it->second.begin());
+  if (it->second.empty()) m_live_requests.erase(it);
+}
 
 // ---------------------------------------------------------------- regions
 
@@ -646,6 +656,15 @@ void Runtime::emergency_flush() {
   m_active = false;
   m_clock.local_fin_ns = 0;
   m_clock.offset_fin_ns = m_clock.offset_init_ns;
+  if (m_in_flight) {  // the rank died inside this call: keep it, marked
+    Event ev = *m_in_flight;
+    ev.t_exit = now_ns();
+    ev.flags |= io::kInterrupted;
+    ev.region = m_stack.empty() ? 0 : m_stack.back().region;
+    ev.step = static_cast<int32_t>(current_step());
+    m_events.push_back(ev);
+    m_in_flight = nullptr;
+  }
   while (!m_stack.empty()) close_frame(false);
   if (!m_spill.is_open()) return;
   resolve_sites(m_events);  // addresses mean nothing in another process

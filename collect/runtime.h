@@ -53,6 +53,7 @@ class Runtime {
 
   // --- used by the recorders
   void commit(Event &ev);
+  void set_in_flight(Event *ev) { m_in_flight = ev; }
   int32_t comm_index(MPI_Comm comm);
   void comm_forget(MPI_Comm comm);
   int32_t world_rank(int32_t comm_idx, int peer, bool remote);
@@ -93,6 +94,7 @@ class Runtime {
   io::RunInfo m_run;
 
   std::vector<Event> m_events;
+  Event *m_in_flight = nullptr;  // the call under way, for a death inside it
   size_t m_capacity = 0;
   int64_t m_spilled_events = 0;
   std::vector<io::RequestRecord> m_requests;
@@ -106,7 +108,9 @@ class Runtime {
   std::vector<Frame> m_stack;
   int64_t m_region_mismatches = 0;
 
-  std::unordered_map<MPI_Request, RequestState> m_live_requests;
+  // Open MPI may hand out one handle value for several requests that completed at once
+  // (eager sends); such requests queue under their handle, completed first-in first-out.
+  std::unordered_map<MPI_Request, std::vector<RequestState>> m_live_requests;
   int64_t m_next_request = 0;
 
   std::unordered_map<MPI_Comm, int32_t> m_comm_of_handle;

@@ -21,6 +21,7 @@ enum EventFlag : uint16_t {
   kNoMatch = 1u << 3,         // test/probe that found nothing
   kInterComm = 1u << 4,       // peer/root is in the remote group of an intercommunicator
   kTagIsComm = 1u << 5,       // communicator constructor: tag holds the new communicator's index
+  kInterrupted = 1u << 6,     // the rank died inside this call; t_exit is the time of death
 };
 
 // One MPI call. 72 bytes in memory; shuffled and deflated on disk.

@@ -85,6 +85,11 @@ class Handle {
     m_id = -1;
   }
   operator hid_t() const { return m_id; }
+  hid_t release() {
+    hid_t id = m_id;
+    m_id = -1;
+    return id;
+  }
 
  private:
   hid_t m_id = -1;
@@ -195,12 +200,9 @@ Handle clock_type() {
   return Handle(id, H5Tclose);
 }
 
-// The file type drops the padding of the memory layout.
-Handle packed(hid_t mem) {
-  hid_t t = H5Tcopy(mem);
-  H5Tpack(t);
-  return Handle(t, H5Tclose);
-}
+// The file type keeps the memory layout: collective writes to compressed datasets
+// cannot convert types, and shuffle+deflate removes the padding bytes anyway.
+Handle file_type_of(hid_t mem) { return Handle(H5Tcopy(mem), H5Tclose); }
 
 Handle string_type() {
   hid_t t = H5Tcopy(H5T_C_S1);
@@ -381,7 +383,7 @@ void describe(const Ctx &ck, hid_t ds, const std::string &units, const std::stri
 template <class T>
 void write_table(const Ctx &ck, hid_t parent, const char *name, hid_t mem_type, const std::vector<T> &rows,
                  hsize_t first, hsize_t total, bool compress, const std::string &units, const std::string &description) {
-  Handle file_type = packed(mem_type);
+  Handle file_type = file_type_of(mem_type);
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   hsize_t dims = total;
   hsize_t maxdims = total;
@@ -394,6 +396,7 @@ void write_table(const Ctx &ck, hid_t parent, const char *name, hid_t mem_type, 
   Handle space(ck(H5Screate_simple(1, &dims, &maxdims), "H5Screate_simple"), H5Sclose);
   Handle ds(ck(H5Dcreate2(parent, name, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), std::string("creating /") + name), H5Dclose);
   describe(ck, ds, units, description);
+  if (total == 0) return;  // every process agrees: nothing to write
   hsize_t count = rows.size();
   Handle mspace(ck(H5Screate_simple(1, &count, nullptr), "H5Screate_simple"), H5Sclose);
   Handle fspace(ck(H5Dget_space(ds), "H5Dget_space"), H5Sclose);
@@ -411,8 +414,37 @@ void write_table(const Ctx &ck, hid_t parent, const char *name, hid_t mem_type, 
 
 // ---------------------------------------------------------------- write
 
-void write_trace_store(MPI_Comm comm, const std::string &path, const RunInfo &run_in,
-                       std::vector<RankTrace> &owned, const std::vector<std::string> &op_names) {
+namespace {
+void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::string &tmp, const RunInfo &run_in,
+                           std::vector<RankTrace> &owned, const std::vector<std::string> &op_names);
+}
+
+void write_trace_store(MPI_Comm comm, const std::string &path, const RunInfo &run_in, std::vector<RankTrace> &owned,
+                       const std::vector<std::string> &op_names) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, ".tmp-%d", static_cast<int>(getpid()));
+  const std::string tmp = path + bcast_string(comm, suffix);
+  try {
+    write_trace_store_tmp(comm, path, tmp, run_in, owned, op_names);
+  } catch (...) {
+    // Nothing half-written is left behind under any name.
+    if (me == 0) std::remove(tmp.c_str());
+    throw;
+  }
+  int rc = 0;
+  if (me == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) rc = errno;
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  if (rc) {
+    if (me == 0) std::remove(tmp.c_str());
+    throw Error(path + ": cannot rename " + tmp + " into place: " + std::strerror(rc));
+  }
+}
+
+namespace {
+void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::string &tmp, const RunInfo &run_in,
+                           std::vector<RankTrace> &owned, const std::vector<std::string> &op_names) {
   SilenceHdf5 quiet;
   int me = 0, np = 1;
   MPI_Comm_rank(comm, &me);
@@ -583,9 +615,6 @@ void write_trace_store(MPI_Comm comm, const std::string &path, const RunInfo &ru
   const int32_t first_rank = owned.empty() ? 0 : owned.front().rank;
 
   // ---- create the file
-  char tmpl_suffix[32];
-  std::snprintf(tmpl_suffix, sizeof tmpl_suffix, ".tmp-%d", static_cast<int>(getpid()));
-  std::string tmp = path + bcast_string(comm, tmpl_suffix);
   Ctx ck(tmp);
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
@@ -760,13 +789,10 @@ void write_trace_store(MPI_Comm comm, const std::string &path, const RunInfo &ru
     write_strings(g, "file", files, "source file from debug info, else empty");
     write_ints(g, "line", H5T_NATIVE_INT32, lines, "", "source line from debug info, else 0");
   }
-  file.reset();
+  if (H5Fclose(file.release()) < 0) ck.fail("closing the file");
   MPI_Barrier(comm);
-  int rc = 0;
-  if (me == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) rc = errno;
-  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
-  if (rc) throw Error(path + ": cannot rename " + tmp + " into place: " + std::strerror(rc));
 }
+}  // namespace
 
 }  // namespace perfsift::io
 

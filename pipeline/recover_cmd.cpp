@@ -46,6 +46,7 @@ int run_recover(const RecoverOptions &o) {
   for (auto &p : parts) {
     const int32_t r = p.header.rank;
     if (r < 0 || r >= nranks) continue;
+    if (!p.has_state && p.trace.events.empty()) continue;  // header only: the rank died before any flush
     io::RankTrace t = std::move(p.trace);
     t.rank = r;
     if (!p.has_state) {
@@ -74,8 +75,8 @@ int run_recover(const RecoverOptions &o) {
   std::string missing, truncated;
   for (auto r : run.missing_ranks) missing += (missing.empty() ? "" : ",") + std::to_string(r);
   for (auto r : run.truncated_ranks) truncated += (truncated.empty() ? "" : ",") + std::to_string(r);
-  std::fprintf(stderr, "perfsift: recovered %s from %zu of %d ranks; marked incomplete (missing ranks: %s; ended without MPI_Finalize: %s)\n",
-               o.output.c_str(), parts.size(), nranks, missing.empty() ? "none" : missing.c_str(),
+  std::fprintf(stderr, "perfsift: recovered %s from %d of %d ranks; marked incomplete (missing ranks: %s; ended without MPI_Finalize: %s)\n",
+               o.output.c_str(), static_cast<int>(std::count(present.begin(), present.end(), true)), nranks, missing.empty() ? "none" : missing.c_str(),
                truncated.empty() ? "none" : truncated.c_str());
   return 0;
 }

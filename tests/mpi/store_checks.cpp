@@ -1,0 +1,243 @@
+// Expectations on stores written by tests/apps under real mpirun (see run_app_test.sh).
+// STORE names the store, NRANKS the rank count. Each suite matches one app's documented
+// known answer.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "io/trace_store.h"
+
+using perfsift::io::Event;
+using perfsift::io::TraceStore;
+
+namespace {
+
+std::string store_path() {
+  const char *s = std::getenv("STORE");
+  return s ? s : "";
+}
+int nranks_expected() {
+  const char *s = std::getenv("NRANKS");
+  return s ? std::atoi(s) : 0;
+}
+
+// ops -> count for one rank
+std::map<std::string, int> op_counts(const TraceStore &st, int rank) {
+  std::map<std::string, int> out;
+  for (const auto &e : st.events(rank, rank + 1)) ++out[st.ops().at(e.op)];
+  return out;
+}
+
+int region_index(const TraceStore &st, const std::string &path) {
+  for (const auto &r : st.regions())
+    if (r.path == path) return r.id;
+  return -1;
+}
+
+double profile_at(const TraceStore &st, const std::string &metric, int rank, const std::string &path) {
+  auto v = st.profile(metric);
+  int g = region_index(st, path);
+  EXPECT_GE(g, 0) << "region " << path;
+  return v[static_cast<size_t>(rank) * st.regions().size() + g];
+}
+
+}  // namespace
+
+TEST(Ring, CountsBytesAndRegions) {
+  TraceStore st(store_path());
+  ASSERT_EQ(st.nranks(), nranks_expected());
+  EXPECT_FALSE(st.run().incomplete);
+  for (int r = 0; r < st.nranks(); ++r) {
+    auto c = op_counts(st, r);
+    EXPECT_EQ(c["MPI_Send"], 10) << "rank " << r;
+    EXPECT_EQ(c["MPI_Recv"], 10) << "rank " << r;
+    EXPECT_EQ(c["MPI_Barrier"], 1) << "rank " << r;
+    EXPECT_EQ(c["MPI_Init"], 1);
+    EXPECT_EQ(c["MPI_Finalize"], 1);
+    for (const auto &e : st.events(r, r + 1)) {
+      const std::string &op = st.ops()[e.op];
+      if (op == "MPI_Send") {
+        EXPECT_EQ(e.bytes, 1024);
+        EXPECT_EQ(e.peer, (r + 1) % st.nranks());
+        EXPECT_EQ(st.regions()[e.region].path, "ring");
+      }
+      if (op == "MPI_Recv") {
+        EXPECT_EQ(e.bytes_recv, 1024);
+        EXPECT_EQ(e.peer, (r + st.nranks() - 1) % st.nranks());
+      }
+      EXPECT_LE(e.t_enter, e.t_exit);
+    }
+    EXPECT_EQ(profile_at(st, "visits", r, "ring"), 1);
+    EXPECT_EQ(profile_at(st, "mpi_bytes_sent", r, "ring"), 10 * 1024);
+    EXPECT_EQ(profile_at(st, "mpi_bytes_recv", r, "ring"), 10 * 1024);
+    EXPECT_LE(profile_at(st, "mpi_time", r, "ring"), profile_at(st, "wall", r, "ring") + 1e-6);
+    EXPECT_GE(profile_at(st, "wall", r, "(program)"), profile_at(st, "wall", r, "ring"));
+  }
+  // Events of each rank are ordered by enter time.
+  for (int r = 0; r < st.nranks(); ++r) {
+    auto ev = st.events(r, r + 1);
+    EXPECT_TRUE(std::is_sorted(ev.begin(), ev.end(), [](const Event &a, const Event &b) { return a.t_enter < b.t_enter; }));
+  }
+  // Call sites resolve into the application's main, with a source line from debug info.
+  bool found_main_line = false;
+  for (const auto &e : st.events(0, 1))
+    if (st.ops()[e.op] == "MPI_Send") {
+      const auto &cs = st.callsites().at(e.site);
+      if (cs.file.find("ring.c") != std::string::npos && cs.line > 0) found_main_line = true;
+    }
+  EXPECT_TRUE(found_main_line);
+  // Counters are either recorded or named as unavailable, never silently absent.
+  EXPECT_EQ(st.run().counters_recorded.size() + st.run().counters_unavailable.size(), 6u);
+}
+
+TEST(RingFortran, TracedLikeC) {
+  TraceStore st(store_path());
+  ASSERT_EQ(st.nranks(), nranks_expected());
+  for (int r = 0; r < st.nranks(); ++r) {
+    auto c = op_counts(st, r);
+    EXPECT_EQ(c["MPI_Send"], 10) << "rank " << r;
+    EXPECT_EQ(c["MPI_Recv"], 10) << "rank " << r;
+    EXPECT_EQ(c["MPI_Barrier"], 1);
+    EXPECT_EQ(c["MPI_Init"], 1);
+    EXPECT_EQ(c["MPI_Finalize"], 1);
+    for (const auto &e : st.events(r, r + 1)) {
+      const std::string &op = st.ops()[e.op];
+      if (op == "MPI_Send") EXPECT_EQ(e.bytes, 1024);
+      if (op == "MPI_Recv") {
+        EXPECT_EQ(e.bytes_recv, 1024);
+        // Odd ranks receive with MPI_ANY_SOURCE and MPI_STATUS_IGNORE: the source is still resolved.
+        EXPECT_EQ(e.peer, (r + st.nranks() - 1) % st.nranks());
+        if (r % 2) EXPECT_TRUE(e.flags & perfsift::io::kWildcardSource);
+      }
+    }
+    EXPECT_EQ(profile_at(st, "visits", r, "ring"), 1);
+    EXPECT_EQ(profile_at(st, "mpi_bytes_sent", r, "ring"), 10 * 1024);
+  }
+}
+
+TEST(Families, ExactCountsPerRank) {
+  TraceStore st(store_path());
+  ASSERT_EQ(st.nranks(), 4);
+  const std::map<std::string, int> expected = {
+      {"MPI_Isend", 2},     {"MPI_Irecv", 3},      {"MPI_Waitall", 3},   {"MPI_Ssend", 1},
+      {"MPI_Recv", 3},      {"MPI_Bsend", 1},      {"MPI_Rsend", 1},     {"MPI_Send_init", 1},
+      {"MPI_Recv_init", 1}, {"MPI_Startall", 2},   {"MPI_Request_free", 2}, {"MPI_Sendrecv", 1},
+      {"MPI_Sendrecv_replace", 1}, {"MPI_Probe", 1}, {"MPI_Send", 1},    {"MPI_Barrier", 3},
+      {"MPI_Bcast", 1},     {"MPI_Reduce", 1},     {"MPI_Allreduce", 2}, {"MPI_Gather", 1},
+      {"MPI_Allgather", 1}, {"MPI_Alltoall", 1},   {"MPI_Ibarrier", 1},  {"MPI_Iallreduce", 1},
+      {"MPI_Wait", 3},      {"MPI_Comm_split", 1}, {"MPI_Comm_free", 1}, {"MPI_Init", 1},
+      {"MPI_Finalize", 1}};
+  for (int r = 0; r < 4; ++r) {
+    auto c = op_counts(st, r);
+    for (const auto &[op, n] : expected) EXPECT_EQ(c[op], n) << op << " on rank " << r;
+    int total = 0;
+    for (const auto &[op, n] : c) total += n;
+    int expected_total = 0;
+    for (const auto &[op, n] : expected) expected_total += n;
+    EXPECT_EQ(total, expected_total) << "unexpected extra events on rank " << r;
+    // Point-to-point bytes: every message is 256 bytes; messages sent per rank:
+    // 2 Isend + Ssend + Bsend + Rsend + 2 persistent + Sendrecv + Sendrecv_replace + Send = 10.
+    EXPECT_EQ(profile_at(st, "mpi_bytes_sent", r, "(program)") >= 10 * 256, true);
+    // Every request completes: 2 Isend + 3 Irecv + 4 persistent activations + 2 nonblocking collectives.
+    auto comp = st.completions(r, r + 1);
+    int with_request = 0, sendrecv_halves = 0;
+    for (const auto &x : comp) (x.request >= 0 ? with_request : sendrecv_halves)++;
+    EXPECT_EQ(with_request, 11) << "rank " << r;
+    EXPECT_EQ(sendrecv_halves, 2) << "rank " << r;
+    // The wildcard Irecv's completion names its real source: the partner.
+    auto rq = st.requests(r, r + 1);
+    for (const auto &x : comp)
+      if (x.request >= 0)
+        for (const auto &q : rq)
+          if (q.id == x.request && q.kind == perfsift::io::kReqRecv) EXPECT_EQ(x.source, r ^ 1);
+    // Collective roots are world ranks; split communicator maps to the right members.
+    for (const auto &e : st.events(r, r + 1)) {
+      const std::string &op = st.ops()[e.op];
+      if (op == "MPI_Bcast" || op == "MPI_Reduce" || op == "MPI_Gather") EXPECT_EQ(e.peer, 0);
+      if (op == "MPI_Allreduce" && e.comm != 0) {
+        const auto &m = st.comms().at(e.comm).members;
+        ASSERT_EQ(m.size(), 2u);
+        EXPECT_EQ(m[0] % 2, r % 2);
+        EXPECT_EQ(m[1] % 2, r % 2);
+      }
+      if (op == "MPI_Alltoall") EXPECT_EQ(e.bytes, 2 * 4 * 8);
+    }
+  }
+  EXPECT_EQ(st.comms().at(0).members.size(), 4u);  // MPI_COMM_WORLD first
+}
+
+TEST(Nested, InclusiveTimesAndSteps) {
+  TraceStore st(store_path());
+  ASSERT_EQ(st.nranks(), nranks_expected());
+  ASSERT_GE(region_index(st, "phase/outer/inner"), 0);
+  ASSERT_GE(region_index(st, "tail"), 0);  // from MPI_Pcontrol
+  for (int r = 0; r < st.nranks(); ++r) {
+    const double inner = profile_at(st, "wall", r, "phase/outer/inner");
+    const double outer = profile_at(st, "wall", r, "phase/outer");
+    EXPECT_EQ(profile_at(st, "visits", r, "phase/outer/inner"), 2);
+    EXPECT_EQ(profile_at(st, "visits", r, "phase/outer"), 2);
+    EXPECT_NEAR(inner, 2 * (0.020 + 0.010 * r), 0.015) << "rank " << r;
+    EXPECT_NEAR(outer - inner, 0.020, 0.015) << "rank " << r;
+    EXPECT_LT(profile_at(st, "cpu", r, "phase/outer"), outer);  // sleeping is not CPU time
+    auto steps = st.steps(r, r + 1);
+    ASSERT_EQ(steps.size(), 2u);
+    EXPECT_EQ(steps[0].step, 0);
+    EXPECT_EQ(steps[1].step, 1);
+    EXPECT_EQ(st.regions()[steps[0].region].path, "phase");
+    EXPECT_GT(steps[1].t_begin, steps[0].t_end - 1);
+    // The barrier ran inside "tail", outside any step.
+    for (const auto &e : st.events(r, r + 1))
+      if (st.ops()[e.op] == "MPI_Barrier") {
+        EXPECT_EQ(st.regions()[e.region].path, "tail");
+        EXPECT_EQ(e.step, -1);
+      }
+  }
+}
+
+TEST(ClockSkew, OffsetsMeasuredAndApplied) {
+  TraceStore st(store_path());
+  ASSERT_EQ(st.nranks(), nranks_expected());
+  auto clocks = st.clocks();
+  for (int r = 0; r < st.nranks(); ++r) {
+    // Injected: rank r's clock runs ahead by r * 5 ms and fast by r * 50 ppm.
+    EXPECT_NEAR(clocks[r].offset_init_ns, -5e6 * r, 1e6) << "rank " << r;
+    EXPECT_LT(clocks[r].error_init_ns, 1e6);
+  }
+  // After correction the barrier releases every rank at about the same time.
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (int r = 0; r < st.nranks(); ++r)
+    for (const auto &e : st.events(r, r + 1))
+      if (st.ops()[e.op] == "MPI_Barrier") lo = std::min(lo, e.t_exit), hi = std::max(hi, e.t_exit);
+  EXPECT_LT(hi - lo, 4e6) << "barrier exits spread " << (hi - lo) << " ns (uncorrected skew would be 15 ms)";
+  // Causality: a message is not received before it was sent.
+  for (int r = 0; r < st.nranks(); ++r) {
+    auto ev = st.events(r, r + 1);
+    auto prev_ev = st.events((r + st.nranks() - 1) % st.nranks(), (r + st.nranks() - 1) % st.nranks() + 1);
+    std::vector<int64_t> send_enter;
+    for (const auto &e : prev_ev)
+      if (st.ops()[e.op] == "MPI_Send") send_enter.push_back(e.t_enter);
+    size_t k = 0;
+    for (const auto &e : ev)
+      if (st.ops()[e.op] == "MPI_Recv" && k < send_enter.size()) EXPECT_GE(e.t_exit + 1000000, send_enter[k++]);
+  }
+}
+
+TEST(Crash, RecoveredAndMarkedIncomplete) {
+  TraceStore st(store_path());
+  ASSERT_EQ(st.nranks(), 4);
+  EXPECT_TRUE(st.run().incomplete);
+  EXPECT_EQ(st.run().missing_ranks, std::vector<int32_t>{1});
+  for (int r : {0, 2, 3}) {
+    EXPECT_NE(std::find(st.run().truncated_ranks.begin(), st.run().truncated_ranks.end(), r), st.run().truncated_ranks.end());
+    auto c = op_counts(st, r);
+    EXPECT_EQ(c["MPI_Sendrecv"], 5) << "rank " << r;
+    EXPECT_GE(c["MPI_Barrier"], 1) << "rank " << r;
+    EXPECT_EQ(c["MPI_Finalize"], 0);
+  }
+  EXPECT_TRUE(st.events(1, 2).empty());
+  EXPECT_TRUE(std::isnan(st.profile("wall")[1 * st.regions().size()]));
+}
