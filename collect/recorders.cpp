@@ -10,11 +10,25 @@ using io::EventFlag;
 
 namespace bytes {
 
+// Predefined types never change size, so their sizes are cached (a handle of a
+// derived type may be freed and reused, so those are always asked).
 int64_t type_size(MPI_Datatype type) {
+  struct Entry {
+    MPI_Datatype type;
+    int64_t size;
+  };
+  static Entry cache[16];
+  static int used = 0;
   if (type == MPI_DATATYPE_NULL) return 0;
+  for (int i = 0; i < used; ++i)
+    if (cache[i].type == type) return cache[i].size;
   MPI_Count size = 0;
   PMPI_Type_size_x(type, &size);
-  return size == MPI_UNDEFINED ? 0 : static_cast<int64_t>(size);
+  const int64_t bytes = size == MPI_UNDEFINED ? 0 : static_cast<int64_t>(size);
+  int ni = 0, na = 0, nd = 0, combiner = 0;
+  PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
+  if (combiner == MPI_COMBINER_NAMED && used < 16) cache[used++] = {type, bytes};
+  return bytes;
 }
 
 int group_size(MPI_Comm comm) {
@@ -99,17 +113,12 @@ const void *f2c_buffer(const void *b) {
 
 namespace {
 
-bool is_inter(MPI_Comm comm) {
-  int inter = 0;
-  PMPI_Comm_test_inter(comm, &inter);
-  return inter != 0;
-}
 
 // Fills peer/comm/flags for a point-to-point partner given in `comm`'s numbering.
 void set_peer(Event &ev, MPI_Comm comm, int peer) {
   Runtime &rt = runtime();
-  ev.comm = rt.comm_index(comm);
-  const bool inter = is_inter(comm);
+  bool inter = false;
+  ev.comm = rt.comm_index(comm, &inter);
   if (inter) ev.flags |= io::kInterComm;
   if (peer == MPI_PROC_NULL) {
     ev.peer = -1;
@@ -122,12 +131,14 @@ void set_peer(Event &ev, MPI_Comm comm, int peer) {
   }
 }
 
-int64_t received_bytes(const MPI_Status *status, MPI_Datatype type) {
-  MPI_Count n = 0;
+int64_t received_bytes(const MPI_Status *status, MPI_Datatype) {
   if (!status) return 0;
-  PMPI_Get_elements_x(status, MPI_BYTE, &n);
-  (void)type;
-  return n == MPI_UNDEFINED ? 0 : static_cast<int64_t>(n);
+  int n = 0;
+  PMPI_Get_count(status, MPI_BYTE, &n);
+  if (n != MPI_UNDEFINED) return n;
+  MPI_Count big = 0;  // over 2 GiB
+  PMPI_Get_elements_x(status, MPI_BYTE, &big);
+  return big == MPI_UNDEFINED ? 0 : static_cast<int64_t>(big);
 }
 
 // Sets the event's peer/tag from a receive status (wildcards resolved).
@@ -349,8 +360,8 @@ void on_cancel(Event &ev, const Pending &p) {
 
 void on_coll(Event &ev, MPI_Comm comm, int root, int64_t sent, int64_t recv) {
   Runtime &rt = runtime();
-  ev.comm = rt.comm_index(comm);
-  const bool inter = is_inter(comm);
+  bool inter = false;
+  ev.comm = rt.comm_index(comm, &inter);
   if (inter) ev.flags |= io::kInterComm;
   if (root >= 0) ev.peer = rt.world_rank(ev.comm, root, inter);
   ev.bytes = sent + recv;

@@ -95,10 +95,8 @@ int64_t now_ns() {
   return t;
 }
 
-Runtime &runtime() {
-  static Runtime *rt = new Runtime();  // never destroyed: atexit/signal paths may still use it
-  return *rt;
-}
+// Never destroyed: atexit and signal paths may still use it.
+Runtime *const g_runtime = new Runtime();
 
 int64_t current_step() {
   const auto &st = runtime().m_stack;
@@ -199,7 +197,7 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
     m_run.mpi_library.pop_back();
 
   m_capacity = std::max<size_t>(1024, static_cast<size_t>(m_cfg.buffer_mb) * 1024 * 1024 / sizeof(Event));
-  m_events.reserve(std::min<size_t>(m_capacity, 1 << 16));
+  m_events.reserve(m_capacity);  // no reallocation copies on the hot path
   io::SpillHeader header{};
   std::memcpy(header.magic, io::kSpillMagic, 8);
   header.version = 1;
@@ -352,17 +350,33 @@ void Runtime::register_comm(MPI_Comm comm, int32_t) {
   }
   m_comm_of_handle[comm] = static_cast<int32_t>(m_comms.size());
   m_comms.push_back(std::move(rec));
+  m_comm_inter.push_back(inter ? 1 : 0);
 }
 
-int32_t Runtime::comm_index(MPI_Comm comm) {
-  if (comm == MPI_COMM_NULL) return -1;
-  auto it = m_comm_of_handle.find(comm);
-  if (it != m_comm_of_handle.end()) return it->second;
-  register_comm(comm);  // created by a call we do not wrap, or by MPI_Comm_idup
-  return m_comm_of_handle[comm];
+int32_t Runtime::comm_index(MPI_Comm comm, bool *inter) {
+  int32_t idx = -1;
+  if (comm == MPI_COMM_NULL) {
+    idx = -1;
+  } else if (comm == m_last_comm) {
+    idx = m_last_comm_index;
+  } else {
+    auto it = m_comm_of_handle.find(comm);
+    if (it == m_comm_of_handle.end()) {
+      register_comm(comm);  // created by a call we do not wrap, or by MPI_Comm_idup
+      it = m_comm_of_handle.find(comm);
+    }
+    idx = it->second;
+    m_last_comm = comm;
+    m_last_comm_index = idx;
+  }
+  if (inter) *inter = idx >= 0 && m_comm_inter[idx];
+  return idx;
 }
 
-void Runtime::comm_forget(MPI_Comm comm) { m_comm_of_handle.erase(comm); }
+void Runtime::comm_forget(MPI_Comm comm) {
+  m_comm_of_handle.erase(comm);
+  if (comm == m_last_comm) m_last_comm = MPI_COMM_NULL;
+}
 
 int32_t Runtime::world_rank(int32_t idx, int peer, bool remote) {
   if (idx < 0 || peer < 0) return -1;
@@ -376,9 +390,8 @@ int32_t Runtime::world_rank(int32_t idx, int peer, bool remote) {
 int64_t Runtime::new_request(MPI_Request handle, const RequestState &s, int64_t event_index) {
   RequestState st = s;
   st.id = m_next_request++;
-  auto &queue = m_live_requests[handle];
-  if (!queue.empty() && queue.front().persistent) queue.front() = st;  // a persistent request's next activation
-  else queue.push_back(st);
+  // A persistent request's next activation replaces its state; others queue.
+  m_live_requests.push(handle, st, [](const RequestState &s) { return s.persistent; });
   io::RequestRecord r;
   r.id = st.id;
   r.event = event_index;
@@ -391,17 +404,9 @@ int64_t Runtime::new_request(MPI_Request handle, const RequestState &s, int64_t 
   return st.id;
 }
 
-RequestState *Runtime::find_request(MPI_Request handle) {
-  auto it = m_live_requests.find(handle);
-  return it == m_live_requests.end() || it->second.empty() ? nullptr : &it->second.front();
-}
+RequestState *Runtime::find_request(MPI_Request handle) { return m_live_requests.front(handle); }
 
-void Runtime::drop_request(MPI_Request handle) {
-  auto it = m_live_requests.find(handle);
-  if (it == m_live_requests.end()) return;
-  if (!it->second.empty()) it->second.erase(it->second.begin());
-  if (it->second.empty()) m_live_requests.erase(it);
-}
+void Runtime::drop_request(MPI_Request handle) { m_live_requests.pop(handle); }
 
 // ---------------------------------------------------------------- regions
 
@@ -593,6 +598,7 @@ void Runtime::finish(void *site) {
   mine.push_back(std::move(trace));
   std::string error;
   int ok = 1;
+  const int64_t t_write = now_ns();
   try {
     std::vector<std::string> op_names;
     for (const auto &o : kOps) op_names.emplace_back(o.name);
@@ -604,6 +610,8 @@ void Runtime::finish(void *site) {
   int all_ok = 0;
   PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, m_private);
   if (all_ok) {
+    if (m_rank == 0 && std::getenv("PERFSIFT_REPORT_TIMING"))
+      std::fprintf(stderr, "perfsift: store written in %.3f s\n", (now_ns() - t_write) * 1e-9);
     m_spill.close();
     std::remove(m_spill.path().c_str());
     PMPI_Barrier(m_private);

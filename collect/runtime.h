@@ -13,6 +13,7 @@
 #include "io/spill.h"
 #include "io/trace_model.h"
 #include "recorder.h"
+#include "request_table.h"
 
 namespace perfsift::collect {
 
@@ -54,7 +55,9 @@ class Runtime {
   // --- used by the recorders
   void commit(Event &ev);
   void set_in_flight(Event *ev) { m_in_flight = ev; }
-  int32_t comm_index(MPI_Comm comm);
+  // Index of `comm` in this rank's table (registered on first sight); *inter tells
+  // whether it is an intercommunicator.
+  int32_t comm_index(MPI_Comm comm, bool *inter = nullptr);
   void comm_forget(MPI_Comm comm);
   int32_t world_rank(int32_t comm_idx, int peer, bool remote);
   int64_t new_request(MPI_Request handle, const RequestState &state, int64_t event_index);
@@ -108,13 +111,14 @@ class Runtime {
   std::vector<Frame> m_stack;
   int64_t m_region_mismatches = 0;
 
-  // Open MPI may hand out one handle value for several requests that completed at once
-  // (eager sends); such requests queue under their handle, completed first-in first-out.
-  std::unordered_map<MPI_Request, std::vector<RequestState>> m_live_requests;
+  RequestTable<MPI_Request, RequestState> m_live_requests;
   int64_t m_next_request = 0;
 
   std::unordered_map<MPI_Comm, int32_t> m_comm_of_handle;
   std::vector<io::CommRecord> m_comms;
+  std::vector<uint8_t> m_comm_inter;
+  MPI_Comm m_last_comm = MPI_COMM_NULL;  // one-entry cache: most calls reuse a communicator
+  int32_t m_last_comm_index = -1;
   std::unordered_map<uint64_t, int32_t> m_comm_hash_seen;
 
   int m_papi_set = -1;
@@ -129,6 +133,7 @@ class Runtime {
   friend int64_t current_step();
 };
 
-Runtime &runtime();
+extern Runtime *const g_runtime;
+inline Runtime &runtime() { return *g_runtime; }
 
 }  // namespace perfsift::collect

@@ -1055,6 +1055,13 @@ std::vector<int64_t> TraceStore::offsets(const std::string &table) const {
   return off;
 }
 
+int64_t TraceStore::events_storage_bytes() const {
+  SilenceHdf5 quiet;
+  Ctx ck(m_path);
+  Handle ds(ck(H5Dopen2(m_file, "events", H5P_DEFAULT), "missing dataset /events"), H5Dclose);
+  return static_cast<int64_t>(H5Dget_storage_size(ds));
+}
+
 std::vector<ClockRecord> TraceStore::clocks() const {
   SilenceHdf5 quiet;
   Ctx ck(m_path);

@@ -65,6 +65,8 @@ class TraceStore {
   std::vector<ClockRecord> clocks() const;
   // Row offsets (nranks + 1) of a per-rank table: events, requests, completions, steps.
   std::vector<int64_t> offsets(const std::string &table) const;
+  // Bytes /events occupies in the file (after compression).
+  int64_t events_storage_bytes() const;
 
  private:
   void open(MPI_Comm comm, bool parallel);

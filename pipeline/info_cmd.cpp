@@ -97,7 +97,8 @@ int run_info(const InfoOptions &o) {
   if (o.json) {
     std::ostringstream os;
     os << "{\"format\": \"perfsift-trace\", \"version\": " << store.version() << ", \"ranks\": " << n
-       << ", \"duration_s\": " << duration << ", \"events\": " << nevents << ", \"command\": \"" << json_escape(run.command)
+       << ", \"duration_s\": " << duration << ", \"events\": " << nevents << ", \"events_storage_bytes\": " << store.events_storage_bytes()
+       << ", \"command\": \"" << json_escape(run.command)
        << "\", \"start_time\": \"" << run.start_time << "\", \"events_per_op\": {";
     bool first = true;
     for (const auto &[op, c] : per_op) os << (first ? "" : ", ") << '"' << op << "\": " << c, first = false;

@@ -4,14 +4,9 @@
  * wall(outer) = wall(inner) + 20 ms (+ a little); inner is inside outer (path outer/inner);
  * one step region "phase" with steps 0 and 1 around each outer. */
 #include <mpi.h>
-#include <time.h>
 
+#include "common.h"
 #include "perfsift.h"
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);

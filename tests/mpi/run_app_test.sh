@@ -6,17 +6,20 @@
 set -euo pipefail
 perfsift=$1 checks=$2 check=$3 nranks=$4 store=$5
 shift 5
-expect_fail=0 inert=0
+expect_fail=0 inert=0 app_args=()
 while [ "$1" != "--" ]; do
   case "$1" in
     EXPECT_FAIL=1) expect_fail=1 ;;
     INERT=1) inert=1 ;;
+    APP_ARGS=*) IFS=: read -r -a app_args <<<"${1#APP_ARGS=}" ;;
     *) export "$1" ;;
   esac
   shift
 done
 shift
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# Ranks that wait yield the core, so sleeping ranks wake on time when oversubscribed.
+export OMPI_MCA_mpi_yield_when_idle=1
 mkdir -p "$(dirname "$store")"
 rm -rf "$store" "$store.spill"
 if [ "$inert" = 1 ]; then
@@ -27,7 +30,7 @@ if [ "$inert" = 1 ]; then
   exit 0
 fi
 set +e
-"$perfsift" collect -o "$store" -- mpirun -n "$nranks" "$@"
+"$perfsift" collect -o "$store" -- mpirun -n "$nranks" "$@" "${app_args[@]}"
 rc=$?
 set -e
 if [ "$expect_fail" = 1 ]; then

@@ -1,10 +1,16 @@
-! Ring exchange in Fortran (mpif.h bindings): each rank sends ROUNDS messages of
+! Ring exchange in Fortran, built twice: with mpif.h and (-DUSE_MPI_MODULE) with
+! `use mpi`. Each rank sends ROUNDS messages of
 ! 256 integers to rank+1 and receives from rank-1, inside region "ring" (use perfsift).
 ! Known answer per rank: 10 MPI_Send, 10 MPI_Recv of 1024 bytes, 1 MPI_Barrier.
 program ring
   use perfsift
+#ifdef USE_MPI_MODULE
+  use mpi
+#endif
   implicit none
+#ifndef USE_MPI_MODULE
   include 'mpif.h'
+#endif
   integer :: ierr, rank, nprocs, nxt, prv, i
   integer :: status(MPI_STATUS_SIZE)
   integer :: buf(256), inb(256)

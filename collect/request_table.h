@@ -1,0 +1,120 @@
+// Live requests by handle, on the hot path of every nonblocking call and completion:
+// open addressing (linear probing, backward-shift deletion) into a pooled FIFO per
+// handle, so steady-state traffic allocates nothing. A handle may carry several live
+// requests (Open MPI reuses one handle value for requests that completed at once);
+// they complete first-in first-out.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace perfsift::collect {
+
+template <class Key, class Value>
+class RequestTable {
+ public:
+  RequestTable() : m_slots(kInitial) {}
+
+  // Appends `v` under `key`; with `replace_persistent` a persistent head is replaced.
+  template <class IsPersistent>
+  void push(Key key, const Value &v, IsPersistent persistent) {
+    if ((m_used + 1) * 4 > m_slots.size() * 3) grow();
+    Slot &s = m_slots[find_slot(key)];
+    if (s.head < 0) {
+      s.key = key;
+      s.head = s.tail = new_node(v);
+      ++m_used;
+    } else if (persistent(m_pool[s.head].value)) {
+      m_pool[s.head].value = v;
+    } else {
+      int32_t n = new_node(v);
+      m_pool[s.tail].next = n;
+      s.tail = n;
+    }
+  }
+
+  Value *front(Key key) {
+    Slot &s = m_slots[find_slot(key)];
+    return s.head < 0 ? nullptr : &m_pool[s.head].value;
+  }
+
+  void pop(Key key) {
+    size_t i = find_slot(key);
+    Slot &s = m_slots[i];
+    if (s.head < 0) return;
+    int32_t old = s.head;
+    s.head = m_pool[old].next;
+    m_pool[old].next = m_free;
+    m_free = old;
+    if (s.head < 0) erase_slot(i);
+  }
+
+ private:
+  struct Slot {
+    Key key{};
+    int32_t head = -1, tail = -1;
+  };
+  struct Node {
+    Value value;
+    int32_t next = -1;
+  };
+  static constexpr size_t kInitial = 256;
+
+  size_t hash(Key key) const {
+    uint64_t x = reinterpret_cast<uint64_t>(key);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return static_cast<size_t>(x) & (m_slots.size() - 1);
+  }
+  // The slot holding `key`, or the empty slot where it would go.
+  size_t find_slot(Key key) const {
+    size_t i = hash(key);
+    while (m_slots[i].head >= 0 && m_slots[i].key != key) i = (i + 1) & (m_slots.size() - 1);
+    return i;
+  }
+  int32_t new_node(const Value &v) {
+    int32_t n;
+    if (m_free >= 0) {
+      n = m_free;
+      m_free = m_pool[n].next;
+    } else {
+      n = static_cast<int32_t>(m_pool.size());
+      m_pool.emplace_back();
+    }
+    m_pool[n].value = v;
+    m_pool[n].next = -1;
+    return n;
+  }
+  void erase_slot(size_t i) {
+    const size_t mask = m_slots.size() - 1;
+    m_slots[i].head = m_slots[i].tail = -1;
+    --m_used;
+    // Backward shift: move later members of the probe run into the hole.
+    size_t j = i;
+    for (;;) {
+      j = (j + 1) & mask;
+      if (m_slots[j].head < 0) return;
+      size_t home = hash(m_slots[j].key);
+      if (((j - home) & mask) >= ((j - i) & mask)) {
+        m_slots[i] = m_slots[j];
+        m_slots[j].head = m_slots[j].tail = -1;
+        i = j;
+      }
+    }
+  }
+  void grow() {
+    std::vector<Slot> old(m_slots.size() * 2);
+    old.swap(m_slots);
+    for (const Slot &s : old)
+      if (s.head >= 0) m_slots[find_slot(s.key)] = s;
+  }
+
+  std::vector<Slot> m_slots;
+  std::vector<Node> m_pool;
+  int32_t m_free = -1;
+  size_t m_used = 0;
+};
+
+}  // namespace perfsift::collect

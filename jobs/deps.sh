@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Sourced by the README's commands: makes sure the Debian 12 packages perfsift needs
+# are installed. As root it installs what is missing; otherwise it prints the exact
+# apt-get line and stops.
+PERFSIFT_DEBIAN_PACKAGES=(
+  build-essential cmake gfortran python3 pkg-config binutils
+  openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools
+  libpapi-dev papi-tools libeigen3-dev libboost-serialization-dev
+  libtomlplusplus-dev libcli11-dev libgtest-dev libbenchmark-dev
+)
+
+perfsift_ensure_deps() {
+  local missing=()
+  for p in "${PERFSIFT_DEBIAN_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" = 0 ]; then
+    echo "perfsift: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "perfsift: missing Debian packages. Run as root:" >&2
+    echo "  apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
+    exit 1
+  fi
+}
+
+# Open MPI refuses root and more ranks than cores unless told; CI and containers run as root.
+perfsift_mpi_env() {
+  if [ "$(id -u)" = 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  fi
+  export OMPI_MCA_rmaps_base_oversubscribe=1
+}
+
+perfsift_build() {
+  local src=$1 build=$2
+  cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$build" -j"$(nproc)"
+}
