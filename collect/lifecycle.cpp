@@ -3,13 +3,19 @@
 // that save a rank's data when it dies.
 #include <dlfcn.h>
 #include <fnmatch.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdarg>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 
 #include "perfsift.h"
@@ -20,12 +26,38 @@ using namespace perfsift::collect;
 
 namespace {
 
-void on_signal(int sig);
+// A dying rank's data is saved by a watcher thread, not in the signal handler: the
+// handler may have interrupted malloc or the loader while they held a lock, and saving
+// needs both. The handler only writes the signal number to a pipe (async-signal-safe),
+// waits for the watcher's acknowledgement, then lets the signal take its course.
+int g_request_pipe[2] = {-1, -1};
+int g_ack_pipe[2] = {-1, -1};
+
+void watcher() {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);  // never run the handler on this thread
+  int sig = 0;
+  while (read(g_request_pipe[0], &sig, sizeof sig) < 0 && errno == EINTR) {
+  }
+  runtime().emergency_flush();
+  (void)!write(g_ack_pipe[1], &sig, sizeof sig);
+}
+
+void on_signal(int sig) {
+  if (g_request_pipe[1] >= 0 && write(g_request_pipe[1], &sig, sizeof sig) == sizeof sig) {
+    pollfd p{g_ack_pipe[0], POLLIN, 0};
+    while (poll(&p, 1, 10000) < 0 && errno == EINTR) {
+    }
+  }
+  raise(sig);  // SA_RESETHAND restored the default action
+}
 
 void install_crash_handlers() {
   static bool installed = false;
   if (installed) return;
   installed = true;
+  if (pipe2(g_request_pipe, O_CLOEXEC) == 0 && pipe2(g_ack_pipe, O_CLOEXEC) == 0) std::thread(watcher).detach();
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT}) {
     struct sigaction sa {}, old{};
     sigaction(sig, nullptr, &old);
@@ -35,12 +67,7 @@ void install_crash_handlers() {
     sa.sa_flags = SA_RESETHAND;  // re-raise takes the default action
     sigaction(sig, &sa, nullptr);
   }
-  std::atexit([] { runtime().emergency_flush(); });
-}
-
-void on_signal(int sig) {
-  runtime().emergency_flush();
-  raise(sig);
+  std::atexit([] { runtime().emergency_flush(); });  // exit() without MPI_Finalize
 }
 
 void after_init(int64_t t0, Op op, void *site) {

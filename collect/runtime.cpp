@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -658,7 +659,8 @@ void Runtime::finish(void *site) {
 // Signal / exit without MPI_Finalize: flush whatever the rank has. Raw clock times;
 // recover applies the init offset.
 void Runtime::emergency_flush() {
-  if (!m_active || m_finished) return;
+  static std::atomic<bool> once{false};
+  if (!m_active || m_finished || once.exchange(true)) return;
   m_finished = true;
   g_tracing = false;
   m_active = false;

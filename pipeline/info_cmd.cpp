@@ -50,6 +50,7 @@ int run_info(const InfoOptions &o) {
   const auto &ops = store.ops();
   const int32_t n = store.nranks();
   std::map<std::string, int64_t> per_op;
+  std::map<std::string, double> time_per_op;  // seconds summed over ranks
   std::vector<kernels::Channel> sends, recvs;
   int64_t t_end = 0;
   const int32_t block = 64;  // ranks per read: bounded memory on large stores
@@ -67,6 +68,7 @@ int run_info(const InfoOptions &o) {
         const auto &x = ev[static_cast<size_t>(k - eo[first])];
         const std::string &op = x.op < ops.size() ? ops[x.op] : "?";
         ++per_op[op];
+        time_per_op[op] += (x.t_exit - x.t_enter) * 1e-9;
         t_end = std::max(t_end, x.t_exit);
         if (x.peer < 0 || (x.flags & io::kProcNull)) continue;
         if (is_send_op(op)) sends.push_back({x.comm, r, x.peer, x.tag});
@@ -102,6 +104,9 @@ int run_info(const InfoOptions &o) {
        << "\", \"start_time\": \"" << run.start_time << "\", \"events_per_op\": {";
     bool first = true;
     for (const auto &[op, c] : per_op) os << (first ? "" : ", ") << '"' << op << "\": " << c, first = false;
+    os << "}, \"time_per_op_s\": {";
+    first = true;
+    for (const auto &[op, t] : time_per_op) os << (first ? "" : ", ") << '"' << op << "\": " << t, first = false;
     os << "}, \"regions\": [";
     for (size_t i = 0; i < store.regions().size(); ++i) os << (i ? ", \"" : "\"") << json_escape(store.regions()[i].path) << '"';
     os << "], \"metrics\": " << json_list(store.metrics()) << ", \"counters_recorded\": " << json_list(run.counters_recorded)
@@ -128,8 +133,9 @@ int run_info(const InfoOptions &o) {
   std::vector<std::pair<int64_t, std::string>> by_count;
   for (const auto &[op, c] : per_op) by_count.push_back({c, op});
   std::sort(by_count.rbegin(), by_count.rend());
-  std::printf("  events per operation:\n");
-  for (const auto &[c, op] : by_count) std::printf("    %-24s %lld\n", op.c_str(), static_cast<long long>(c));
+  std::printf("  events per operation (count, seconds summed over ranks):\n");
+  for (const auto &[c, op] : by_count)
+    std::printf("    %-24s %10lld %12.6f\n", op.c_str(), static_cast<long long>(c), time_per_op[op]);
   auto wall = store.profile("wall");
   auto mpi = store.profile("mpi_time");
   const size_t nr = store.regions().size();
