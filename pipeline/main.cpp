@@ -62,9 +62,9 @@ int main(int argc, char **argv) {
   } catch (const io::Error &e) {
     std::fprintf(stderr, "perfsift: %s\n", e.what());
     return 2;
-  } catch (const std::exception &e) {
+  } catch (const std::exception &e) {  // bad input of another kind: also the user's to fix
     std::fprintf(stderr, "perfsift: %s\n", e.what());
-    return 1;
+    return 2;
   }
   return 0;
 }

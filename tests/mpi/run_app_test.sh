@@ -6,12 +6,13 @@
 set -euo pipefail
 perfsift=$1 checks=$2 check=$3 nranks=$4 store=$5
 shift 5
-expect_fail=0 inert=0 app_args=()
+expect_fail=0 inert=0 app_args=() config=()
 while [ "$1" != "--" ]; do
   case "$1" in
     EXPECT_FAIL=1) expect_fail=1 ;;
     INERT=1) inert=1 ;;
     APP_ARGS=*) IFS=: read -r -a app_args <<<"${1#APP_ARGS=}" ;;
+    CONFIG=*) config=(-c "${1#CONFIG=}") ;;
     *) export "$1" ;;
   esac
   shift
@@ -30,7 +31,7 @@ if [ "$inert" = 1 ]; then
   exit 0
 fi
 set +e
-"$perfsift" collect -o "$store" -- mpirun -n "$nranks" "$@" "${app_args[@]}"
+"$perfsift" collect -o "$store" "${config[@]}" -- mpirun -n "$nranks" "$@" "${app_args[@]}"
 rc=$?
 set -e
 if [ "$expect_fail" = 1 ]; then

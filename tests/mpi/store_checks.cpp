@@ -355,3 +355,19 @@ TEST(Spill, EventsBeyondTheBufferAreKept) {
 }
 
 TEST(Inert, Nothing) { SUCCEED(); }
+
+TEST(FunctionsIo, FunctionRegionsAndFileBytes) {
+  TraceStore st(store_path());
+  ASSERT_GE(region_index(st, "solve"), 0);
+  ASSERT_GE(region_index(st, "solve/smooth"), 0);
+  for (const auto &r : st.regions()) EXPECT_EQ(r.path.find("helper"), std::string::npos) << r.path;
+  for (int r = 0; r < st.nranks(); ++r) {
+    EXPECT_EQ(profile_at(st, "visits", r, "solve"), 2);
+    EXPECT_EQ(profile_at(st, "visits", r, "solve/smooth"), 6);
+    EXPECT_EQ(profile_at(st, "io_bytes_written", r, "solve"), 2 * 1.5 * (1 << 20));
+    EXPECT_EQ(profile_at(st, "io_bytes_read", r, "solve"), 2.0 * (1 << 20));
+    EXPECT_EQ(profile_at(st, "io_bytes_written", r, "solve/smooth"), 0);
+    for (const auto &e : st.events(r, r + 1))
+      if (st.ops()[e.op] == "MPI_Allreduce") EXPECT_EQ(st.regions()[e.region].path, "solve/smooth");
+  }
+}
