@@ -1,5 +1,7 @@
 #include "io/spill.h"
 
+#include "io/codec.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,69 +34,6 @@ struct ChunkHeader {
   uint32_t type;
   uint32_t reserved;
   uint64_t bytes;
-};
-
-// Minimal length-prefixed binary encoding for the state chunk.
-class Out {
- public:
-  template <class T>
-  void pod(const T &v) { s.append(reinterpret_cast<const char *>(&v), sizeof v); }
-  void str(const std::string &v) {
-    pod(static_cast<uint32_t>(v.size()));
-    s += v;
-  }
-  template <class T>
-  void vec(const std::vector<T> &v) {
-    pod(static_cast<uint64_t>(v.size()));
-    s.append(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(T));
-  }
-  void strs(const std::vector<std::string> &v) {
-    pod(static_cast<uint64_t>(v.size()));
-    for (const auto &x : v) str(x);
-  }
-  std::string s;
-};
-
-class In {
- public:
-  explicit In(const std::string &b) : s(b) {}
-  template <class T>
-  T pod() {
-    need(sizeof(T));
-    T v;
-    std::memcpy(&v, s.data() + pos, sizeof v);
-    pos += sizeof v;
-    return v;
-  }
-  std::string str() {
-    auto n = pod<uint32_t>();
-    need(n);
-    std::string v = s.substr(pos, n);
-    pos += n;
-    return v;
-  }
-  template <class T>
-  std::vector<T> vec() {
-    auto n = pod<uint64_t>();
-    need(n * sizeof(T));
-    std::vector<T> v(n);
-    std::memcpy(v.data(), s.data() + pos, n * sizeof(T));
-    pos += n * sizeof(T);
-    return v;
-  }
-  std::vector<std::string> strs() {
-    auto n = pod<uint64_t>();
-    std::vector<std::string> v;
-    for (uint64_t i = 0; i < n; ++i) v.push_back(str());
-    return v;
-  }
-
- private:
-  void need(size_t n) {
-    if (pos + n > s.size()) throw std::runtime_error("state chunk is truncated");
-  }
-  const std::string &s;
-  size_t pos = 0;
 };
 
 }  // namespace
@@ -141,7 +80,7 @@ void SpillWriter::close() {
 }
 
 std::string serialize_state(const SpillState &st) {
-  Out o;
+  ByteWriter o;
   const RunInfo &r = st.run;
   o.pod(r.nranks);
   o.str(r.command);
@@ -158,26 +97,15 @@ std::string serialize_state(const SpillState &st) {
   o.strs(t.metric_names);
   o.vec(t.profile);
   o.pod(static_cast<uint64_t>(t.comms.size()));
-  for (const auto &c : t.comms) {
-    o.pod(c.key);
-    o.vec(c.members);
-    o.vec(c.remote);
-  }
+  for (const auto &c : t.comms) o.comm(c);
   o.pod(static_cast<uint64_t>(t.callsites.size()));
-  for (const auto &c : t.callsites) {
-    o.str(c.module);
-    o.pod(c.offset);
-    o.str(c.function);
-    o.pod(c.fn_offset);
-    o.str(c.file);
-    o.pod(c.line);
-  }
+  for (const auto &c : t.callsites) o.callsite(c);
   o.pod(t.clock);
-  return o.s;
+  return o.take();
 }
 
 SpillState deserialize_state(const std::string &bytes) {
-  In in(bytes);
+  ByteReader in(bytes);
   SpillState st;
   RunInfo &r = st.run;
   r.nranks = in.pod<int32_t>();
@@ -194,25 +122,8 @@ SpillState deserialize_state(const std::string &bytes) {
   t.region_paths = in.strs();
   t.metric_names = in.strs();
   t.profile = in.vec<double>();
-  auto ncomm = in.pod<uint64_t>();
-  for (uint64_t i = 0; i < ncomm; ++i) {
-    CommRecord c;
-    c.key = in.pod<uint64_t>();
-    c.members = in.vec<int32_t>();
-    c.remote = in.vec<int32_t>();
-    t.comms.push_back(std::move(c));
-  }
-  auto nsite = in.pod<uint64_t>();
-  for (uint64_t i = 0; i < nsite; ++i) {
-    CallSite c;
-    c.module = in.str();
-    c.offset = in.pod<uint64_t>();
-    c.function = in.str();
-    c.fn_offset = in.pod<uint64_t>();
-    c.file = in.str();
-    c.line = in.pod<int32_t>();
-    t.callsites.push_back(std::move(c));
-  }
+  for (auto n = in.pod<uint64_t>(); n > 0; --n) t.comms.push_back(in.comm());
+  for (auto n = in.pod<uint64_t>(); n > 0; --n) t.callsites.push_back(in.callsite());
   t.clock = in.pod<ClockRecord>();
   return st;
 }

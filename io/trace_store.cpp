@@ -14,6 +14,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "io/codec.h"
 #include "io/spill.h"
 
 namespace perfsift::io {
@@ -241,68 +242,6 @@ std::vector<std::string> gather_strings(MPI_Comm comm, const std::string &mine) 
   return out;
 }
 
-// Length-prefixed string lists, for gathering names.
-void put(std::string &s, const std::string &x) {
-  uint32_t n = static_cast<uint32_t>(x.size());
-  s.append(reinterpret_cast<const char *>(&n), 4);
-  s += x;
-}
-template <class T>
-void put_pod(std::string &s, const T &v) {
-  s.append(reinterpret_cast<const char *>(&v), sizeof v);
-}
-struct Reader {
-  const std::string &s;
-  size_t pos = 0;
-  bool more() const { return pos < s.size(); }
-  std::string str() {
-    uint32_t n;
-    std::memcpy(&n, s.data() + pos, 4);
-    pos += 4;
-    std::string x = s.substr(pos, n);
-    pos += n;
-    return x;
-  }
-  template <class T>
-  T pod() {
-    T v;
-    std::memcpy(&v, s.data() + pos, sizeof v);
-    pos += sizeof v;
-    return v;
-  }
-};
-
-std::string encode_list(const std::vector<std::string> &v) {
-  std::string s;
-  for (const auto &x : v) put(s, x);
-  return s;
-}
-std::vector<std::string> decode_list(const std::string &s) {
-  std::vector<std::string> v;
-  Reader r{s};
-  while (r.more()) v.push_back(r.str());
-  return v;
-}
-
-std::string encode_comm(const CommRecord &c) {
-  std::string s;
-  put_pod(s, c.key);
-  put_pod(s, static_cast<uint32_t>(c.members.size()));
-  s.append(reinterpret_cast<const char *>(c.members.data()), c.members.size() * 4);
-  put_pod(s, static_cast<uint32_t>(c.remote.size()));
-  s.append(reinterpret_cast<const char *>(c.remote.data()), c.remote.size() * 4);
-  return s;
-}
-CommRecord decode_comm(Reader &r) {
-  CommRecord c;
-  c.key = r.pod<uint64_t>();
-  c.members.resize(r.pod<uint32_t>());
-  for (auto &m : c.members) m = r.pod<int32_t>();
-  c.remote.resize(r.pod<uint32_t>());
-  for (auto &m : c.remote) m = r.pod<int32_t>();
-  return c;
-}
-
 // file:line for call sites from the modules' debug info, one addr2line per module.
 void resolve_lines(std::vector<CallSite> &sites) {
   std::map<std::string, std::vector<size_t>> by_module;
@@ -461,22 +400,17 @@ void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::st
   const int32_t nranks = run.nranks;
 
   // ---- unify regions, metrics, communicators and call sites on process 0
-  std::string mine_regions, mine_comms, mine_sites, mine_metrics;
+  ByteWriter mine_regions, mine_comms, mine_sites, mine_metrics;
   for (const auto &t : owned) {
-    for (const auto &p : t.region_paths) put(mine_regions, p);
-    for (const auto &c : t.comms) put(mine_comms, encode_comm(c));
-    for (const auto &s : t.callsites) {
-      put(mine_sites, s.module);
-      put_pod(mine_sites, s.offset);
-      put(mine_sites, s.function);
-      put_pod(mine_sites, s.fn_offset);
-    }
-    if (mine_metrics.empty()) mine_metrics = encode_list(t.metric_names);
+    for (const auto &p : t.region_paths) mine_regions.str(p);
+    for (const auto &c : t.comms) mine_comms.comm(c);
+    for (const auto &c : t.callsites) mine_sites.callsite(c);
+    if (mine_metrics.bytes().empty()) mine_metrics.strs(t.metric_names);
   }
-  auto all_regions = gather_strings(comm, mine_regions);
-  auto all_comms = gather_strings(comm, mine_comms);
-  auto all_sites = gather_strings(comm, mine_sites);
-  auto all_metrics = gather_strings(comm, mine_metrics);
+  auto all_regions = gather_strings(comm, mine_regions.bytes());
+  auto all_comms = gather_strings(comm, mine_comms.bytes());
+  auto all_sites = gather_strings(comm, mine_sites.bytes());
+  auto all_metrics = gather_strings(comm, mine_metrics.bytes());
 
   std::vector<std::string> region_paths, metric_names;
   std::vector<CommRecord> comms;
@@ -484,72 +418,45 @@ void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::st
   if (me == 0) {
     std::set<std::string> paths;
     for (const auto &s : all_regions)
-      for (auto &p : decode_list(s)) paths.insert(p);
+      for (ByteReader r(s); r.more();) paths.insert(r.str());
     paths.erase(kRootRegionPath);
     region_paths.push_back(kRootRegionPath);
     region_paths.insert(region_paths.end(), paths.begin(), paths.end());  // parents sort before children
-    for (const auto &s : all_metrics)
-      for (auto &m : decode_list(s))
+    for (const auto &s : all_metrics) {
+      if (s.empty()) continue;
+      for (auto &m : ByteReader(s).strs())
         if (std::find(metric_names.begin(), metric_names.end(), m) == metric_names.end()) metric_names.push_back(m);
+    }
     std::set<uint64_t> seen;
-    for (const auto &s : all_comms) {
-      Reader r{s};
-      while (r.more()) {
-        std::string enc = r.str();
-        Reader rr{enc};
-        CommRecord c = decode_comm(rr);
+    for (const auto &s : all_comms)
+      for (ByteReader r(s); r.more();) {
+        CommRecord c = r.comm();
         if (seen.insert(c.key).second) comms.push_back(std::move(c));
       }
-    }
     std::set<std::pair<std::string, uint64_t>> seen_sites;
-    for (const auto &s : all_sites) {
-      Reader r{s};
-      while (r.more()) {
-        CallSite c;
-        c.module = r.str();
-        c.offset = r.pod<uint64_t>();
-        c.function = r.str();
-        c.fn_offset = r.pod<uint64_t>();
+    for (const auto &s : all_sites)
+      for (ByteReader r(s); r.more();) {
+        CallSite c = r.callsite();
         if (seen_sites.insert({c.module, c.offset}).second) sites.push_back(std::move(c));
       }
-    }
     resolve_lines(sites);
   }
-  region_paths = decode_list(bcast_string(comm, encode_list(region_paths)));
-  metric_names = decode_list(bcast_string(comm, encode_list(metric_names)));
-  {
-    std::string enc;
-    for (const auto &c : comms) put(enc, encode_comm(c));
-    enc = bcast_string(comm, enc);
+  {  // every process gets the unified tables
+    ByteWriter w;
+    w.strs(region_paths);
+    w.strs(metric_names);
+    w.pod(static_cast<uint64_t>(comms.size()));
+    for (const auto &c : comms) w.comm(c);
+    w.pod(static_cast<uint64_t>(sites.size()));
+    for (const auto &c : sites) w.callsite(c);
+    const std::string all = bcast_string(comm, w.take());
+    ByteReader r(all);
+    region_paths = r.strs();
+    metric_names = r.strs();
     comms.clear();
-    Reader r{enc};
-    while (r.more()) {
-      std::string e = r.str();
-      Reader rr{e};
-      comms.push_back(decode_comm(rr));
-    }
-    std::string senc;
-    for (const auto &c : sites) {
-      put(senc, c.module);
-      put_pod(senc, c.offset);
-      put(senc, c.function);
-      put_pod(senc, c.fn_offset);
-      put(senc, c.file);
-      put_pod(senc, c.line);
-    }
-    senc = bcast_string(comm, senc);
+    for (auto n = r.pod<uint64_t>(); n > 0; --n) comms.push_back(r.comm());
     sites.clear();
-    Reader sr{senc};
-    while (sr.more()) {
-      CallSite c;
-      c.module = sr.str();
-      c.offset = sr.pod<uint64_t>();
-      c.function = sr.str();
-      c.fn_offset = sr.pod<uint64_t>();
-      c.file = sr.str();
-      c.line = sr.pod<int32_t>();
-      sites.push_back(std::move(c));
-    }
+    for (auto n = r.pod<uint64_t>(); n > 0; --n) sites.push_back(r.callsite());
   }
   std::unordered_map<std::string, int32_t> region_id;
   for (size_t i = 0; i < region_paths.size(); ++i) region_id[region_paths[i]] = static_cast<int32_t>(i);

@@ -40,3 +40,13 @@ perfsift_build() {
   cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   cmake --build "$build" -j"$(nproc)"
 }
+
+# What both README commands do first: packages, MPI environment, build.
+# Sets PERFSIFT_ROOT and PERFSIFT_BUILD (default ROOT/build, or $PERFSIFT_BUILD_DIR).
+perfsift_prepare() {
+  PERFSIFT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  PERFSIFT_BUILD=${PERFSIFT_BUILD_DIR:-$PERFSIFT_ROOT/build}
+  perfsift_ensure_deps
+  perfsift_mpi_env
+  perfsift_build "$PERFSIFT_ROOT" "$PERFSIFT_BUILD"
+}
