@@ -21,6 +21,7 @@
 #include "perfsift.h"
 #include "recorder.h"
 #include "runtime.h"
+#include "tick_clock.h"
 
 using namespace perfsift::collect;
 
@@ -81,14 +82,16 @@ void after_init(int64_t t0, Op op, void *site) {
 // ---------------------------------------------------------------- C
 
 extern "C" PERFSIFT_EXPORT int MPI_Init(int *argc, char ***argv) {
-  const int64_t t0 = now_ns();
+  clock_origin();
+  const int64_t t0 = now_ticks();
   const int rc = PMPI_Init(argc, argv);
   if (rc == MPI_SUCCESS) after_init(t0, Op::MPI_Init, __builtin_return_address(0));
   return rc;
 }
 
 extern "C" PERFSIFT_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
-  const int64_t t0 = now_ns();
+  clock_origin();
+  const int64_t t0 = now_ticks();
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
   if (rc == MPI_SUCCESS) after_init(t0, Op::MPI_Init_thread, __builtin_return_address(0));
   return rc;
@@ -143,14 +146,16 @@ void pmpi_pcontrol_(MPI_Fint *level, MPI_Fint *ierr);
   extern "C" PERFSIFT_EXPORT void upper params __attribute__((alias(#lower "_")));
 
 extern "C" PERFSIFT_EXPORT void mpi_init_(MPI_Fint *ierr) {
-  const int64_t t0 = now_ns();
+  clock_origin();
+  const int64_t t0 = now_ticks();
   pmpi_init_(ierr);
   if (*ierr == MPI_SUCCESS) after_init(t0, Op::MPI_Init, __builtin_return_address(0));
 }
 PERFSIFT_FORTRAN_ALIASES(mpi_init, MPI_INIT, (MPI_Fint * ierr))
 
 extern "C" PERFSIFT_EXPORT void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr) {
-  const int64_t t0 = now_ns();
+  clock_origin();
+  const int64_t t0 = now_ticks();
   pmpi_init_thread_(required, provided, ierr);
   if (*ierr == MPI_SUCCESS) after_init(t0, Op::MPI_Init_thread, __builtin_return_address(0));
 }

@@ -23,9 +23,10 @@ using io::Event;
 // ---------------------------------------------------------------- state the hot path reads
 extern bool g_tracing;              // between our MPI_Init and MPI_Finalize, config valid
 extern uint32_t g_group_mask;       // bit per Group
-extern thread_local bool t_in_call; // inside a traced MPI call (no nested records)
+// Inside a traced MPI call, or not the traced thread. initial-exec: a preloaded library
+// may use static TLS, and it spares the hot path a __tls_get_addr call.
+extern thread_local bool t_in_call __attribute__((tls_model("initial-exec")));
 
-int64_t now_ns();
 
 inline bool tracing(Group g) {
   return g_tracing && !t_in_call && (g_group_mask >> static_cast<unsigned>(g) & 1u);

@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <papi.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 
 #include "io/trace_store.h"
 #include "kernels/clock.h"
+#include "tick_clock.h"
 
 namespace perfsift::collect {
 
@@ -24,18 +26,9 @@ bool g_tracing = false;
 uint32_t g_group_mask = ~0u;
 // True on every thread but the one that initialised MPI, and on that one inside a
 // traced call: one flag keeps other threads and nested calls out of the trace.
-thread_local bool t_in_call = true;
+thread_local bool t_in_call __attribute__((tls_model("initial-exec"))) = true;
 
 namespace {
-
-// Test hook: PERFSIFT_TEST_CLOCK_SKEW="OFFSET_NS_PER_RANK:DRIFT_PPM_PER_RANK" skews
-// this rank's clock by rank*offset and rank*drift, so the clock correction can be
-// tested on one node where all clocks agree.
-struct Skew {
-  bool on = false;
-  double offset_ns = 0, drift = 0;
-  int64_t origin = 0;
-} g_skew;
 
 double cpu_seconds() {
   timespec ts;
@@ -87,15 +80,6 @@ constexpr int kClockTag = 7001;
 
 }  // namespace
 
-int64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  int64_t t = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-  if (__builtin_expect(g_skew.on, 0))
-    t += static_cast<int64_t>(g_skew.offset_ns + (t - g_skew.origin) * g_skew.drift);
-  return t;
-}
-
 // Never destroyed: atexit and signal paths may still use it.
 Runtime *const g_runtime = new Runtime();
 
@@ -112,14 +96,14 @@ Call::Call(Op op, void *site) {
   t_in_call = true;
   ev.op = static_cast<uint16_t>(op);
   ev.site = reinterpret_cast<uint64_t>(site);
-  ev.t_enter = now_ns();
+  ev.t_enter = now_ticks();
   runtime().set_in_flight(&ev);
 }
 
-void Call::exit() { ev.t_exit = now_ns(); }
+void Call::exit() { ev.t_exit = now_ticks(); }
 
 Call::~Call() {
-  if (ev.t_exit == 0) ev.t_exit = now_ns();
+  if (ev.t_exit == 0) ev.t_exit = now_ticks();
   runtime().set_in_flight(nullptr);
   runtime().commit(ev);
   t_in_call = false;
@@ -133,7 +117,7 @@ void Runtime::commit(Event &ev) {
   m_cum[io::kMpiBytesSent] += ev.bytes - ev.bytes_recv;
   m_cum[io::kMpiBytesRecv] += ev.bytes_recv;
   m_events.push_back(ev);
-  if (m_events.size() >= m_capacity) spill_buffers();
+  if (m_events.full()) spill_buffers();
 }
 
 // ---------------------------------------------------------------- start
@@ -160,11 +144,9 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   if (const char *skew = std::getenv("PERFSIFT_TEST_CLOCK_SKEW")) {
     double off = 0, ppm = 0;
     if (std::sscanf(skew, "%lf:%lf", &off, &ppm) == 2) {
-      g_skew.origin = now_ns();
-      g_skew.offset_ns = off * m_rank;
-      g_skew.drift = ppm * 1e-6 * m_rank;
-      g_skew.on = true;
-      t_before_init = now_ns();
+      clock_skew_for_test(m_rank, off, ppm);
+      clock_origin();
+      t_before_init = now_ticks();
     }
   }
 
@@ -181,7 +163,8 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   measure_clock(m_clock.offset_init_ns, m_clock.error_init_ns, local_init);
   m_clock.local_init_ns = local_init;
   // Time zero of the store: rank 0 entering MPI_Init.
-  m_start_ns = t_before_init;
+  clock_refresh();
+  m_start_ns = ticks_to_ns(t_before_init);
   PMPI_Bcast(&m_start_ns, 1, MPI_INT64_T, 0, m_private);
 
   m_run.nranks = m_nranks;
@@ -198,7 +181,13 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
     m_run.mpi_library.pop_back();
 
   m_capacity = std::max<size_t>(1024, static_cast<size_t>(m_cfg.buffer_mb) * 1024 * 1024 / sizeof(Event));
-  m_events.reserve(m_capacity);  // no reallocation copies on the hot path
+  // Requests and completions: as many slots as events (a call adds at most one of each
+  // on average), reserved but not populated: most programs use a fraction.
+  if (!m_events.allocate(m_capacity, true) || !m_requests.allocate(m_capacity, false) ||
+      !m_completions.allocate(m_capacity, false)) {
+    warn("cannot map " + std::to_string(m_cfg.buffer_mb) + " MiB of event buffers; tracing is off (lower buffer_mb)");
+    return;
+  }
   io::SpillHeader header{};
   std::memcpy(header.magic, io::kSpillMagic, 8);
   header.version = 1;
@@ -227,7 +216,7 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   init_ev.op = static_cast<uint16_t>(init_op);
   init_ev.site = reinterpret_cast<uint64_t>(site);
   init_ev.t_enter = t_before_init;
-  init_ev.t_exit = now_ns();
+  init_ev.t_exit = now_ticks();
   init_ev.comm = 0;
   commit(init_ev);
 }
@@ -278,16 +267,16 @@ void Runtime::measure_clock(int64_t &offset, int64_t &error, int64_t &local) {
   const int rounds = static_cast<int>(std::max<int64_t>(1, m_cfg.clock_sync_rounds));
   offset = 0;
   error = 0;
-  local = now_ns();
+  local = mono_ns();
   if (m_rank == 0) {
     for (int r = 1; r < m_nranks; ++r) {
       int64_t best_rtt = INT64_MAX, best_off = 0;
       for (int i = 0; i < rounds; ++i) {
         int64_t t_remote = 0;
-        int64_t t0 = now_ns();
+        int64_t t0 = mono_ns();
         PMPI_Send(&t0, 1, MPI_INT64_T, r, kClockTag, m_private);
         PMPI_Recv(&t_remote, 1, MPI_INT64_T, r, kClockTag, m_private, MPI_STATUS_IGNORE);
-        int64_t t1 = now_ns();
+        int64_t t1 = mono_ns();
         if (t1 - t0 < best_rtt) {
           best_rtt = t1 - t0;
           best_off = (t0 + t1) / 2 - t_remote;
@@ -301,7 +290,7 @@ void Runtime::measure_clock(int64_t &offset, int64_t &error, int64_t &local) {
     for (int i = 0; i < rounds; ++i) {
       int64_t t0 = 0;
       PMPI_Recv(&t0, 1, MPI_INT64_T, 0, kClockTag, m_private, MPI_STATUS_IGNORE);
-      int64_t t = now_ns();
+      int64_t t = mono_ns();
       PMPI_Send(&t, 1, MPI_INT64_T, 0, kClockTag, m_private);
       (void)best_rtt_local;
       local = t;
@@ -402,6 +391,7 @@ int64_t Runtime::new_request(MPI_Request handle, const RequestState &s, int64_t 
   r.kind = st.kind;
   r.bytes = st.bytes;
   m_requests.push_back(r);
+  if (m_requests.full()) spill_buffers();
   return st.id;
 }
 
@@ -427,7 +417,7 @@ void Runtime::region_begin(const char *name, bool step) {
     m_regions.push_back(std::move(node));
     m_regions[parent].children.emplace_back(name, id);
   }
-  Frame f{id, now_ns(), cpu_seconds(), {}, {}, -1, static_cast<int32_t>(current_step())};
+  Frame f{id, now_ticks(), cpu_seconds(), {}, {}, -1, static_cast<int32_t>(current_step())};
   std::copy(std::begin(m_cum), std::end(m_cum), f.cum0);
   if (step) f.step = m_regions[id].steps++;
   read_papi(f.papi0);
@@ -438,11 +428,12 @@ void Runtime::region_begin(const char *name, bool step) {
 void Runtime::close_frame(bool keep_on_stack) {
   Frame &f = m_stack.back();
   RegionNode &r = m_regions[f.region];
-  const int64_t t1 = now_ns();
+  const int64_t t1 = now_ticks();
+  clock_refresh();
   r.acc[io::kVisits] += 1;
-  r.acc[io::kWall] += (t1 - f.t0) * 1e-9;
+  r.acc[io::kWall] += ticks_to_s(t1 - f.t0);
   r.acc[io::kCpu] += cpu_seconds() - f.cpu0;
-  r.acc[io::kMpiTime] += (m_cum[io::kMpiTime] - f.cum0[io::kMpiTime]) * 1e-9;
+  r.acc[io::kMpiTime] += ticks_to_s(m_cum[io::kMpiTime] - f.cum0[io::kMpiTime]);
   for (int m = io::kMpiBytesSent; m < io::kBuiltinMetricCount; ++m)
     r.acc[m] += static_cast<double>(m_cum[m] - f.cum0[m]);
   if (!m_papi_names.empty()) {
@@ -472,8 +463,22 @@ void Runtime::region_end(const char *name, bool) {
 
 // ---------------------------------------------------------------- spilling
 
+// Events and steps hold clock ticks while in memory; nanoseconds once they leave it.
+void Runtime::ticks_to_ns_in_place() {
+  clock_refresh();
+  for (auto &e : m_events) {
+    e.t_enter = ticks_to_ns(e.t_enter);
+    e.t_exit = ticks_to_ns(e.t_exit);
+  }
+  for (auto &s : m_steps) {
+    s.t_begin = ticks_to_ns(s.t_begin);
+    s.t_end = ticks_to_ns(s.t_end);
+  }
+}
+
 void Runtime::spill_buffers() {
-  resolve_sites(m_events);
+  resolve_sites(m_events.span());
+  ticks_to_ns_in_place();
   if (m_spill.is_open() && m_spill.write_chunk(io::kChunkEvents, m_events.data(), m_events.size() * sizeof(Event))) {
     m_spilled_events += static_cast<int64_t>(m_events.size());
     m_events.clear();
@@ -486,7 +491,12 @@ void Runtime::spill_buffers() {
   } else {
     // No spill file: keep growing rather than drop; count so the report can say so.
     ++m_spill_failures;
-    m_capacity *= 2;
+    if ((m_events.full() && !m_events.grow()) || (m_requests.full() && !m_requests.grow()) ||
+        (m_completions.full() && !m_completions.grow())) {
+      warn("out of memory for events and no spill file; tracing stops here");
+      m_active = false;
+      g_tracing = false;
+    }
   }
 }
 
@@ -510,7 +520,7 @@ io::SpillState Runtime::snapshot_state(bool complete) {
 }
 
 // Replaces return addresses by local call-site ids, resolving each new address once.
-void Runtime::resolve_sites(std::vector<Event> &events) {
+void Runtime::resolve_sites(std::span<Event> events) {
   for (auto &e : events) {
     auto [it, inserted] = m_site_ids.emplace(e.site, static_cast<int32_t>(m_sites.size()));
     if (inserted) {
@@ -548,10 +558,11 @@ io::RankTrace Runtime::build_trace() {
       warn(std::string("reading back spilled events failed: ") + e.what());
     }
   }
-  resolve_sites(m_events);
+  resolve_sites(m_events.span());
+  ticks_to_ns_in_place();
   t.events.insert(t.events.end(), m_events.begin(), m_events.end());
-  t.requests.insert(t.requests.end(), m_requests.begin(), m_requests.end());
-  t.completions.insert(t.completions.end(), m_completions.begin(), m_completions.end());
+  m_requests.append_to(t.requests);
+  m_completions.append_to(t.completions);
   t.steps.insert(t.steps.end(), m_steps.begin(), m_steps.end());
   t.callsites = m_sites;
   return t;
@@ -564,13 +575,13 @@ void Runtime::finish(void *site) {
   Event fin;
   fin.op = static_cast<uint16_t>(Op::MPI_Finalize);
   fin.site = reinterpret_cast<uint64_t>(site);
-  fin.t_enter = now_ns();
+  fin.t_enter = now_ticks();
   fin.comm = 0;
   while (m_stack.size() > 1) {
     ++m_region_mismatches;
     close_frame(false);
   }
-  fin.t_exit = now_ns();
+  fin.t_exit = now_ticks();
   commit(fin);
   close_frame(false);  // the root region
   g_tracing = false;
@@ -599,7 +610,7 @@ void Runtime::finish(void *site) {
   mine.push_back(std::move(trace));
   std::string error;
   int ok = 1;
-  const int64_t t_write = now_ns();
+  const int64_t t_write = mono_ns();
   try {
     std::vector<std::string> op_names;
     for (const auto &o : kOps) op_names.emplace_back(o.name);
@@ -612,7 +623,7 @@ void Runtime::finish(void *site) {
   PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, m_private);
   if (all_ok) {
     if (m_rank == 0 && std::getenv("PERFSIFT_REPORT_TIMING"))
-      std::fprintf(stderr, "perfsift: store written in %.3f s\n", (now_ns() - t_write) * 1e-9);
+      std::fprintf(stderr, "perfsift: store written in %.3f s\n", (mono_ns() - t_write) * 1e-9);
     m_spill.close();
     std::remove(m_spill.path().c_str());
     PMPI_Barrier(m_private);
@@ -668,16 +679,17 @@ void Runtime::emergency_flush() {
   m_clock.offset_fin_ns = m_clock.offset_init_ns;
   if (m_in_flight) {  // the rank died inside this call: keep it, marked
     Event ev = *m_in_flight;
-    ev.t_exit = now_ns();
+    ev.t_exit = now_ticks();
     ev.flags |= io::kInterrupted;
     ev.region = m_stack.empty() ? 0 : m_stack.back().region;
     ev.step = static_cast<int32_t>(current_step());
-    m_events.push_back(ev);
+    if (!m_events.full()) m_events.push_back(ev);
     m_in_flight = nullptr;
   }
   while (!m_stack.empty()) close_frame(false);
   if (!m_spill.is_open()) return;
-  resolve_sites(m_events);  // addresses mean nothing in another process
+  resolve_sites(m_events.span());  // addresses mean nothing in another process
+  ticks_to_ns_in_place();
   m_spill.write_chunk(io::kChunkEvents, m_events.data(), m_events.size() * sizeof(Event));
   m_spill.write_chunk(io::kChunkRequests, m_requests.data(), m_requests.size() * sizeof(io::RequestRecord));
   m_spill.write_chunk(io::kChunkCompletions, m_completions.data(), m_completions.size() * sizeof(io::CompletionRecord));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/collect_config.h"
+#include "pod_buffer.h"
 #include "io/spill.h"
 #include "io/trace_model.h"
 #include "recorder.h"
@@ -64,8 +65,10 @@ class Runtime {
   RequestState *find_request(MPI_Request handle);
   void drop_request(MPI_Request handle);
   int64_t next_event_index() const { return m_spilled_events + static_cast<int64_t>(m_events.size()); }
-  void add_completion(const io::CompletionRecord &c) { m_completions.push_back(c); }
-  void add_request_record(const io::RequestRecord &r) { m_requests.push_back(r); }
+  void add_completion(const io::CompletionRecord &c) {
+    m_completions.push_back(c);
+    if (m_completions.full()) spill_buffers();
+  }
   void add_io_bytes(int64_t bytes, bool write) { m_cum[write ? io::kIoBytesWritten : io::kIoBytesRead] += bytes; }
 
   // --- regions
@@ -83,9 +86,10 @@ class Runtime {
   void close_frame(bool keep_on_stack);
   void measure_clock(int64_t &offset, int64_t &error, int64_t &local);
   void spill_buffers();
+  void ticks_to_ns_in_place();
   io::SpillState snapshot_state(bool complete);
   io::RankTrace build_trace();
-  void resolve_sites(std::vector<Event> &events);
+  void resolve_sites(std::span<Event> events);
   void warn(const std::string &msg);  // rank 0 prints once per message
 
   config::CollectConfig m_cfg;
@@ -96,12 +100,12 @@ class Runtime {
   int64_t m_start_ns = 0;  // rank 0's raw init time
   io::RunInfo m_run;
 
-  std::vector<Event> m_events;
+  PodBuffer<Event> m_events;
   Event *m_in_flight = nullptr;  // the call under way, for a death inside it
   size_t m_capacity = 0;
   int64_t m_spilled_events = 0;
-  std::vector<io::RequestRecord> m_requests;
-  std::vector<io::CompletionRecord> m_completions;
+  PodBuffer<io::RequestRecord> m_requests;
+  PodBuffer<io::CompletionRecord> m_completions;
   std::vector<io::StepRecord> m_steps;
   io::SpillWriter m_spill;
   int64_t m_spill_failures = 0;

@@ -281,9 +281,11 @@ TEST(WaitBarrier, EarlyRanksWaitLonger) {
   for (int r = 0; r < n; ++r) {
     auto b = durations(st, r, "MPI_Barrier");
     ASSERT_EQ(b.size(), 3u);
-    EXPECT_NEAR(sum(b), 3 * (n - 1 - r) * 0.020, 0.030) << "rank " << r;
-    EXPECT_NEAR(profile_at(st, "wall", r, "work"), 3 * (r + 1) * 0.020, 0.020) << "rank " << r;
+    EXPECT_NEAR(sum(b), 3 * (n - 1 - r) * 0.020, 0.045) << "rank " << r;
+    EXPECT_NEAR(profile_at(st, "wall", r, "work"), 3 * (r + 1) * 0.020, 0.030) << "rank " << r;
   }
+  // The structure, whatever the machine's load: the first rank waits longest.
+  EXPECT_GT(sum(durations(st, 0, "MPI_Barrier")), sum(durations(st, n - 1, "MPI_Barrier")) + 0.040);
 }
 
 TEST(MasterWorker, TasksAndSetup) {
