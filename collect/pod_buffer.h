@@ -42,6 +42,7 @@ class PodBuffer {
   }
 
   void push_back(const T &e) { m_data[m_size++] = e; }
+  void commit_one() { ++m_size; }  // the slot at end() was filled in place
   bool full() const { return m_size >= m_capacity; }
   void clear() { m_size = 0; }
   size_t size() const { return m_size; }

@@ -33,8 +33,9 @@ inline bool tracing(Group g) {
 }
 
 // One traced call: stamps entry on construction, exit on exit(), commits on destruction.
+// The event is written in place, in the next free slot of the rank's buffer.
 struct Call {
-  Event ev;
+  Event &ev;
   Call(Op op, void *site);
   void exit();
   ~Call();

@@ -92,30 +92,47 @@ int64_t current_step() {
 
 // ---------------------------------------------------------------- Call
 
-Call::Call(Op op, void *site) {
+Call::Call(Op op, void *site) : ev(runtime().open_slot()) {
   t_in_call = true;
   ev.op = static_cast<uint16_t>(op);
   ev.site = reinterpret_cast<uint64_t>(site);
   ev.t_enter = now_ticks();
-  runtime().set_in_flight(&ev);
 }
 
 void Call::exit() { ev.t_exit = now_ticks(); }
 
 Call::~Call() {
   if (ev.t_exit == 0) ev.t_exit = now_ticks();
-  runtime().set_in_flight(nullptr);
-  runtime().commit(ev);
+  runtime().commit_slot();
   t_in_call = false;
 }
 
-void Runtime::commit(Event &ev) {
-  if (!m_active) return;
+Event &Runtime::open_slot() {
+  Event &ev = *m_events.end();  // a slot is always free: a full buffer spills at once
+  ev = Event{};
+  m_in_flight = &ev;
+  return ev;
+}
+
+void Runtime::commit_slot() {
+  m_in_flight = nullptr;
+  Event &ev = *m_events.end();
+  account(ev);
+  m_events.commit_one();
+  if (m_events.full()) spill_buffers();
+}
+
+void Runtime::account(Event &ev) {
   ev.region = m_stack.empty() ? 0 : m_stack.back().region;
   ev.step = static_cast<int32_t>(current_step());
   m_cum[io::kMpiTime] += ev.t_exit - ev.t_enter;
   m_cum[io::kMpiBytesSent] += ev.bytes - ev.bytes_recv;
   m_cum[io::kMpiBytesRecv] += ev.bytes_recv;
+}
+
+void Runtime::commit(Event &ev) {
+  if (!m_active) return;
+  account(ev);
   m_events.push_back(ev);
   if (m_events.full()) spill_buffers();
 }
@@ -678,12 +695,10 @@ void Runtime::emergency_flush() {
   m_clock.local_fin_ns = 0;
   m_clock.offset_fin_ns = m_clock.offset_init_ns;
   if (m_in_flight) {  // the rank died inside this call: keep it, marked
-    Event ev = *m_in_flight;
-    ev.t_exit = now_ticks();
-    ev.flags |= io::kInterrupted;
-    ev.region = m_stack.empty() ? 0 : m_stack.back().region;
-    ev.step = static_cast<int32_t>(current_step());
-    if (!m_events.full()) m_events.push_back(ev);
+    m_in_flight->t_exit = now_ticks();
+    m_in_flight->flags |= io::kInterrupted;
+    account(*m_in_flight);
+    m_events.commit_one();
     m_in_flight = nullptr;
   }
   while (!m_stack.empty()) close_frame(false);

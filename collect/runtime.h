@@ -54,8 +54,11 @@ class Runtime {
   void emergency_flush();
 
   // --- used by the recorders
+  // The hot path: the next free slot, then its commit.
+  Event &open_slot();
+  void commit_slot();
+  // Events made outside a Call (MPI_Init, MPI_Finalize).
   void commit(Event &ev);
-  void set_in_flight(Event *ev) { m_in_flight = ev; }
   // Index of `comm` in this rank's table (registered on first sight); *inter tells
   // whether it is an intercommunicator.
   int32_t comm_index(MPI_Comm comm, bool *inter = nullptr);
@@ -86,6 +89,7 @@ class Runtime {
   void close_frame(bool keep_on_stack);
   void measure_clock(int64_t &offset, int64_t &error, int64_t &local);
   void spill_buffers();
+  void account(Event &ev);  // region, step and running totals of a finished call
   void ticks_to_ns_in_place();
   io::SpillState snapshot_state(bool complete);
   io::RankTrace build_trace();
