@@ -86,9 +86,12 @@ void on_start(Event &ev, int count, const MPI_Request *requests);
 void on_sendrecv(Event &ev, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                  const MPI_Status *status);
-void on_mrecv(Event &ev, MPI_Datatype type, const MPI_Status *status);
-void on_imrecv(Event &ev, int count, MPI_Datatype type, MPI_Request request);
+void on_mrecv(Event &ev, MPI_Datatype type, MPI_Message matched, const MPI_Status *status);
+void on_imrecv(Event &ev, int count, MPI_Datatype type, MPI_Message matched, MPI_Request request);
 void on_probe(Event &ev, int source, int tag, MPI_Comm comm, int found, const MPI_Status *status);
+void on_mprobe(Event &ev, int source, int tag, MPI_Comm comm, int found, const MPI_Status *status,
+               MPI_Message message);
+void on_nothing_completed(Event &ev);
 void on_completed(Event &ev, const Pending &pending, int index, const MPI_Status *status);
 void on_completed_all(Event &ev, const Pending &pending, const MPI_Status *statuses);
 void on_completed_index(Event &ev, const Pending &pending, int index, const MPI_Status *status);

@@ -282,18 +282,30 @@ void on_sendrecv(Event &ev, int sendcount, MPI_Datatype sendtype, int dest, int 
   runtime().add_completion(c);
 }
 
-void on_mrecv(Event &ev, MPI_Datatype type, const MPI_Status *status) {
-  ev.comm = -1;  // the message handle hides the communicator; the peer is a world rank via the probe
+// MPI_(I)mrecv name no communicator: it comes from the probe that matched the message.
+void on_mrecv(Event &ev, MPI_Datatype type, MPI_Message matched, const MPI_Status *status) {
+  ev.comm = runtime().take_message(matched);
+  if (matched == MPI_MESSAGE_NO_PROC) ev.flags |= io::kProcNull;
   if (status && status->MPI_SOURCE != MPI_PROC_NULL) {
+    ev.peer = runtime().world_rank(ev.comm, status->MPI_SOURCE, false);
     ev.tag = status->MPI_TAG;
     ev.bytes_recv = ev.bytes = received_bytes(status, type);
   }
 }
 
-void on_imrecv(Event &ev, int count, MPI_Datatype type, MPI_Request request) {
-  ev.peer = -2;
+void on_imrecv(Event &ev, int count, MPI_Datatype type, MPI_Message matched, MPI_Request request) {
+  ev.comm = runtime().take_message(matched);
+  ev.peer = -2;  // resolved by the completion's status
   start_request(ev, request, io::kReqRecv, bytes::vol(count, type), false);
 }
+
+void on_mprobe(Event &ev, int source, int tag, MPI_Comm comm, int found, const MPI_Status *status,
+               MPI_Message message) {
+  on_probe(ev, source, tag, comm, found, status);
+  if (found && message != MPI_MESSAGE_NULL) runtime().remember_message(message, ev.comm);
+}
+
+void on_nothing_completed(Event &ev) { ev.flags |= io::kNoMatch; }
 
 void on_probe(Event &ev, int source, int tag, MPI_Comm comm, int found, const MPI_Status *status) {
   set_peer(ev, comm, source);

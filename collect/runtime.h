@@ -67,6 +67,14 @@ class Runtime {
   int64_t new_request(MPI_Request handle, const RequestState &state, int64_t event_index);
   RequestState *find_request(MPI_Request handle);
   void drop_request(MPI_Request handle);
+  void remember_message(MPI_Message m, int32_t comm) { m_message_comm[m] = comm; }
+  int32_t take_message(MPI_Message m) {
+    auto it = m_message_comm.find(m);
+    if (it == m_message_comm.end()) return -1;
+    int32_t c = it->second;
+    m_message_comm.erase(it);
+    return c;
+  }
   int64_t next_event_index() const { return m_spilled_events + static_cast<int64_t>(m_events.size()); }
   void add_completion(const io::CompletionRecord &c) {
     m_completions.push_back(c);
@@ -120,6 +128,8 @@ class Runtime {
   int64_t m_region_mismatches = 0;
 
   RequestTable<MPI_Request, RequestState> m_live_requests;
+  // Matched messages (MPI_Mprobe/Improbe) carry their communicator to MPI_(I)mrecv.
+  std::unordered_map<MPI_Message, int32_t> m_message_comm;
   int64_t m_next_request = 0;
 
   std::unordered_map<MPI_Comm, int32_t> m_comm_of_handle;

@@ -373,3 +373,68 @@ TEST(FunctionsIo, FunctionRegionsAndFileBytes) {
       if (st.ops()[e.op] == "MPI_Allreduce") EXPECT_EQ(st.regions()[e.region].path, "solve/smooth");
   }
 }
+
+TEST(Families2, RemainingFamiliesExact) {
+  TraceStore st(store_path());
+  ASSERT_EQ(st.nranks(), 4);
+  const std::map<std::string, int> exact = {
+      {"MPI_Irecv", 12}, {"MPI_Isend", 8}, {"MPI_Waitany", 4}, {"MPI_Wait", 4}, {"MPI_Waitall", 3},
+      {"MPI_Send", 3}, {"MPI_Recv", 1}, {"MPI_Mprobe", 1}, {"MPI_Mrecv", 1}, {"MPI_Imrecv", 1},
+      {"MPI_Issend", 1}, {"MPI_Irsend", 1}, {"MPI_Ibsend", 1}, {"MPI_Barrier", 2}, {"MPI_Bcast", 1},
+      {"MPI_Scatter", 1}, {"MPI_Scatterv", 1}, {"MPI_Gatherv", 1}, {"MPI_Allgatherv", 1},
+      {"MPI_Alltoallv", 1}, {"MPI_Reduce_scatter", 1}, {"MPI_Reduce_scatter_block", 1}, {"MPI_Scan", 1},
+      {"MPI_Exscan", 1}, {"MPI_Comm_dup", 1}, {"MPI_Cart_create", 1}, {"MPI_Comm_free", 2},
+      {"MPI_Neighbor_allgather", 1}, {"MPI_Ineighbor_alltoall", 1}, {"MPI_File_open", 1},
+      {"MPI_File_write_at", 1}, {"MPI_File_read_at", 1}, {"MPI_File_close", 1}, {"MPI_Cancel", 1},
+      {"MPI_Init", 1}, {"MPI_Finalize", 1}};
+  const std::vector<std::string> polled = {"MPI_Waitsome", "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome",
+                                           "MPI_Iprobe", "MPI_Improbe"};
+  for (int r = 0; r < 4; ++r) {
+    const int p = r ^ 1;
+    auto c = op_counts(st, r);
+    for (const auto &[op, n] : exact) EXPECT_EQ(c[op], n) << op << " on rank " << r;
+    for (const auto &op : polled) EXPECT_GE(c[op], 1) << op << " on rank " << r;
+    int known = 0;
+    for (const auto &[op, n] : c)
+      if (exact.count(op) || std::find(polled.begin(), polled.end(), op) != polled.end()) known += n;
+    int total = 0;
+    for (const auto &[op, n] : c) total += n;
+    EXPECT_EQ(known, total) << "an operation the program does not call was recorded on rank " << r;
+
+    auto comp = st.completions(r, r + 1);
+    int with_request = 0, cancelled = 0;
+    for (const auto &x : comp) with_request += x.request >= 0, cancelled += x.cancelled;
+    EXPECT_EQ(with_request, 25) << "rank " << r;
+    EXPECT_EQ(cancelled, 1) << "rank " << r;
+
+    auto ev = st.events(r, r + 1);
+    const auto &ops = st.ops();
+    int last_iprobe_peer = -9;
+    for (size_t i = 0; i < ev.size(); ++i) {
+      const auto &e = ev[i];
+      const std::string &op = ops[e.op];
+      if (op == "MPI_Iprobe") last_iprobe_peer = (e.flags & perfsift::io::kNoMatch) ? -9 : e.peer;
+      if (op == "MPI_Mrecv") EXPECT_EQ(e.bytes_recv, 256);
+      if (op == "MPI_Scatter") EXPECT_EQ(e.bytes, r == 0 ? 32 + 8 : 8);
+      if (op == "MPI_Reduce_scatter") EXPECT_EQ(e.bytes, 32 + 8);
+      if (op == "MPI_Neighbor_allgather") EXPECT_EQ(e.bytes, 16);
+      if (op == "MPI_File_write_at" || op == "MPI_File_read_at") EXPECT_EQ(e.comm, -1);
+      if (op == "MPI_Testany" || op == "MPI_Testsome" || op == "MPI_Waitsome") {
+        // A poll that found nothing says so; one that completed something does not.
+        bool completed = false;
+        for (const auto &x : comp)
+          if (x.event == static_cast<int64_t>(i)) completed = true;
+        if (!completed) EXPECT_TRUE((e.flags & perfsift::io::kNoMatch) || op == "MPI_Waitsome");
+      }
+    }
+    EXPECT_EQ(last_iprobe_peer, p);
+    // The Imrecv's completion names the partner.
+    auto rq = st.requests(r, r + 1);
+    for (const auto &q : rq)
+      if (ops[ev[q.event].op] == "MPI_Imrecv")
+        for (const auto &x : comp)
+          if (x.request == q.id) EXPECT_EQ(x.source, p);
+    EXPECT_EQ(profile_at(st, "io_bytes_written", r, "(program)"), 4096);
+    EXPECT_EQ(profile_at(st, "io_bytes_read", r, "(program)"), 4096);
+  }
+}
