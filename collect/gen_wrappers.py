@@ -289,11 +289,12 @@ def main():
     c_out, f_out = list(prologue), list(prologue)
     for fn in fns:
         params = split_args(fn["args"])
-        c_out.append(gen_c(fn, params))
-        c_out.append("")
+        # Functions newer than the MPI library are left out, not failed on.
+        guard = [f"#if MPI_VERSION >= {fn['since']}"] if fn.get("since", 1) > 1 else []
+        end = ["#endif"] if guard else []
+        c_out += guard + [gen_c(fn, params)] + end + [""]
         if fn.get("fortran", True):
-            f_out.append(gen_fortran(fn, params))
-            f_out.append("")
+            f_out += guard + [gen_fortran(fn, params)] + end + [""]
     (outdir / "wrappers_c.cpp").write_text("\n".join(c_out))
     (outdir / "wrappers_f.cpp").write_text("\n".join(f_out))
 
