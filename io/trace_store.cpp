@@ -330,7 +330,7 @@ void write_table(const Ctx &ck, hid_t parent, const char *name, hid_t mem_type, 
     hsize_t chunk = std::min<hsize_t>(total, 65536);
     ck.ok(H5Pset_chunk(dcpl, 1, &chunk), "H5Pset_chunk");
     H5Pset_shuffle(dcpl);
-    H5Pset_deflate(dcpl, 4);
+    H5Pset_deflate(dcpl, 1);
   }
   Handle space(ck(H5Screate_simple(1, &dims, &maxdims), "H5Screate_simple"), H5Sclose);
   Handle ds(ck(H5Dcreate2(parent, name, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), std::string("creating /") + name), H5Dclose);
