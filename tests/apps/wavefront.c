@@ -4,14 +4,16 @@
  * east and south. Sweeps 0 and 1 start at the north-west corner, sweeps 2 and 3 at the
  * south-east (a direction change). Known answer: per sweep a rank with i upstream
  * neighbours (0, 1 or 2) does i receives, and as many sends as it has downstream ones; the pipeline
- * depth is PX + PY - 1 stages, so one sweep lasts about (PX + PY - 1) * 10 ms. */
+ * depth is PX + PY - 1 stages, so one sweep lasts about (PX + PY - 1) * 10 ms.
+ * Starts with MPI_Init_thread (FUNNELED). */
 #include <math.h>
 #include <mpi.h>
 #include "common.h"
 #include "perfsift.h"
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
+  int provided;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -311,6 +311,7 @@ TEST(Wavefront, SweepsAndPipeline) {
   TraceStore st(store_path());
   ASSERT_EQ(st.nranks(), 4);  // a 2 x 2 grid
   for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(op_counts(st, r)["MPI_Init_thread"], 1);
     auto steps = st.steps(r, r + 1);
     ASSERT_EQ(steps.size(), 4u);
     auto c = op_counts(st, r);
@@ -436,5 +437,44 @@ TEST(Families2, RemainingFamiliesExact) {
           if (x.request == q.id) EXPECT_EQ(x.source, p);
     EXPECT_EQ(profile_at(st, "io_bytes_written", r, "(program)"), 4096);
     EXPECT_EQ(profile_at(st, "io_bytes_read", r, "(program)"), 4096);
+  }
+}
+
+TEST(CrashExit, ExitWithoutFinalizeIsSaved) {
+  TraceStore st(store_path());
+  ASSERT_EQ(st.nranks(), 4);
+  EXPECT_TRUE(st.run().incomplete);
+  EXPECT_TRUE(st.run().missing_ranks.empty());
+  EXPECT_EQ(st.run().truncated_ranks, (std::vector<int32_t>{0, 1, 2, 3}));
+  auto c = op_counts(st, 1);
+  EXPECT_EQ(c["MPI_Sendrecv"], 5);
+  EXPECT_EQ(c["MPI_Barrier"], 1);
+  EXPECT_EQ(c["MPI_Finalize"], 0);
+  EXPECT_EQ(profile_at(st, "visits", 1, "(program)"), 1);
+}
+
+TEST(Intercomm, PeersAndCommunicators) {
+  TraceStore st(store_path());
+  ASSERT_EQ(st.nranks(), 4);
+  int32_t inter_index = -2;
+  for (int r = 0; r < 4; ++r) {
+    auto c = op_counts(st, r);
+    for (const char *op : {"MPI_Comm_split", "MPI_Intercomm_create", "MPI_Intercomm_merge", "MPI_Bcast", "MPI_Send", "MPI_Recv"})
+      EXPECT_EQ(c[op], 1) << op << " on rank " << r;
+    EXPECT_EQ(c["MPI_Comm_free"], 3);
+    const int other = r % 2 ? r - 1 : r + 1;
+    for (const auto &e : st.events(r, r + 1)) {
+      const std::string &op = st.ops()[e.op];
+      if (op == "MPI_Send" || op == "MPI_Recv") {
+        EXPECT_EQ(e.peer, other) << op << " on rank " << r;
+        EXPECT_TRUE(e.flags & perfsift::io::kInterComm);
+        if (inter_index == -2) inter_index = e.comm;
+        EXPECT_EQ(e.comm, inter_index) << "one /comms entry for the intercommunicator";
+        const auto &cm = st.comms().at(e.comm);
+        ASSERT_EQ(cm.members.size(), 2u);
+        ASSERT_EQ(cm.remote.size(), 2u);
+      }
+      if (op == "MPI_Bcast" && r % 2) EXPECT_EQ(e.peer, 0) << "root is world rank 0";
+    }
   }
 }
