@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "io/trace_store.h"
-#include "kernels/clock.h"
+#include "io/clock_correction.h"
 #include "tick_clock.h"
 
 namespace perfsift::collect {
@@ -622,7 +622,7 @@ void Runtime::finish(void *site) {
   if (failures > 0) warn("the spill file could not be written " + std::to_string(failures) + " times; events were kept in memory instead");
 
   io::RankTrace trace = build_trace();
-  kernels::correct_times(trace, m_start_ns);
+  io::correct_times(trace, m_start_ns);
   std::vector<io::RankTrace> mine;
   mine.push_back(std::move(trace));
   std::string error;

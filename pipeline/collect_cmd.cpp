@@ -75,6 +75,10 @@ int run_collect(const CollectOptions &o) {
   if (is_open_mpi_launcher(o.launch.front())) {
     // Open MPI does not forward the environment to remote nodes by default; -x does.
     std::vector<std::string> extra = {"-x", "LD_PRELOAD=" + lib, "-x", "PERFSIFT_OUTPUT"};
+    // When a rank dies, Open MPI sends the others SIGTERM and, 1 s later, SIGKILL; give
+    // them time to save their data (unless the user chose a grace period).
+    if (!std::getenv("OMPI_MCA_odls_base_sigkill_timeout"))
+      extra.insert(extra.end(), {"--mca", "odls_base_sigkill_timeout", "3"});
     if (!config_path.empty()) extra.insert(extra.end(), {"-x", "PERFSIFT_CONFIG"});
     for (const char *v : {"PERFSIFT_BUFFER_MB", "PERFSIFT_PAPI_EVENTS", "PERFSIFT_MPI_GROUPS", "PERFSIFT_TEST_CLOCK_SKEW",
                           "PERFSIFT_FUNCTION_REGIONS", "PERFSIFT_FUNCTION_INCLUDE", "PERFSIFT_FUNCTION_EXCLUDE"})

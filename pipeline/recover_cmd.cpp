@@ -6,7 +6,7 @@
 
 #include "io/spill.h"
 #include "io/trace_store.h"
-#include "kernels/clock.h"
+#include "io/clock_correction.h"
 #include "ops.h"
 #include "pipeline/commands.h"
 
@@ -54,7 +54,7 @@ int run_recover(const RecoverOptions &o) {
       t.complete = false;
       t.region_paths.clear();
     }
-    kernels::correct_times(t, p.header.start_ns);
+    io::correct_times(t, p.header.start_ns);
     if (!t.complete) run.truncated_ranks.push_back(r);
     traces[r] = std::move(t);
     present[r] = true;

@@ -1,15 +1,15 @@
-#include "kernels/clock.h"
+#include "io/clock_correction.h"
 
-namespace perfsift::kernels {
+namespace perfsift::io {
 
-int64_t clock_offset_at(const io::ClockRecord &c, int64_t t) {
+int64_t clock_offset_at(const ClockRecord &c, int64_t t) {
   const int64_t span = c.local_fin_ns - c.local_init_ns;
   if (span <= 0) return c.offset_init_ns;
   const long double slope = static_cast<long double>(c.offset_fin_ns - c.offset_init_ns) / span;
   return c.offset_init_ns + static_cast<int64_t>(slope * (t - c.local_init_ns));
 }
 
-void correct_times(io::RankTrace &trace, int64_t start_ns) {
+void correct_times(RankTrace &trace, int64_t start_ns) {
   auto fix = [&](int64_t t) { return t + clock_offset_at(trace.clock, t) - start_ns; };
   for (auto &e : trace.events) {
     e.t_enter = fix(e.t_enter);
@@ -21,4 +21,4 @@ void correct_times(io::RankTrace &trace, int64_t start_ns) {
   }
 }
 
-}  // namespace perfsift::kernels
+}  // namespace perfsift::io
