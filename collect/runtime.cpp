@@ -303,13 +303,11 @@ void Runtime::measure_clock(int64_t &offset, int64_t &error, int64_t &local) {
       PMPI_Send(result, 2, MPI_INT64_T, r, kClockTag, m_private);
     }
   } else {
-    int64_t best_rtt_local = INT64_MAX;
     for (int i = 0; i < rounds; ++i) {
       int64_t t0 = 0;
       PMPI_Recv(&t0, 1, MPI_INT64_T, 0, kClockTag, m_private, MPI_STATUS_IGNORE);
       int64_t t = mono_ns();
       PMPI_Send(&t, 1, MPI_INT64_T, 0, kClockTag, m_private);
-      (void)best_rtt_local;
       local = t;
     }
     int64_t result[2];
@@ -321,7 +319,7 @@ void Runtime::measure_clock(int64_t &offset, int64_t &error, int64_t &local) {
 
 // ---------------------------------------------------------------- communicators
 
-void Runtime::register_comm(MPI_Comm comm, int32_t) {
+void Runtime::register_comm(MPI_Comm comm) {
   io::CommRecord rec;
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);

@@ -91,7 +91,7 @@ class Runtime {
   const config::CollectConfig &config() const { return m_cfg; }
 
  private:
-  void register_comm(MPI_Comm comm, int32_t index_hint = -1);
+  void register_comm(MPI_Comm comm);
   void setup_papi();
   void read_papi(std::vector<long long> &out);
   void close_frame(bool keep_on_stack);
