@@ -51,6 +51,7 @@ class PodBuffer {
   T *begin() { return m_data; }
   T *end() { return m_data + m_size; }
   std::span<T> span() { return {m_data, m_size}; }
+  std::span<const T> span() const { return {m_data, m_size}; }
   void append_to(std::vector<T> &out) const { out.insert(out.end(), m_data, m_data + m_size); }
 
  private:

@@ -205,14 +205,8 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
     warn("cannot map " + std::to_string(m_cfg.buffer_mb) + " MiB of event buffers; tracing is off (lower buffer_mb)");
     return;
   }
-  io::SpillHeader header{};
-  std::memcpy(header.magic, io::kSpillMagic, 8);
-  header.version = 1;
-  header.rank = m_rank;
-  header.nranks = m_nranks;
-  header.start_ns = m_start_ns;
   std::string err;
-  if (!m_spill.open(m_cfg.spill_dir, header, &err)) warn(err + "; events beyond the buffer will be counted as lost");
+  if (!m_spill.open(m_cfg.spill_dir, io::make_spill_header(m_rank, m_nranks, m_start_ns), &err)) warn(err + "; events beyond the buffer will be counted as lost");
 
   setup_papi();
   register_comm(MPI_COMM_WORLD);
@@ -494,12 +488,9 @@ void Runtime::ticks_to_ns_in_place() {
 void Runtime::spill_buffers() {
   resolve_sites(m_events.span());
   ticks_to_ns_in_place();
-  if (m_spill.is_open() && m_spill.write_chunk(io::kChunkEvents, m_events.data(), m_events.size() * sizeof(Event))) {
+  if (m_spill.is_open() && m_spill.write_records(m_events.span(), m_requests.span(), m_completions.span(), m_steps)) {
     m_spilled_events += static_cast<int64_t>(m_events.size());
     m_events.clear();
-    m_spill.write_chunk(io::kChunkRequests, m_requests.data(), m_requests.size() * sizeof(io::RequestRecord));
-    m_spill.write_chunk(io::kChunkCompletions, m_completions.data(), m_completions.size() * sizeof(io::CompletionRecord));
-    m_spill.write_chunk(io::kChunkSteps, m_steps.data(), m_steps.size() * sizeof(io::StepRecord));
     m_requests.clear();
     m_completions.clear();
     m_steps.clear();
@@ -651,33 +642,20 @@ void Runtime::finish(void *site) {
     if (m_rank == 0)
       std::fprintf(stderr, "perfsift: writing %s failed; spill files kept in %s; run `perfsift recover %s -o %s`\n",
                    m_cfg.output.c_str(), m_cfg.spill_dir.c_str(), m_cfg.spill_dir.c_str(), m_cfg.output.c_str());
-    // Everything to the spill file so that recover has the whole rank.
-    m_active = true;
-    m_events.clear();
-    m_requests.clear();
-    m_completions.clear();
-    m_steps.clear();
-    auto &t = mine.front();
+    // The whole rank into a fresh spill file, so that recover has everything.
+    io::RankTrace &t = mine.front();
     m_spill.close();
-    io::SpillHeader header{};
-    std::memcpy(header.magic, io::kSpillMagic, 8);
-    header.version = 1;
-    header.rank = m_rank;
-    header.nranks = m_nranks;
-    header.start_ns = 0;  // times below are already corrected
     io::SpillWriter w;
-    if (w.open(m_cfg.spill_dir, header, nullptr)) {
-      w.write_chunk(io::kChunkEvents, t.events.data(), t.events.size() * sizeof(Event));
-      w.write_chunk(io::kChunkRequests, t.requests.data(), t.requests.size() * sizeof(io::RequestRecord));
-      w.write_chunk(io::kChunkCompletions, t.completions.data(), t.completions.size() * sizeof(io::CompletionRecord));
-      w.write_chunk(io::kChunkSteps, t.steps.data(), t.steps.size() * sizeof(io::StepRecord));
+    // Start 0 and a zero clock record: the times below are already corrected.
+    if (w.open(m_cfg.spill_dir, io::make_spill_header(m_rank, m_nranks, 0), nullptr) &&
+        w.write_records(t.events, t.requests, t.completions, t.steps)) {
       io::SpillState st;
       st.run = m_run;
-      st.profile_part = t;
-      st.profile_part.clock = io::ClockRecord{};  // already applied
+      st.profile_part = std::move(t);
+      st.profile_part.events.clear();  // written above; the state chunk carries the rest
+      st.profile_part.clock = io::ClockRecord{};
       w.write_state(st);
     }
-    m_active = false;
   }
   PMPI_Comm_free(&m_private);
 }
@@ -703,10 +681,7 @@ void Runtime::emergency_flush() {
   if (!m_spill.is_open()) return;
   resolve_sites(m_events.span());  // addresses mean nothing in another process
   ticks_to_ns_in_place();
-  m_spill.write_chunk(io::kChunkEvents, m_events.data(), m_events.size() * sizeof(Event));
-  m_spill.write_chunk(io::kChunkRequests, m_requests.data(), m_requests.size() * sizeof(io::RequestRecord));
-  m_spill.write_chunk(io::kChunkCompletions, m_completions.data(), m_completions.size() * sizeof(io::CompletionRecord));
-  m_spill.write_chunk(io::kChunkSteps, m_steps.data(), m_steps.size() * sizeof(io::StepRecord));
+  m_spill.write_records(m_events.span(), m_requests.span(), m_completions.span(), m_steps);
   io::SpillState st = snapshot_state(false);
   st.profile_part.callsites = m_sites;
   m_spill.write_state(st);

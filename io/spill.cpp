@@ -42,6 +42,16 @@ std::string spill_path(const std::string &dir, int rank) {
   return dir + "/rank-" + std::to_string(rank) + ".bin";
 }
 
+SpillHeader make_spill_header(int32_t rank, int32_t nranks, int64_t start_ns) {
+  SpillHeader h{};
+  std::memcpy(h.magic, kSpillMagic, sizeof h.magic);
+  h.version = 1;
+  h.rank = rank;
+  h.nranks = nranks;
+  h.start_ns = start_ns;
+  return h;
+}
+
 SpillWriter::~SpillWriter() { close(); }
 
 bool SpillWriter::open(const std::string &dir, const SpillHeader &header, std::string *error) {
@@ -67,6 +77,16 @@ bool SpillWriter::write_chunk(SpillChunk type, const void *data, uint64_t bytes)
   if (m_fd < 0) return false;
   ChunkHeader h{type, 0, bytes};
   return write_all(m_fd, &h, sizeof h) && write_all(m_fd, data, bytes);
+}
+
+bool SpillWriter::write_records(std::span<const Event> events, std::span<const RequestRecord> requests,
+                                std::span<const CompletionRecord> completions, std::span<const StepRecord> steps) {
+  const bool ok = write_chunk(kChunkEvents, events.data(), events.size_bytes());
+  if (!ok) return false;
+  write_chunk(kChunkRequests, requests.data(), requests.size_bytes());
+  write_chunk(kChunkCompletions, completions.data(), completions.size_bytes());
+  write_chunk(kChunkSteps, steps.data(), steps.size_bytes());
+  return true;
 }
 
 bool SpillWriter::write_state(const SpillState &state) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct SpillHeader {
   int32_t pad;
   int64_t start_ns;  // rank 0's raw clock at MPI_Init: time zero of the store
 };
+SpillHeader make_spill_header(int32_t rank, int32_t nranks, int64_t start_ns);
 
 // Facts a recovered store needs that only the state chunk carries.
 struct SpillState {
@@ -43,6 +45,9 @@ class SpillWriter {
   bool open(const std::string &dir, const SpillHeader &header, std::string *error);
   bool is_open() const { return m_fd >= 0; }
   bool write_chunk(SpillChunk type, const void *data, uint64_t bytes);
+  // One flush of records, one chunk per kind; true when the events chunk was written.
+  bool write_records(std::span<const Event> events, std::span<const RequestRecord> requests,
+                     std::span<const CompletionRecord> completions, std::span<const StepRecord> steps);
   bool write_state(const SpillState &state);
   void close();
   const std::string &path() const { return m_path; }

@@ -549,27 +549,6 @@ void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::st
     if (me != 0) rows.clear();
     return rows;
   };
-  {  // /ops
-    hsize_t n = op_names.size();
-    size_t width = 1;
-    for (const auto &o : op_names) width = std::max(width, o.size() + 1);
-    Handle t(H5Tcopy(H5T_C_S1), H5Tclose);
-    H5Tset_size(t, width);
-    std::vector<char> buf(n * width, 0);
-    for (size_t i = 0; i < n; ++i) std::memcpy(&buf[i * width], op_names[i].data(), op_names[i].size());
-    Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-    Handle ds(ck(H5Dcreate2(file, "ops", t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating /ops"), H5Dclose);
-    describe(ck, ds, "", "operation names; /events.op indexes this table");
-    Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-    H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
-    Handle fs(H5Dget_space(ds), H5Sclose);
-    Handle ms(H5Screate_simple(1, &n, nullptr), H5Sclose);
-    if (me != 0) {
-      H5Sselect_none(fs);
-      H5Sselect_none(ms);
-    }
-    ck.ok(H5Dwrite(ds, t, ms, fs, dxpl, buf.data()), "writing /ops");
-  }
   // Fixed-width string columns keep parallel writes simple (no variable-length data).
   auto write_strings = [&](hid_t parent, const char *name, const std::vector<std::string> &v, const std::string &desc) {
     hsize_t n = v.size();
@@ -594,6 +573,7 @@ void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::st
     }
     ck.ok(H5Dwrite(ds, t, ms, fs, dxpl, buf.data()), std::string("writing ") + name);
   };
+  write_strings(file, "ops", op_names, "operation names; /events.op indexes this table");
   auto write_ints = [&](hid_t parent, const char *name, hid_t type, const auto &v, const std::string &units, const std::string &desc) {
     using T = typename std::decay_t<decltype(v)>::value_type;
     std::vector<T> rows = only_root(v);

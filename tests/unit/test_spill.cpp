@@ -15,15 +15,7 @@ std::string temp_dir() {
   std::filesystem::create_directories(d);
   return d.string();
 }
-SpillHeader header(int rank) {
-  SpillHeader h{};
-  std::memcpy(h.magic, kSpillMagic, 8);
-  h.version = 1;
-  h.rank = rank;
-  h.nranks = 4;
-  h.start_ns = 123;
-  return h;
-}
+SpillHeader header(int rank) { return make_spill_header(rank, 4, 123); }
 }  // namespace
 
 TEST(Spill, RoundTripEventsAndState) {
