@@ -42,6 +42,12 @@ bool is_send_op(const std::string &op) {
 }
 bool is_init_op(const std::string &op) { return op.size() > 5 && op.substr(op.size() - 5) == "_init"; }
 
+// The name of an operation code; a code outside the store's /ops table reads "?".
+const std::string &op_name(const std::vector<std::string> &ops, size_t code) {
+  static const std::string unknown = "?";
+  return code < ops.size() ? ops[code] : unknown;
+}
+
 }  // namespace
 
 int run_info(const InfoOptions &o) {
@@ -49,8 +55,9 @@ int run_info(const InfoOptions &o) {
   const auto &run = store.run();
   const auto &ops = store.ops();
   const int32_t n = store.nranks();
-  std::map<std::string, int64_t> per_op;
-  std::map<std::string, double> time_per_op;  // seconds summed over ranks
+  // Counted by operation code on the hot loop; by name for the output.
+  std::vector<int64_t> count_of_code(ops.size() + 1, 0);
+  std::vector<double> time_of_code(ops.size() + 1, 0.0);  // seconds summed over ranks
   std::vector<kernels::Channel> sends, recvs;
   int64_t t_end = 0;
   const int32_t block = 64;  // ranks per read: bounded memory on large stores
@@ -66,9 +73,10 @@ int run_info(const InfoOptions &o) {
       auto event_at = [&](int64_t local) -> const io::Event & { return ev[static_cast<size_t>(eo[r] - eo[first] + local)]; };
       for (int64_t k = eo[r]; k < eo[r + 1]; ++k) {
         const auto &x = ev[static_cast<size_t>(k - eo[first])];
-        const std::string &op = x.op < ops.size() ? ops[x.op] : "?";
-        ++per_op[op];
-        time_per_op[op] += (x.t_exit - x.t_enter) * 1e-9;
+        const size_t code = std::min<size_t>(x.op, ops.size());
+        ++count_of_code[code];
+        time_of_code[code] += (x.t_exit - x.t_enter) * 1e-9;
+        const std::string &op = op_name(ops, x.op);
         t_end = std::max(t_end, x.t_exit);
         if (x.peer < 0 || (x.flags & io::kProcNull)) continue;
         if (is_send_op(op)) sends.push_back({x.comm, r, x.peer, x.tag});
@@ -79,7 +87,7 @@ int run_info(const InfoOptions &o) {
         const auto &q = rq[static_cast<size_t>(k - qo[first])];
         req_of[q.id] = q;
         const io::Event &x = event_at(q.event);
-        const std::string &op = x.op < ops.size() ? ops[x.op] : "?";
+        const std::string &op = op_name(ops, x.op);
         // Persistent *_init rows are templates; their MPI_Start rows are the messages.
         if (q.kind == io::kReqSend && !is_init_op(op) && q.peer >= 0) sends.push_back({q.comm, r, q.peer, q.tag});
       }
@@ -92,6 +100,14 @@ int run_info(const InfoOptions &o) {
       }
     }
   }
+  std::map<std::string, int64_t> per_op;
+  std::map<std::string, double> time_per_op;
+  for (size_t code = 0; code < count_of_code.size(); ++code)
+    if (count_of_code[code]) {
+      const std::string &name = op_name(ops, code);
+      per_op[name] += count_of_code[code];
+      time_per_op[name] += time_of_code[code];
+    }
   const auto bal = kernels::balance_messages(std::move(sends), std::move(recvs));
   const int64_t nevents = store.event_offsets().back();
   const double duration = t_end * 1e-9;
