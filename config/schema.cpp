@@ -50,6 +50,11 @@ const std::vector<std::string> &Values::get_list(const std::string &k) const {
   return std::get<std::vector<std::string>>(at(k));
 }
 
+std::string Values::where(const std::string &key) const {
+  auto it = m_where.find(key);
+  return it == m_where.end() || it->second.empty() ? "default" : it->second;
+}
+
 EnvLookup process_environment() {
   return [](const std::string &name) -> std::optional<std::string> {
     const char *v = std::getenv(name.c_str());
@@ -151,21 +156,47 @@ Value from_node(const KeyDef &def, const toml::node &node, const std::string &pa
   throw wrong();
 }
 
+// Range and choice checks shared by file values and environment overrides.
+void check_value(const KeyDef &def, const Value &v, const std::string &place) {
+  double x = 0;
+  if (const auto *i = std::get_if<int64_t>(&v)) x = static_cast<double>(*i);
+  else if (const auto *f = std::get_if<double>(&v)) x = *f;
+  else if (const auto *s = std::get_if<std::string>(&v)) {
+    if (def.choices.empty() || std::find(def.choices.begin(), def.choices.end(), *s) != def.choices.end()) return;
+    std::string list;
+    for (const auto &c : def.choices) list += (list.empty() ? "" : ", ") + c;
+    throw ConfigError(place + ": key '" + def.key + "' is \"" + *s + "\"; expected one of: " + list + " (did you mean '" +
+                      nearest(*s, def.choices) + "'?)");
+  } else return;
+  if (x < def.min || x > def.max) {
+    std::ostringstream os;
+    os << place << ": key '" << def.key << "' is " << x << "; it must be between " << def.min << " and " << def.max
+       << " (" << def.help << ")";
+    throw ConfigError(os.str());
+  }
+}
+
 void walk(const toml::table &table, const std::string &prefix, const std::vector<KeyDef> &keys,
-          const std::string &path, Values &out, std::vector<std::string> &names) {
+          const std::string &path, Values &out, std::vector<std::string> &names,
+          const std::vector<std::string> &sections) {
   for (const auto &[k, node] : table) {
     std::string full = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
     auto def = std::find_if(keys.begin(), keys.end(), [&](const KeyDef &d) { return d.key == full; });
     if (def != keys.end()) {
-      out.set(full, from_node(*def, node, path));
+      Value v = from_node(*def, node, path);
+      check_value(*def, v, where(path, node.source()));
+      out.set(full, std::move(v), where(path, node.source()));
       continue;
     }
     bool is_section = std::any_of(keys.begin(), keys.end(),
                                   [&](const KeyDef &d) { return d.key.rfind(full + ".", 0) == 0; });
     if (is_section && node.is_table()) {
-      walk(*node.as_table(), full, keys, path, out, names);
+      walk(*node.as_table(), full, keys, path, out, names, sections);
       continue;
     }
+    if (prefix.empty() && !sections.empty() && node.is_table())
+      throw ConfigError(where(path, k.source()) + ": unknown stage '" + full + "'; did you mean '" +
+                        nearest(full, sections) + "'? (`perfsift stages` lists every stage and its keys)");
     throw ConfigError(where(path, k.source()) + ": unknown key '" + full + "'; did you mean '" +
                       nearest(full, names) + "'? (perfsift lists every key with --help)");
   }
@@ -174,7 +205,7 @@ void walk(const toml::table &table, const std::string &prefix, const std::vector
 }  // namespace
 
 Values parse(const std::vector<KeyDef> &keys, const std::string &text, const std::string &path,
-             const EnvLookup &env) {
+             const EnvLookup &env, const std::vector<std::string> &sections) {
   Values out;
   std::vector<std::string> names;
   for (const auto &d : keys) {
@@ -190,20 +221,25 @@ Values parse(const std::vector<KeyDef> &keys, const std::string &text, const std
     } catch (const toml::parse_error &e) {
       throw ConfigError(where(path, e.source()) + ": " + std::string(e.description()));
     }
-    walk(table, "", keys, path, out, names);
+    walk(table, "", keys, path, out, names, sections);
   }
   for (const auto &d : keys)
     if (!d.env.empty())
-      if (auto v = env(d.env)) out.set(d.key, from_env(d, *v));
+      if (auto v = env(d.env)) {
+        Value x = from_env(d, *v);
+        check_value(d, x, "environment variable " + d.env);
+        out.set(d.key, std::move(x), "environment " + d.env);
+      }
   return out;
 }
 
-Values parse_file(const std::vector<KeyDef> &keys, const std::string &path, const EnvLookup &env) {
+Values parse_file(const std::vector<KeyDef> &keys, const std::string &path, const EnvLookup &env,
+                  const std::vector<std::string> &sections) {
   std::ifstream in(path);
   if (!in) throw ConfigError(path + ": cannot open the configuration file (check the path)");
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse(keys, ss.str(), path, env);
+  return parse(keys, ss.str(), path, env, sections);
 }
 
 std::string describe(const std::vector<KeyDef> &keys) {
@@ -211,6 +247,11 @@ std::string describe(const std::vector<KeyDef> &keys) {
   for (const auto &d : keys) {
     os << "  " << d.key << " (" << type_name(d.type) << ", default " << to_string(d.default_value) << ")";
     if (!d.env.empty()) os << " [env " << d.env << "]";
+    if (d.min > -1e300 || d.max < 1e300) os << " range " << d.min << ".." << d.max;
+    if (!d.choices.empty()) {
+      os << " one of";
+      for (const auto &c : d.choices) os << ' ' << c;
+    }
     os << "\n      " << d.help << "\n";
   }
   return os.str();

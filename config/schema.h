@@ -25,6 +25,8 @@ struct KeyDef {
   Value default_value;
   std::string env;          // environment override, e.g. "PERFSIFT_PAPI_EVENTS"; may be empty
   std::string help;
+  double min = -1e300, max = 1e300;  // numeric keys: accepted range
+  std::vector<std::string> choices;  // string keys: accepted values (empty: any)
 };
 
 // A configuration error: `file:line:col: message` in one line, with the fix.
@@ -41,13 +43,19 @@ class Values {
   double get_float(const std::string &key) const;
   const std::string &get_string(const std::string &key) const;
   const std::vector<std::string> &get_list(const std::string &key) const;
-  void set(const std::string &key, Value v) { m_values[key] = std::move(v); }
+  void set(const std::string &key, Value v, std::string where = "") {
+    m_values[key] = std::move(v);
+    m_where[key] = std::move(where);
+  }
+  // Where a key's value came from: "file:line:col", "environment NAME" or "default".
+  std::string where(const std::string &key) const;
   std::string source_text;   // the file's text, recorded with results
   std::string source_path;
 
  private:
   const Value &at(const std::string &key) const;
   std::map<std::string, Value> m_values;
+  std::map<std::string, std::string> m_where;
 };
 
 using EnvLookup = std::function<std::optional<std::string>(const std::string &)>;
@@ -55,9 +63,12 @@ EnvLookup process_environment();
 
 // Parse TOML text against `keys`: unknown keys, wrong types and bad syntax throw
 // ConfigError naming file:line:col and the nearest valid key.
+// `sections`, when given, names the top-level tables (pipeline stages): an unknown
+// table is then reported as an unknown stage.
 Values parse(const std::vector<KeyDef> &keys, const std::string &text, const std::string &path,
-             const EnvLookup &env);
-Values parse_file(const std::vector<KeyDef> &keys, const std::string &path, const EnvLookup &env);
+             const EnvLookup &env, const std::vector<std::string> &sections = {});
+Values parse_file(const std::vector<KeyDef> &keys, const std::string &path, const EnvLookup &env,
+                  const std::vector<std::string> &sections = {});
 
 // Nearest candidate by edit distance, for "did you mean" hints.
 std::string nearest(const std::string &word, const std::vector<std::string> &candidates);

@@ -17,85 +17,13 @@
 #include "io/codec.h"
 #include "io/spill.h"
 
+#include "io/hdf5_util.h"
+
 namespace perfsift::io {
 
+using namespace h5;
+
 namespace {
-
-// ---------------------------------------------------------------- checked HDF5 calls
-
-// HDF5 prints its own error stack by default; we turn it into one io::Error line.
-struct SilenceHdf5 {
-  H5E_auto2_t func = nullptr;
-  void *data = nullptr;
-  SilenceHdf5() {
-    H5Eget_auto2(H5E_DEFAULT, &func, &data);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~SilenceHdf5() { H5Eset_auto2(H5E_DEFAULT, func, data); }
-};
-
-std::string hdf5_reason() {
-  std::string msg;
-  H5Ewalk2(
-      H5E_DEFAULT, H5E_WALK_DOWNWARD,
-      [](unsigned n, const H5E_error2_t *e, void *out) -> herr_t {
-        if (n == 0 && e->desc) *static_cast<std::string *>(out) = e->desc;
-        return 0;
-      },
-      &msg);
-  H5Eclear2(H5E_DEFAULT);
-  return msg;
-}
-
-class Ctx {
- public:
-  explicit Ctx(std::string file) : m_file(std::move(file)) {}
-  hid_t operator()(hid_t id, const std::string &what) const {
-    if (id < 0) fail(what);
-    return id;
-  }
-  void ok(herr_t rc, const std::string &what) const {
-    if (rc < 0) fail(what);
-  }
-  [[noreturn]] void fail(const std::string &what) const {
-    std::string reason = hdf5_reason();
-    throw Error(m_file + ": " + what + (reason.empty() ? "" : " (" + reason + ")"));
-  }
-  const std::string &file() const { return m_file; }
-
- private:
-  std::string m_file;
-};
-
-// Owns an hid_t and closes it with the right function.
-class Handle {
- public:
-  Handle() = default;
-  Handle(hid_t id, herr_t (*closer)(hid_t)) : m_id(id), m_close(closer) {}
-  Handle(Handle &&o) noexcept : m_id(o.m_id), m_close(o.m_close) { o.m_id = -1; }
-  Handle &operator=(Handle &&o) noexcept {
-    reset();
-    m_id = o.m_id;
-    m_close = o.m_close;
-    o.m_id = -1;
-    return *this;
-  }
-  ~Handle() { reset(); }
-  void reset() {
-    if (m_id >= 0 && m_close) m_close(m_id);
-    m_id = -1;
-  }
-  operator hid_t() const { return m_id; }
-  hid_t release() {
-    hid_t id = m_id;
-    m_id = -1;
-    return id;
-  }
-
- private:
-  hid_t m_id = -1;
-  herr_t (*m_close)(hid_t) = nullptr;
-};
 
 // ---------------------------------------------------------------- on-disk records
 
@@ -154,6 +82,24 @@ Handle event_type() {
   return Handle(id, H5Tclose);
 }
 
+Event to_event(const DiskEvent &d) {
+  Event e;
+  e.t_enter = d.t_enter;
+  e.t_exit = d.t_exit;
+  e.bytes = d.bytes;
+  e.bytes_recv = d.bytes_recv;
+  e.request = d.request;
+  e.site = static_cast<uint64_t>(static_cast<int64_t>(d.callsite));
+  e.peer = d.peer;
+  e.tag = d.tag;
+  e.comm = d.comm;
+  e.region = d.region;
+  e.step = d.step;
+  e.op = d.op;
+  e.flags = d.flags;
+  return e;
+}
+
 Handle request_type() {
   hid_t id = H5Tcreate(H5T_COMPOUND, sizeof(DiskRequest));
   PS_FIELD(DiskRequest, rank, H5T_NATIVE_INT32);
@@ -201,46 +147,6 @@ Handle clock_type() {
   return Handle(id, H5Tclose);
 }
 
-// The file type keeps the memory layout: collective writes to compressed datasets
-// cannot convert types, and shuffle+deflate removes the padding bytes anyway.
-Handle file_type_of(hid_t mem) { return Handle(H5Tcopy(mem), H5Tclose); }
-
-Handle string_type() {
-  hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, H5T_VARIABLE);
-  H5Tset_cset(t, H5T_CSET_UTF8);
-  return Handle(t, H5Tclose);
-}
-
-// ---------------------------------------------------------------- MPI helpers
-
-std::string bcast_string(MPI_Comm comm, std::string s) {
-  uint64_t n = s.size();
-  MPI_Bcast(&n, 1, MPI_UINT64_T, 0, comm);
-  s.resize(n);
-  MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, 0, comm);
-  return s;
-}
-
-// Gathers each process's byte string to process 0 (empty elsewhere).
-std::vector<std::string> gather_strings(MPI_Comm comm, const std::string &mine) {
-  int me = 0, np = 1;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &np);
-  int n = static_cast<int>(mine.size());
-  std::vector<int> sizes(np), displs(np);
-  MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, comm);
-  std::string all;
-  if (me == 0) {
-    std::partial_sum(sizes.begin(), sizes.end() - 1, displs.begin() + 1);
-    all.resize(displs.back() + sizes.back());
-  }
-  MPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(), displs.data(), MPI_CHAR, 0, comm);
-  std::vector<std::string> out;
-  if (me == 0)
-    for (int i = 0; i < np; ++i) out.push_back(all.substr(displs[i], sizes[i]));
-  return out;
-}
 
 // file:line for call sites from the modules' debug info, one addr2line per module.
 void resolve_lines(std::vector<CallSite> &sites) {
@@ -274,79 +180,6 @@ void resolve_lines(std::vector<CallSite> &sites) {
     }
     pclose(p);
   }
-}
-
-// ---------------------------------------------------------------- writing helpers
-
-void write_string_attr(const Ctx &ck, hid_t obj, const char *name, const std::string &value) {
-  Handle t = string_type();
-  Handle space(ck(H5Screate(H5S_SCALAR), "H5Screate"), H5Sclose);
-  Handle a(ck(H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT), std::string("creating attribute ") + name), H5Aclose);
-  const char *p = value.c_str();
-  ck.ok(H5Awrite(a, t, &p), std::string("writing attribute ") + name);
-}
-
-void write_string_list_attr(const Ctx &ck, hid_t obj, const char *name, const std::vector<std::string> &values) {
-  Handle t = string_type();
-  hsize_t n = values.size();
-  Handle space(ck(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), "H5Screate"), H5Sclose);
-  Handle a(ck(H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT), std::string("creating attribute ") + name), H5Aclose);
-  if (n) {
-    std::vector<const char *> p;
-    for (const auto &v : values) p.push_back(v.c_str());
-    ck.ok(H5Awrite(a, t, p.data()), std::string("writing attribute ") + name);
-  }
-}
-
-template <class T>
-void write_scalar_attr(const Ctx &ck, hid_t obj, const char *name, hid_t type, T value) {
-  Handle space(ck(H5Screate(H5S_SCALAR), "H5Screate"), H5Sclose);
-  Handle a(ck(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), std::string("creating attribute ") + name), H5Aclose);
-  ck.ok(H5Awrite(a, type, &value), std::string("writing attribute ") + name);
-}
-
-void write_int_list_attr(const Ctx &ck, hid_t obj, const char *name, const std::vector<int32_t> &v) {
-  hsize_t n = v.size();
-  Handle space(ck(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), "H5Screate"), H5Sclose);
-  Handle a(ck(H5Acreate2(obj, name, H5T_NATIVE_INT32, space, H5P_DEFAULT, H5P_DEFAULT), std::string("creating attribute ") + name), H5Aclose);
-  if (n) ck.ok(H5Awrite(a, H5T_NATIVE_INT32, v.data()), std::string("writing attribute ") + name);
-}
-
-void describe(const Ctx &ck, hid_t ds, const std::string &units, const std::string &description) {
-  write_string_attr(ck, ds, "units", units);
-  write_string_attr(ck, ds, "description", description);
-}
-
-// A 1-D table whose rows are written as one block per owning process (collective).
-// `rows` are this process's rows; `first` its first global row; `total` the global count.
-template <class T>
-void write_table(const Ctx &ck, hid_t parent, const char *name, hid_t mem_type, const std::vector<T> &rows,
-                 hsize_t first, hsize_t total, bool compress, const std::string &units, const std::string &description) {
-  Handle file_type = file_type_of(mem_type);
-  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-  hsize_t dims = total;
-  hsize_t maxdims = total;
-  if (compress && total > 0) {
-    hsize_t chunk = std::min<hsize_t>(total, 65536);
-    ck.ok(H5Pset_chunk(dcpl, 1, &chunk), "H5Pset_chunk");
-    H5Pset_shuffle(dcpl);
-    H5Pset_deflate(dcpl, 1);
-  }
-  Handle space(ck(H5Screate_simple(1, &dims, &maxdims), "H5Screate_simple"), H5Sclose);
-  Handle ds(ck(H5Dcreate2(parent, name, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), std::string("creating /") + name), H5Dclose);
-  describe(ck, ds, units, description);
-  if (total == 0) return;  // every process agrees: nothing to write
-  hsize_t count = rows.size();
-  Handle mspace(ck(H5Screate_simple(1, &count, nullptr), "H5Screate_simple"), H5Sclose);
-  Handle fspace(ck(H5Dget_space(ds), "H5Dget_space"), H5Sclose);
-  if (count) ck.ok(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &first, nullptr, &count, nullptr), "selecting rows");
-  else {
-    H5Sselect_none(fspace);
-    H5Sselect_none(mspace);
-  }
-  Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-  H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
-  ck.ok(H5Dwrite(ds, mem_type, mspace, fspace, dxpl, rows.data()), std::string("writing /") + name);
 }
 
 }  // namespace
@@ -401,9 +234,23 @@ void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::st
 
   // ---- unify regions, metrics, communicators and call sites on process 0
   ByteWriter mine_regions, mine_comms, mine_sites, mine_metrics;
+  // Each distinct path and communicator once per process: a process owning many ranks
+  // (recover, synth) must not send O(ranks x members) bytes. Records of a communicator
+  // are equal by contract; one with its member list wins over a key-only one.
+  std::set<std::string> my_paths;
+  std::vector<const CommRecord *> my_comms;  // first-seen order: MPI_COMM_WORLD stays first
+  std::unordered_map<uint64_t, size_t> comm_slot;
   for (const auto &t : owned) {
-    for (const auto &p : t.region_paths) mine_regions.str(p);
-    for (const auto &c : t.comms) mine_comms.comm(c);
+    my_paths.insert(t.region_paths.begin(), t.region_paths.end());
+    for (const auto &c : t.comms) {
+      auto [it, fresh] = comm_slot.emplace(c.key, my_comms.size());
+      if (fresh) my_comms.push_back(&c);
+      else if (my_comms[it->second]->members.empty() && !c.members.empty()) my_comms[it->second] = &c;
+    }
+  }
+  for (const auto &p : my_paths) mine_regions.str(p);
+  for (const auto *c : my_comms) mine_comms.comm(*c);
+  for (const auto &t : owned) {
     for (const auto &c : t.callsites) mine_sites.callsite(c);
     if (mine_metrics.bytes().empty()) mine_metrics.strs(t.metric_names);
   }
@@ -432,6 +279,9 @@ void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::st
       for (ByteReader r(s); r.more();) {
         CommRecord c = r.comm();
         if (seen.insert(c.key).second) comms.push_back(std::move(c));
+        else if (!c.members.empty())
+          for (auto &known : comms)
+            if (known.key == c.key && known.members.empty()) known = c;
       }
     std::set<std::pair<std::string, uint64_t>> seen_sites;
     for (const auto &s : all_sites)
@@ -689,94 +539,6 @@ namespace perfsift::io {
 
 namespace {
 
-std::string read_string_attr(const Ctx &ck, hid_t obj, const char *name) {
-  if (H5Aexists(obj, name) <= 0) return "";
-  Handle a(ck(H5Aopen(obj, name, H5P_DEFAULT), std::string("opening attribute ") + name), H5Aclose);
-  Handle t(H5Aget_type(a), H5Tclose);
-  if (H5Tis_variable_str(t) > 0) {
-    Handle mt = string_type();
-    char *p = nullptr;
-    ck.ok(H5Aread(a, mt, &p), std::string("reading attribute ") + name);
-    std::string s = p ? p : "";
-    Handle space(H5Aget_space(a), H5Sclose);
-    H5Dvlen_reclaim(mt, space, H5P_DEFAULT, &p);
-    return s;
-  }
-  size_t n = H5Tget_size(t);
-  std::string s(n, '\0');
-  ck.ok(H5Aread(a, t, s.data()), std::string("reading attribute ") + name);
-  s.resize(std::strlen(s.c_str()));
-  return s;
-}
-
-std::vector<std::string> read_string_list_attr(const Ctx &ck, hid_t obj, const char *name) {
-  std::vector<std::string> out;
-  if (H5Aexists(obj, name) <= 0) return out;
-  Handle a(ck(H5Aopen(obj, name, H5P_DEFAULT), std::string("opening attribute ") + name), H5Aclose);
-  Handle space(H5Aget_space(a), H5Sclose);
-  hssize_t n = H5Sget_simple_extent_npoints(space);
-  if (H5Sget_simple_extent_type(space) == H5S_NULL || n <= 0) return out;
-  Handle mt = string_type();
-  std::vector<char *> p(n);
-  ck.ok(H5Aread(a, mt, p.data()), std::string("reading attribute ") + name);
-  for (auto *x : p) out.push_back(x ? x : "");
-  H5Dvlen_reclaim(mt, space, H5P_DEFAULT, p.data());
-  return out;
-}
-
-template <class T>
-T read_scalar_attr(const Ctx &ck, hid_t obj, const char *name, hid_t type, T fallback) {
-  if (H5Aexists(obj, name) <= 0) return fallback;
-  Handle a(ck(H5Aopen(obj, name, H5P_DEFAULT), std::string("opening attribute ") + name), H5Aclose);
-  T v{};
-  ck.ok(H5Aread(a, type, &v), std::string("reading attribute ") + name);
-  return v;
-}
-
-std::vector<int32_t> read_int_list_attr(const Ctx &ck, hid_t obj, const char *name) {
-  std::vector<int32_t> out;
-  if (H5Aexists(obj, name) <= 0) return out;
-  Handle a(ck(H5Aopen(obj, name, H5P_DEFAULT), std::string("opening attribute ") + name), H5Aclose);
-  Handle space(H5Aget_space(a), H5Sclose);
-  if (H5Sget_simple_extent_type(space) == H5S_NULL) return out;
-  out.resize(H5Sget_simple_extent_npoints(space));
-  if (!out.empty()) ck.ok(H5Aread(a, H5T_NATIVE_INT32, out.data()), std::string("reading attribute ") + name);
-  return out;
-}
-
-// Reads rows [first, last) of a 1-D dataset (all rows when last < 0).
-template <class T>
-std::vector<T> read_rows(const Ctx &ck, hid_t parent, const std::string &name, hid_t mem_type, hsize_t first = 0,
-                         int64_t last = -1) {
-  Handle ds(ck(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), "missing dataset " + name + " (file from another tool or truncated)"), H5Dclose);
-  Handle fs(H5Dget_space(ds), H5Sclose);
-  if (H5Sget_simple_extent_type(fs) == H5S_NULL) return {};
-  hsize_t total = static_cast<hsize_t>(H5Sget_simple_extent_npoints(fs));
-  hsize_t end = last < 0 ? total : static_cast<hsize_t>(last);
-  if (end > total || first > end) throw Error(ck.file() + ": " + name + " has " + std::to_string(total) + " rows, fewer than its offsets say (truncated store?)");
-  hsize_t count = end - first;
-  std::vector<T> out(count);
-  if (!count) return out;
-  H5Sselect_hyperslab(fs, H5S_SELECT_SET, &first, nullptr, &count, nullptr);
-  Handle ms(H5Screate_simple(1, &count, nullptr), H5Sclose);
-  ck.ok(H5Dread(ds, mem_type, ms, fs, H5P_DEFAULT, out.data()), "reading " + name + " (truncated or corrupt store?)");
-  return out;
-}
-
-std::vector<std::string> read_strings(const Ctx &ck, hid_t parent, const std::string &name) {
-  Handle ds(ck(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), "missing dataset " + name), H5Dclose);
-  Handle fs(H5Dget_space(ds), H5Sclose);
-  if (H5Sget_simple_extent_type(fs) == H5S_NULL) return {};
-  hsize_t n = static_cast<hsize_t>(H5Sget_simple_extent_npoints(fs));
-  Handle t(H5Dget_type(ds), H5Tclose);
-  size_t width = H5Tget_size(t);
-  std::vector<char> buf(n * width + 1, 0);
-  if (n) ck.ok(H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "reading " + name);
-  std::vector<std::string> out;
-  for (hsize_t i = 0; i < n; ++i) out.emplace_back(std::string(&buf[i * width], width).c_str());
-  return out;
-}
-
 }  // namespace
 
 TraceStore::TraceStore(const std::string &path) : m_path(path) { open(MPI_COMM_NULL, false); }
@@ -787,6 +549,8 @@ TraceStore::~TraceStore() {
 }
 
 void TraceStore::open(MPI_Comm comm, bool parallel) {
+  m_parallel = parallel;
+  m_comm = comm;
   SilenceHdf5 quiet;
   Ctx ck(m_path);
   if (access(m_path.c_str(), R_OK) != 0) throw Error(m_path + ": cannot read the file (" + std::strerror(errno) + ")");
@@ -877,6 +641,78 @@ std::vector<double> TraceStore::profile(const std::string &metric) const {
   return out;
 }
 
+std::vector<double> TraceStore::profile(const std::string &metric, int32_t first, int32_t last) const {
+  SilenceHdf5 quiet;
+  Ctx ck(m_path);
+  if (first < 0 || last > m_run.nranks || first > last) throw Error(m_path + ": bad rank range for /profile");
+  Handle ds(ck(H5Dopen2(m_file, ("profile/" + metric).c_str(), H5P_DEFAULT), "no metric '" + metric + "' in /profile"), H5Dclose);
+  const hsize_t nreg = m_regions.size();
+  std::vector<double> out(static_cast<size_t>(last - first) * nreg);
+  hsize_t start[2] = {static_cast<hsize_t>(first), 0}, count[2] = {static_cast<hsize_t>(last - first), nreg};
+  hsize_t mcount[2] = {std::max<hsize_t>(count[0], 1), std::max<hsize_t>(nreg, 1)};
+  Handle fs(H5Dget_space(ds), H5Sclose);
+  Handle ms(H5Screate_simple(2, mcount, nullptr), H5Sclose);
+  if (out.empty()) {
+    H5Sselect_none(fs);
+    H5Sselect_none(ms);
+  } else {
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+  }
+  Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+  if (m_parallel) H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+  std::vector<double> dummy(1);
+  ck.ok(H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, dxpl, out.empty() ? dummy.data() : out.data()),
+        "reading /profile/" + metric + " (truncated or corrupt store?)");
+  return out;
+}
+
+void TraceStore::scan_events(int32_t first, int32_t last, int64_t rows_per_read, const EventSink &fn) const {
+  SilenceHdf5 quiet;
+  Ctx ck(m_path);
+  if (first < 0 || last > m_run.nranks || first > last) throw Error(m_path + ": bad rank range for /events");
+  constexpr int64_t kChunkRows = 65536;  // the writer's chunk size: reads aligned to it decompress each chunk once
+  rows_per_read = std::max<int64_t>(kChunkRows, rows_per_read / kChunkRows * kChunkRows);
+  const int64_t row_begin = m_event_offsets[first], row_end = m_event_offsets[last];
+  // Read boundaries at multiples of rows_per_read (chunk-aligned).
+  std::vector<std::pair<int64_t, int64_t>> reads;
+  for (int64_t r = row_begin; r < row_end;) {
+    const int64_t next = std::min(row_end, (r / rows_per_read + 1) * rows_per_read);
+    reads.emplace_back(r, next);
+    r = next;
+  }
+  int64_t rounds = static_cast<int64_t>(reads.size());
+  if (m_parallel) MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, m_comm);
+  Handle ds(ck(H5Dopen2(m_file, "events", H5P_DEFAULT), "missing dataset /events (truncated store?)"), H5Dclose);
+  Handle fs(H5Dget_space(ds), H5Sclose);
+  const hsize_t total = H5Sget_simple_extent_type(fs) == H5S_NULL ? 0 : static_cast<hsize_t>(H5Sget_simple_extent_npoints(fs));
+  if (static_cast<hsize_t>(row_end) > total)
+    throw Error(m_path + ": /events has " + std::to_string(total) + " rows, fewer than its offsets say (truncated store?)");
+  Handle type = event_type();
+  Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+  if (m_parallel) H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+  std::vector<DiskEvent> rows;
+  std::vector<Event> events;
+  for (int64_t k = 0; k < rounds; ++k) {
+    const bool mine = k < static_cast<int64_t>(reads.size());
+    const hsize_t start = mine ? static_cast<hsize_t>(reads[k].first) : 0;
+    const hsize_t count = mine ? static_cast<hsize_t>(reads[k].second - reads[k].first) : 0;
+    rows.resize(std::max<hsize_t>(count, 1));
+    hsize_t mcount = rows.size();
+    Handle ms(H5Screate_simple(1, &mcount, nullptr), H5Sclose);
+    Handle sel(H5Scopy(fs), H5Sclose);
+    if (count) H5Sselect_hyperslab(sel, H5S_SELECT_SET, &start, nullptr, &count, nullptr);
+    else {
+      H5Sselect_none(sel);
+      H5Sselect_none(ms);
+    }
+    if (total) ck.ok(H5Dread(ds, type, ms, sel, dxpl, rows.data()), "reading /events (truncated or corrupt store?)");
+    if (!count) continue;
+    events.resize(count);
+    for (hsize_t i = 0; i < count; ++i) events[i] = to_event(rows[i]);
+    fn(static_cast<int64_t>(start), events);
+  }
+}
+
 template <class T>
 std::vector<T> TraceStore::slice(const char *table, int32_t first, int32_t last) const {
   SilenceHdf5 quiet;
@@ -894,23 +730,7 @@ std::vector<T> TraceStore::slice(const char *table, int32_t first, int32_t last)
 
 std::vector<Event> TraceStore::events(int32_t first, int32_t last) const {
   std::vector<Event> out;
-  for (const auto &d : slice<DiskEvent>("events", first, last)) {
-    Event e;
-    e.t_enter = d.t_enter;
-    e.t_exit = d.t_exit;
-    e.bytes = d.bytes;
-    e.bytes_recv = d.bytes_recv;
-    e.request = d.request;
-    e.site = static_cast<uint64_t>(static_cast<int64_t>(d.callsite));
-    e.peer = d.peer;
-    e.tag = d.tag;
-    e.comm = d.comm;
-    e.region = d.region;
-    e.step = d.step;
-    e.op = d.op;
-    e.flags = d.flags;
-    out.push_back(e);
-  }
+  for (const auto &d : slice<DiskEvent>("events", first, last)) out.push_back(to_event(d));
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -57,6 +58,15 @@ class TraceStore {
 
   // Profile metric as [nranks][nregions], row-major.
   std::vector<double> profile(const std::string &metric) const;
+  // Rows [first, last) of a profile metric: [last-first][nregions] (one hyperslab).
+  // Collective when the store was opened in parallel.
+  std::vector<double> profile(const std::string &metric, int32_t first, int32_t last) const;
+  // Streams the events of ranks [first, last) in reads of about `rows_per_read` rows
+  // aligned to the dataset's chunks, calling fn(first_row, events) for each. Memory
+  // stays at one read whatever the block's size. Collective when opened in parallel:
+  // every process calls it, processes with fewer rows join the remaining reads empty.
+  using EventSink = std::function<void(int64_t first_row, const std::vector<Event> &events)>;
+  void scan_events(int32_t first, int32_t last, int64_t rows_per_read, const EventSink &fn) const;
   // Events of ranks [first, last): one hyperslab read.
   std::vector<Event> events(int32_t first, int32_t last) const;
   std::vector<RequestRecord> requests(int32_t first, int32_t last) const;
@@ -74,6 +84,8 @@ class TraceStore {
   std::vector<T> slice(const char *table, int32_t first, int32_t last) const;
   std::string m_path;
   int64_t m_file = -1;
+  bool m_parallel = false;
+  MPI_Comm m_comm = MPI_COMM_NULL;
   int m_version = 0;
   RunInfo m_run;
   std::vector<RegionRow> m_regions;

@@ -1,6 +1,7 @@
 // The perfsift program's subcommands. Each returns the process exit code.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,37 @@ struct RecoverOptions {
   std::string output;
 };
 int run_recover(const RecoverOptions &o);
+
+struct AnalyzeOptions {
+  std::string store;
+  std::string config;
+  std::string output;   // default: STORE-results.h5 beside the store
+  std::string json;
+  std::vector<std::string> whatif;
+  std::string model;
+  bool progress = false;
+};
+int run_analyze(const AnalyzeOptions &o);
+
+struct ReportOptions {
+  std::string results;
+  std::string format = "text";
+  std::string output;
+};
+int run_report(const ReportOptions &o);
+int run_stages();
+int run_config_check(const std::string &path);
+
+struct SynthOptions {
+  std::string output;
+  int32_t ranks = 4;
+  std::string regions = "8";
+  int64_t events_per_rank = 1000;
+  std::vector<std::string> inject;
+  std::vector<std::string> counters;
+  uint64_t seed = 1;
+};
+int run_synth(const SynthOptions &o);
 
 // Absolute path of the collector library next to this program (build or install tree).
 std::string collector_library();

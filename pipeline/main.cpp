@@ -31,7 +31,11 @@ int main(int argc, char **argv) {
   CLI::App app{"perfsift: automatic performance diagnosis of MPI programs.\n"
                "  perfsift collect -o run.h5 -- mpirun -n 4 ./app   record a run (no recompile)\n"
                "  perfsift info run.h5                              summarise a trace store\n"
-               "  perfsift recover run.h5.spill -o run.h5           rebuild a store after a crash"};
+               "  perfsift recover run.h5.spill -o run.h5           rebuild a store after a crash\n"
+               "  mpirun -n 2 perfsift analyze run.h5 -o res.h5     find, explain and price problems\n"
+               "  perfsift report res.h5 --format json              render results again\n"
+               "  perfsift stages | perfsift config check FILE      the analysis stages and their keys\n"
+               "  perfsift synth -o big.h5 --ranks 1024 ...         a synthetic store with chosen behaviour"};
   app.require_subcommand(1);
 
   cli::CollectOptions co;
@@ -51,11 +55,57 @@ int main(int argc, char **argv) {
   recover->add_option("spill_dir", ro.spill_dir, "spill directory (OUTPUT.spill)")->required();
   recover->add_option("-o,--output", ro.output, "trace store to write")->required();
 
+  cli::AnalyzeOptions ao;
+  auto *analyze = app.add_subcommand("analyze",
+      "Analyse a trace store with the stage pipeline; writes a results store (HDF5) and prints the top findings.\n"
+      "Runs in parallel: mpirun -n K perfsift analyze STORE (or srun), K independent of the application's ranks");
+  analyze->add_option("store", ao.store, "trace store written by perfsift collect (or synth)")->required();
+  analyze->add_option("-c,--config", ao.config, "pipeline file (TOML); `perfsift stages` lists stages and keys; none: defaults");
+  analyze->add_option("-o,--output", ao.output, "results store to write (default: STORE-results.h5 beside the store)");
+  analyze->add_option("--json", ao.json, "also write the JSON report here");
+  analyze->add_option("--whatif", ao.whatif, "what-if question for the replay stage (repeatable)");
+  analyze->add_option("--model", ao.model, "force a program model for model-based diagnosis");
+  analyze->add_flag("--progress", ao.progress, "show progress on stderr even when it is not a terminal");
+
+  cli::ReportOptions rpo;
+  auto *report = app.add_subcommand("report", "Render a results store again: the text report, or the JSON report");
+  report->add_option("results", rpo.results, "results store written by perfsift analyze")->required();
+  report->add_option("--format", rpo.format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  report->add_option("-o,--output", rpo.output, "write to this file instead of stdout");
+
+  auto *stages = app.add_subcommand("stages", "List every analysis stage with its description and configuration keys");
+
+  std::string check_path;
+  auto *config_cmd = app.add_subcommand("config", "Work with pipeline files");
+  auto *config_check = config_cmd->add_subcommand("check", "Validate a pipeline file: unknown stages or keys, wrong types, ranges");
+  config_check->add_option("file", check_path, "pipeline file (TOML)")->required();
+  config_cmd->require_subcommand(1);
+
+  cli::SynthOptions so;
+  auto *synth = app.add_subcommand("synth",
+      "Write a synthetic trace store of an SPMD program (per leaf region: computation, ring exchange; Allreduce per "
+      "iteration) with chosen behaviour, to test analyses without counters or at scale. Runs in parallel under mpirun.");
+  synth->add_option("-o,--output", so.output, "trace store to write")->required();
+  synth->add_option("--ranks", so.ranks, "application ranks")->capture_default_str();
+  synth->add_option("--regions", so.regions, "a count (64: 8 phases with kernels below them) or paths: solve,solve/smooth,io")->capture_default_str();
+  synth->add_option("--events-per-rank", so.events_per_rank, "MPI events per rank (rounded to whole iterations)")->capture_default_str();
+  synth->add_option("--inject", so.inject,
+      "behaviour, repeatable: imbalance:region=P,ranks=0-3,factor=2 | late-sender:region=P,ranks=5,delay=0.002 | "
+      "cache-miss:region=P,ranks=all,factor=10 | missing:ranks=1");
+  synth->add_option("--counters", so.counters, "counters to record, e.g. PAPI_TOT_CYC,PAPI_TOT_INS,PAPI_L1_DCM,PAPI_L2_TCM; the "
+      "usual four not listed are recorded as unavailable")->delimiter(',');
+  synth->add_option("--seed", so.seed, "noise seed")->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*collect) return cli::run_collect(co);
     if (*info) return cli::run_info(io_opts);
     if (*recover) return cli::run_recover(ro);
+    if (*analyze) return cli::run_analyze(ao);
+    if (*report) return cli::run_report(rpo);
+    if (*stages) return cli::run_stages();
+    if (*config_check) return cli::run_config_check(check_path);
+    if (*synth) return cli::run_synth(so);
   } catch (const config::ConfigError &e) {
     std::fprintf(stderr, "perfsift: %s\n", e.what());
     return 2;

@@ -1,0 +1,27 @@
+// Progress of long work on stderr: stage, percent, ETA. Shown by analysis rank 0
+// (its share is representative: blocks are balanced) when stderr is a terminal or
+// when asked (--progress); silent otherwise so logs stay clean.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace perfsift::pipeline {
+
+class Progress {
+ public:
+  Progress(bool enabled) : m_enabled(enabled) {}
+  void begin(const std::string &what);
+  void update(double fraction);  // 0..1, throttled to a few lines per second
+  void end();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool m_enabled;
+  bool m_tty = false;
+  std::string m_what;
+  Clock::time_point m_start, m_last;
+  int m_last_percent = -1;
+};
+
+}  // namespace perfsift::pipeline

@@ -1,0 +1,126 @@
+// The analysis pipeline's building blocks: the context every stage reads from, the
+// findings stages report, and the one self-describing stage registry that drives
+// `perfsift analyze`, `perfsift stages` and `perfsift config check`.
+#pragma once
+
+#include <mpi.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/schema.h"
+#include "io/results_store.h"
+#include "io/trace_store.h"
+#include "kernels/exact_sum.h"
+#include "kernels/rank_set.h"
+#include "pipeline/progress.h"
+
+namespace perfsift::pipeline {
+
+// A problem a stage found. Identical on every analysis process.
+struct Finding {
+  std::string kind;    // e.g. "load-imbalance"
+  std::string where;   // region path, call site, or "(program)"
+  std::string ranks;   // "0-3,7"
+  std::string cause;   // one sentence, plain words, with figures
+  double lost_s = 0;   // wall time at stake (what a perfect fix could remove at most)
+  double predicted_gain_s = std::nan("");  // simulated payoff; NaN until a stage prices it
+  std::string stage;
+};
+
+// What the analysis processes share: the store, who owns which application ranks,
+// the profile slices of the owned block, and the findings so far.
+class Context {
+ public:
+  Context(MPI_Comm comm, const io::TraceStore &store, const config::Values &config, Progress &progress);
+
+  MPI_Comm comm() const { return m_comm; }
+  int me() const { return m_me; }
+  int nprocs() const { return m_np; }
+  const io::TraceStore &store() const { return m_store; }
+  const config::Values &config() const { return m_config; }
+  Progress &progress() const { return m_progress; }
+  int32_t nranks() const { return m_store.nranks(); }
+  int32_t nregions() const { return static_cast<int32_t>(m_store.regions().size()); }
+
+  // This process's application ranks: [first(), last()), contiguous, balanced by
+  // event count; the same split for every stage.
+  int32_t first() const { return m_first; }
+  int32_t last() const { return m_last; }
+  int32_t owned() const { return m_last - m_first; }
+  // Ranks with no data (lost in a crash): excluded from statistics, named in warnings.
+  bool missing(int32_t rank) const { return m_missing[static_cast<size_t>(rank)]; }
+  const std::vector<int32_t> &missing_ranks() const { return m_store.run().missing_ranks; }
+
+  // Owned rows of a profile metric, [owned()][nregions()]; empty when the store
+  // lacks the metric. Loaded collectively once, at construction.
+  const std::vector<double> &profile(const std::string &metric) const;
+  bool has_metric(const std::string &metric) const { return m_profile.count(metric) != 0; }
+  // Program wall time: the slowest rank's (program) region.
+  double wall_time_s() const { return m_wall_time_s; }
+
+  // Collective: streams the owned ranks' events; fn(rank, first, last) per rank slice
+  // of each read, ranks in order.
+  void scan_events(const std::string &label, const std::function<void(int32_t, const io::Event *, const io::Event *)> &fn) const;
+
+  // ---- collective reductions that give the same bits for any number of processes
+  void allreduce(std::vector<kernels::Summary> &v) const;
+  void allreduce(std::vector<kernels::FixedSum> &v) const;
+  void allreduce_sum(std::vector<int64_t> &v) const;
+  // Union of every process's ranges.
+  kernels::RankRanges allgather(const kernels::RankRanges &mine) const;
+
+  std::vector<Finding> findings;
+  std::vector<std::string> warnings;  // said once, on stderr and in the results
+
+ private:
+  MPI_Comm m_comm;
+  int m_me = 0, m_np = 1;
+  const io::TraceStore &m_store;
+  const config::Values &m_config;
+  Progress &m_progress;
+  int32_t m_first = 0, m_last = 0;
+  std::vector<bool> m_missing;
+  std::map<std::string, std::vector<double>> m_profile;
+  double m_wall_time_s = 0;
+};
+
+// Where a stage puts its results: a group named after the stage in the results store.
+class StageOutput {
+ public:
+  StageOutput(io::ResultsWriter &writer, std::string stage) : m_writer(writer), m_stage(std::move(stage)) {}
+  const std::string &name() const { return m_stage; }
+  void attribute(const std::string &name, const io::AttrValue &v) { m_writer.attribute(m_stage, name, v); }
+  void table(const std::string &name, const io::Table &t) { m_writer.table(m_stage + "/" + name, t); }
+  void table_rows(const std::string &name, const io::Table &mine) { m_writer.table_rows(m_stage + "/" + name, mine); }
+  void matrix(const std::string &name, const io::MatrixBlock &mine) { m_writer.matrix(m_stage + "/" + name, mine); }
+
+ private:
+  io::ResultsWriter &m_writer;
+  std::string m_stage;
+};
+
+// A stage: complexity stated in its file's header comment.
+struct StageInfo {
+  std::string name;
+  std::string description;            // one line, for `perfsift stages`
+  std::vector<config::KeyDef> keys;   // its [name] table; key names without the prefix
+  std::function<void(Context &, const config::Values &, StageOutput &)> run;
+};
+
+// Every stage, in default pipeline order.
+const std::vector<StageInfo> &stage_registry();
+const StageInfo *find_stage(const std::string &name);
+
+// The pipeline file's keys: general sections plus every stage's table (keys prefixed
+// with the stage name, environment overrides PERFSIFT_<STAGE>_<KEY>).
+const std::vector<config::KeyDef> &pipeline_keys();
+std::vector<std::string> pipeline_sections();
+// Parses and validates a pipeline file (empty path: defaults). Throws ConfigError.
+config::Values load_pipeline(const std::string &path, const config::EnvLookup &env);
+
+}  // namespace perfsift::pipeline
