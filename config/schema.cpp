@@ -198,7 +198,8 @@ void walk(const toml::table &table, const std::string &prefix, const std::vector
       throw ConfigError(where(path, k.source()) + ": unknown stage '" + full + "'; did you mean '" +
                         nearest(full, sections) + "'? (`perfsift stages` lists every stage and its keys)");
     throw ConfigError(where(path, k.source()) + ": unknown key '" + full + "'; did you mean '" +
-                      nearest(full, names) + "'? (perfsift lists every key with --help)");
+                      nearest(full, names) + "'? " +
+                      (sections.empty() ? "(perfsift lists every key with --help)" : "(`perfsift stages` lists every key)"));
   }
 }
 

@@ -151,10 +151,7 @@ int run_analyze(const AnalyzeOptions &o) {
   if (!run.truncated_ranks.empty())
     warnings.push_back("ranks " + kernels::format_ranges(kernels::to_ranges(run.truncated_ranks)) +
                        " stop early (no MPI_Finalize): their data ends where they died");
-  if (run.incomplete) warnings.push_back("the store was rebuilt by `perfsift recover` after a crash");
-  if (!run.counters_unavailable.empty())
-    warnings.push_back("hardware counters not recorded (" + std::to_string(run.counters_unavailable.size()) +
-                       "): analyses that need them fall back and say so");
+  if (run.incomplete) warnings.push_back("the store is marked incomplete (rebuilt by `perfsift recover` after a crash)");
   if (me == 0)
     for (const auto &w : warnings) std::fprintf(stderr, "perfsift: warning: %s\n", w.c_str());
 

@@ -164,7 +164,7 @@ const std::vector<config::KeyDef> &pipeline_keys() {
     for (const auto &s : stage_registry()) all.push_back(s.name);
     std::vector<config::KeyDef> k = {
         {"pipeline.stages", Type::StringList, all, "", "stages to run, in order (`perfsift stages` lists them)"},
-        {"analysis.rows_per_read", Type::Int, int64_t{1} << 20, "PERFSIFT_ROWS_PER_READ",
+        {"analysis.rows_per_read", Type::Int, int64_t{1} << 18, "PERFSIFT_ROWS_PER_READ",
          "events per read when streaming the store (memory per analysis rank is about 150 bytes per row)", 65536, 1e9},
         {"analysis.threads", Type::Int, int64_t{0}, "PERFSIFT_THREADS",
          "OpenMP threads per analysis rank; 0 keeps OMP_NUM_THREADS or the runtime's default", 0, 4096},

@@ -10,21 +10,6 @@
 #include "io/trace_store.h"
 #include "pipeline/commands.h"
 
-namespace perfsift::cli {
-
-void ensure_mpi() {
-  int init = 0;
-  MPI_Initialized(&init);
-  if (init) return;
-  MPI_Init(nullptr, nullptr);
-  std::atexit([] {
-    int fin = 0;
-    MPI_Finalized(&fin);
-    if (!fin) MPI_Finalize();
-  });
-}
-
-}  // namespace perfsift::cli
 
 int main(int argc, char **argv) {
   using namespace perfsift;

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "pipeline/format.h"
 #include "pipeline/json.h"
 
 namespace perfsift::pipeline {
@@ -103,18 +104,7 @@ void write_group_json(JsonWriter &j, const io::ResultsStore &rs, const std::stri
   j.end_object();
 }
 
-std::string fmt(const char *f, double x) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, x);
-  return b;
-}
-std::string seconds(double s) {
-  if (std::isnan(s)) return "-";
-  if (s >= 100) return fmt("%.0f s", s);
-  if (s >= 1) return fmt("%.2f s", s);
-  if (s >= 1e-3) return fmt("%.1f ms", s * 1e3);
-  return fmt("%.0f us", s * 1e6);
-}
+std::string seconds(double s) { return format_seconds(s); }
 std::string clip(const std::string &s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
 std::string join(const std::vector<std::string> &v) {
   std::string s;
@@ -178,7 +168,7 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
   if (!cmd.empty()) os << "command: " << clip(cmd, 100) << "\n";
   const auto unavailable = attr_or<std::vector<std::string>>(run, "counters_unavailable", {});
   if (!unavailable.empty())
-    os << "counters not available on this machine: " << join(unavailable) << " (analyses that need them say so)\n";
+    os << "counters not recorded: " << join(unavailable) << " (analyses that need them fall back and say so)\n";
   for (const auto &w : attr_or<std::vector<std::string>>(root, "warnings", {})) os << "warning: " << w << "\n";
 
   const auto f = rs.table("findings");

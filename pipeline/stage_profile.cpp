@@ -13,22 +13,13 @@
 #include <unordered_map>
 
 #include "ops.h"
+#include "pipeline/format.h"
 #include "pipeline/stage.h"
 
 namespace perfsift::pipeline {
 
 namespace {
 
-std::string format_s(double s) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3g s", s);
-  return b;
-}
-std::string format_pct(double x) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.0f%%", 100 * x);
-  return b;
-}
 
 // Which store operations send a point-to-point message (by the wrapper table's kinds).
 std::vector<uint8_t> send_ops(const std::vector<std::string> &ops) {
@@ -324,40 +315,55 @@ void run_profile(Context &ctx, const config::Values &cfg, StageOutput &out) {
     f.ranks = kernels::format_ranges(ranges);
     f.lost_s = waste;
     f.stage = "profile";
-    f.cause = "computation in " + regions[g].path + " takes up to " + format_s(s.max) + " (rank " + std::to_string(s.max_rank) +
-              ") against " + format_s(mean) + " on average (imbalance " + format_pct(s.imbalance()) + "); " +
+    f.cause = "computation in " + regions[g].path + " takes up to " + format_seconds(s.max) + " (rank " + std::to_string(s.max_rank) +
+              ") against " + format_seconds(mean) + " on average (imbalance " + format_percent(s.imbalance()) + "); " +
               std::to_string(kernels::count_ranks(ranges)) + " of " + std::to_string(s.count) +
               " ranks carry the excess and the others wait for them";
     ctx.findings.push_back(f);
   }
-  if (wall_s[0].count > 0 && wall_time > 0) {
-    const double mpi_share = wall_s[0].sum.value() > 0 ? mpi_s[0].sum.value() / wall_s[0].sum.value() : 0.0;
-    if (mpi_share >= min_mpi_share) {
-      std::vector<size_t> order(used.size());
-      for (size_t u = 0; u < used.size(); ++u) order[u] = u;
-      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return op_sums[a * 2] != op_sums[b * 2] ? op_sums[a * 2] > op_sums[b * 2] : a < b;
-      });
-      std::string top;
-      for (size_t i = 0; i < order.size() && i < 3; ++i)
-        top += (i ? ", " : "") + ops[used[order[i]]] + " " + format_s(op_sums[order[i] * 2] * 1e-9 / ranks_with_data) + "/rank";
-      Finding f;
-      f.kind = "mpi-time";
-      f.where = io::kRootRegionPath;
-      f.ranks = kernels::format_ranges(ctx.allgather(kernels::to_ranges([&] {
-        std::vector<int32_t> v;
-        for (int32_t l = 0; l < owned; ++l)
-          if (!ctx.missing(first + l)) v.push_back(first + l);
-        return v;
-      }())));
-      f.lost_s = mpi_s[0].mean();
-      f.stage = "profile";
-      f.cause = format_pct(mpi_share) + " of the run is spent inside MPI (" + format_s(mpi_s[0].mean()) +
-                " per rank on average); most in " + top;
-      ctx.findings.push_back(f);
-    }
+  // Start-up and shut-down (MPI_Init, MPI_Finalize) are not communication a program can tune.
+  int64_t comm_ns = 0;
+  std::vector<size_t> order;
+  for (size_t u = 0; u < used.size(); ++u) {
+    const std::string &op = ops[used[u]];
+    if (op == "MPI_Init" || op == "MPI_Init_thread" || op == "MPI_Finalize") continue;
+    comm_ns += op_sums[u * 2];
+    order.push_back(u);
   }
-  (void)ranks_with_data;
+  // The rank least in MPI spends that time communicating, not waiting for others: that
+  // much a faster network or fewer messages could save. The rest is waiting (imbalance).
+  std::vector<kernels::Summary> comm_rank(1);
+  for (int32_t l = 0; l < owned; ++l) {
+    if (ctx.missing(first + l)) continue;
+    int64_t t = 0;
+    for (size_t u : order) t += rank_op[static_cast<size_t>(l) * nops + used[u]].time_ns;
+    comm_rank[0].add(t * 1e-9, first + l);
+  }
+  ctx.allreduce(comm_rank);
+  const double wall_sum = wall_s[0].sum.value();
+  const double mpi_share = wall_sum > 0 ? comm_ns * 1e-9 / wall_sum : 0.0;
+  if (wall_s[0].count > 0 && mpi_share >= min_mpi_share) {
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return op_sums[a * 2] != op_sums[b * 2] ? op_sums[a * 2] > op_sums[b * 2] : a < b;
+    });
+    std::string top;
+    for (size_t i = 0; i < order.size() && i < 3; ++i)
+      top += (i ? ", " : "") + ops[used[order[i]]] + " " + format_seconds(op_sums[order[i] * 2] * 1e-9 / ranks_with_data) + "/rank";
+    std::vector<int32_t> present;
+    for (int32_t l = 0; l < owned; ++l)
+      if (!ctx.missing(first + l)) present.push_back(first + l);
+    Finding f;
+    f.kind = "mpi-time";
+    f.where = io::kRootRegionPath;
+    f.ranks = kernels::format_ranges(ctx.allgather(kernels::to_ranges(present)));
+    f.lost_s = comm_rank[0].min;
+    f.stage = "profile";
+    f.cause = format_percent(mpi_share) + " of the run is spent in MPI (" + format_seconds(comm_ns * 1e-9 / ranks_with_data) +
+              " per rank on average, start-up excluded), most in " + top + "; rank " + std::to_string(comm_rank[0].min_rank) +
+              " spends the least, " + format_seconds(comm_rank[0].min) +
+              ": communication itself; the rest is waiting for other ranks";
+    ctx.findings.push_back(f);
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real Slurm: `perfsift collect -- srun` and the sbatch template on a one-node cluster
+# Real Slurm: `perfsift collect -- srun` and the sbatch templates (collect + analyze) on a one-node cluster
 # (jobs/slurm-local/start.sh starts it when it is not running). Exit 77 (skipped) only
 # when no Slurm can be started here (not root, packages unavailable).
 # usage: slurm_test.sh PERFSIFT APP SOURCE_DIR WORK_DIR
@@ -21,8 +21,21 @@ assert d["ranks"] == 2, d["ranks"]
 assert d["events_per_op"]["MPI_Send"] == 20 and d["events_per_op"]["MPI_Recv"] == 20, d["events_per_op"]
 assert d["p2p"]["unmatched_sends"] == 0 and d["p2p"]["unmatched_receives"] == 0
 print("srun: 2 ranks, 20 sends, 20 receives, 0 unmatched")'
-PERFSIFT="$perfsift" PERFSIFT_STORE="$work/batch.h5" timeout 180 sbatch -n 2 --wait -o "$work/batch.out" \
-  "$src/jobs/perfsift-collect.sbatch" "$app"
-grep -q "perfsift trace store v1" "$work/batch.out"
-test -f "$work/batch.h5"
-echo "sbatch template: store written and reported"
+# The two-step template: collect, then analyze with 2 analysis ranks, one allocation.
+PERFSIFT="$perfsift" PERFSIFT_STORE="$work/batch.h5" PERFSIFT_ANALYSIS_TASKS=2 timeout 240 sbatch -n 2 --wait \
+  -o "$work/batch.out" "$src/jobs/perfsift-run.sbatch" "$app"
+cat "$work/batch.out"
+grep -q "perfsift analysis of $work/batch.h5" "$work/batch.out"
+grep -q "Regions by mean wall time" "$work/batch.out"
+test -f "$work/batch.h5" && test -f "$work/batch-results.h5"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "perfsift-results" and d["run"]["ranks"] == 2, d["run"]
+assert any(o["op"] == "MPI_Send" and o["calls"] == 20 for o in d["profile"]["ops"]), d["profile"]["ops"]
+print("sbatch run template: collected, analysed on 2 analysis ranks, report and JSON written")' "$work/batch-report.json"
+# The analysis-only template on the store just written.
+PERFSIFT="$perfsift" PERFSIFT_STORE="$work/batch.h5" PERFSIFT_RESULTS="$work/again.h5" timeout 180 sbatch -n 1 --wait \
+  -o "$work/analyze.out" "$src/jobs/perfsift-analyze.sbatch"
+grep -q "perfsift analysis of" "$work/analyze.out" && test -f "$work/again.h5"
+echo "sbatch analyze template: results written"

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# perfsift analyze under real mpirun. usage: analyze_test.sh MODE PERFSIFT WORK_DIR [STORE]
+#   determinism  one synthetic store, K = 1, 2, 4 analysis ranks and 1 or 2 threads: identical
+#                results; the injected imbalance is found on the injected region and ranks;
+#                the results contract holds; `perfsift report` reproduces both reports
+#   missing      a store with a rank lost: warning, partial result, exit 0
+#   corrupt      truncated and foreign stores, bad pipelines: one line, exit 2, no output
+#   real STORE   a store collected from a tests/apps program analyses cleanly on 2 ranks
+set -euo pipefail
+mode=$1 perfsift=$2 work=$3 store=${4:-}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_mpi_yield_when_idle=1
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+py=/usr/bin/python3   # Debian's, with h5py
+rm -rf "$work" && mkdir -p "$work" && cd "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+
+case $mode in
+determinism)
+  "$perfsift" synth -o s.h5 --ranks 24 --regions solve,solve/smooth,solve/restrict,io --events-per-rank 40000 \
+    --inject imbalance:region=solve/smooth,ranks=5-8,factor=3
+  # Reads of 65,536 rows: many per analysis rank; OpenMP splits each rank's slice.
+  export PERFSIFT_ROWS_PER_READ=65536
+  OMP_NUM_THREADS=1 mpirun -n 1 "$perfsift" analyze s.h5 -o k1.h5 --json k1.json > k1.txt
+  OMP_NUM_THREADS=2 mpirun -n 2 "$perfsift" analyze s.h5 -o k2.h5 --json k2.json > k2.txt
+  OMP_NUM_THREADS=1 mpirun -n 4 "$perfsift" analyze s.h5 -o k4.h5 --json k4.json > k4.txt
+  OMP_NUM_THREADS=2 "$perfsift" analyze s.h5 -o t2.h5 --json t2.json > t2.txt
+  for v in k2 k4 t2; do
+    cmp k1.json $v.json || fail "JSON report of $v differs from K=1"
+    diff <(grep -v ^Details k1.txt) <(grep -v ^Details $v.txt) || fail "text report of $v differs from K=1"
+    h5diff k1.h5 $v.h5 || fail "results store of $v differs from K=1"
+  done
+  echo "identical results for K = 1, 2, 4 and 1 or 2 threads"
+  $py "$here/check_results.py" finding k1.json load-imbalance solve/smooth 5-8
+  $py "$here/check_results.py" contract k1.h5 k1.json
+  "$perfsift" report k1.h5 --format json -o again.json
+  cmp k1.json again.json || fail "perfsift report --format json differs from analyze --json"
+  "$perfsift" report k1.h5 > again.txt
+  cmp k1.txt again.txt || fail "perfsift report differs from analyze's text report"
+  echo "report round trip: JSON and text identical"
+  lines=$(wc -l < k1.txt)
+  [ "$lines" -le 45 ] || fail "text report has $lines lines (about 40 expected)"
+  ;;
+missing)
+  "$perfsift" synth -o m.h5 --ranks 6 --regions 4 --events-per-rank 500 --inject missing:ranks=3
+  mpirun -n 2 "$perfsift" analyze m.h5 -o m-results.h5 --json m.json > m.txt 2> m.err
+  cat m.err
+  grep -q "warning: ranks 3 have no data" m.err || fail "no warning for the missing rank"
+  grep -q "warning: ranks 3 have no data" m.txt || fail "the report does not name the missing rank"
+  $py "$here/check_results.py" missing m.json 3 6
+  ;;
+corrupt)
+  "$perfsift" synth -o good.h5 --ranks 4 --regions 3 --events-per-rank 2000
+  size=$(stat -c %s good.h5)
+  head -c $((size / 2)) good.h5 > truncated.h5
+  echo "not a store" > foreign.h5
+  for bad in truncated.h5 foreign.h5 absent.h5; do
+    set +e
+    mpirun -n 2 "$perfsift" analyze $bad -o out.h5 > out.txt 2> err.txt
+    rc=$?
+    set -e
+    [ $rc -ne 0 ] || fail "$bad: exit code 0"
+    [ "$(grep -c "^perfsift:" err.txt)" -eq 1 ] || { cat err.txt; fail "$bad: expected one error line"; }
+    grep -q "^perfsift: .*$bad" err.txt || { cat err.txt; fail "$bad: the error does not name the file"; }
+    err=$(grep "^perfsift:" err.txt)
+    ls out.h5* 2>/dev/null && fail "$bad: output written"
+    echo "$bad: $err"
+  done
+  printf '[profil]\nmin_waste_share = 0.1\n' > stage.toml
+  printf '[profile]\nmin_waste_shar = 0.1\n' > key.toml
+  printf '[profile]\nmin_waste_share = "big"\n' > type.toml
+  printf '[profile]\nmin_waste_share = 3.0\n' > range.toml
+  printf '[pipeline]\nstages = ["profile", "replya"]\n' > list.toml
+  expect() {  # file, exact message
+    set +e
+    mpirun -n 2 "$perfsift" analyze good.h5 -c "$1" -o out.h5 > out.txt 2> err.txt
+    rc=$?
+    set -e
+    [ $rc -eq 2 ] || fail "$1: exit code $rc, expected 2"
+    [ "$(grep "^perfsift:" err.txt)" = "$2" ] || fail "$1: got '$(cat err.txt)', expected '$2'"
+    [ "$(grep -c "^perfsift:" err.txt)" = 1 ] || fail "$1: more than one line"
+    ls out.h5* 2>/dev/null && fail "$1: output written"
+    "$perfsift" config check "$1" 2> check.txt && fail "config check accepted $1"
+    [ "$(cat check.txt)" = "$2" ] || fail "config check $1: '$(cat check.txt)'"
+    echo "$1: $2"
+  }
+  expect stage.toml "perfsift: stage.toml:1:2: unknown stage 'profil'; did you mean 'profile'? (\`perfsift stages\` lists every stage and its keys)"
+  expect key.toml "perfsift: key.toml:2:1: unknown key 'profile.min_waste_shar'; did you mean 'profile.min_waste_share'? (\`perfsift stages\` lists every key)"
+  expect type.toml "perfsift: type.toml:2:19: key 'profile.min_waste_share' must be float, e.g. profile.min_waste_share = 0.05"
+  expect range.toml "perfsift: range.toml:2:19: key 'profile.min_waste_share' is 3; it must be between 0 and 1 (report a region whose imbalance wastes at least this share of the run's wall time)"
+  expect list.toml "perfsift: list.toml:2:10: unknown stage 'replya' in pipeline.stages; did you mean 'profile'? (\`perfsift stages\` lists every stage)"
+  printf '[profile]\nmin_waste_share = 0.2\n' > ok.toml
+  "$perfsift" config check ok.toml | grep -q "valid; stages: profile"
+  "$perfsift" stages | grep -q "min_waste_share (float, default 0.05)"
+  ;;
+real)
+  mpirun -n 2 "$perfsift" analyze "$store" -o r.h5 --json r.json > r.txt
+  cat r.txt
+  $py "$here/check_results.py" contract r.h5 r.json
+  ;;
+*) fail "unknown mode $mode" ;;
+esac
+echo PASS

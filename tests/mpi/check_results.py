@@ -1,0 +1,72 @@
+"""Checks of `perfsift analyze` output against the results contract (docs/results.md).
+
+usage: check_results.py contract RESULTS.h5 REPORT.json
+       check_results.py finding REPORT.json KIND WHERE RANKS
+       check_results.py missing REPORT.json RANK NRANKS
+"""
+import json
+import math
+import sys
+
+import h5py
+
+
+def contract(results, report):
+    with h5py.File(results, "r") as f:
+        root = f.attrs
+        assert root["format"] == "perfsift-results", root["format"]
+        assert int(root["version"]) == 1
+        for key in ("source_store", "source_checksum", "configuration", "configuration_effective", "stages"):
+            assert key in root, f"root attribute {key} missing"
+        assert str(root["source_checksum"]).startswith("blockhash64:")
+        stages = [s.decode() if isinstance(s, bytes) else s for s in root["stages"]]
+        for s in stages:
+            assert s in f and isinstance(f[s], h5py.Group), f"no group for stage {s}"
+        datasets = []
+        f.visititems(lambda name, obj: datasets.append((name, obj)) if isinstance(obj, h5py.Dataset) else None)
+        assert datasets
+        for name, ds in datasets:
+            assert "units" in ds.attrs and "description" in ds.attrs, f"{name}: units/description missing"
+            assert ds.attrs["description"], f"{name}: empty description"
+        fnd = f["findings"]
+        for col in ("rank", "kind", "where", "ranks", "cause", "predicted_gain_s", "stage"):
+            assert col in fnd, f"/findings/{col} missing"
+        n = int(fnd.attrs["rows"])
+        if n:  # an empty table has null dataspaces
+            assert list(fnd["rank"][...]) == list(range(1, n + 1))
+    d = json.load(open(report))
+    assert d["format"] == "perfsift-results" and d["version"] == 1
+    for key in ("ranks", "wall_time_s", "counters_unavailable"):
+        assert key in d["run"], f"run.{key} missing"
+    for fd in d["findings"]:
+        for key in ("kind", "where", "ranks", "cause", "predicted_gain_s"):
+            assert key in fd, f"finding key {key} missing"
+        assert fd["predicted_gain_s"] is None or isinstance(fd["predicted_gain_s"], float)
+    for s in stages:
+        assert s in d, f"JSON lacks stage {s}"
+    regions = {r["path"] for r in d["profile"]["regions"]}
+    assert "(program)" in regions
+    print(f"contract: {len(datasets)} datasets with units and description, {n} findings, stages {stages}")
+
+
+def finding(report, kind, where, ranks):
+    d = json.load(open(report))
+    hits = [f for f in d["findings"] if f["kind"] == kind and f["where"] == where]
+    assert hits, f"no {kind} finding at {where}: {[(f['kind'], f['where']) for f in d['findings']]}"
+    assert hits[0]["ranks"] == ranks, f"ranks {hits[0]['ranks']} != {ranks}"
+    assert d["findings"][0] == hits[0], "the injected problem is not ranked first"
+    print(f"finding: {kind} at {where} on ranks {ranks}, ranked first, lost {hits[0]['lost_s']:.4f} s")
+
+
+def missing(report, rank, nranks):
+    d = json.load(open(report))
+    assert d["run"]["missing_ranks"] == [int(rank)], d["run"]["missing_ranks"]
+    assert d["profile"]["ranks_with_data"] == int(nranks) - 1
+    assert any(f"ranks {rank} have no data" in w for w in d["warnings"]), d["warnings"]
+    prog = [r for r in d["profile"]["regions"] if r["path"] == "(program)"][0]
+    assert prog["ranks"] == int(nranks) - 1 and not math.isnan(prog["wall_mean_s"])
+    print(f"missing rank {rank}: warned, statistics over {int(nranks) - 1} ranks")
+
+
+if __name__ == "__main__":
+    {"contract": contract, "finding": finding, "missing": missing}[sys.argv[1]](*sys.argv[2:])
