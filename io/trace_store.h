@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,6 +15,13 @@
 #include "io/trace_model.h"
 
 namespace perfsift::io {
+
+// Where each chunk of /events lies in the file (for the parallel decompression path).
+struct ChunkIndex {
+  bool usable = false;
+  int64_t chunk_rows = 0, rows = 0;
+  std::vector<int64_t> addr, size;
+};
 
 class Error : public std::runtime_error {
  public:
@@ -63,10 +71,10 @@ class TraceStore {
   std::vector<double> profile(const std::string &metric, int32_t first, int32_t last) const;
   // Streams the events of ranks [first, last) in reads of about `rows_per_read` rows
   // aligned to the dataset's chunks, calling fn(first_row, events) for each. Memory
-  // stays at one read whatever the block's size. Collective when opened in parallel:
-  // every process calls it, processes with fewer rows join the remaining reads empty.
+  // stays at one read whatever the block's size; `threads` decompress chunks in
+  // parallel. Collective when opened in parallel: every process calls it.
   using EventSink = std::function<void(int64_t first_row, const std::vector<Event> &events)>;
-  void scan_events(int32_t first, int32_t last, int64_t rows_per_read, const EventSink &fn) const;
+  void scan_events(int32_t first, int32_t last, int64_t rows_per_read, int threads, const EventSink &fn) const;
   // Events of ranks [first, last): one hyperslab read.
   std::vector<Event> events(int32_t first, int32_t last) const;
   std::vector<RequestRecord> requests(int32_t first, int32_t last) const;
@@ -82,6 +90,8 @@ class TraceStore {
   void open(MPI_Comm comm, bool parallel);
   template <class T>
   std::vector<T> slice(const char *table, int32_t first, int32_t last) const;
+  void scan_raw_chunks(int64_t row_begin, int64_t row_end, int64_t rows_per_read, int threads, const EventSink &fn) const;
+  mutable std::shared_ptr<ChunkIndex> m_chunks;
   std::string m_path;
   int64_t m_file = -1;
   bool m_parallel = false;

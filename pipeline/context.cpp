@@ -95,7 +95,7 @@ void Context::scan_events(const std::string &label,
   const int64_t begin = off[m_first], total = off[m_last] - off[m_first];
   m_progress.begin(label);
   int32_t rank = m_first;
-  m_store.scan_events(m_first, m_last, m_config.get_int("analysis.rows_per_read"),
+  m_store.scan_events(m_first, m_last, m_config.get_int("analysis.rows_per_read"), omp_get_max_threads(),
                       [&](int64_t first_row, const std::vector<io::Event> &ev) {
                         const int64_t end_row = first_row + static_cast<int64_t>(ev.size());
                         for (int64_t row = first_row; row < end_row;) {
