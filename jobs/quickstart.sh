@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's main command: install what is missing, build, collect a bundled MPI
-# example on 4 ranks, and report on the trace store. Usage: bash jobs/quickstart.sh
+# example on 4 ranks, analyse the trace store on 2 analysis ranks and print the report.
+# Usage: bash jobs/quickstart.sh
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/deps.sh"
 perfsift_prepare
@@ -9,6 +10,8 @@ mkdir -p "$out"
 perfsift=$PERFSIFT_BUILD/pipeline/perfsift
 echo "== collect: the binary-swap compositing example on 4 ranks (no recompile needed)"
 "$perfsift" collect -o "$out/run.h5" -- mpirun -n 4 "$PERFSIFT_BUILD/tests/app_binary_swap"
-echo "== report"
+echo "== what the store holds"
 "$perfsift" info "$out/run.h5"
-echo "== the trace store is $out/run.h5 (schema: docs/trace-store.md)"
+echo "== analyze on 2 analysis ranks"
+OMPI_MCA_rmaps_base_oversubscribe=1 mpirun -n 2 "$perfsift" analyze "$out/run.h5" -o "$out/results.h5" --json "$out/report.json"
+echo "== trace store $out/run.h5 (docs/trace-store.md), results $out/results.h5 (docs/results.md), JSON $out/report.json"

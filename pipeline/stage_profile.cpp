@@ -152,9 +152,24 @@ void run_profile(Context &ctx, const config::Values &cfg, StageOutput &out) {
   ctx.allreduce(op_time);
   ctx.allreduce_sum(op_sums);
 
+  // The base of shares: wall time without MPI start-up and shut-down, which dominate
+  // short runs and which no change to the program removes.
+  auto is_startup = [&](size_t k) { return ops[k] == "MPI_Init" || ops[k] == "MPI_Init_thread" || ops[k] == "MPI_Finalize"; };
+  std::vector<kernels::Summary> base_s(1);
+  for (int32_t l = 0; l < owned; ++l) {
+    if (ctx.missing(first + l)) continue;
+    int64_t startup = 0;
+    for (size_t k : used)
+      if (is_startup(k)) startup += rank_op[static_cast<size_t>(l) * nops + k].time_ns;
+    base_s[0].add(at(wall, l, 0) - startup * 1e-9, first + l);
+  }
+  ctx.allreduce(base_s);
+  const double time_base = base_s[0].count ? base_s[0].max : 0.0;
+
   // ---- results
   const double ranks_with_data = static_cast<double>(wall_s[0].count);
   out.attribute("wall_time_s", wall_time);
+  out.attribute("analysed_time_s", time_base);
   out.attribute("ranks_with_data", wall_s[0].count);
   out.attribute("regions", static_cast<int64_t>(nreg));
   {
@@ -177,7 +192,7 @@ void run_profile(Context &ctx, const config::Values &cfg, StageOutput &out) {
     auto &cmaxr = t.ints("comp_max_rank", "rank", "rank with the largest computation time");
     auto &cimb = t.floats("comp_imbalance", "ratio", "max / mean - 1 of self computation time");
     auto &waste = t.floats("imbalance_waste_s", "s", "comp_max_s - comp_mean_s: wall time balancing could remove at most");
-    auto &wshare = t.floats("imbalance_waste_share", "ratio", "imbalance_waste_s / program wall time");
+    auto &wshare = t.floats("imbalance_waste_share", "ratio", "imbalance_waste_s / analysed_time_s");
     for (int32_t g = 0; g < nreg; ++g) {
       path.push_back(regions[g].path);
       nr.push_back(wall_s[g].count);
@@ -199,7 +214,7 @@ void run_profile(Context &ctx, const config::Values &cfg, StageOutput &out) {
       cimb.push_back(comp_s[g].imbalance());
       const double w = any ? comp_s[g].max - comp_s[g].mean() : 0.0;
       waste.push_back(w);
-      wshare.push_back(wall_time > 0 ? w / wall_time : 0.0);
+      wshare.push_back(time_base > 0 ? w / time_base : 0.0);
     }
     out.table("regions", t);
   }
@@ -298,9 +313,9 @@ void run_profile(Context &ctx, const config::Values &cfg, StageOutput &out) {
   // ---- findings
   for (int32_t g = 0; g < nreg; ++g) {
     const auto &s = comp_s[g];
-    if (s.count < 2 || wall_time <= 0) continue;
+    if (s.count < 2 || time_base <= 0) continue;
     const double mean = s.mean(), waste = s.max - mean;
-    if (waste / wall_time < min_waste_share) continue;
+    if (waste / time_base < min_waste_share) continue;
     // The ranks carrying the excess: in the upper half between mean and max.
     const double cut = mean + 0.5 * waste;
     std::vector<int32_t> heavy;
@@ -318,15 +333,14 @@ void run_profile(Context &ctx, const config::Values &cfg, StageOutput &out) {
     f.cause = "computation in " + regions[g].path + " takes up to " + format_seconds(s.max) + " (rank " + std::to_string(s.max_rank) +
               ") against " + format_seconds(mean) + " on average (imbalance " + format_percent(s.imbalance()) + "); " +
               std::to_string(kernels::count_ranks(ranges)) + " of " + std::to_string(s.count) +
-              " ranks carry the excess and the others wait for them";
+              (kernels::count_ranks(ranges) == 1 ? " ranks carries" : " ranks carry") + " the excess and the others wait";
     ctx.findings.push_back(f);
   }
   // Start-up and shut-down (MPI_Init, MPI_Finalize) are not communication a program can tune.
   int64_t comm_ns = 0;
   std::vector<size_t> order;
   for (size_t u = 0; u < used.size(); ++u) {
-    const std::string &op = ops[used[u]];
-    if (op == "MPI_Init" || op == "MPI_Init_thread" || op == "MPI_Finalize") continue;
+    if (is_startup(used[u])) continue;
     comm_ns += op_sums[u * 2];
     order.push_back(u);
   }
@@ -340,8 +354,8 @@ void run_profile(Context &ctx, const config::Values &cfg, StageOutput &out) {
     comm_rank[0].add(t * 1e-9, first + l);
   }
   ctx.allreduce(comm_rank);
-  const double wall_sum = wall_s[0].sum.value();
-  const double mpi_share = wall_sum > 0 ? comm_ns * 1e-9 / wall_sum : 0.0;
+  const double base_sum = base_s[0].sum.value();
+  const double mpi_share = base_sum > 0 ? comm_ns * 1e-9 / base_sum : 0.0;
   if (wall_s[0].count > 0 && mpi_share >= min_mpi_share) {
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       return op_sums[a * 2] != op_sums[b * 2] ? op_sums[a * 2] > op_sums[b * 2] : a < b;
@@ -375,8 +389,9 @@ StageInfo profile_stage() {
           "message matrix; imbalanced regions and MPI-bound runs become findings",
           {
               {"min_waste_share", Type::Float, 0.05, "",
-               "report a region whose imbalance wastes at least this share of the run's wall time", 0, 1},
-              {"min_mpi_share", Type::Float, 0.25, "", "report the run when at least this share of its time is in MPI", 0, 1},
+               "report a region whose imbalance wastes at least this share of the run (wall time without MPI start-up)", 0, 1},
+              {"min_mpi_share", Type::Float, 0.25, "",
+               "report the run when at least this share of its time (without MPI start-up) is in MPI", 0, 1},
           },
           run_profile};
 }

@@ -170,7 +170,7 @@ int run_synth(const SynthOptions &o) {
       for (int32_t r : in.ranks) missing[r] = true;
 
   const int64_t per_iter = 3 * static_cast<int64_t>(leaves.size()) + 1;
-  const int64_t iters = std::max<int64_t>(1, (o.events_per_rank - 2) / per_iter);
+  const int64_t iters = std::max<int64_t>(1, (o.events_per_rank - 2 + per_iter - 1) / per_iter);  // at least as many as asked
   const int64_t msg_bytes = 8192;
   const int32_t first = static_cast<int32_t>(static_cast<int64_t>(P) * me / np);
   const int32_t last = static_cast<int32_t>(static_cast<int64_t>(P) * (me + 1) / np);
