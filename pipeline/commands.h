@@ -51,6 +51,7 @@ struct SynthOptions {
   int32_t ranks = 4;
   std::string regions = "8";
   int64_t events_per_rank = 1000;
+  int64_t message_bytes = 8192;
   std::vector<std::string> inject;
   std::vector<std::string> counters;
   uint64_t seed = 1;

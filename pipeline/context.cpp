@@ -89,8 +89,7 @@ const std::vector<double> &Context::profile(const std::string &metric) const {
   return it == m_profile.end() ? none : it->second;
 }
 
-void Context::scan_events(const std::string &label,
-                          const std::function<void(int32_t, const io::Event *, const io::Event *)> &fn) const {
+void Context::scan_events(const std::string &label, const EventSlice &fn) const {
   const auto &off = m_store.event_offsets();
   const int64_t begin = off[m_first], total = off[m_last] - off[m_first];
   m_progress.begin(label);
@@ -101,12 +100,33 @@ void Context::scan_events(const std::string &label,
                         for (int64_t row = first_row; row < end_row;) {
                           while (off[rank + 1] <= row) ++rank;
                           const int64_t stop = std::min<int64_t>(end_row, off[rank + 1]);
-                          fn(rank, ev.data() + (row - first_row), ev.data() + (stop - first_row));
+                          fn(rank, row - off[rank], ev.data() + (row - first_row), ev.data() + (stop - first_row));
                           row = stop;
                         }
                         m_progress.update(total ? static_cast<double>(end_row - begin) / static_cast<double>(total) : 1.0);
                       });
   m_progress.end();
+}
+
+void Context::scan_requests(const RequestBlock &fn) const {
+  const auto off = m_store.offsets("requests");
+  const int64_t limit = m_config.get_int("analysis.rows_per_read");
+  std::vector<std::pair<int32_t, int32_t>> blocks;
+  for (int32_t a = m_first; a < m_last;) {
+    int32_t b = a + 1;
+    while (b < m_last && off[b + 1] - off[a] <= limit) ++b;
+    blocks.emplace_back(a, b);
+    a = b;
+  }
+  // Every process makes the same number of reads: opening a dataset is collective.
+  int64_t rounds = static_cast<int64_t>(blocks.size());
+  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, m_comm);
+  for (int64_t k = 0; k < rounds; ++k) {
+    const bool mine = k < static_cast<int64_t>(blocks.size());
+    const auto [a, b] = mine ? blocks[k] : std::pair<int32_t, int32_t>{m_first, m_first};
+    const auto rows = m_store.requests(a, b);
+    if (mine) fn(a, b, rows, off);
+  }
 }
 
 void Context::allreduce(std::vector<kernels::Summary> &v) const {

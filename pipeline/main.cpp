@@ -74,6 +74,7 @@ int main(int argc, char **argv) {
   synth->add_option("--ranks", so.ranks, "application ranks")->capture_default_str();
   synth->add_option("--regions", so.regions, "a count (64: 8 phases with kernels below them) or paths: solve,solve/smooth,io")->capture_default_str();
   synth->add_option("--events-per-rank", so.events_per_rank, "MPI events per rank (rounded to whole iterations)")->capture_default_str();
+  synth->add_option("--message-bytes", so.message_bytes, "bytes of each ring message (network: 2 us + bytes / 5 GB/s)")->capture_default_str();
   synth->add_option("--inject", so.inject,
       "behaviour, repeatable: imbalance:region=P,ranks=0-3,factor=2 | late-sender:region=P,ranks=5,delay=0.002 | "
       "cache-miss:region=P,ranks=all,factor=10 | missing:ranks=1");

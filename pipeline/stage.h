@@ -63,9 +63,15 @@ class Context {
   // Program wall time: the slowest rank's (program) region.
   double wall_time_s() const { return m_wall_time_s; }
 
-  // Collective: streams the owned ranks' events; fn(rank, first, last) per rank slice
-  // of each read, ranks in order.
-  void scan_events(const std::string &label, const std::function<void(int32_t, const io::Event *, const io::Event *)> &fn) const;
+  // Collective: streams the owned ranks' events; fn(rank, index, first, last) per rank
+  // slice of each read, ranks in order; `index` is the slice's first event within its rank.
+  using EventSlice = std::function<void(int32_t rank, int64_t index, const io::Event *first, const io::Event *last)>;
+  void scan_events(const std::string &label, const EventSlice &fn) const;
+  // Collective: the owned ranks' request activations, in rank blocks of about
+  // analysis.rows_per_read rows; fn(first_rank, last_rank, rows, offsets of the block).
+  using RequestBlock = std::function<void(int32_t first, int32_t last, const std::vector<io::RequestRecord> &rows,
+                                          const std::vector<int64_t> &offsets)>;
+  void scan_requests(const RequestBlock &fn) const;
 
   // ---- collective reductions that give the same bits for any number of processes
   void allreduce(std::vector<kernels::Summary> &v) const;

@@ -9,6 +9,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <map>
 #include <cstdio>
 #include <unordered_map>
 
@@ -21,14 +22,16 @@ namespace perfsift::pipeline {
 namespace {
 
 
-// Which store operations send a point-to-point message (by the wrapper table's kinds).
-std::vector<uint8_t> send_ops(const std::vector<std::string> &ops) {
-  std::vector<uint8_t> out(ops.size(), 0);
+// How store operations take part in point-to-point messages (the wrapper table's kinds).
+enum OpRole : uint8_t { kNoMessage, kSends, kStarts };
+std::vector<uint8_t> op_roles(const std::vector<std::string> &ops) {
+  std::vector<uint8_t> out(ops.size(), kNoMessage);
   for (size_t i = 0; i < ops.size(); ++i)
     for (const auto &info : collect::kOps)
       if (ops[i] == info.name) {
         const std::string kind = info.kind;
-        out[i] = kind == "send" || kind == "isend" || kind == "sendrecv" || kind == "sendrecv_replace";
+        if (kind == "send" || kind == "isend" || kind == "sendrecv" || kind == "sendrecv_replace") out[i] = kSends;
+        if (kind == "start" || kind == "startall") out[i] = kStarts;  // persistent: the requests say which send
       }
   return out;
 }
@@ -85,10 +88,13 @@ void run_profile(Context &ctx, const config::Values &cfg, StageOutput &out) {
   // ---- one pass over the owned events
   const auto &ops = store.ops();
   const size_t nops = ops.size();
-  const auto is_send = send_ops(ops);
+  const auto role = op_roles(ops);
   std::vector<OpTotals> rank_op(static_cast<size_t>(owned) * nops);
   std::vector<std::vector<std::pair<int32_t, Channel>>> sent(static_cast<size_t>(owned));  // sorted by receiver
-  ctx.scan_events("profile: reading events", [&](int32_t rank, const io::Event *b, const io::Event *e) {
+  std::vector<std::vector<int64_t>> start_events(static_cast<size_t>(owned));  // MPI_Start* calls by index
+  ctx.scan_events("profile: reading events", [&](int32_t rank, int64_t index, const io::Event *b, const io::Event *e) {
+    for (const io::Event *x = b; x < e; ++x)
+      if (x->op < nops && role[x->op] == kStarts) start_events[static_cast<size_t>(rank - first)].push_back(index + (x - b));
     OpTotals *row = &rank_op[static_cast<size_t>(rank - first) * nops];
     const int64_t n = e - b;
     const int nthreads = n < 16384 ? 1 : omp_get_max_threads();
@@ -107,7 +113,7 @@ void run_profile(Context &ctx, const config::Values &cfg, StageOutput &out) {
         ++o.calls;
         o.time_ns += x.t_exit - x.t_enter;
         o.bytes += x.bytes;
-        if (is_send[x.op] && x.peer >= 0 && !(x.flags & io::kProcNull)) {
+        if (role[x.op] == kSends && x.peer >= 0 && !(x.flags & io::kProcNull)) {
           auto &c = lm[x.peer];
           ++c.count;
           c.bytes += x.bytes - x.bytes_recv;
@@ -131,6 +137,27 @@ void run_profile(Context &ctx, const config::Values &cfg, StageOutput &out) {
     }
     mine.assign(merged.begin(), merged.end());
   });
+
+  // Persistent sends: each activation by MPI_Start/Startall is a request row of kind send.
+  int64_t starts = 0;
+  for (const auto &v : start_events) starts += static_cast<int64_t>(v.size());
+  MPI_Allreduce(MPI_IN_PLACE, &starts, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+  if (starts > 0)
+    ctx.scan_requests([&](int32_t a, int32_t b, const std::vector<io::RequestRecord> &rows, const std::vector<int64_t> &off) {
+      for (int32_t r = a; r < b; ++r) {
+        const auto &st = start_events[static_cast<size_t>(r - first)];
+        if (st.empty()) continue;
+        std::map<int32_t, Channel> merged(sent[static_cast<size_t>(r - first)].begin(), sent[static_cast<size_t>(r - first)].end());
+        for (int64_t k = off[r]; k < off[r + 1]; ++k) {
+          const auto &q = rows[static_cast<size_t>(k - off[a])];
+          if (q.kind != io::kReqSend || q.peer < 0 || !std::binary_search(st.begin(), st.end(), q.event)) continue;
+          auto &c = merged[q.peer];
+          ++c.count;
+          c.bytes += q.bytes;
+        }
+        sent[static_cast<size_t>(r - first)].assign(merged.begin(), merged.end());
+      }
+    });
 
   // Operations used anywhere become the columns of the rank x operation matrices.
   std::vector<int64_t> op_calls(nops, 0);
@@ -272,7 +299,7 @@ void run_profile(Context &ctx, const config::Values &cfg, StageOutput &out) {
     t.description = "point-to-point messages per (sender, receiver): the rank x rank matrix, sparse";
     auto &src = t.ints("sender", "rank", "sending rank");
     auto &dst = t.ints("receiver", "rank", "receiving rank");
-    auto &cnt = t.ints("messages", "count", "messages sent (blocking and nonblocking sends, Sendrecv)");
+    auto &cnt = t.ints("messages", "count", "messages sent (blocking, nonblocking and persistent sends, Sendrecv)");
     auto &byt = t.ints("bytes", "bytes", "payload bytes sent");
     for (int32_t l = 0; l < owned; ++l)
       for (const auto &[d, c] : sent[static_cast<size_t>(l)]) {
@@ -330,7 +357,7 @@ void run_profile(Context &ctx, const config::Values &cfg, StageOutput &out) {
     f.ranks = kernels::format_ranges(ranges);
     f.lost_s = waste;
     f.stage = "profile";
-    f.cause = "computation in " + regions[g].path + " takes up to " + format_seconds(s.max) + " (rank " + std::to_string(s.max_rank) +
+    f.cause = (g == 0 ? std::string("computation outside any region") : "computation in " + regions[g].path) + " takes up to " + format_seconds(s.max) + " (rank " + std::to_string(s.max_rank) +
               ") against " + format_seconds(mean) + " on average (imbalance " + format_percent(s.imbalance()) + "); " +
               std::to_string(kernels::count_ranks(ranges)) + " of " + std::to_string(s.count) +
               (kernels::count_ranks(ranges) == 1 ? " ranks carries" : " ranks carry") + " the excess and the others wait";
@@ -356,7 +383,9 @@ void run_profile(Context &ctx, const config::Values &cfg, StageOutput &out) {
   ctx.allreduce(comm_rank);
   const double base_sum = base_s[0].sum.value();
   const double mpi_share = base_sum > 0 ? comm_ns * 1e-9 / base_sum : 0.0;
-  if (wall_s[0].count > 0 && mpi_share >= min_mpi_share) {
+  // Communication-bound: even the rank that waits least spends the share in MPI. A
+  // high mean share with a low minimum is waiting, reported as imbalance instead.
+  if (wall_s[0].count > 0 && time_base > 0 && comm_rank[0].min / time_base >= min_mpi_share) {
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       return op_sums[a * 2] != op_sums[b * 2] ? op_sums[a * 2] > op_sums[b * 2] : a < b;
     });
@@ -391,7 +420,8 @@ StageInfo profile_stage() {
               {"min_waste_share", Type::Float, 0.05, "",
                "report a region whose imbalance wastes at least this share of the run (wall time without MPI start-up)", 0, 1},
               {"min_mpi_share", Type::Float, 0.25, "",
-               "report the run when at least this share of its time (without MPI start-up) is in MPI", 0, 1},
+               "report the run as communication-bound when even the rank least in MPI spends this share of the run "
+               "(without MPI start-up) there", 0, 1},
           },
           run_profile};
 }

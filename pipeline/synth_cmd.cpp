@@ -4,8 +4,8 @@
 //
 // The program it models: iterations of, per leaf region, computation then a ring
 // exchange (Irecv from rank-1, Isend to rank+1, Waitall), and an Allreduce at the end
-// of each iteration. Times follow from a simple network model (latency + bytes /
-// bandwidth): a rank's Waitall ends when its left neighbour's message has arrived, the
+// of each iteration. Times follow from a simple network model (2 us latency + bytes /
+// 5 GB/s): a rank's Waitall ends when its left neighbour's message has arrived, the
 // Allreduce when the slowest rank has entered it. All ranks' clocks are simulated on
 // every process (O(ranks) per step); each process keeps the events of its own block.
 #include <algorithm>
@@ -171,7 +171,8 @@ int run_synth(const SynthOptions &o) {
 
   const int64_t per_iter = 3 * static_cast<int64_t>(leaves.size()) + 1;
   const int64_t iters = std::max<int64_t>(1, (o.events_per_rank - 2 + per_iter - 1) / per_iter);  // at least as many as asked
-  const int64_t msg_bytes = 8192;
+  const int64_t msg_bytes = o.message_bytes;
+  if (msg_bytes < 0) throw std::invalid_argument("--message-bytes: not negative");
   const int32_t first = static_cast<int32_t>(static_cast<int64_t>(P) * me / np);
   const int32_t last = static_cast<int32_t>(static_cast<int64_t>(P) * (me + 1) / np);
 
@@ -311,7 +312,8 @@ int run_synth(const SynthOptions &o) {
   io::RunInfo run;
   run.nranks = P;
   std::ostringstream cmd;
-  cmd << "perfsift synth --ranks " << P << " --regions " << o.regions << " --events-per-rank " << o.events_per_rank;
+  cmd << "perfsift synth --ranks " << P << " --regions " << o.regions << " --events-per-rank " << o.events_per_rank
+      << " --message-bytes " << msg_bytes;
   for (const auto &s : o.inject) cmd << " --inject " << s;
   run.command = cmd.str();
   run.start_time = "2026-01-01T00:00:00Z";

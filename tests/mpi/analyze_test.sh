@@ -3,11 +3,13 @@
 #   determinism  one synthetic store, K = 1, 2, 4 analysis ranks and 1 or 2 threads: identical
 #                results; the injected imbalance is found on the injected region and ranks;
 #                the results contract holds; `perfsift report` reproduces both reports
+#   commbound    a communication-bound store: an mpi-time finding, no imbalance
 #   missing      a store with a rank lost: warning, partial result, exit 0
 #   corrupt      truncated and foreign stores, bad pipelines: one line, exit 2, no output
-#   real STORE   a store collected from a tests/apps program analyses cleanly on 2 ranks
+#   real STORE [MESSAGES]  a store collected from a tests/apps program analyses cleanly on
+#                2 ranks (and its message matrix holds MESSAGES point-to-point messages)
 set -euo pipefail
-mode=$1 perfsift=$2 work=$3 store=${4:-}
+mode=$1 perfsift=$2 work=$3 store=${4:-} messages=${5:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_mpi_yield_when_idle=1
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,6 +44,20 @@ determinism)
   echo "report round trip: JSON and text identical"
   lines=$(wc -l < k1.txt)
   [ "$lines" -le 45 ] || fail "text report has $lines lines (about 40 expected)"
+  ;;
+commbound)
+  # 20 MB ring messages (4 ms each at 5 GB/s) against 1-4 ms of computation: every rank
+  # is communication-bound; no imbalance is injected, none may be reported.
+  "$perfsift" synth -o c.h5 --ranks 8 --regions 4 --events-per-rank 400 --message-bytes 20000000
+  mpirun -n 2 "$perfsift" analyze c.h5 -o c-results.h5 --json c.json > c.txt
+  $py -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+kinds = [f["kind"] for f in d["findings"]]
+assert kinds == ["mpi-time"], kinds
+f = d["findings"][0]
+assert f["where"] == "(program)" and f["ranks"] == "0-7", f
+print("communication-bound run: one mpi-time finding on ranks 0-7, lost %.3f s" % f["lost_s"])' c.json
   ;;
 missing)
   "$perfsift" synth -o m.h5 --ranks 6 --regions 4 --events-per-rank 500 --inject missing:ranks=3
@@ -99,6 +115,11 @@ real)
   mpirun -n 2 "$perfsift" analyze "$store" -o r.h5 --json r.json > r.txt
   cat r.txt
   $py "$here/check_results.py" contract r.h5 r.json
+  if [ -n "$messages" ]; then
+    got=$($py -c 'import json,sys; print(sum(m["messages"] for m in json.load(open(sys.argv[1]))["profile"]["messages"]))' r.json)
+    [ "$got" = "$messages" ] || fail "message matrix holds $got messages, expected $messages"
+    echo "message matrix: $got messages (blocking, nonblocking, persistent, Sendrecv)"
+  fi
   ;;
 *) fail "unknown mode $mode" ;;
 esac
