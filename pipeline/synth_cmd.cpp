@@ -43,7 +43,8 @@ struct Injection {
   std::string kind;
   std::string region;             // path, empty for all
   std::vector<int32_t> ranks;     // sorted
-  double factor = 1, delay = 0;
+  double factor = 1, delay = 0, rate = 0;
+  std::string counter;            // counter: the PAPI event
 };
 
 std::map<std::string, std::string> parse_fields(const std::string &spec, const std::string &body) {
@@ -71,6 +72,7 @@ Injection parse_injection(const std::string &spec, int32_t nranks, const std::ve
       {"late-sender", {"region", "ranks", "delay"}},
       {"cache-miss", {"region", "ranks", "factor"}},
       {"missing", {"ranks"}},
+      {"counter", {"name", "region", "ranks", "rate"}},
   };
   const auto colon = spec.find(':');
   Injection in;
@@ -78,7 +80,7 @@ Injection parse_injection(const std::string &spec, int32_t nranks, const std::ve
   auto kind = allowed.find(in.kind);
   if (kind == allowed.end())
     throw std::invalid_argument("--inject '" + spec + "': unknown behaviour '" + in.kind +
-                                "'; use imbalance, late-sender, cache-miss or missing (see perfsift synth --help)");
+                                "'; use imbalance, late-sender, cache-miss, counter or missing (see perfsift synth --help)");
   const auto fields = parse_fields(spec, colon == std::string::npos ? "" : spec.substr(colon + 1));
   for (const auto &[k, v] : fields)
     if (!kind->second.count(k)) throw std::invalid_argument("--inject '" + spec + "': " + in.kind + " takes no field '" + k + "'");
@@ -93,9 +95,13 @@ Injection parse_injection(const std::string &spec, int32_t nranks, const std::ve
   try {
     in.factor = std::stod(get("factor", "2"));
     in.delay = std::stod(get("delay", "0.001"));
+    in.rate = std::stod(get("rate", "0"));
   } catch (const std::exception &) {
-    throw std::invalid_argument("--inject '" + spec + "': factor and delay are numbers");
+    throw std::invalid_argument("--inject '" + spec + "': factor, delay and rate are numbers");
   }
+  in.counter = get("name", "");
+  if (in.kind == "counter" && in.counter.empty())
+    throw std::invalid_argument("--inject '" + spec + "': counter needs name=PAPI_EVENT (one of --counters)");
   return in;
 }
 
@@ -164,6 +170,9 @@ int run_synth(const SynthOptions &o) {
   if (leaves.empty()) leaves.push_back(0);
   std::vector<Injection> inj;
   for (const auto &s : o.inject) inj.push_back(parse_injection(s, P, paths));
+  for (const auto &in : inj)
+    if (in.kind == "counter" && std::find(o.counters.begin(), o.counters.end(), in.counter) == o.counters.end())
+      throw std::invalid_argument("--inject counter:name=" + in.counter + ": record it with --counters " + in.counter);
   std::vector<bool> missing(P, false);
   for (const auto &in : inj)
     if (in.kind == "missing")
@@ -177,23 +186,38 @@ int run_synth(const SynthOptions &o) {
   const int32_t last = static_cast<int32_t>(static_cast<int64_t>(P) * (me + 1) / np);
 
   // Per (rank, leaf) multipliers and delays from the injections.
-  auto comp_factor = [&](int32_t r, int32_t g) {
+  auto applies = [&](const Injection &in, const char *kind, int32_t r, int32_t g) {
+    return in.kind == kind && (in.region.empty() || in.region == paths[g]) && in_ranks(in.ranks, r);
+  };
+  auto work_factor = [&](int32_t r, int32_t g) {  // more work: more instructions
     double f = 1;
     for (const auto &in : inj)
-      if ((in.kind == "imbalance" || in.kind == "cache-miss") && (in.region.empty() || in.region == paths[g]) && in_ranks(in.ranks, r))
-        f *= in.kind == "imbalance" ? in.factor : 1 + 0.05 * (in.factor - 1);  // misses slow computation a little
+      if (applies(in, "imbalance", r, g)) f *= in.factor;
+    return f;
+  };
+  auto comp_factor = [&](int32_t r, int32_t g) {  // cache misses slow the same work a little
+    double f = work_factor(r, g);
+    for (const auto &in : inj)
+      if (applies(in, "cache-miss", r, g)) f *= 1 + 0.05 * (in.factor - 1);
     return f;
   };
   auto miss_factor = [&](int32_t r, int32_t g) {
     double f = 1;
     for (const auto &in : inj)
-      if (in.kind == "cache-miss" && (in.region.empty() || in.region == paths[g]) && in_ranks(in.ranks, r)) f *= in.factor;
+      if (applies(in, "cache-miss", r, g)) f *= in.factor;
     return f;
+  };
+  // A counter's rate (per second of computation) set by counter:..., or NaN.
+  auto counter_rate = [&](const std::string &name, int32_t r, int32_t g) {
+    double v = std::nan("");
+    for (const auto &in : inj)
+      if (applies(in, "counter", r, g) && in.counter == name) v = in.rate;
+    return v;
   };
   auto send_delay = [&](int32_t r, int32_t g) {
     double d = 0;
     for (const auto &in : inj)
-      if (in.kind == "late-sender" && (in.region.empty() || in.region == paths[g]) && in_ranks(in.ranks, r)) d += in.delay;
+      if (applies(in, "late-sender", r, g)) d += in.delay;
     return d;
   };
 
@@ -271,9 +295,10 @@ int run_synth(const SynthOptions &o) {
             if (a != 0 && (li == 0 || !under(leaves[li - 1], a))) prof(r, a, io::kVisits) += 1;  // once per iteration
             for (size_t c = 0; c < o.counters.size(); ++c) {
               const std::string &name = o.counters[c];
-              const double cycles = comp * 2.5e9, ins = base * noise[r] * 2.5e9 * 1.5;
+              const double cycles = comp * 2.5e9, ins = base * noise[r] * work_factor(r, g) * 2.5e9 * 1.5;
               double v = 0;
-              if (name == "PAPI_TOT_CYC") v = cycles;
+              if (const double rate = counter_rate(name, r, g); !std::isnan(rate)) v = rate * comp;
+              else if (name == "PAPI_TOT_CYC") v = cycles;
               else if (name == "PAPI_TOT_INS") v = ins;
               else if (name == "PAPI_L1_DCM") v = ins * 0.02 * miss_factor(r, g);
               else if (name == "PAPI_L2_TCM" || name == "PAPI_L2_DCM") v = ins * 0.004 * miss_factor(r, g);

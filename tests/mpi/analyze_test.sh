@@ -3,6 +3,7 @@
 #   determinism  one synthetic store, K = 1, 2, 4 analysis ranks and 1 or 2 threads: identical
 #                results; the injected imbalance is found on the injected region and ranks;
 #                the results contract holds; `perfsift report` reproduces both reports
+#   synth        synthetic stores hold what was injected (counters, rates, late senders)
 #   commbound    a communication-bound store: an mpi-time finding, no imbalance
 #   missing      a store with a rank lost: warning, partial result, exit 0
 #   corrupt      truncated and foreign stores, bad pipelines: one line, exit 2, no output
@@ -44,6 +45,35 @@ determinism)
   echo "report round trip: JSON and text identical"
   lines=$(wc -l < k1.txt)
   [ "$lines" -le 45 ] || fail "text report has $lines lines (about 40 expected)"
+  ;;
+synth)
+  # The synthetic store holds what was injected: counters, miss rates, rates, late senders.
+  mpirun -n 2 "$perfsift" synth -o s.h5 --ranks 8 --regions solve,solve/smooth,io --events-per-rank 300 \
+    --counters PAPI_TOT_CYC,PAPI_TOT_INS,PAPI_L2_TCM --inject cache-miss:region=solve/smooth,ranks=0-3,factor=10 \
+    --inject counter:name=PAPI_TOT_INS,region=io,ranks=all,rate=1e9 --inject late-sender:region=io,ranks=5,delay=0.002
+  $py - <<'PY'
+import h5py, numpy as np
+f = h5py.File("s.h5", "r")
+paths = [x.decode() for x in f["regions/path"][...]]
+assert list(f.attrs["counters_recorded"]) == [b"PAPI_TOT_CYC", b"PAPI_TOT_INS", b"PAPI_L2_TCM"] or \
+       [x.decode() if isinstance(x, bytes) else x for x in f.attrs["counters_recorded"]] == ["PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_L2_TCM"]
+unavail = [x.decode() if isinstance(x, bytes) else x for x in f.attrs["counters_unavailable"]]
+assert unavail == ["PAPI_L1_DCM"], unavail
+smooth, io = paths.index("solve/smooth"), paths.index("io")
+ratio = f["profile/PAPI_L2_TCM"][:, smooth] / f["profile/PAPI_TOT_INS"][:, smooth]
+assert np.allclose(ratio[:4], 10 * ratio[4:].mean()) and np.allclose(ratio[4:], 0.004), ratio
+rate = f["profile/PAPI_TOT_INS"][:, io] / f["profile/cpu"][:, io]
+assert np.allclose(rate, 1e9), rate
+# Rank 6 receives rank 5's late message in io: its MPI time there is the largest.
+mpi = f["profile/mpi_time"][:, io]
+assert int(np.argmax(mpi)) == 6, mpi
+print("synth: counters recorded and unavailable, 10x miss rate on ranks 0-3, rate 1e9/s, rank 6 waits for rank 5")
+PY
+  set +e
+  "$perfsift" synth -o x.h5 --ranks 4 --inject imbalanse:ranks=1 2> err.txt
+  rc=$?
+  set -e
+  [ $rc -eq 2 ] && grep -q "unknown behaviour 'imbalanse'" err.txt || fail "bad --inject: $(cat err.txt)"
   ;;
 commbound)
   # 20 MB ring messages (4 ms each at 5 GB/s) against 1-4 ms of computation: every rank
@@ -102,6 +132,17 @@ corrupt)
     [ "$(cat check.txt)" = "$2" ] || fail "config check $1: '$(cat check.txt)'"
     echo "$1: $2"
   }
+  # A chunk of events overwritten: found while analysing; exit 2, no output.
+  cp good.h5 garbled.h5
+  dd if=/dev/urandom of=garbled.h5 bs=1 seek=$(( $(stat -c %s good.h5) / 3 )) count=4096 conv=notrunc 2>/dev/null
+  set +e
+  mpirun -n 2 "$perfsift" analyze garbled.h5 -o out.h5 > out.txt 2> err.txt
+  rc=$?
+  set -e
+  [ $rc -ne 0 ] || fail "garbled.h5: exit code 0"
+  grep -q "^perfsift: .*garbled.h5: .*corrupt" err.txt || { cat err.txt; fail "garbled.h5: no error naming the file"; }
+  ls out.h5* 2>/dev/null && fail "garbled.h5: output written"
+  echo "garbled.h5: $(grep "^perfsift:" err.txt | head -1)"
   expect stage.toml "perfsift: stage.toml:1:2: unknown stage 'profil'; did you mean 'profile'? (\`perfsift stages\` lists every stage and its keys)"
   expect key.toml "perfsift: key.toml:2:1: unknown key 'profile.min_waste_shar'; did you mean 'profile.min_waste_share'? (\`perfsift stages\` lists every key)"
   expect type.toml "perfsift: type.toml:2:19: key 'profile.min_waste_share' must be float, e.g. profile.min_waste_share = 0.05"
