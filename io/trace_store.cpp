@@ -3,6 +3,9 @@
 #include <hdf5.h>
 #include <fcntl.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <zlib.h>
 
 #include <algorithm>
@@ -729,6 +732,34 @@ void TraceStore::scan_events(int32_t first, int32_t last, int64_t rows_per_read,
 // reading the raw chunks lets every core decompress. Used when the dataset has exactly
 // the writer's layout (our compound type, 65,536-row chunks, shuffle then deflate);
 // otherwise scan_events falls back to H5Dread.
+// Undoes HDF5's shuffle filter for n rows of DiskEvent: byte j of every row is stored
+// contiguously (src[j * n + i]). 8 x 8 byte blocks are transposed in SSE2 registers:
+// several times faster than HDF5's byte loop.
+static void unshuffle(const unsigned char *src, unsigned char *dst, size_t n) {
+  constexpr size_t E = sizeof(DiskEvent);
+  static_assert(E % 8 == 0, "rows are whole 8-byte words");
+  size_t i = 0;
+#if defined(__SSE2__)
+  for (; i + 8 <= n; i += 8)
+    for (size_t j = 0; j < E; j += 8) {
+      __m128i x[8];
+      for (int r = 0; r < 8; ++r) x[r] = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(src + (j + r) * n + i));
+      const __m128i a0 = _mm_unpacklo_epi8(x[0], x[1]), a1 = _mm_unpacklo_epi8(x[2], x[3]);
+      const __m128i a2 = _mm_unpacklo_epi8(x[4], x[5]), a3 = _mm_unpacklo_epi8(x[6], x[7]);
+      const __m128i b0 = _mm_unpacklo_epi16(a0, a1), b1 = _mm_unpackhi_epi16(a0, a1);
+      const __m128i b2 = _mm_unpacklo_epi16(a2, a3), b3 = _mm_unpackhi_epi16(a2, a3);
+      const __m128i c[4] = {_mm_unpacklo_epi32(b0, b2), _mm_unpackhi_epi32(b0, b2), _mm_unpacklo_epi32(b1, b3),
+                            _mm_unpackhi_epi32(b1, b3)};
+      for (int k = 0; k < 4; ++k) {
+        _mm_storel_epi64(reinterpret_cast<__m128i *>(dst + (i + 2 * k) * E + j), c[k]);
+        _mm_storel_epi64(reinterpret_cast<__m128i *>(dst + (i + 2 * k + 1) * E + j), _mm_unpackhi_epi64(c[k], c[k]));
+      }
+    }
+#endif
+  for (; i < n; ++i)
+    for (size_t j = 0; j < E; ++j) dst[i * E + j] = src[j * n + i];
+}
+
 static ChunkIndex chunk_index(const Ctx &ck, hid_t file) {
   ChunkIndex idx;
   Handle ds(ck(H5Dopen2(file, "events", H5P_DEFAULT), "missing dataset /events (truncated store?)"), H5Dclose);
@@ -796,18 +827,7 @@ void TraceStore::scan_raw_chunks(int64_t row_begin, int64_t row_end, int64_t row
           error = "reading /events chunk " + std::to_string(c) + " failed (truncated or corrupt store?)";
           continue;
         }
-        // Unshuffle: byte j of every row is stored contiguously. Blocks of rows keep
-        // the scattered writes in cache.
-        unsigned char *dst = reinterpret_cast<unsigned char *>(rows.data());
-        constexpr size_t E = sizeof(DiskEvent);
-        const size_t n = static_cast<size_t>(cr);
-        for (size_t i0 = 0; i0 < n; i0 += 256) {
-          const size_t i1 = std::min(n, i0 + 256);
-          for (size_t j = 0; j < E; ++j) {
-            const unsigned char *src = shuffled.data() + j * n;
-            for (size_t i = i0; i < i1; ++i) dst[i * E + j] = src[i];
-          }
-        }
+        unshuffle(shuffled.data(), reinterpret_cast<unsigned char *>(rows.data()), static_cast<size_t>(cr));
         const int64_t r0 = std::max(lo, c * cr), r1 = std::min(hi, (c + 1) * cr);
         for (int64_t r = r0; r < r1; ++r) events[static_cast<size_t>(r - lo)] = to_event(rows[static_cast<size_t>(r - c * cr)]);
       }
