@@ -1,0 +1,97 @@
+// Process-dissimilarity clustering (AutoAnalyzer Algorithm 1, the simplified OPTICS):
+// take the lowest-numbered point not yet in a cluster as pivot; count the points
+// closer to it than `radius_fraction` x the pivot vector's length (the paper: 10 %);
+// if more than `count_threshold`, the pivot and its unclustered neighbours form a
+// cluster, else the pivot alone is one (an isolated point). Repeat until every point
+// is in a cluster. A cluster is labelled by its pivot (its lowest member), so two
+// clusterings are equal exactly when their label vectors are.
+//
+// Points may be spread over processes: each holds a block of rows, and the driver asks
+// a `Reducer` (min and sum over processes, and the pivot's row from its owner) —
+// identity for one process, MPI in the pipeline. Cost per clustering: O(clusters x
+// points) with cached pivot distances, O(clusters x points x columns) without.
+//
+// Column masks: Algorithm 2 clusters the same points many times with one or two region
+// columns zeroed or restored. PivotDistances keeps each pivot's squared distances under
+// a base mask and updates them by the changed columns' terms — never recomputes.
+#pragma once
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace perfsift::kernels {
+
+using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Squared Euclidean distances between the rows of A and of B (a tile of the full
+// matrix): |a|^2 + |b|^2 - 2 A B^T through one GEMM. Clamped at 0.
+RowMatrix squared_distance_tile(const RowMatrix &a, const RowMatrix &b);
+
+// A change of columns relative to the base mask.
+struct ColumnChange {
+  std::vector<int> off;  // base columns treated as zero
+  std::vector<int> on;   // columns outside the base added back
+};
+
+class PivotDistances {
+ public:
+  // `points`: this process's rows; `base`: 1 for columns in the base vectors.
+  PivotDistances(const RowMatrix &points, std::vector<uint8_t> base);
+  // Squared distances from the pivot (global id, its full row) to every local point,
+  // under base + change.
+  const std::vector<double> &distances(int64_t pivot, const std::vector<double> &pivot_row, const ColumnChange &change);
+  // Squared length of a row under base + change.
+  double squared_length(const std::vector<double> &row, const ColumnChange &change) const;
+  const RowMatrix &points() const { return m_points; }
+
+ private:
+  const RowMatrix &m_points;
+  std::vector<uint8_t> m_base;
+  std::map<int64_t, std::vector<double>> m_cache;  // pivot -> base distances
+  std::vector<double> m_scratch;
+};
+
+struct OpticsParams {
+  double radius_fraction = 0.1;
+  int64_t count_threshold = 0;
+};
+
+// Serial reducer: the whole point set is local.
+struct LocalReducer {
+  const RowMatrix &points;
+  int64_t min(int64_t v) const { return v; }
+  int64_t sum(int64_t v) const { return v; }
+  std::vector<double> row(int64_t id) const {
+    return std::vector<double>(points.row(id).data(), points.row(id).data() + points.cols());
+  }
+};
+
+// Labels (cluster pivots, global ids) of the local points [first, first + rows).
+template <class Reducer>
+std::vector<int64_t> simplified_optics(PivotDistances &pd, int64_t first, const ColumnChange &change, const OpticsParams &p,
+                                       const Reducer &red) {
+  const int64_t rows = pd.points().rows();
+  std::vector<int64_t> label(static_cast<size_t>(rows), -1);
+  constexpr int64_t kNone = INT64_MAX;
+  int64_t next_local = 0;  // labels are assigned in increasing pivot order: scan forward
+  for (;;) {
+    while (next_local < rows && label[next_local] >= 0) ++next_local;
+    const int64_t pivot = red.min(next_local < rows ? first + next_local : kNone);
+    if (pivot == kNone) break;
+    const std::vector<double> prow = red.row(pivot);
+    const double r2 = p.radius_fraction * p.radius_fraction * pd.squared_length(prow, change);
+    const auto &d = pd.distances(pivot, prow, change);
+    int64_t near = 0;
+    for (int64_t i = 0; i < rows; ++i)
+      if (first + i != pivot && d[i] < r2) ++near;
+    const bool dense = red.sum(near) > p.count_threshold;
+    for (int64_t i = 0; i < rows; ++i)
+      if (first + i == pivot || (dense && label[i] < 0 && d[i] < r2)) label[i] = pivot;
+  }
+  return label;
+}
+
+}  // namespace perfsift::kernels
