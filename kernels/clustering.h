@@ -1,6 +1,7 @@
 // Process-dissimilarity clustering (AutoAnalyzer Algorithm 1, the simplified OPTICS):
 // take the lowest-numbered point not yet in a cluster as pivot; count the points
-// closer to it than `radius_fraction` x the pivot vector's length (the paper: 10 %);
+// closer to it than `radius_fraction` x the pivot vector's length (the paper: 10 %;
+// points identical to the pivot count too, so zero vectors cluster together);
 // if more than `count_threshold`, the pivot and its unclustered neighbours form a
 // cluster, else the pivot alone is one (an isolated point). Repeat until every point
 // is in a cluster. A cluster is labelled by its pivot (its lowest member), so two
@@ -59,7 +60,7 @@ struct OpticsParams {
   int64_t count_threshold = 0;
 };
 
-// Serial reducer: the whole point set is local.
+// Serial reducer: the whole point set is local, ids 0..rows-1.
 struct LocalReducer {
   const RowMatrix &points;
   int64_t min(int64_t v) const { return v; }
@@ -69,29 +70,38 @@ struct LocalReducer {
   }
 };
 
-// Labels (cluster pivots, global ids) of the local points [first, first + rows).
+// Labels (cluster pivots, global ids) of the local points, whose global ids are `ids`
+// (ascending).
 template <class Reducer>
-std::vector<int64_t> simplified_optics(PivotDistances &pd, int64_t first, const ColumnChange &change, const OpticsParams &p,
-                                       const Reducer &red) {
+std::vector<int64_t> simplified_optics(PivotDistances &pd, const std::vector<int64_t> &ids, const ColumnChange &change,
+                                       const OpticsParams &p, const Reducer &red) {
   const int64_t rows = pd.points().rows();
   std::vector<int64_t> label(static_cast<size_t>(rows), -1);
   constexpr int64_t kNone = INT64_MAX;
-  int64_t next_local = 0;  // labels are assigned in increasing pivot order: scan forward
+  int64_t next_local = 0;  // pivots come in increasing order: scan forward
   for (;;) {
     while (next_local < rows && label[next_local] >= 0) ++next_local;
-    const int64_t pivot = red.min(next_local < rows ? first + next_local : kNone);
+    const int64_t pivot = red.min(next_local < rows ? ids[next_local] : kNone);
     if (pivot == kNone) break;
     const std::vector<double> prow = red.row(pivot);
     const double r2 = p.radius_fraction * p.radius_fraction * pd.squared_length(prow, change);
     const auto &d = pd.distances(pivot, prow, change);
+    // Identical points are neighbours even when the pivot is the zero vector.
+    auto close = [&](double x) { return x < r2 || x == 0.0; };
     int64_t near = 0;
     for (int64_t i = 0; i < rows; ++i)
-      if (first + i != pivot && d[i] < r2) ++near;
+      if (ids[i] != pivot && close(d[i])) ++near;
     const bool dense = red.sum(near) > p.count_threshold;
     for (int64_t i = 0; i < rows; ++i)
-      if (first + i == pivot || (dense && label[i] < 0 && d[i] < r2)) label[i] = pivot;
+      if (ids[i] == pivot || (dense && label[i] < 0 && close(d[i]))) label[i] = pivot;
   }
   return label;
+}
+
+inline std::vector<int64_t> iota_ids(int64_t n) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[i] = i;
+  return v;
 }
 
 }  // namespace perfsift::kernels

@@ -192,6 +192,18 @@ int run_analyze(const AnalyzeOptions &o) {
       pipeline::StageOutput out(writer, name);
       stage->run(ctx, cfg, out);
     }
+    // Located bottlenecks become findings, with their root causes when known.
+    for (const auto &b : ctx.bottlenecks) {
+      pipeline::Finding f;
+      f.kind = b.kind;
+      f.where = b.where;
+      f.ranks = b.ranks;
+      f.lost_s = b.lost_s;
+      f.stage = b.kind;
+      auto rc = ctx.root_causes.find(b.kind + "|" + b.where);
+      f.cause = b.symptom + (rc == ctx.root_causes.end() ? "" : "; root cause: " + rc->second);
+      ctx.findings.push_back(f);
+    }
     rank_findings(ctx.findings);
     writer.table("findings", findings_table(ctx.findings));
     writer.attribute("", "warnings", ctx.warnings);

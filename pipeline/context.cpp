@@ -65,6 +65,14 @@ Context::Context(MPI_Comm comm, const io::TraceStore &store, const config::Value
   m_first = boundary(m_me);
   m_last = boundary(m_me + 1);
 
+  const auto &regions = store.regions();
+  m_children.assign(regions.size(), {});
+  m_depth.assign(regions.size(), 0);
+  for (const auto &r : regions)  // parents precede children in the store
+    if (r.parent >= 0 && r.parent < static_cast<int32_t>(regions.size())) {
+      m_children[r.parent].push_back(r.id);
+      m_depth[r.id] = m_depth[r.parent] + 1;
+    }
   m_missing.assign(static_cast<size_t>(n), false);
   for (int32_t r : store.run().missing_ranks)
     if (r >= 0 && r < n) m_missing[r] = true;

@@ -24,4 +24,7 @@ inline std::string format_percent(double ratio) {
   return b;
 }
 
+// Cut to n characters, marking the cut.
+inline std::string clip(const std::string &s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
+
 }  // namespace perfsift::pipeline

@@ -6,9 +6,12 @@
 namespace perfsift::pipeline {
 
 StageInfo profile_stage();
+StageInfo dissimilarity_stage();
+StageInfo disparity_stage();
+StageInfo rootcause_stage();
 
 const std::vector<StageInfo> &stage_registry() {
-  static const std::vector<StageInfo> stages = {profile_stage()};
+  static const std::vector<StageInfo> stages = {profile_stage(), dissimilarity_stage(), disparity_stage(), rootcause_stage()};
   return stages;
 }
 

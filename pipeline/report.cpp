@@ -13,24 +13,13 @@
 
 #include "pipeline/format.h"
 #include "pipeline/json.h"
+#include "pipeline/results_view.h"
+#include "pipeline/stage.h"
 
 namespace perfsift::pipeline {
 
 namespace {
 
-using Attrs = std::vector<std::pair<std::string, io::AttrValue>>;
-
-const io::AttrValue *find_attr(const Attrs &attrs, const std::string &name) {
-  for (const auto &[k, v] : attrs)
-    if (k == name) return &v;
-  return nullptr;
-}
-template <class T>
-T attr_or(const Attrs &attrs, const std::string &name, T fallback) {
-  const auto *v = find_attr(attrs, name);
-  if (v && std::holds_alternative<T>(*v)) return std::get<T>(*v);
-  return fallback;
-}
 
 void write_attr_value(JsonWriter &j, const io::AttrValue &v) {
   std::visit(
@@ -62,7 +51,10 @@ void write_table_json(JsonWriter &j, const io::Table &t) {
   j.end_array();
 }
 
-void write_group_json(JsonWriter &j, const io::ResultsStore &rs, const std::string &group, int64_t max_rows) {
+using JsonHook = std::function<void(JsonWriter &, const io::ResultsStore &)>;
+
+void write_group_json(JsonWriter &j, const io::ResultsStore &rs, const std::string &group, int64_t max_rows,
+                      const JsonHook *extra = nullptr) {
   j.begin_object();
   for (const auto &[k, v] : rs.attributes(group)) {
     if (k == "description") continue;
@@ -101,24 +93,16 @@ void write_group_json(JsonWriter &j, const io::ResultsStore &rs, const std::stri
       j.end_object();
     }
   }
+  if (extra) (*extra)(j, rs);
   j.end_object();
 }
 
-std::string seconds(double s) { return format_seconds(s); }
-std::string clip(const std::string &s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
 std::string join(const std::vector<std::string> &v) {
   std::string s;
   for (const auto &x : v) s += (s.empty() ? "" : ", ") + x;
   return s;
 }
 
-template <class T>
-const std::vector<T> &col(const io::Table &t, const std::string &name) {
-  static const std::vector<T> empty;
-  const auto *c = t.find(name);
-  if (!c || !std::holds_alternative<std::vector<T>>(c->values)) return empty;
-  return std::get<std::vector<T>>(c->values);
-}
 
 }  // namespace
 
@@ -150,7 +134,8 @@ std::string render_json(const io::ResultsStore &rs, const ReportLimits &lim) {
   j.end_array();
   for (const auto &stage : attr_or<std::vector<std::string>>(root, "stages", {})) {
     j.key(stage);
-    write_group_json(j, rs, stage, l.json_max_rows);
+    const auto *info = find_stage(stage);
+    write_group_json(j, rs, stage, l.json_max_rows, info && info->json ? &info->json : nullptr);
   }
   j.end_object();
   return j.take();
@@ -162,7 +147,7 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
   const auto root = rs.attributes("");
   const auto run = rs.attributes("run");
   os << "perfsift analysis of " << attr_or<std::string>(root, "source_store", "?") << "\n";
-  os << "run: " << attr_or<int64_t>(run, "ranks", 0) << " ranks, " << seconds(attr_or<double>(run, "wall_time_s", 0))
+  os << "run: " << attr_or<int64_t>(run, "ranks", 0) << " ranks, " << format_seconds(attr_or<double>(run, "wall_time_s", 0))
      << " wall, started " << attr_or<std::string>(run, "start_time", "?") << "\n";
   const auto cmd = attr_or<std::string>(run, "command", "");
   if (!cmd.empty()) os << "command: " << clip(cmd, 100) << "\n";
@@ -172,9 +157,9 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
   for (const auto &w : attr_or<std::vector<std::string>>(root, "warnings", {})) os << "warning: " << w << "\n";
 
   const auto f = rs.table("findings");
-  const auto &kind = col<std::string>(f, "kind"), &where = col<std::string>(f, "where"), &ranks = col<std::string>(f, "ranks"),
-             &cause = col<std::string>(f, "cause");
-  const auto &lost = col<double>(f, "lost_s"), &gain = col<double>(f, "predicted_gain_s");
+  const auto &kind = column<std::string>(f, "kind"), &where = column<std::string>(f, "where"), &ranks = column<std::string>(f, "ranks"),
+             &cause = column<std::string>(f, "cause");
+  const auto &lost = column<double>(f, "lost_s"), &gain = column<double>(f, "predicted_gain_s");
   os << "\n";
   if (f.rows() == 0) os << "No findings: no region, rank or operation crossed the reporting thresholds.\n";
   else {
@@ -185,49 +170,13 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
     os << line;
     for (size_t r = 0; r < f.rows() && static_cast<int64_t>(r) < l.top; ++r) {
       std::snprintf(line, sizeof line, "  %2zu  %-15s %-24s %-12s %9s %9s\n", r + 1, clip(kind[r], 15).c_str(),
-                    clip(where[r], 24).c_str(), clip(ranks[r], 12).c_str(), seconds(lost[r]).c_str(),
-                    std::isnan(gain[r]) ? "n/a" : seconds(gain[r]).c_str());
+                    clip(where[r], 24).c_str(), clip(ranks[r], 12).c_str(), format_seconds(lost[r]).c_str(),
+                    std::isnan(gain[r]) ? "n/a" : format_seconds(gain[r]).c_str());
       os << line << "      " << cause[r] << "\n";
     }
   }
-  const auto stages = attr_or<std::vector<std::string>>(root, "stages", {});
-  if (std::find(stages.begin(), stages.end(), "profile") != stages.end()) {
-    const auto t = rs.table("profile/regions");
-    const auto &path = col<std::string>(t, "path");
-    const auto &mean = col<double>(t, "wall_mean_s"), &mx = col<double>(t, "wall_max_s"), &share = col<double>(t, "mpi_share"),
-               &cimb = col<double>(t, "comp_imbalance");
-    std::vector<size_t> order(t.rows());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return mean[a] > mean[b]; });
-    os << "\nRegions by mean wall time (inclusive):\n";
-    char line[512];
-    std::snprintf(line, sizeof line, "  %-32s %10s %10s %10s %12s\n", "region", "mean", "max", "MPI share", "comp. imbal.");
-    os << line;
-    for (size_t i = 0; i < order.size() && i < 8; ++i) {
-      const size_t r = order[i];
-      std::snprintf(line, sizeof line, "  %-32s %10s %10s %9.0f%% %11.0f%%\n", clip(path[r], 32).c_str(), seconds(mean[r]).c_str(),
-                    seconds(mx[r]).c_str(), 100 * share[r], 100 * cimb[r]);
-      os << line;
-    }
-    if (order.size() > 8) os << "  ... " << order.size() - 8 << " more in profile/regions\n";
-    const auto o = rs.table("profile/ops");
-    const auto &name = col<std::string>(o, "op");
-    const auto &calls = col<int64_t>(o, "calls");
-    const auto &time = col<double>(o, "time_s"), &oshare = col<double>(o, "mpi_share");
-    std::vector<size_t> ord(o.rows());
-    for (size_t i = 0; i < ord.size(); ++i) ord[i] = i;
-    std::stable_sort(ord.begin(), ord.end(), [&](size_t a, size_t b) { return time[a] > time[b]; });
-    const double nr = std::max<double>(1, static_cast<double>(attr_or<int64_t>(rs.attributes("profile"), "ranks_with_data", 1)));
-    os << "\nMPI operations by time:\n";
-    std::snprintf(line, sizeof line, "  %-24s %12s %12s %10s\n", "operation", "calls", "per rank", "MPI share");
-    os << line;
-    for (size_t i = 0; i < ord.size() && i < 6; ++i) {
-      const size_t r = ord[i];
-      std::snprintf(line, sizeof line, "  %-24s %12lld %12s %9.0f%%\n", clip(name[r], 24).c_str(), static_cast<long long>(calls[r]),
-                    seconds(time[r] / nr).c_str(), 100 * oshare[r]);
-      os << line;
-    }
-  }
+  for (const auto &stage : attr_or<std::vector<std::string>>(root, "stages", {}))
+    if (const auto *info = find_stage(stage); info && info->text) info->text(os, rs);
   os << "\nDetails: " << rs.path() << " (HDF5; see docs/results.md), or perfsift report " << rs.path() << " --format json\n";
   return os.str();
 }

@@ -17,6 +17,7 @@
 #include "io/trace_store.h"
 #include "kernels/exact_sum.h"
 #include "kernels/rank_set.h"
+#include "pipeline/json.h"
 #include "pipeline/progress.h"
 
 namespace perfsift::pipeline {
@@ -83,6 +84,25 @@ class Context {
   std::vector<Finding> findings;
   std::vector<std::string> warnings;  // said once, on stderr and in the results
 
+  // ---- typed tables stages publish for later stages (data moves one way)
+  // A located bottleneck; the pipeline turns each into a finding after the last stage,
+  // with the root causes `rootcause` found for it.
+  struct Bottleneck {
+    std::string kind, where, ranks, symptom;
+    double lost_s = 0;
+  };
+  std::vector<Bottleneck> bottlenecks;
+  std::map<std::string, std::string> root_causes;  // "kind|where" -> plain words
+  // dissimilarity: cluster (its pivot rank) of each owned rank, -1 when not clustered.
+  std::vector<int64_t> rank_cluster;
+  // disparity: per region severity 0..4 and whether it is a CCR (empty: not run).
+  std::vector<int> region_severity;
+  std::vector<uint8_t> region_ccr;
+
+  // Region tree.
+  const std::vector<std::vector<int32_t>> &children() const { return m_children; }
+  int depth(int32_t region) const { return m_depth[static_cast<size_t>(region)]; }
+
  private:
   MPI_Comm m_comm;
   int m_me = 0, m_np = 1;
@@ -93,6 +113,8 @@ class Context {
   std::vector<bool> m_missing;
   std::map<std::string, std::vector<double>> m_profile;
   double m_wall_time_s = 0;
+  std::vector<std::vector<int32_t>> m_children;
+  std::vector<int> m_depth;
 };
 
 // Where a stage puts its results: a group named after the stage in the results store.
@@ -116,6 +138,10 @@ struct StageInfo {
   std::string description;            // one line, for `perfsift stages`
   std::vector<config::KeyDef> keys;   // its [name] table; key names without the prefix
   std::function<void(Context &, const config::Values &, StageOutput &)> run;
+  // Reports, from the results file: a few lines for the text report, and keys added to
+  // the stage's JSON object besides its group's generic rendering. Optional.
+  std::function<void(std::ostream &, const io::ResultsStore &)> text;
+  std::function<void(JsonWriter &, const io::ResultsStore &)> json;
 };
 
 // Every stage, in default pipeline order.

@@ -84,10 +84,11 @@ commbound)
 import json, sys
 d = json.load(open(sys.argv[1]))
 kinds = [f["kind"] for f in d["findings"]]
-assert kinds == ["mpi-time"], kinds
+assert kinds[0] == "mpi-time" and not {"load-imbalance", "dissimilarity"} & set(kinds), kinds
+assert d["dissimilarity"]["clusters"] == [list(range(8))], d["dissimilarity"]["clusters"]
 f = d["findings"][0]
 assert f["where"] == "(program)" and f["ranks"] == "0-7", f
-print("communication-bound run: one mpi-time finding on ranks 0-7, lost %.3f s" % f["lost_s"])' c.json
+print("communication-bound run: mpi-time first on ranks 0-7, lost %.3f s; one rank cluster" % f["lost_s"])' c.json
   ;;
 missing)
   "$perfsift" synth -o m.h5 --ranks 6 --regions 4 --events-per-rank 500 --inject missing:ranks=3

@@ -153,15 +153,15 @@ TEST(SimplifiedOptics, GroupsAndIsolatedPoints) {
   RowMatrix p(6, 2);
   p << 10, 10, 10.2, 10, 10, 10.1, 20, 20, 20.5, 20, 50, 0;
   PivotDistances pd(p, {1, 1});
-  auto lab = simplified_optics(pd, 0, {}, {0.1, 0}, LocalReducer{p});
+  auto lab = simplified_optics(pd, iota_ids(6), {}, {0.1, 0}, LocalReducer{p});
   EXPECT_EQ(lab, (std::vector<int64_t>{0, 0, 0, 3, 3, 5}));
   // count > 1 needs two neighbours: the pair at 20 splits into isolated points.
   PivotDistances pd2(p, {1, 1});
-  lab = simplified_optics(pd2, 0, {}, {0.1, 1}, LocalReducer{p});
+  lab = simplified_optics(pd2, iota_ids(6), {}, {0.1, 1}, LocalReducer{p});
   EXPECT_EQ(lab, (std::vector<int64_t>{0, 0, 0, 3, 4, 5}));
   // count > 2 needs three: every point is isolated.
   PivotDistances pd3(p, {1, 1});
-  lab = simplified_optics(pd3, 0, {}, {0.1, 2}, LocalReducer{p});
+  lab = simplified_optics(pd3, iota_ids(6), {}, {0.1, 2}, LocalReducer{p});
   EXPECT_EQ(lab, (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
 }
 

@@ -1,0 +1,39 @@
+// The reductions the clustering kernels need, over the analysis ranks: the smallest id,
+// a sum, and a point's row from whichever process holds it.
+#pragma once
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/clustering.h"
+
+namespace perfsift::pipeline {
+
+struct MpiReducer {
+  MPI_Comm comm;
+  const kernels::RowMatrix &points;
+  const std::vector<int64_t> &ids;  // global id per local row, ascending
+  int64_t min(int64_t v) const {
+    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_MIN, comm);
+    return v;
+  }
+  int64_t sum(int64_t v) const {
+    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_SUM, comm);
+    return v;
+  }
+  // The owner contributes the row, every other process zeros: the sum is exact.
+  std::vector<double> row(int64_t id) const {
+    std::vector<double> r(static_cast<size_t>(points.cols()), 0.0);
+    auto it = std::lower_bound(ids.begin(), ids.end(), id);
+    if (it != ids.end() && *it == id) {
+      const auto i = it - ids.begin();
+      std::copy(points.row(i).data(), points.row(i).data() + points.cols(), r.begin());
+    }
+    MPI_Allreduce(MPI_IN_PLACE, r.data(), static_cast<int>(r.size()), MPI_DOUBLE, MPI_SUM, comm);
+    return r;
+  }
+};
+
+}  // namespace perfsift::pipeline

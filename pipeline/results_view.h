@@ -1,0 +1,30 @@
+// Typed access to a results store for the report writers and the stages' report hooks.
+#pragma once
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "io/results_store.h"
+
+namespace perfsift::pipeline {
+
+using Attrs = std::vector<std::pair<std::string, io::AttrValue>>;
+
+template <class T>
+T attr_or(const Attrs &attrs, const std::string &name, T fallback) {
+  for (const auto &[k, v] : attrs)
+    if (k == name && std::holds_alternative<T>(v)) return std::get<T>(v);
+  return fallback;
+}
+
+// A table column of type T (IntColumn, FloatColumn, StringColumn); empty when absent.
+template <class T>
+const std::vector<T> &column(const io::Table &t, const std::string &name) {
+  static const std::vector<T> empty;
+  const auto *c = t.find(name);
+  if (!c || !std::holds_alternative<std::vector<T>>(c->values)) return empty;
+  return std::get<std::vector<T>>(c->values);
+}
+
+}  // namespace perfsift::pipeline
