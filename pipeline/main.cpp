@@ -78,7 +78,8 @@ int main(int argc, char **argv) {
   synth->add_option("--inject", so.inject,
       "behaviour, repeatable: imbalance:region=P,ranks=0-3,factor=2 | late-sender:region=P,ranks=5,delay=0.002 | "
       "cache-miss:region=P,ranks=all,factor=10 | counter:name=PAPI_L2_TCM,region=P,ranks=0-3,rate=5e7 (per second of "
-      "computation) | missing:ranks=1");
+      "computation) | io:region=P,ranks=all,bytes=1e8 (file bytes written per iteration at 1 GB/s: wall time, no CPU) | "
+      "missing:ranks=1");
   synth->add_option("--counters", so.counters, "counters to record, e.g. PAPI_TOT_CYC,PAPI_TOT_INS,PAPI_L1_DCM,PAPI_L2_TCM; the "
       "usual four not listed are recorded as unavailable. Default rates per second of computation: 2.5e9 cycles, "
       "IPC 1.5, L1 misses 2% and L2 0.4% of instructions (cache-miss multiplies misses)")->delimiter(',');

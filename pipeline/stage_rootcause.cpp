@@ -269,7 +269,7 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
     const auto r = kernels::analyse_decision_table(t);
     write_analysis(out, "disparity", "disparity (regions)", attrs, t, objects, r);
     io::Table per;
-    per.description = "per disparity CCCR: the attributes of the minimal reduct that are high in it";
+    per.description = "per disparity CCCR: the attributes of the smallest reducts that are high in it";
     auto &path = per.strings("path", "region");
     auto &causes = per.strings("causes", "plain words, joined by ';'");
     for (const auto &b : ctx.bottlenecks) {
@@ -277,9 +277,14 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
       int32_t g = 0;
       for (int32_t k = 1; k < nreg; ++k)
         if (regions[k].path == b.where) g = k;
+      // The high attributes of every smallest reduct: equally good explanations.
+      std::set<int> explain;
+      for (const auto &red : r.reducts)
+        if (red.size() == r.minimal_reduct.size())
+          for (int a : red)
+            if (t.conditions[g - 1][a]) explain.insert(a);
       std::string words;
-      for (int a : r.minimal_reduct)
-        if (t.conditions[g - 1][a]) words += (words.empty() ? "" : "; ") + attrs[a].cause_high;
+      for (int a : explain) words += (words.empty() ? "" : "; ") + attrs[a].cause_high;
       if (words.empty()) words = "none of the recorded attributes is high here: its own amount of work";
       path.push_back(b.where);
       causes.push_back(words);

@@ -28,6 +28,7 @@ namespace {
 constexpr double kLatency = 2e-6;       // s
 constexpr double kBandwidth = 5e9;      // bytes/s
 constexpr double kCallOverhead = 1e-6;  // s per nonblocking call
+constexpr double kDiskBandwidth = 1e9;  // bytes/s of injected file I/O
 
 uint64_t splitmix(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -43,7 +44,7 @@ struct Injection {
   std::string kind;
   std::string region;             // path, empty for all
   std::vector<int32_t> ranks;     // sorted
-  double factor = 1, delay = 0, rate = 0;
+  double factor = 1, delay = 0, rate = 0, bytes = 0;
   std::string counter;            // counter: the PAPI event
 };
 
@@ -73,6 +74,7 @@ Injection parse_injection(const std::string &spec, int32_t nranks, const std::ve
       {"cache-miss", {"region", "ranks", "factor"}},
       {"missing", {"ranks"}},
       {"counter", {"name", "region", "ranks", "rate"}},
+      {"io", {"region", "ranks", "bytes"}},
   };
   const auto colon = spec.find(':');
   Injection in;
@@ -80,7 +82,7 @@ Injection parse_injection(const std::string &spec, int32_t nranks, const std::ve
   auto kind = allowed.find(in.kind);
   if (kind == allowed.end())
     throw std::invalid_argument("--inject '" + spec + "': unknown behaviour '" + in.kind +
-                                "'; use imbalance, late-sender, cache-miss, counter or missing (see perfsift synth --help)");
+                                "'; use imbalance, late-sender, cache-miss, counter, io or missing (see perfsift synth --help)");
   const auto fields = parse_fields(spec, colon == std::string::npos ? "" : spec.substr(colon + 1));
   for (const auto &[k, v] : fields)
     if (!kind->second.count(k)) throw std::invalid_argument("--inject '" + spec + "': " + in.kind + " takes no field '" + k + "'");
@@ -96,6 +98,7 @@ Injection parse_injection(const std::string &spec, int32_t nranks, const std::ve
     in.factor = std::stod(get("factor", "2"));
     in.delay = std::stod(get("delay", "0.001"));
     in.rate = std::stod(get("rate", "0"));
+    in.bytes = std::stod(get("bytes", "1e6"));
   } catch (const std::exception &) {
     throw std::invalid_argument("--inject '" + spec + "': factor, delay and rate are numbers");
   }
@@ -214,6 +217,12 @@ int run_synth(const SynthOptions &o) {
       if (applies(in, "counter", r, g) && in.counter == name) v = in.rate;
     return v;
   };
+  auto io_bytes = [&](int32_t r, int32_t g) {  // file bytes written per visit
+    double b = 0;
+    for (const auto &in : inj)
+      if (applies(in, "io", r, g)) b += in.bytes;
+    return b;
+  };
   auto send_delay = [&](int32_t r, int32_t g) {
     double d = 0;
     for (const auto &in : inj)
@@ -266,7 +275,7 @@ int run_synth(const SynthOptions &o) {
       const double base = 1e-3 * (1 + static_cast<int>(li % 4));
       for (int32_t r = 0; r < P; ++r) {
         noise[r] = 1 + 0.02 * (2 * uniform(o.seed, r, it, g) - 1);
-        comp_end[r] = t[r] + base * noise[r] * comp_factor(r, g) + send_delay(r, g);
+        comp_end[r] = t[r] + base * noise[r] * comp_factor(r, g) + send_delay(r, g) + io_bytes(r, g) / kDiskBandwidth;
         send_time[r] = comp_end[r] + kCallOverhead;  // Isend follows the Irecv
       }
       for (int32_t r = 0; r < P; ++r) {
@@ -285,13 +294,16 @@ int run_synth(const SynthOptions &o) {
           tr.requests.push_back({rq + 1, ev0 + 1, right, 7, 0, io::kReqSend, msg_bytes});
           tr.completions.push_back({ev0 + 2, rq, left, 7, msg_bytes, 0, 0});
           tr.completions.push_back({ev0 + 2, rq + 1, -1, -1, 0, 0, 0});
-          const double comp = comp_end[r] - t[r], mpi = wait_exit - comp_end[r];
+          // Wall time before the exchange; file I/O waits on the disk (no CPU, no cycles).
+          const double io_wait = io_bytes(r, g) / kDiskBandwidth;
+          const double comp = comp_end[r] - t[r] - io_wait, mpi = wait_exit - comp_end[r];
           for (int32_t a = g; a >= 0; a = parent[a]) {
-            prof(r, a, io::kWall) += comp + mpi;
+            prof(r, a, io::kWall) += comp + io_wait + mpi;
             prof(r, a, io::kCpu) += comp;
             prof(r, a, io::kMpiTime) += mpi;
             prof(r, a, io::kMpiBytesSent) += msg_bytes;
             prof(r, a, io::kMpiBytesRecv) += msg_bytes;
+            prof(r, a, io::kIoBytesWritten) += io_bytes(r, g);
             if (a != 0 && (li == 0 || !under(leaves[li - 1], a))) prof(r, a, io::kVisits) += 1;  // once per iteration
             for (size_t c = 0; c < o.counters.size(); ++c) {
               const std::string &name = o.counters[c];

@@ -4,9 +4,11 @@
 #                results; the injected imbalance is found on the injected region and ranks;
 #                the results contract holds; `perfsift report` reproduces both reports
 #   synth        synthetic stores hold what was injected (counters, rates, late senders)
+#   rootcauses   cache- and I/O-heavy regions get those root causes
 #   commbound    a communication-bound store: an mpi-time finding, no imbalance
 #   missing      a store with a rank lost: warning, partial result, exit 0
 #   corrupt      truncated and foreign stores, bad pipelines: one line, exit 2, no output
+#   nested_imbalance|nested_balanced STORE  AutoAnalyzer end to end on the tests/apps program
 #   real STORE [MESSAGES]  a store collected from a tests/apps program analyses cleanly on
 #                2 ranks (and its message matrix holds MESSAGES point-to-point messages)
 set -euo pipefail
@@ -74,6 +76,26 @@ PY
   rc=$?
   set -e
   [ $rc -eq 2 ] && grep -q "unknown behaviour 'imbalanse'" err.txt || fail "bad --inject: $(cat err.txt)"
+  ;;
+rootcauses)
+  # A cache-heavy region (40x misses) and an I/O-heavy one (10 MB per iteration at 1 GB/s):
+  # both disparity bottlenecks, each with its own cause.
+  "$perfsift" synth -o rc.h5 --ranks 8 --regions setup,solve,solve/smooth,solve/restrict,io,halo --events-per-rank 400 \
+    --counters PAPI_TOT_CYC,PAPI_TOT_INS,PAPI_L1_DCM,PAPI_L2_TCM --inject cache-miss:region=solve/smooth,ranks=all,factor=40 \
+    --inject io:region=io,ranks=all,bytes=1e7
+  mpirun -n 2 "$perfsift" analyze rc.h5 -o rc-results.h5 --json rc.json > rc.txt
+  cat rc.txt
+  $py - <<'PY'
+import json
+d = json.load(open("rc.json"))
+assert sorted(d["disparity"]["cccr"]) == ["io", "solve/smooth"], d["disparity"]
+per = d["rootcause"]["disparity"]["per_region"]
+assert per["io"] == ["heavy disk I/O"], per
+assert "high L2 miss rate (misses per instruction)" in per["solve/smooth"], per
+causes = {f["where"]: f["cause"] for f in d["findings"] if f["kind"] == "disparity"}
+assert "root cause: heavy disk I/O" in causes["io"] and "L2 miss rate" in causes["solve/smooth"], causes
+print("root causes: io -> heavy disk I/O; solve/smooth -> high L1 and L2 miss rates")
+PY
   ;;
 commbound)
   # 20 MB ring messages (4 ms each at 5 GB/s) against 1-4 ms of computation: every rank
@@ -152,6 +174,26 @@ corrupt)
   printf '[profile]\nmin_waste_share = 0.2\n' > ok.toml
   "$perfsift" config check ok.toml | grep -q "valid; stages: profile"
   "$perfsift" stages | grep -q "min_waste_share (float, default 0.05)"
+  ;;
+nested_imbalance|nested_balanced)
+  mpirun -n 2 "$perfsift" analyze "$store" -o r.h5 --json r.json > r.txt
+  cat r.txt
+  $py "$here/check_results.py" contract r.h5 r.json
+  $py - "$mode" <<'PY'
+import json, sys
+d = json.load(open("r.json"))
+dis = d["dissimilarity"]
+if sys.argv[1] == "nested_imbalance":
+    assert dis["clusters"] == [[0, 1], [2, 3]], dis["clusters"]
+    assert dis["cccr"] == ["solve/smooth"] and "solve" in dis["ccr"], dis
+    f = [x for x in d["findings"] if x["kind"] == "dissimilarity"]
+    assert f and f[0]["where"] == "solve/smooth" and f[0]["ranks"] == "2,3", f
+    print("nested imbalance: clusters [[0, 1], [2, 3]], CCR solve, CCCR solve/smooth")
+else:
+    assert dis["clusters"] == [[0, 1, 2, 3]], dis["clusters"]
+    assert dis["ccr"] == [] and not [x for x in d["findings"] if x["kind"] == "dissimilarity"]
+    print("balanced: one cluster, no dissimilarity bottleneck")
+PY
   ;;
 real)
   mpirun -n 2 "$perfsift" analyze "$store" -o r.h5 --json r.json > r.txt

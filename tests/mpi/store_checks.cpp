@@ -478,3 +478,16 @@ TEST(Intercomm, PeersAndCommunicators) {
     }
   }
 }
+
+TEST(NestedImbalance, CpuTimesPerGroup) {
+  TraceStore st(store_path());
+  ASSERT_EQ(st.nranks(), nranks_expected());
+  const bool balanced = std::getenv("APP_BALANCED") != nullptr;
+  for (int r = 0; r < st.nranks(); ++r) {
+    const double smooth = profile_at(st, "cpu", r, "solve/smooth");
+    const double expected = 3 * (!balanced && r >= st.nranks() / 2 ? 0.050 : 0.020);
+    EXPECT_NEAR(smooth, expected, 0.02) << "rank " << r;
+    EXPECT_NEAR(profile_at(st, "cpu", r, "setup"), 0.030, 0.015) << "rank " << r;
+    EXPECT_EQ(profile_at(st, "visits", r, "solve/restrict"), 3);
+  }
+}
