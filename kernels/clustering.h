@@ -18,6 +18,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -58,6 +59,10 @@ class PivotDistances {
 struct OpticsParams {
   double radius_fraction = 0.1;
   int64_t count_threshold = 0;
+  // The radius is radius_fraction x max(pivot length, length_floor). The paper uses the
+  // pivot's length alone (floor 0); then nearly idle ranks, whose vectors are short,
+  // never group however alike they are. A floor such as the mean length fixes that.
+  double length_floor = 0;
 };
 
 // Serial reducer: the whole point set is local, ids 0..rows-1.
@@ -84,7 +89,8 @@ std::vector<int64_t> simplified_optics(PivotDistances &pd, const std::vector<int
     const int64_t pivot = red.min(next_local < rows ? ids[next_local] : kNone);
     if (pivot == kNone) break;
     const std::vector<double> prow = red.row(pivot);
-    const double r2 = p.radius_fraction * p.radius_fraction * pd.squared_length(prow, change);
+    const double r2 = p.radius_fraction * p.radius_fraction *
+                      std::max(pd.squared_length(prow, change), p.length_floor * p.length_floor);
     const auto &d = pd.distances(pivot, prow, change);
     // Identical points are neighbours even when the pivot is the zero vector.
     auto close = [&](double x) { return x < r2 || x == 0.0; };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/clustering.h"
+#include "pipeline/stage.h"
 
 namespace perfsift::pipeline {
 
@@ -35,5 +36,23 @@ struct MpiReducer {
     return r;
   }
 };
+
+// OpticsParams::length_floor for `radius_reference`: 0 for "pivot" (the paper), else
+// the mean length of the rows (columns where `base` is set) over all processes.
+inline double radius_floor(Context &ctx, const std::string &reference, const kernels::RowMatrix &points,
+                           const std::vector<uint8_t> &base) {
+  if (reference != "pivot-or-mean") return 0.0;
+  std::vector<kernels::FixedSum> len(1);
+  for (Eigen::Index i = 0; i < points.rows(); ++i) {
+    double s2 = 0;
+    for (Eigen::Index c = 0; c < points.cols(); ++c)
+      if (base[static_cast<size_t>(c)]) s2 += points(i, c) * points(i, c);
+    len[0].add(std::sqrt(s2));
+  }
+  ctx.allreduce(len);
+  int64_t n = points.rows();
+  MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+  return n ? len[0].value() / static_cast<double>(n) : 0.0;
+}
 
 }  // namespace perfsift::pipeline

@@ -52,11 +52,88 @@ int64_t count_clusters(Context &ctx, const std::vector<int64_t> &labels, const s
   return pivots;
 }
 
+// The columns of the rank vectors: code regions, or — for a program without user
+// regions (an uninstrumented binary) — regions derived from its MPI call sites: the
+// computation burst that ends at each call site, and the time inside it.
+struct Columns {
+  std::vector<std::string> names;          // [0] is the whole program
+  std::vector<std::vector<int32_t>> kids;  // children per column
+  std::vector<int> depth;
+  std::vector<double> values;              // [owned][names.size()]
+  std::string measure;
+  bool derived = false;
+};
+
+// "LAMMPS_NS::CommBrick::reverse_comm(int)" -> "CommBrick::reverse_comm".
+std::string short_function(const std::string &f) {
+  std::string s = f.substr(0, f.find('('));
+  const auto last = s.rfind("::");
+  if (last != std::string::npos && last > 0) {
+    const auto before = s.rfind("::", last - 1);
+    if (before != std::string::npos) s = s.substr(before + 2);
+  }
+  const auto slash = s.rfind('/');  // a module path
+  if (slash != std::string::npos) s = s.substr(slash + 1);
+  return s.empty() ? "?" : s;
+}
+
+Columns user_regions(Context &ctx, const std::string &metric) {
+  Columns c;
+  for (const auto &r : ctx.store().regions()) c.names.push_back(r.path);
+  c.kids = ctx.children();
+  for (size_t g = 0; g < c.names.size(); ++g) c.depth.push_back(ctx.depth(static_cast<int32_t>(g)));
+  c.values = ctx.profile(metric);
+  if (c.values.empty()) throw std::runtime_error("dissimilarity: the store has no '" + metric + "' metric");
+  c.measure = metric;
+  return c;
+}
+
+// With metric cpu a call-site region is the computation burst before the call (wall
+// time outside MPI, the CPU time of a rank that does not oversubscribe); with wall, the
+// time inside each call site is a region too.
+Columns call_site_regions(Context &ctx, bool with_mpi) {
+  Columns c;
+  const int per = with_mpi ? 2 : 1;
+  const auto &sites = ctx.store().callsites();
+  const int32_t nsites = static_cast<int32_t>(sites.size()) + 1;  // the last: calls without a site
+  c.names.push_back(io::kRootRegionPath);
+  for (int32_t k = 0; k < nsites; ++k) {
+    std::string where = k + 1 < nsites ? short_function(sites[k].function.empty() ? sites[k].module : sites[k].function) : "unknown";
+    if (k + 1 < nsites && sites[k].line > 0) where += ":" + std::to_string(sites[k].line);
+    c.names.push_back("compute before #" + std::to_string(k) + " " + where);
+    if (with_mpi) c.names.push_back("MPI at #" + std::to_string(k) + " " + where);
+  }
+  const size_t n = c.names.size();
+  c.kids.assign(n, {});
+  c.depth.assign(n, 1);
+  c.depth[0] = 0;
+  for (size_t g = 1; g < n; ++g) c.kids[0].push_back(static_cast<int32_t>(g));
+  c.values.assign(static_cast<size_t>(ctx.owned()) * n, 0.0);
+  std::vector<int64_t> prev_exit(static_cast<size_t>(ctx.owned()), -1);
+  ctx.scan_events("dissimilarity: call-site regions", [&](int32_t rank, int64_t, const io::Event *b, const io::Event *e) {
+    const size_t l = static_cast<size_t>(rank - ctx.first());
+    for (const io::Event *x = b; x < e; ++x) {
+      const int64_t site = static_cast<int64_t>(x->site);
+      const size_t k = site >= 0 && site + 1 < nsites ? static_cast<size_t>(site) : static_cast<size_t>(nsites - 1);
+      if (prev_exit[l] >= 0) c.values[l * n + 1 + per * k] += std::max<int64_t>(0, x->t_enter - prev_exit[l]) * 1e-9;
+      if (with_mpi) c.values[l * n + 2 + per * k] += (x->t_exit - x->t_enter) * 1e-9;
+      prev_exit[l] = x->t_exit;
+    }
+  });
+  c.measure = with_mpi ? "wall" : "computation (wall time between MPI calls)";
+  c.derived = true;
+  return c;
+}
+
 void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out) {
-  const auto &store = ctx.store();
-  const auto &regions = store.regions();
-  const int32_t nreg = ctx.nregions(), first = ctx.first(), owned = ctx.owned();
+  const int32_t first = ctx.first(), owned = ctx.owned();
   const std::string metric = cfg.get_string("dissimilarity.metric");
+  const std::string source = cfg.get_string("dissimilarity.regions");
+  const bool derive = source == "call-sites" || (source == "auto" && ctx.nregions() <= 1);
+  const Columns cols = derive ? call_site_regions(ctx, metric == "wall") : user_regions(ctx, metric);
+  const auto &names = cols.names;
+  const int32_t nreg = static_cast<int32_t>(names.size());
+  const auto &values = cols.values;
   kernels::OpticsParams params{cfg.get_float("dissimilarity.radius_fraction"), cfg.get_int("dissimilarity.count_threshold")};
   std::vector<int32_t> excluded_ranks;
   if (!cfg.get_string("dissimilarity.exclude_ranks").empty())
@@ -65,11 +142,9 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
   for (const auto &p : cfg.get_list("dissimilarity.exclude_regions")) {
     bool found = false;
     for (int32_t g = 1; g < nreg; ++g)
-      if (regions[g].path == p || regions[g].path.rfind(p + "/", 0) == 0) region_excluded[g] = 1, found = true;
+      if (names[g] == p || names[g].rfind(p + "/", 0) == 0) region_excluded[g] = 1, found = true;
     if (!found) ctx.warnings.push_back("dissimilarity.exclude_regions: no region '" + p + "' in this store");
   }
-  const auto &values = ctx.profile(metric);
-  if (values.empty()) throw std::runtime_error("dissimilarity: the store has no '" + metric + "' metric");
 
   // Points: owned ranks with data, not excluded; columns: regions 1..nreg-1.
   std::vector<int64_t> ids;
@@ -87,8 +162,9 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
   std::vector<uint8_t> base(static_cast<size_t>(ncol), 0);
   std::vector<int32_t> top;  // depth-1 regions in the search
   for (int32_t g = 1; g < nreg; ++g)
-    if (ctx.depth(g) == 1 && !region_excluded[g]) base[g - 1] = 1, top.push_back(g);
+    if (cols.depth[g] == 1 && !region_excluded[g]) base[g - 1] = 1, top.push_back(g);
 
+  params.length_floor = radius_floor(ctx, cfg.get_string("dissimilarity.radius_reference"), points, base);
   kernels::PivotDistances pd(points, base);
   Search s{ctx, pd, ids, params, MpiReducer{ctx.comm(), points, ids}, {}};
   s.baseline = s.cluster({});
@@ -108,7 +184,7 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
   // baseline clustering is a CCR; recurse into it.
   std::function<bool(int32_t, const std::vector<int>&)> analyse_children = [&](int32_t node, const std::vector<int> &zeroed) {
     bool any = false;
-    for (int32_t k : ctx.children()[node]) {
+    for (int32_t k : cols.kids[node]) {
       if (region_excluded[k]) continue;
       if (!s.differs(s.cluster({zeroed, {k - 1}}))) {
         ccr[k] = 1;
@@ -200,7 +276,10 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
   // ---- publish for rootcause; results
   ctx.rank_cluster.assign(static_cast<size_t>(owned), -1);
   for (size_t i = 0; i < ids.size(); ++i) ctx.rank_cluster[ids[i] - first] = s.baseline[i];
-  out.attribute("metric", metric);
+  out.attribute("metric", cols.measure);
+  out.attribute("regions_from", std::string(cols.derived ? "call sites: the computation before each MPI call site (and with "
+                                                          "metric wall the time in it); #N is row N of the store's /callsites"
+                                                        : "user regions"));
   out.attribute("cluster_count", nclusters);
   out.attribute("severity", severity);
   out.attribute("ranks_clustered", npoints);
@@ -216,7 +295,7 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
   }
   {
     io::Table t;
-    t.description = "clusters of ranks by " + metric + " time per region";
+    t.description = "clusters of ranks by " + cols.measure + " time per region";
     auto &id = t.ints("cluster", "rank", "cluster id: its lowest member, its representative");
     auto &size = t.ints("size", "count", "ranks in the cluster");
     auto &major_col = t.ints("largest", "", "1 for the largest cluster (the reference of the severity)");
@@ -230,11 +309,11 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
     auto &depth = t.ints("depth", "", "depth in the region tree (1 = below the program)");
     auto &is_cccr = t.ints("cccr", "", "1 for a core of critical code regions: a CCR none of whose children is one");
     for (int32_t g = 1; g < nreg; ++g)
-      if (ccr[g]) path.push_back(regions[g].path), depth.push_back(ctx.depth(g)), is_cccr.push_back(cccr[g]);
+      if (ccr[g]) path.push_back(names[g]), depth.push_back(cols.depth[g]), is_cccr.push_back(cccr[g]);
     for (const auto &c : composites)
       if (c.ccr) {
         std::string name;
-        for (int32_t m : c.members) name += (name.empty() ? "" : "+") + regions[m].path;
+        for (int32_t m : c.members) name += (name.empty() ? "" : "+") + names[m];
         path.push_back(name), depth.push_back(1), is_cccr.push_back(0);
       }
     out.table("ccr_table", t);
@@ -273,6 +352,7 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
   }
 
   // ---- bottlenecks: each CCCR; the ranks outside the largest cluster
+  const std::string metric_word = cols.derived ? (metric == "wall" ? "wall" : "computation") : metric;
   if (nclusters > 1) {
     std::vector<int32_t> outliers;
     for (size_t i = 0; i < ids.size(); ++i)
@@ -286,9 +366,9 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
       ctx.allreduce(one);
       char sev[32];
       std::snprintf(sev, sizeof sev, "%.2f", severity);
-      ctx.bottlenecks.push_back({"dissimilarity", regions[g].path, ranks,
-                                 "ranks fall into " + std::to_string(nclusters) + " clusters by " + metric +
-                                     " time per region (severity " + sev + "); " + regions[g].path +
+      ctx.bottlenecks.push_back({"dissimilarity", names[g], ranks,
+                                 "ranks fall into " + std::to_string(nclusters) + " clusters by " + metric_word +
+                                     " time per " + (cols.derived ? "call-site region" : "region") + " (severity " + sev + "); " + names[g] +
                                      " decides the split: " + format_seconds(one[0].min) + " to " + format_seconds(one[0].max) +
                                      " per rank",
                                  one[0].max - one[0].mean()});
@@ -345,16 +425,26 @@ StageInfo dissimilarity_stage() {
   using config::Type;
   config::KeyDef metric{"metric", Type::String, std::string("cpu"), "", "per-region measure of the rank vectors: cpu (the paper) or wall"};
   metric.choices = {"cpu", "wall"};
+  config::KeyDef radius_ref{"radius_reference", Type::String, std::string("pivot-or-mean"), "",
+                            "length the radius is a share of: pivot (the paper) or pivot-or-mean (the larger of the pivot's and "
+                            "the mean vector length, so nearly idle ranks can group)"};
+  radius_ref.choices = {"pivot", "pivot-or-mean"};
+  config::KeyDef regions_key{"regions", Type::String, std::string("auto"), "",
+                             "vector columns: user regions, call-sites (computation bursts ending at each MPI call site and "
+                             "the time in it: for uninstrumented binaries, wall time), or auto (call sites when the store has no user regions)"};
+  regions_key.choices = {"auto", "user", "call-sites"};
   return {"dissimilarity",
           "AutoAnalyzer's process dissimilarity: clusters ranks by their per-region time (simplified OPTICS) and "
           "searches the critical code regions that split them (CCR, CCCR; Algorithm 2)",
           {
               metric,
               {"radius_fraction", Type::Float, 0.1, "", "neighbourhood radius as a share of the pivot vector's length (paper: 10%)", 1e-6, 10},
+              radius_ref,
               {"count_threshold", Type::Int, int64_t{0}, "", "a pivot with more neighbours than this forms a cluster; fewer: an isolated point", 0, 1e9},
               {"exclude_ranks", Type::String, std::string(""), "", "ranks left out, e.g. a master: 0 or 0-1,7", },
               {"exclude_regions", Type::StringList, std::vector<std::string>{}, "", "region paths left out with their subtrees (management routines)"},
               {"max_matrix_ranks", Type::Int, int64_t{256}, "", "write the rank x rank distance matrix up to this many ranks", 0, 65536},
+              regions_key,
           },
           run_dissimilarity, dissimilarity_text, dissimilarity_json};
 }

@@ -191,8 +191,11 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
       kernels::RowMatrix m(static_cast<Eigen::Index>(ids.size()), static_cast<Eigen::Index>(cols.size()));
       for (size_t i = 0; i < ids.size(); ++i)
         for (size_t c = 0; c < cols.size(); ++c) m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(c)) = a.values[static_cast<size_t>(ids[i] - first) * nreg + cols[c]];
-      kernels::PivotDistances pd(m, std::vector<uint8_t>(cols.size(), 1));
-      return kernels::simplified_optics(pd, ids, {}, params, MpiReducer{ctx.comm(), m, ids});
+      const std::vector<uint8_t> all(cols.size(), 1);
+      kernels::OpticsParams p = params;
+      p.length_floor = radius_floor(ctx, cfg.get_string("dissimilarity.radius_reference"), m, all);
+      kernels::PivotDistances pd(m, all);
+      return kernels::simplified_optics(pd, ids, {}, p, MpiReducer{ctx.comm(), m, ids});
     };
     auto table_for = [&](const std::vector<int32_t> &cols, std::vector<int64_t> &objects) {
       kernels::DecisionTable local;
@@ -221,6 +224,7 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
     auto &causes = per.strings("causes", "attributes that separate the rank groups in this region, joined by ';'");
     for (const auto &b : ctx.bottlenecks) {
       if (b.kind != "dissimilarity") continue;
+      // A call-site region has no profile of its own: the whole program's column stands in.
       int32_t g = 0;
       for (int32_t k = 1; k < nreg; ++k)
         if (regions[k].path == b.where) g = k;
@@ -229,6 +233,7 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
       const auto rg = kernels::analyse_decision_table(tg);
       std::string words;
       for (int a : rg.minimal_reduct) words += (words.empty() ? "" : "; ") + attrs[a].cause_differs;
+      if (!words.empty() && g == 0) words += " (whole program: call-site regions have no counters of their own)";
       if (words.empty())
         words = dropped.empty() ? "none of the recorded attributes differs between the rank groups"
                                 : "none of the recorded attributes differs between the rank groups (" +
