@@ -178,6 +178,8 @@ corrupt)
 nested_imbalance|nested_balanced)
   mpirun -n 2 "$perfsift" analyze "$store" -o r.h5 --json r.json > r.txt
   cat r.txt
+  printf '[dissimilarity]\nregions = "call-sites"\n' > cs.toml
+  mpirun -n 2 "$perfsift" analyze "$store" -c cs.toml -o cs.h5 --json cs.json > cs.txt
   $py "$here/check_results.py" contract r.h5 r.json
   $py - "$mode" <<'PY'
 import json, sys
@@ -189,6 +191,10 @@ if sys.argv[1] == "nested_imbalance":
     f = [x for x in d["findings"] if x["kind"] == "dissimilarity"]
     assert f and f[0]["where"] == "solve/smooth" and f[0]["ranks"] == "2,3", f
     print("nested imbalance: clusters [[0, 1], [2, 3]], CCR solve, CCCR solve/smooth")
+    c = json.load(open("cs.json"))["dissimilarity"]
+    assert c["clusters"] == [[0, 1], [2, 3]] and c["regions_from"].startswith("call sites"), c
+    assert c["cccr"] and all(p.startswith("compute before #") for p in c["cccr"]), c["cccr"]
+    print("as an uninstrumented binary (call-site regions): the same two groups, CCCR", c["cccr"])
 else:
     assert dis["clusters"] == [[0, 1, 2, 3]], dis["clusters"]
     assert dis["ccr"] == [] and not [x for x in d["findings"] if x["kind"] == "dissimilarity"]
