@@ -324,7 +324,7 @@ void rootcause_text(std::ostream &os, const io::ResultsStore &rs) {
     std::string all;
     for (const auto &r : reducts) all += (all.empty() ? "" : " | ") + r;
     if (reducts.size() == 1 && reducts[0] == "(none needed)") os << "  " << k << ": no recorded attribute separates the decisions\n";
-    else os << "  " << k << ": core {" << core << "}, reducts " << clip(all, 70) << "\n";
+    else os << "  " << k << ": core {" << core << "}, reducts (the paper's \"core attributions\") " << clip(all, 50) << "\n";
   }
 }
 
