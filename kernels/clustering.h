@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -73,6 +74,14 @@ struct LocalReducer {
   std::vector<double> row(int64_t id) const {
     return std::vector<double>(points.row(id).data(), points.row(id).data() + points.cols());
   }
+  // The smallest (value, id) pair.
+  std::pair<double, int64_t> argmin(std::pair<double, int64_t> v) const { return v; }
+  // The k smallest of every process's values, ascending.
+  std::vector<double> smallest(std::vector<double> v, size_t k) const {
+    std::sort(v.begin(), v.end());
+    if (v.size() > k) v.resize(k);
+    return v;
+  }
 };
 
 // Labels (cluster pivots, global ids) of the local points, whose global ids are `ids`
@@ -101,6 +110,92 @@ std::vector<int64_t> simplified_optics(PivotDistances &pd, const std::vector<int
     for (int64_t i = 0; i < rows; ++i)
       if (ids[i] == pivot || (dense && label[i] < 0 && close(d[i]))) label[i] = pivot;
   }
+  return label;
+}
+
+// Full OPTICS (Ankerst et al. 1999) with eps = infinity: the reachability ordering of
+// all points, then clusters extracted at reachability `extract_radius` (DBSCAN-like: a
+// point reached farther than that starts a new cluster when its core distance is within
+// it, else it is isolated). min_pts counts the point itself: the core distance is the
+// distance to the (min_pts - 1)-th nearest other point. Ties go to the lower id. Labels are a cluster's lowest id, as for the
+// simplified OPTICS. O(points^2 x columns) per clustering, spread over processes: one
+// broadcast pivot row per point of the ordering.
+struct FullOpticsParams {
+  int64_t min_pts = 2;
+  double extract_radius = 0;
+};
+struct OpticsOrdering {
+  std::vector<int64_t> order;         // ids in reachability order (complete on every process)
+  std::vector<double> reachability;   // per position; infinity for the first of each component
+  std::vector<double> core_distance;  // per position
+};
+
+template <class Reducer>
+std::vector<int64_t> full_optics(const RowMatrix &points, const std::vector<uint8_t> &active, const std::vector<int64_t> &ids,
+                                 const FullOpticsParams &p, const Reducer &red, OpticsOrdering *ordering_out = nullptr) {
+  const int64_t rows = points.rows(), cols = points.cols();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> reach(static_cast<size_t>(rows), inf), dist(static_cast<size_t>(rows));
+  std::vector<uint8_t> done(static_cast<size_t>(rows), 0);
+  OpticsOrdering ord;
+  int64_t total = red.sum(rows);
+  for (int64_t step = 0; step < total; ++step) {
+    // Next: the smallest reachability among unprocessed points, else the lowest id.
+    std::pair<double, int64_t> best{inf, INT64_MAX};
+    for (int64_t i = 0; i < rows; ++i)
+      if (!done[i] && std::make_pair(reach[i], ids[i]) < best) best = {reach[i], ids[i]};
+    best = red.argmin(best);
+    const int64_t pivot = best.second;
+    const std::vector<double> prow = red.row(pivot);
+    std::vector<double> mine;
+    for (int64_t i = 0; i < rows; ++i) {
+      double s = 0;
+      const double *x = points.row(i).data();
+      for (int64_t j = 0; j < cols; ++j)
+        if (active[j]) s += (x[j] - prow[j]) * (x[j] - prow[j]);
+      dist[i] = std::sqrt(s);
+      if (ids[i] == pivot) done[i] = 1;
+      else mine.push_back(dist[i]);
+    }
+    // min_pts counts the point itself (Ankerst et al.): the core distance is the
+    // distance to the (min_pts - 1)-th nearest other point.
+    const int64_t others = p.min_pts - 1;
+    double core = 0.0;
+    if (others > 0) {
+      const auto nearest = red.smallest(mine, static_cast<size_t>(others));
+      core = static_cast<int64_t>(nearest.size()) >= others ? nearest[static_cast<size_t>(others - 1)] : inf;
+    }
+    ord.order.push_back(pivot);
+    ord.reachability.push_back(best.first);
+    ord.core_distance.push_back(core);
+    if (core < inf)
+      for (int64_t i = 0; i < rows; ++i)
+        if (!done[i]) reach[i] = std::min(reach[i], std::max(core, dist[i]));
+  }
+  // Extraction in ordering order; every process holds the ordering, so labels agree.
+  std::map<int64_t, int64_t> label_of;
+  std::vector<int64_t> members;  // the open cluster; noise points do not close it
+  auto close_cluster = [&] {
+    if (members.empty()) return;
+    const int64_t lowest = *std::min_element(members.begin(), members.end());
+    for (int64_t m : members) label_of[m] = lowest;
+    members.clear();
+  };
+  for (size_t k = 0; k < ord.order.size(); ++k) {
+    const bool reached = ord.reachability[k] <= p.extract_radius;
+    if (!reached) {
+      if (ord.core_distance[k] > p.extract_radius) {
+        label_of[ord.order[k]] = ord.order[k];  // isolated
+        continue;
+      }
+      close_cluster();  // a new cluster starts here
+    }
+    members.push_back(ord.order[k]);
+  }
+  close_cluster();
+  std::vector<int64_t> label(static_cast<size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i) label[i] = label_of[ids[i]];
+  if (ordering_out) *ordering_out = std::move(ord);
   return label;
 }
 

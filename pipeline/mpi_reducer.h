@@ -5,6 +5,8 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "kernels/clustering.h"
@@ -23,6 +25,33 @@ struct MpiReducer {
   int64_t sum(int64_t v) const {
     MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_SUM, comm);
     return v;
+  }
+  std::pair<double, int64_t> argmin(std::pair<double, int64_t> v) const {
+    struct {
+      double value;
+      int64_t id;
+    } in{v.first, v.second};
+    // Lexicographic (value, id) minimum through two reductions: MINLOC's int index is too narrow.
+    double best = in.value;
+    MPI_Allreduce(MPI_IN_PLACE, &best, 1, MPI_DOUBLE, MPI_MIN, comm);
+    int64_t id = in.value == best ? in.id : INT64_MAX;
+    MPI_Allreduce(MPI_IN_PLACE, &id, 1, MPI_INT64_T, MPI_MIN, comm);
+    return {best, id};
+  }
+  std::vector<double> smallest(std::vector<double> v, size_t k) const {
+    std::sort(v.begin(), v.end());
+    if (v.size() > k) v.resize(k);
+    v.resize(k, std::numeric_limits<double>::infinity());
+    std::vector<double> all(k * static_cast<size_t>([&] {
+      int np = 1;
+      MPI_Comm_size(comm, &np);
+      return np;
+    }()));
+    MPI_Allgather(v.data(), static_cast<int>(k), MPI_DOUBLE, all.data(), static_cast<int>(k), MPI_DOUBLE, comm);
+    std::sort(all.begin(), all.end());
+    all.resize(k);
+    while (!all.empty() && std::isinf(all.back())) all.pop_back();
+    return all;
   }
   // The owner contributes the row, every other process zeros: the sum is exact.
   std::vector<double> row(int64_t id) const {

@@ -33,10 +33,19 @@ struct Search {
   MpiReducer red;
   std::vector<int64_t> baseline;
   int64_t clusterings = 0;
+  // Full OPTICS instead of the simplified one (option): distances recomputed per clustering.
+  bool full = false;
+  kernels::FullOpticsParams full_params;
+  std::vector<uint8_t> base;
+  kernels::OpticsOrdering ordering;  // of the last full clustering
 
   std::vector<int64_t> cluster(const kernels::ColumnChange &change) {
     ++clusterings;
-    return kernels::simplified_optics(pd, ids, change, params, red);
+    if (!full) return kernels::simplified_optics(pd, ids, change, params, red);
+    std::vector<uint8_t> active = base;
+    for (int j : change.off) active[j] = 0;
+    for (int j : change.on) active[j] = 1;
+    return kernels::full_optics(pd.points(), active, ids, full_params, red, &ordering);
   }
   bool differs(const std::vector<int64_t> &labels) {
     int d = labels != baseline;
@@ -167,7 +176,14 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
   params.length_floor = radius_floor(ctx, cfg.get_string("dissimilarity.radius_reference"), points, base);
   kernels::PivotDistances pd(points, base);
   Search s{ctx, pd, ids, params, MpiReducer{ctx.comm(), points, ids}, {}};
+  s.full = cfg.get_string("dissimilarity.algorithm") == "optics";
+  if (s.full) {
+    // Clusters are cut at radius_fraction x the mean vector length.
+    s.full_params = {cfg.get_int("dissimilarity.min_pts"), params.radius_fraction * radius_floor(ctx, "pivot-or-mean", points, base)};
+    s.base = base;
+  }
   s.baseline = s.cluster({});
+  const kernels::OpticsOrdering baseline_ordering = s.ordering;
   const int64_t nclusters = count_clusters(ctx, s.baseline, ids);
   int64_t npoints = static_cast<int64_t>(ids.size());
   MPI_Allreduce(MPI_IN_PLACE, &npoints, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
@@ -318,8 +334,23 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
       }
     out.table("ccr_table", t);
   }
+  out.attribute("algorithm", cfg.get_string("dissimilarity.algorithm"));
+  if (s.full) {
+    io::Table t;
+    t.description = "OPTICS reachability ordering of the ranks (the reachability plot): valleys are clusters";
+    auto &rank = t.ints("rank", "rank", "application rank, in ordering order");
+    auto &reach = t.floats("reachability", "s", "reachability distance; NaN for the first of a component");
+    auto &core = t.floats("core_distance", "s", "distance to the (min_pts - 1)-th nearest other rank");
+    for (size_t k = 0; k < baseline_ordering.order.size(); ++k) {
+      rank.push_back(baseline_ordering.order[k]);
+      reach.push_back(std::isinf(baseline_ordering.reachability[k]) ? std::nan("") : baseline_ordering.reachability[k]);
+      core.push_back(std::isinf(baseline_ordering.core_distance[k]) ? std::nan("") : baseline_ordering.core_distance[k]);
+    }
+    out.attribute("extract_radius", s.full_params.extract_radius);
+    out.table("optics_ordering", t);
+  }
   if (npoints <= cfg.get_int("dissimilarity.max_matrix_ranks") && npoints > 0) {
-    // Small runs: the whole distance matrix, one GEMM tile per process against all points.
+    // Small runs: the whole distance matrix, each process its rows against all points.
     std::vector<double> mine(points.data(), points.data() + points.size());
     for (size_t i = 0; i < ids.size(); ++i)
       for (int32_t c = 0; c < ncol; ++c)
@@ -330,9 +361,18 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
     for (int i = 1; i < ctx.nprocs(); ++i) displs[i] = displs[i - 1] + counts[i - 1];
     std::vector<double> all(static_cast<size_t>(displs.back() + counts.back()));
     MPI_Allgatherv(mine.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, ctx.comm());
-    kernels::RowMatrix a = Eigen::Map<kernels::RowMatrix>(mine.data(), static_cast<Eigen::Index>(ids.size()), ncol);
-    kernels::RowMatrix b = Eigen::Map<kernels::RowMatrix>(all.data(), static_cast<Eigen::Index>(npoints), ncol);
-    kernels::RowMatrix d = kernels::squared_distance_tile(a, b).cwiseSqrt();
+    // Pair by pair in a fixed order (not a GEMM, whose rounding depends on the tile
+    // shapes): the same bits for any number of processes.
+    kernels::RowMatrix d(static_cast<Eigen::Index>(ids.size()), static_cast<Eigen::Index>(npoints));
+    for (size_t i = 0; i < ids.size(); ++i)
+      for (int64_t j = 0; j < npoints; ++j) {
+        double s2 = 0;
+        for (int32_t c = 0; c < ncol; ++c) {
+          const double x = mine[i * ncol + c] - all[static_cast<size_t>(j) * ncol + c];
+          s2 += x * x;
+        }
+        d(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = std::sqrt(s2);
+      }
     std::vector<int64_t> all_ids(static_cast<size_t>(npoints));
     {
       std::vector<int> c2(ctx.nprocs()), d2(ctx.nprocs(), 0);
@@ -429,6 +469,10 @@ StageInfo dissimilarity_stage() {
                             "length the radius is a share of: pivot (the paper) or pivot-or-mean (the larger of the pivot's and "
                             "the mean vector length, so nearly idle ranks can group)"};
   radius_ref.choices = {"pivot", "pivot-or-mean"};
+  config::KeyDef algorithm{"algorithm", Type::String, std::string("simplified"), "",
+                           "simplified (the paper's Algorithm 1: one pass per cluster) or optics (full OPTICS: reachability "
+                           "ordering, clusters cut at radius_fraction x the mean vector length; O(ranks^2) work per clustering)"};
+  algorithm.choices = {"simplified", "optics"};
   config::KeyDef regions_key{"regions", Type::String, std::string("auto"), "",
                              "vector columns: user regions, call-sites (computation bursts ending at each MPI call site and "
                              "the time in it: for uninstrumented binaries, wall time), or auto (call sites when the store has no user regions)"};
@@ -438,6 +482,8 @@ StageInfo dissimilarity_stage() {
           "searches the critical code regions that split them (CCR, CCCR; Algorithm 2)",
           {
               metric,
+              algorithm,
+              {"min_pts", Type::Int, int64_t{2}, "", "optics: ranks (itself included) within the radius that make a rank a core point", 1, 1e6},
               {"radius_fraction", Type::Float, 0.1, "", "neighbourhood radius as a share of the pivot vector's length (paper: 10%)", 1e-6, 10},
               radius_ref,
               {"count_threshold", Type::Int, int64_t{0}, "", "a pivot with more neighbours than this forms a cluster; fewer: an isolated point", 0, 1e9},

@@ -180,6 +180,10 @@ nested_imbalance|nested_balanced)
   cat r.txt
   printf '[dissimilarity]\nregions = "call-sites"\n' > cs.toml
   mpirun -n 2 "$perfsift" analyze "$store" -c cs.toml -o cs.h5 --json cs.json > cs.txt
+  printf '[dissimilarity]\nalgorithm = "optics"\n' > op.toml
+  mpirun -n 1 "$perfsift" analyze "$store" -c op.toml -o op1.h5 --json op1.json > op1.txt
+  mpirun -n 2 "$perfsift" analyze "$store" -c op.toml -o op2.h5 --json op2.json > op2.txt
+  cmp op1.json op2.json || fail "full OPTICS: K=1 and K=2 differ"
   $py "$here/check_results.py" contract r.h5 r.json
   $py - "$mode" <<'PY'
 import json, sys
@@ -199,6 +203,10 @@ else:
     assert dis["clusters"] == [[0, 1, 2, 3]], dis["clusters"]
     assert dis["ccr"] == [] and not [x for x in d["findings"] if x["kind"] == "dissimilarity"]
     print("balanced: one cluster, no dissimilarity bottleneck")
+o = json.load(open("op1.json"))["dissimilarity"]
+want = [[0, 1], [2, 3]] if sys.argv[1] == "nested_imbalance" else [[0, 1, 2, 3]]
+assert o["clusters"] == want and len(o["optics_ordering"]) == 4, o["clusters"]
+print("full OPTICS: the same clusters, identical for K = 1 and 2")
 PY
   ;;
 real)

@@ -185,3 +185,17 @@ TEST(PivotDistances, UpdatesEqualRecomputation) {
   EXPECT_NEAR(tile(3, 7), (p.row(3) - p.row(7)).squaredNorm(), 1e-9);
   EXPECT_NEAR(tile(5, 5), 0.0, 1e-9);
 }
+
+TEST(FullOptics, ReachabilityOrderingAndExtraction) {
+  RowMatrix p(6, 2);
+  p << 10, 10, 10.2, 10, 10, 10.1, 20, 20, 20.5, 20, 50, 0;
+  OpticsOrdering ord;
+  auto lab = full_optics(p, {1, 1}, iota_ids(6), FullOpticsParams{2, 1.0}, LocalReducer{p}, &ord);
+  EXPECT_EQ(lab, (std::vector<int64_t>{0, 0, 0, 3, 3, 5}));
+  EXPECT_EQ(ord.order, (std::vector<int64_t>{0, 2, 1, 3, 4, 5}));  // nearest first, ties to the lower id
+  EXPECT_TRUE(std::isinf(ord.reachability[0]));
+  EXPECT_NEAR(ord.reachability[1], 0.1, 1e-12);
+  // A radius below every distance: all isolated; above all: one cluster.
+  EXPECT_EQ(full_optics(p, {1, 1}, iota_ids(6), FullOpticsParams{2, 0.05}, LocalReducer{p}), (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(full_optics(p, {1, 1}, iota_ids(6), FullOpticsParams{2, 100}, LocalReducer{p}), (std::vector<int64_t>(6, 0)));
+}
