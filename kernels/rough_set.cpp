@@ -97,6 +97,16 @@ RoughSetResult analyse_decision_table(const DecisionTable &t) {
   return out;
 }
 
+std::vector<int> explaining_attributes(const RoughSetResult &r, const std::vector<int64_t> &object, int64_t value) {
+  std::vector<int> out;
+  for (const auto &red : r.reducts)
+    if (red.size() == r.minimal_reduct.size())
+      for (int a : red)
+        if (object[static_cast<size_t>(a)] == value && std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::vector<std::vector<uint32_t>> discernibility_matrix(const DecisionTable &t) {
   const size_t n = t.decision.size();
   std::vector<std::vector<uint32_t>> m(n, std::vector<uint32_t>(n, 0));

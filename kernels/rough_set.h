@@ -35,6 +35,11 @@ struct RoughSetResult {
 
 RoughSetResult analyse_decision_table(const DecisionTable &table);
 
+// Why one object gets its decision: the attributes of the smallest reducts on which the
+// object has `value` (e.g. 1 = "high"), sorted. With reducts of different sizes only the
+// smallest count, as the paper reports the minimal one.
+std::vector<int> explaining_attributes(const RoughSetResult &result, const std::vector<int64_t> &object, int64_t value);
+
 // The decision-relative discernibility matrix of a small table, as attribute bitmasks
 // [i][j] (0 when decisions agree): for reports and for testing. O(objects^2).
 std::vector<std::vector<uint32_t>> discernibility_matrix(const DecisionTable &table);

@@ -283,13 +283,8 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
       for (int32_t k = 1; k < nreg; ++k)
         if (regions[k].path == b.where) g = k;
       // The high attributes of every smallest reduct: equally good explanations.
-      std::set<int> explain;
-      for (const auto &red : r.reducts)
-        if (red.size() == r.minimal_reduct.size())
-          for (int a : red)
-            if (t.conditions[g - 1][a]) explain.insert(a);
       std::string words;
-      for (int a : explain) words += (words.empty() ? "" : "; ") + attrs[a].cause_high;
+      for (int a : kernels::explaining_attributes(r, t.conditions[g - 1], 1)) words += (words.empty() ? "" : "; ") + attrs[a].cause_high;
       if (words.empty()) words = "none of the recorded attributes is high here: its own amount of work";
       path.push_back(b.where);
       causes.push_back(words);
