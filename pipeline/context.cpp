@@ -152,17 +152,7 @@ void Context::allreduce_sum(std::vector<int64_t> &v) const {
 }
 
 kernels::RankRanges Context::allgather(const kernels::RankRanges &mine) const {
-  std::vector<int32_t> flat;
-  for (const auto &[a, b] : mine) flat.push_back(a), flat.push_back(b);
-  int n = static_cast<int>(flat.size());
-  std::vector<int> counts(m_np), displs(m_np, 0);
-  MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, m_comm);
-  for (int i = 1; i < m_np; ++i) displs[i] = displs[i - 1] + counts[i - 1];
-  std::vector<int32_t> all(static_cast<size_t>(displs.back() + counts.back()));
-  MPI_Allgatherv(flat.data(), n, MPI_INT32_T, all.data(), counts.data(), displs.data(), MPI_INT32_T, m_comm);
-  kernels::RankRanges out;
-  for (size_t i = 0; i + 1 < all.size(); i += 2) out.emplace_back(all[i], all[i + 1]);
-  return kernels::merge_ranges(std::move(out));
+  return kernels::merge_ranges(allgatherv(mine));
 }
 
 // ---------------------------------------------------------------- the pipeline file

@@ -26,15 +26,11 @@ struct MpiReducer {
     MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_SUM, comm);
     return v;
   }
+  // Lexicographic (value, id) minimum in two reductions: MPI_MINLOC's int index is too narrow.
   std::pair<double, int64_t> argmin(std::pair<double, int64_t> v) const {
-    struct {
-      double value;
-      int64_t id;
-    } in{v.first, v.second};
-    // Lexicographic (value, id) minimum through two reductions: MINLOC's int index is too narrow.
-    double best = in.value;
+    double best = v.first;
     MPI_Allreduce(MPI_IN_PLACE, &best, 1, MPI_DOUBLE, MPI_MIN, comm);
-    int64_t id = in.value == best ? in.id : INT64_MAX;
+    int64_t id = v.first == best ? v.second : INT64_MAX;
     MPI_Allreduce(MPI_IN_PLACE, &id, 1, MPI_INT64_T, MPI_MIN, comm);
     return {best, id};
   }
@@ -42,11 +38,9 @@ struct MpiReducer {
     std::sort(v.begin(), v.end());
     if (v.size() > k) v.resize(k);
     v.resize(k, std::numeric_limits<double>::infinity());
-    std::vector<double> all(k * static_cast<size_t>([&] {
-      int np = 1;
-      MPI_Comm_size(comm, &np);
-      return np;
-    }()));
+    int np = 1;
+    MPI_Comm_size(comm, &np);
+    std::vector<double> all(k * static_cast<size_t>(np));
     MPI_Allgather(v.data(), static_cast<int>(k), MPI_DOUBLE, all.data(), static_cast<int>(k), MPI_DOUBLE, comm);
     std::sort(all.begin(), all.end());
     all.resize(k);

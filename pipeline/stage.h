@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,18 @@ class Context {
   void allreduce_sum(std::vector<int64_t> &v) const;
   // Union of every process's ranges.
   kernels::RankRanges allgather(const kernels::RankRanges &mine) const;
+  // Every process's items, concatenated in process order (plain data).
+  template <class T>
+  std::vector<T> allgatherv(const std::vector<T> &mine) const {
+    static_assert(std::is_standard_layout_v<T> && std::is_trivially_destructible_v<T>, "plain data");
+    int n = static_cast<int>(mine.size() * sizeof(T));
+    std::vector<int> counts(static_cast<size_t>(m_np)), displs(static_cast<size_t>(m_np), 0);
+    MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, m_comm);
+    for (int i = 1; i < m_np; ++i) displs[i] = displs[i - 1] + counts[i - 1];
+    std::vector<T> all(static_cast<size_t>(displs.back() + counts.back()) / sizeof(T));
+    MPI_Allgatherv(mine.data(), n, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, m_comm);
+    return all;
+  }
 
   std::vector<Finding> findings;
   std::vector<std::string> warnings;  // said once, on stderr and in the results

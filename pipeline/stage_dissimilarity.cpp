@@ -258,16 +258,9 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
   std::map<int64_t, int64_t> sizes;
   for (int64_t l : s.baseline) ++sizes[l];
   {
-    std::vector<int64_t> flat;
-    for (auto [k, v] : sizes) flat.push_back(k), flat.push_back(v);
-    int n = static_cast<int>(flat.size());
-    std::vector<int> counts(ctx.nprocs()), displs(ctx.nprocs(), 0);
-    MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, ctx.comm());
-    for (int i = 1; i < ctx.nprocs(); ++i) displs[i] = displs[i - 1] + counts[i - 1];
-    std::vector<int64_t> all(static_cast<size_t>(displs.back() + counts.back()));
-    MPI_Allgatherv(flat.data(), n, MPI_INT64_T, all.data(), counts.data(), displs.data(), MPI_INT64_T, ctx.comm());
+    std::vector<std::pair<int64_t, int64_t>> mine(sizes.begin(), sizes.end());
     sizes.clear();
-    for (size_t i = 0; i + 1 < all.size(); i += 2) sizes[all[i]] += all[i + 1];
+    for (auto [k, v] : ctx.allgatherv(mine)) sizes[k] += v;
   }
   int64_t major = -1, major_size = 0;
   for (auto [k, v] : sizes)
@@ -355,12 +348,7 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
     for (size_t i = 0; i < ids.size(); ++i)
       for (int32_t c = 0; c < ncol; ++c)
         if (!base[c]) mine[i * ncol + c] = 0;
-    int n = static_cast<int>(mine.size());
-    std::vector<int> counts(ctx.nprocs()), displs(ctx.nprocs(), 0);
-    MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, ctx.comm());
-    for (int i = 1; i < ctx.nprocs(); ++i) displs[i] = displs[i - 1] + counts[i - 1];
-    std::vector<double> all(static_cast<size_t>(displs.back() + counts.back()));
-    MPI_Allgatherv(mine.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, ctx.comm());
+    const std::vector<double> all = ctx.allgatherv(mine);
     // Pair by pair in a fixed order (not a GEMM, whose rounding depends on the tile
     // shapes): the same bits for any number of processes.
     kernels::RowMatrix d(static_cast<Eigen::Index>(ids.size()), static_cast<Eigen::Index>(npoints));
@@ -373,14 +361,7 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
         }
         d(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = std::sqrt(s2);
       }
-    std::vector<int64_t> all_ids(static_cast<size_t>(npoints));
-    {
-      std::vector<int> c2(ctx.nprocs()), d2(ctx.nprocs(), 0);
-      int m = static_cast<int>(ids.size());
-      MPI_Allgather(&m, 1, MPI_INT, c2.data(), 1, MPI_INT, ctx.comm());
-      for (int i = 1; i < ctx.nprocs(); ++i) d2[i] = d2[i - 1] + c2[i - 1];
-      MPI_Allgatherv(ids.data(), m, MPI_INT64_T, all_ids.data(), c2.data(), d2.data(), MPI_INT64_T, ctx.comm());
-    }
+    const std::vector<int64_t> all_ids = ctx.allgatherv(ids);
     std::vector<std::string> labels;
     for (int64_t r : all_ids) labels.push_back(std::to_string(r));
     int64_t row_first = 0, mine_rows = static_cast<int64_t>(ids.size());
@@ -400,7 +381,6 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
     const std::string ranks = kernels::format_ranges(ctx.allgather(kernels::to_ranges(outliers)));
     for (int32_t g = 1; g < nreg; ++g) {
       if (!cccr[g]) continue;
-      kernels::Summary sm;
       std::vector<kernels::Summary> one(1);
       for (size_t i = 0; i < ids.size(); ++i) one[0].add(values[static_cast<size_t>(ids[i] - first) * nreg + g], ids[i]);
       ctx.allreduce(one);

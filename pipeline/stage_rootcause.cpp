@@ -101,12 +101,7 @@ kernels::DecisionTable gather_classes(Context &ctx, const kernels::DecisionTable
     flat.push_back(k.second);
     flat.push_back(obj);
   }
-  int n = static_cast<int>(flat.size());
-  std::vector<int> counts(ctx.nprocs()), displs(ctx.nprocs(), 0);
-  MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, ctx.comm());
-  for (int i = 1; i < ctx.nprocs(); ++i) displs[i] = displs[i - 1] + counts[i - 1];
-  std::vector<int64_t> all(static_cast<size_t>(displs.back() + counts.back()));
-  MPI_Allgatherv(flat.data(), n, MPI_INT64_T, all.data(), counts.data(), displs.data(), MPI_INT64_T, ctx.comm());
+  const std::vector<int64_t> all = ctx.allgatherv(flat);
   std::map<std::pair<std::vector<int64_t>, int64_t>, int64_t> merged;
   for (size_t p = 0; p + na + 2 <= all.size(); p += na + 2) {
     std::vector<int64_t> cond(all.begin() + p, all.begin() + p + na);

@@ -155,9 +155,17 @@ corrupt)
     [ "$(cat check.txt)" = "$2" ] || fail "config check $1: '$(cat check.txt)'"
     echo "$1: $2"
   }
-  # A chunk of events overwritten: found while analysing; exit 2, no output.
+  # The first chunk of events overwritten in its middle: found while analysing; exit 2,
+  # no output.
   cp good.h5 garbled.h5
-  dd if=/dev/urandom of=garbled.h5 bs=1 seek=$(( $(stat -c %s good.h5) / 3 )) count=4096 conv=notrunc 2>/dev/null
+  $py - <<'PY'
+import h5py
+with h5py.File("garbled.h5", "r") as f:
+    info = f["events"].id.get_chunk_info(0)
+with open("garbled.h5", "r+b") as out:
+    out.seek(info.byte_offset + info.size // 2)
+    out.write(b"\xff" * 256)
+PY
   set +e
   mpirun -n 2 "$perfsift" analyze garbled.h5 -o out.h5 > out.txt 2> err.txt
   rc=$?
@@ -172,8 +180,11 @@ corrupt)
   expect range.toml "perfsift: range.toml:2:19: key 'profile.min_waste_share' is 3; it must be between 0 and 1 (report a region whose imbalance wastes at least this share of the run (wall time without MPI start-up))"
   expect list.toml "perfsift: list.toml:2:10: unknown stage 'replya' in pipeline.stages; did you mean 'profile'? (\`perfsift stages\` lists every stage)"
   printf '[profile]\nmin_waste_share = 0.2\n' > ok.toml
-  "$perfsift" config check ok.toml | grep -q "valid; stages: profile"
-  "$perfsift" stages | grep -q "min_waste_share (float, default 0.05)"
+  # Whole outputs first: `grep -q` stops reading early, and pipefail would see SIGPIPE.
+  checked=$("$perfsift" config check ok.toml)
+  grep -q "valid; stages: profile" <<<"$checked" || fail "config check: $checked"
+  listing=$("$perfsift" stages)
+  grep -q "min_waste_share (float, default 0.05)" <<<"$listing" || fail "perfsift stages lacks profile.min_waste_share"
   ;;
 nested_imbalance|nested_balanced)
   mpirun -n 2 "$perfsift" analyze "$store" -o r.h5 --json r.json > r.txt
