@@ -2,11 +2,14 @@
  *   setup 10 ms | solve { smooth: 20 ms, or 50 ms on the upper half of the ranks; restrict 10 ms } | io 5 ms
  * then a barrier. Work is CPU time burnt (oversubscription stretches wall time, not CPU time).
  * Known answer: two rank groups, 0..P/2-1 and P/2..P-1; CCR solve, CCCR solve/smooth.
- * With the argument "balanced" every rank burns 20 ms in smooth: one group. */
+ * With the argument "balanced" every rank burns 20 ms in smooth: one group. With "sleep"
+ * the work is sleeping instead (wall time that oversubscription does not blur, no CPU
+ * time): the case of call-site regions, which measure wall time. */
 #include <mpi.h>
 #include <string.h>
 #include <time.h>
 
+#include "common.h"
 #include "perfsift.h"
 
 static double cpu_ms(void) {
@@ -15,7 +18,12 @@ static double cpu_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 static volatile double sink;
+static int sleeping;
 static void burn_ms(double ms) {
+  if (sleeping) {
+    sleep_ms(ms);
+    return;
+  }
   const double end = cpu_ms() + ms;
   double x = 1.0;
   while (cpu_ms() < end)
@@ -29,6 +37,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const int balanced = argc > 1 && strcmp(argv[1], "balanced") == 0;
+  sleeping = argc > 1 && strcmp(argv[1], "sleep") == 0;
   for (int step = 0; step < 3; ++step) {
     perfsift_region_begin("setup");
     burn_ms(10);
