@@ -454,8 +454,9 @@ StageInfo dissimilarity_stage() {
                            "ordering, clusters cut at radius_fraction x the mean vector length; O(ranks^2) work per clustering)"};
   algorithm.choices = {"simplified", "optics"};
   config::KeyDef regions_key{"regions", Type::String, std::string("auto"), "",
-                             "vector columns: user regions, call-sites (computation bursts ending at each MPI call site and "
-                             "the time in it: for uninstrumented binaries, wall time), or auto (call sites when the store has no user regions)"};
+                             "vector columns: user regions; call-sites (for uninstrumented binaries: the computation burst ending at "
+                             "each MPI call site, with metric wall also the time in it; wall time); or auto (call sites when the "
+                             "store has no user regions)"};
   regions_key.choices = {"auto", "user", "call-sites"};
   return {"dissimilarity",
           "AutoAnalyzer's process dissimilarity: clusters ranks by their per-region time (simplified OPTICS) and "
