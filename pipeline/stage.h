@@ -107,7 +107,10 @@ class Context {
   std::vector<Bottleneck> bottlenecks;
   std::map<std::string, std::string> root_causes;  // "kind|where" -> plain words
   // dissimilarity: cluster (its pivot rank) of each owned rank, -1 when not clustered.
+  // `ranks_clustered` says the stage ran (the same on every process; a process may own
+  // no ranks).
   std::vector<int64_t> rank_cluster;
+  bool ranks_clustered = false;
   // disparity: per region severity 0..4 and whether it is a CCR (empty: not run).
   std::vector<int> region_severity;
   std::vector<uint8_t> region_ccr;

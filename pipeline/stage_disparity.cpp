@@ -29,7 +29,8 @@ void run_disparity(Context &ctx, const config::Values &cfg, StageOutput &out) {
   const auto &wall = ctx.profile("wall");
   const auto &cyc = ctx.profile("PAPI_TOT_CYC");
   const auto &ins = ctx.profile("PAPI_TOT_INS");
-  const bool have_cpi = !cyc.empty() && !ins.empty();
+  // From the store, not the slices: a process may own no ranks and hold empty slices.
+  const bool have_cpi = ctx.has_metric("PAPI_TOT_CYC") && ctx.has_metric("PAPI_TOT_INS");
   std::string fallback;
   if (!have_cpi) {
     fallback = "CPI unknown (PAPI_TOT_CYC and PAPI_TOT_INS not recorded): CRNM is the wall-time share";

@@ -91,8 +91,8 @@ Columns user_regions(Context &ctx, const std::string &metric) {
   for (const auto &r : ctx.store().regions()) c.names.push_back(r.path);
   c.kids = ctx.children();
   for (size_t g = 0; g < c.names.size(); ++g) c.depth.push_back(ctx.depth(static_cast<int32_t>(g)));
+  if (!ctx.has_metric(metric)) throw std::runtime_error("dissimilarity: the store has no '" + metric + "' metric");
   c.values = ctx.profile(metric);
-  if (c.values.empty()) throw std::runtime_error("dissimilarity: the store has no '" + metric + "' metric");
   c.measure = metric;
   return c;
 }
@@ -284,6 +284,7 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
 
   // ---- publish for rootcause; results
   ctx.rank_cluster.assign(static_cast<size_t>(owned), -1);
+  ctx.ranks_clustered = true;
   for (size_t i = 0; i < ids.size(); ++i) ctx.rank_cluster[ids[i] - first] = s.baseline[i];
   out.attribute("metric", cols.measure);
   out.attribute("regions_from", std::string(cols.derived ? "call sites: the computation before each MPI call site (and with "

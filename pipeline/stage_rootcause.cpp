@@ -176,7 +176,7 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
   out.attribute("dropped", dropped);
 
   // ---- dissimilarity: ranks
-  if (!ctx.rank_cluster.empty()) {
+  if (ctx.ranks_clustered) {
     kernels::OpticsParams params{cfg.get_float("dissimilarity.radius_fraction"), cfg.get_int("dissimilarity.count_threshold")};
     std::vector<int64_t> ids;
     for (int32_t l = 0; l < owned; ++l)

@@ -233,6 +233,10 @@ real)
   mpirun -n 2 "$perfsift" analyze "$store" -o r.h5 --json r.json > r.txt
   cat r.txt
   $py "$here/check_results.py" contract r.h5 r.json
+  # More analysis ranks than application ranks: some own nothing; same results.
+  mpirun -n 5 "$perfsift" analyze "$store" -o r5.h5 --json r5.json > r5.txt
+  cmp r.json r5.json || fail "K=5 differs from K=2"
+  echo "K=5 (some analysis ranks own no application rank): identical results"
   if [ -n "$messages" ]; then
     got=$($py -c 'import json,sys; print(sum(m["messages"] for m in json.load(open(sys.argv[1]))["profile"]["messages"]))' r.json)
     [ "$got" = "$messages" ] || fail "message matrix holds $got messages, expected $messages"
