@@ -173,7 +173,10 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
   for (int32_t g = 1; g < nreg; ++g)
     if (cols.depth[g] == 1 && !region_excluded[g]) base[g - 1] = 1, top.push_back(g);
 
-  params.length_floor = radius_floor(ctx, cfg.get_string("dissimilarity.radius_reference"), points, base);
+  // Vectors of a few hundred microseconds (a program that mostly sleeps or waits) differ
+  // by noise: lengths below noise_share of the run do not set the radius.
+  params.length_floor = std::max(radius_floor(ctx, cfg.get_string("dissimilarity.radius_reference"), points, base),
+                                 cfg.get_float("dissimilarity.noise_share") * ctx.wall_time_s());
   kernels::PivotDistances pd(points, base);
   Search s{ctx, pd, ids, params, MpiReducer{ctx.comm(), points, ids}, {}};
   s.full = cfg.get_string("dissimilarity.algorithm") == "optics";
@@ -468,6 +471,9 @@ StageInfo dissimilarity_stage() {
               {"min_pts", Type::Int, int64_t{2}, "", "optics: ranks (itself included) within the radius that make a rank a core point", 1, 1e6},
               {"radius_fraction", Type::Float, 0.1, "", "neighbourhood radius as a share of the pivot vector's length (paper: 10%)", 1e-6, 10},
               radius_ref,
+              {"noise_share", Type::Float, 0.01, "",
+               "vector lengths below this share of the run's wall time count as noise: the radius is at least "
+               "radius_fraction x noise_share x wall time", 0, 1},
               {"count_threshold", Type::Int, int64_t{0}, "", "a pivot with more neighbours than this forms a cluster; fewer: an isolated point", 0, 1e9},
               {"exclude_ranks", Type::String, std::string(""), "", "ranks left out, e.g. a master: 0 or 0-1,7", },
               {"exclude_regions", Type::StringList, std::vector<std::string>{}, "", "region paths left out with their subtrees (management routines)"},
