@@ -300,4 +300,14 @@ inline std::vector<std::string> read_strings(const Ctx &ck, hid_t parent, const 
 }
 
 
+// File access for collective writing: MPI-IO, collective metadata, HDF5 1.8+ format.
+inline Handle parallel_write_fapl(MPI_Comm comm) {
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
+  H5Pset_all_coll_metadata_ops(fapl, true);
+  H5Pset_coll_metadata_write(fapl, true);
+  H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+  return fapl;
+}
+
 }  // namespace perfsift::io::h5

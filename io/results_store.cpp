@@ -123,11 +123,7 @@ ResultsWriter::ResultsWriter(MPI_Comm comm, const std::string &path) : m_comm(co
   std::snprintf(suffix, sizeof suffix, ".tmp-%d", static_cast<int>(getpid()));
   m_tmp = path + bcast_string(comm, suffix);
   Ctx ck(m_path);
-  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
-  H5Pset_all_coll_metadata_ops(fapl, true);
-  H5Pset_coll_metadata_write(fapl, true);
-  H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+  Handle fapl = parallel_write_fapl(comm);
   Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
   H5Pset_link_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
   H5Pset_attr_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);

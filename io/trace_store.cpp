@@ -382,11 +382,7 @@ void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::st
 
   // ---- create the file
   Ctx ck(tmp);
-  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
-  H5Pset_all_coll_metadata_ops(fapl, true);
-  H5Pset_coll_metadata_write(fapl, true);
-  H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+  Handle fapl = parallel_write_fapl(comm);
   Handle file(ck(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "cannot create file (check the directory exists and is writable)"), H5Fclose);
 
   write_string_attr(ck, file, "format", kTraceStoreFormat);

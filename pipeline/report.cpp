@@ -121,17 +121,8 @@ std::string render_json(const io::ResultsStore &rs, const ReportLimits &lim) {
   write_group_json(j, rs, "run", l.json_max_rows);
   j.key("warnings").values(attr_or<std::vector<std::string>>(root, "warnings", {}));
   j.key("configuration").value(attr_or<std::string>(root, "configuration_effective", ""));
-  j.key("findings").begin_array();
-  const auto f = rs.table("findings");
-  for (size_t r = 0; r < f.rows(); ++r) {
-    j.begin_object();
-    for (const auto &c : f.columns) {
-      j.key(c.name);
-      std::visit([&](const auto &v) { j.value(v[r]); }, c.values);
-    }
-    j.end_object();
-  }
-  j.end_array();
+  j.key("findings");
+  write_table_json(j, rs.table("findings"));
   for (const auto &stage : attr_or<std::vector<std::string>>(root, "stages", {})) {
     j.key(stage);
     const auto *info = find_stage(stage);

@@ -168,6 +168,11 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
   const int32_t nreg = ctx.nregions(), first = ctx.first(), owned = ctx.owned();
   std::vector<std::string> dropped;
   const auto attrs = attributes(ctx, dropped);
+  auto region_of = [&](const std::string &path) {  // 0 (the program) when not a region
+    for (int32_t k = 1; k < nreg; ++k)
+      if (regions[k].path == path) return k;
+    return int32_t{0};
+  };
   out.attribute("attributes", names(attrs, [&] {
                   std::vector<int> v;
                   for (size_t i = 0; i < attrs.size(); ++i) v.push_back(static_cast<int>(i));
@@ -220,9 +225,7 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
     for (const auto &b : ctx.bottlenecks) {
       if (b.kind != "dissimilarity") continue;
       // A call-site region has no profile of its own: the whole program's column stands in.
-      int32_t g = 0;
-      for (int32_t k = 1; k < nreg; ++k)
-        if (regions[k].path == b.where) g = k;
+      const int32_t g = region_of(b.where);
       std::vector<int64_t> objs;
       const auto tg = table_for({g}, objs);
       const auto rg = kernels::analyse_decision_table(tg);
@@ -273,10 +276,8 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
     auto &path = per.strings("path", "region");
     auto &causes = per.strings("causes", "plain words, joined by ';'");
     for (const auto &b : ctx.bottlenecks) {
-      if (b.kind != "disparity") continue;
-      int32_t g = 0;
-      for (int32_t k = 1; k < nreg; ++k)
-        if (regions[k].path == b.where) g = k;
+      const int32_t g = b.kind == "disparity" ? region_of(b.where) : 0;
+      if (g == 0) continue;  // disparity bottlenecks are code regions
       // The high attributes of every smallest reduct: equally good explanations.
       std::string words;
       for (int a : kernels::explaining_attributes(r, t.conditions[g - 1], 1)) words += (words.empty() ? "" : "; ") + attrs[a].cause_high;
