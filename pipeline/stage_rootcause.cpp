@@ -291,11 +291,12 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
 }
 
 
-std::vector<std::string> split_plus(const std::string &s) {
+// "a + b" -> {a, b}; "(none needed)" -> {}.
+std::vector<std::string> split(const std::string &s, const std::string &sep) {
   std::vector<std::string> out;
-  if (s == "(none needed)") return out;
+  if (s.empty() || s == "(none needed)") return out;
   size_t a = 0;
-  for (size_t b; (b = s.find(" + ", a)) != std::string::npos; a = b + 3) out.push_back(s.substr(a, b - a));
+  for (size_t b; (b = s.find(sep, a)) != std::string::npos; a = b + sep.size()) out.push_back(s.substr(a, b - a));
   out.push_back(s.substr(a));
   return out;
 }
@@ -329,18 +330,14 @@ void rootcause_json(JsonWriter &j, const io::ResultsStore &rs) {
     j.key(k).begin_object();
     j.key("core").values(attr_or<std::vector<std::string>>(a, k + "_core", {}));
     j.key("reducts").begin_array();
-    for (const auto &r : attr_or<std::vector<std::string>>(a, k + "_reducts", {})) j.values(split_plus(r));
+    for (const auto &r : attr_or<std::vector<std::string>>(a, k + "_reducts", {})) j.values(split(r, " + "));
     j.end_array();
     j.key("minimal_reduct").values(attr_or<std::vector<std::string>>(a, k + "_minimal_reduct", {}));
     j.key("per_region").begin_object();
     const auto per = rs.table("rootcause/" + k + "_per_region");
     const auto &path = column<std::string>(per, "path"), &causes = column<std::string>(per, "causes");
     for (size_t i = 0; i < path.size(); ++i) {
-      std::vector<std::string> list;
-      size_t p = 0;
-      for (size_t q; (q = causes[i].find("; ", p)) != std::string::npos; p = q + 2) list.push_back(causes[i].substr(p, q - p));
-      list.push_back(causes[i].substr(p));
-      j.key(path[i]).values(list);
+      j.key(path[i]).values(split(causes[i], "; "));
     }
     j.end_object();
     j.end_object();
