@@ -91,8 +91,16 @@ Columns user_regions(Context &ctx, const std::string &metric) {
   for (const auto &r : ctx.store().regions()) c.names.push_back(r.path);
   c.kids = ctx.children();
   for (size_t g = 0; g < c.names.size(); ++g) c.depth.push_back(ctx.depth(static_cast<int32_t>(g)));
-  if (!ctx.has_metric(metric)) throw std::runtime_error("dissimilarity: the store has no '" + metric + "' metric");
-  c.values = ctx.profile(metric);
+  if (metric == "comp") {
+    // Computation outside MPI: wall minus MPI time, both inclusive. Unlike CPU time it does
+    // not count an MPI library's busy polling as work.
+    const auto &wall = ctx.profile(io::kMetricNames[io::kWall]), &mpi = ctx.profile(io::kMetricNames[io::kMpiTime]);
+    c.values.resize(wall.size());
+    for (size_t i = 0; i < wall.size(); ++i) c.values[i] = std::isnan(wall[i]) ? wall[i] : std::max(0.0, wall[i] - mpi[i]);
+  } else {
+    if (!ctx.has_metric(metric)) throw std::runtime_error("dissimilarity: the store has no '" + metric + "' metric");
+    c.values = ctx.profile(metric);
+  }
   c.measure = metric;
   return c;
 }
@@ -447,8 +455,10 @@ void dissimilarity_json(JsonWriter &j, const io::ResultsStore &rs) {
 
 StageInfo dissimilarity_stage() {
   using config::Type;
-  config::KeyDef metric{"metric", Type::String, std::string("cpu"), "", "per-region measure of the rank vectors: cpu (the paper) or wall"};
-  metric.choices = {"cpu", "wall"};
+  config::KeyDef metric{"metric", Type::String, std::string("cpu"), "",
+                        "per-region measure of the rank vectors: cpu (the paper; includes an MPI library's busy polling), "
+                        "comp (wall time outside MPI) or wall"};
+  metric.choices = {"cpu", "comp", "wall"};
   config::KeyDef radius_ref{"radius_reference", Type::String, std::string("pivot-or-mean"), "",
                             "length the radius is a share of: pivot (the paper) or pivot-or-mean (the larger of the pivot's and "
                             "the mean vector length, so nearly idle ranks can group)"};

@@ -200,6 +200,15 @@ assert c["clusters"] == [[0, 1], [2, 3]] and c["regions_from"].startswith("call 
 assert c["cccr"] and all(p.startswith("compute before #") for p in c["cccr"]), c["cccr"]
 print("as an uninstrumented binary (call-site regions): two groups [[0, 1], [2, 3]], CCCR", c["cccr"])
 PY
+  # Computation outside MPI per user region: sleeping counts, waiting does not.
+  printf '[dissimilarity]\nmetric = "comp"\n' > comp.toml
+  mpirun -n 2 "$perfsift" analyze "$store" -c comp.toml -o comp.h5 --json comp.json > comp.txt
+  $py - <<'PY'
+import json
+c = json.load(open("comp.json"))["dissimilarity"]
+assert c["clusters"] == [[0, 1], [2, 3]] and c["cccr"] == ["solve/smooth"], c
+print("metric comp: two groups [[0, 1], [2, 3]], CCCR solve/smooth")
+PY
   ;;
 nested_imbalance|nested_balanced)
   mpirun -n 2 "$perfsift" analyze "$store" -o r.h5 --json r.json > r.txt
