@@ -637,14 +637,7 @@ void TraceStore::open(MPI_Comm comm, bool parallel) {
                            i < fnoffs.size() ? fnoffs[i] : 0, i < files.size() ? files[i] : "", i < lines.size() ? lines[i] : 0});
 }
 
-std::vector<double> TraceStore::profile(const std::string &metric) const {
-  SilenceHdf5 quiet;
-  Ctx ck(m_path);
-  Handle ds(ck(H5Dopen2(m_file, ("profile/" + metric).c_str(), H5P_DEFAULT), "no metric '" + metric + "' in /profile"), H5Dclose);
-  std::vector<double> out(static_cast<size_t>(m_run.nranks) * m_regions.size());
-  if (!out.empty()) ck.ok(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), "reading /profile/" + metric);
-  return out;
-}
+std::vector<double> TraceStore::profile(const std::string &metric) const { return profile(metric, 0, m_run.nranks); }
 
 static ChunkIndex chunk_index(const Ctx &ck, hid_t file);
 

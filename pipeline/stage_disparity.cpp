@@ -100,12 +100,11 @@ void run_disparity(Context &ctx, const config::Values &cfg, StageOutput &out) {
   }
   out.table("regions", t);
 
-  const auto &ww = ctx.profile("wall");
   for (int32_t g = 1; g < nreg; ++g) {
     if (!cccr[g]) continue;
     std::vector<kernels::Summary> w(1);
     for (int32_t l = 0; l < owned; ++l)
-      if (!ctx.missing(first + l)) w[0].add(ww[static_cast<size_t>(l) * nreg + g], first + l);
+      if (!ctx.missing(first + l)) w[0].add(wall[static_cast<size_t>(l) * nreg + g], first + l);
     ctx.allreduce(w);
     char buf[96];
     const bool priced = have_cpi && !std::isnan(cpi[g]) && cpi[g] > 0;
