@@ -104,7 +104,14 @@ int run_analyze(const AnalyzeOptions &o) {
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &np);
 
-  // ---- set-up: every process checks the same inputs; all agree before any collective work
+  // ---- set-up: every process checks the same inputs; all agree before any collective work.
+  // Rank 0 says why: its own error, or that another rank failed.
+  auto all_fine = [&](const std::string &error, const char *elsewhere) {
+    int bad = !error.empty(), any_bad = 0;
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, comm);
+    if (any_bad && me == 0) std::fprintf(stderr, "perfsift: %s\n", bad ? error.c_str() : elsewhere);
+    return !any_bad;
+  };
   std::string error;
   config::Values cfg;
   try {
@@ -116,24 +123,14 @@ int run_analyze(const AnalyzeOptions &o) {
   } catch (const std::exception &e) {
     error = e.what();
   }
-  int bad = !error.empty(), any_bad = 0;
-  MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, comm);
-  if (any_bad) {
-    if (bad && me == 0) std::fprintf(stderr, "perfsift: %s\n", error.c_str());
-    return 2;
-  }
+  if (!all_fine(error, "the pipeline could not be read on every analysis rank")) return 2;
   std::unique_ptr<io::TraceStore> store;
   try {
     store = std::make_unique<io::TraceStore>(o.store, comm);
   } catch (const std::exception &e) {
     error = e.what();
   }
-  bad = !error.empty();
-  MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, comm);
-  if (any_bad) {
-    if (me == 0) std::fprintf(stderr, "perfsift: %s\n", error.empty() ? "the store could not be opened on every analysis rank" : error.c_str());
-    return 2;
-  }
+  if (!all_fine(error, "the store could not be opened on every analysis rank")) return 2;
   const std::string output = o.output.empty() ? default_output(o.store) : o.output;
   if (fs::exists(output) && fs::equivalent(output, o.store)) {
     if (me == 0) std::fprintf(stderr, "perfsift: %s: the results file would overwrite the input store; choose another -o\n", output.c_str());
