@@ -1,0 +1,324 @@
+// Replay engine (see replay.h for the model). Per event: compute the enter time from the
+// previous exit and the (scenario's) computation gap, post the event's messages and
+// collective arrivals once, then evaluate each item's completion; a missing dependency
+// parks the rank until a delivery wakes it.
+#include "kernels/replay.h"
+
+#include <algorithm>
+
+namespace perfsift::kernels::replay {
+
+Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenario, int32_t nranks,
+               bool record_timings, bool distributed)
+    : m_prog(programs), m_sc(scenario), m_net(scenario.ideal_network ? LogGPS::ideal() : scenario.net),
+      m_record(record_timings), m_distributed(distributed) {
+  m_slot_of.assign(static_cast<size_t>(nranks), -1);
+  m_state.resize(programs.size());
+  m_end.assign(programs.size(), 0);
+  m_recv_bytes.resize(programs.size());
+  if (m_record) m_timings.resize(programs.size());
+  for (size_t s = 0; s < programs.size(); ++s) {
+    const RankProgram &p = programs[s];
+    m_slot_of[static_cast<size_t>(p.rank)] = static_cast<int32_t>(s);
+    RankState &st = m_state[s];
+    st.slot_ref.assign(static_cast<size_t>(p.request_slots), -1);
+    st.send_start.assign(p.sends.size(), kUnknown);
+    st.recv_post.assign(p.sends.size(), kUnknown);  // per send: the receiver's post time
+    m_recv_bytes[s].assign(p.recvs.size(), kUnknown);
+    st.coll_enter.assign(p.colls.size(), kUnknown);
+    st.recv_send_start.assign(p.recvs.size(), kUnknown);
+    st.recv_posted.assign(p.recvs.size(), kUnknown);
+    if (m_record) m_timings[s].reserve(p.events.size());
+    if (!p.events.empty()) ++m_unfinished;
+    st.queued = true;
+    m_queue.push_back(static_cast<int32_t>(s));
+  }
+}
+
+int64_t Engine::bytes_of(int32_t s, int32_t send_index) const {
+  const auto &over = m_sc.send_bytes;
+  if (!over.empty() && !over[static_cast<size_t>(s)].empty()) return over[static_cast<size_t>(s)][static_cast<size_t>(send_index)];
+  return m_prog[static_cast<size_t>(s)].sends[static_cast<size_t>(send_index)].bytes;
+}
+
+void Engine::wake(int32_t rank) {
+  const int32_t s = m_slot_of[static_cast<size_t>(rank)];
+  RankState &st = m_state[static_cast<size_t>(s)];
+  if (!st.queued) {
+    st.queued = true;
+    m_queue.push_back(s);
+  }
+}
+
+void Engine::deliver_send(int32_t dst, int32_t recv_index, int64_t t, int64_t bytes) {
+  const int32_t s = m_slot_of[static_cast<size_t>(dst)];
+  if (s < 0) {
+    if (m_distributed) m_out.sends.push_back({dst, recv_index, t, bytes});
+    return;
+  }
+  m_state[static_cast<size_t>(s)].recv_send_start[static_cast<size_t>(recv_index)] = t;
+  m_recv_bytes[static_cast<size_t>(s)][static_cast<size_t>(recv_index)] = bytes;
+  wake(dst);
+}
+
+void Engine::deliver_recv(int32_t src, int32_t send_index, int64_t t) {
+  const int32_t s = m_slot_of[static_cast<size_t>(src)];
+  if (s < 0) {
+    if (m_distributed) m_out.recvs.push_back({src, send_index, t});
+    return;
+  }
+  m_state[static_cast<size_t>(s)].recv_post[static_cast<size_t>(send_index)] = t;
+  wake(src);
+}
+
+void Engine::arrive(int64_t instance, int32_t count, int64_t max_enter, int64_t root_enter, int32_t expected) {
+  CollState &c = m_coll[instance];
+  if (c.expected == 0) c.expected = expected;
+  c.count += count;
+  if (max_enter != kUnknown) c.max_enter = std::max(c.max_enter, max_enter);
+  if (root_enter != kUnknown) c.root_enter = root_enter;
+  if (auto it = m_coll_waiters.find(instance); it != m_coll_waiters.end()) {
+    for (int32_t r : it->second) wake(r);
+    m_coll_waiters.erase(it);
+  }
+}
+
+void Engine::apply(const SendPost &p) { deliver_send(p.dst, p.recv_index, p.t, p.bytes); }
+void Engine::apply(const RecvPost &p) { deliver_recv(p.src, p.send_index, p.t); }
+void Engine::apply(const Arrival &a) { arrive(a.instance, a.count, a.max_enter, a.root_enter, 0); }
+
+Engine::Outbox Engine::take_outbox() {
+  for (const auto &[id, a] : m_out_arrivals) m_out.arrivals.push_back(a);
+  m_out_arrivals.clear();
+  std::sort(m_out.arrivals.begin(), m_out.arrivals.end(), [](const Arrival &a, const Arrival &b) { return a.instance < b.instance; });
+  Outbox out = std::move(m_out);
+  m_out = Outbox{};
+  return out;
+}
+
+void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
+  const RankProgram &p = m_prog[static_cast<size_t>(s)];
+  RankState &st = m_state[static_cast<size_t>(s)];
+  for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
+    const Item &it = p.items[static_cast<size_t>(k)];
+    switch (it.type) {
+      case ItemType::Send:
+      case ItemType::PostSend: {
+        const SendMessage &m = p.sends[static_cast<size_t>(it.index)];
+        const int64_t b = bytes_of(s, it.index);
+        const int64_t start = std::max(enter, st.next_inject);
+        st.next_inject = start + m_net.injection_gap(b);
+        st.send_start[static_cast<size_t>(it.index)] = start;
+        if (m.dst >= 0) deliver_send(m.dst, m.recv_index, start, b);
+        break;
+      }
+      case ItemType::Recv:
+      case ItemType::PostRecv: {
+        const RecvMessage &m = p.recvs[static_cast<size_t>(it.index)];
+        st.recv_posted[static_cast<size_t>(it.index)] = enter;
+        if (m.src >= 0) deliver_recv(m.src, m.send_index, enter);
+        break;
+      }
+      case ItemType::Collective:
+      case ItemType::PostCollective: {
+        const Collective &c = p.colls[static_cast<size_t>(it.index)];
+        st.coll_enter[static_cast<size_t>(it.index)] = enter;
+        const int64_t root_enter = c.root == p.rank ? enter : kUnknown;
+        arrive(c.instance, 1, enter, root_enter, c.members);
+        if (m_distributed) {
+          auto [pos, fresh] = m_out_arrivals.try_emplace(c.instance, Arrival{c.instance, 0, 0, kUnknown, kUnknown});
+          Arrival &a = pos->second;
+          ++a.count;
+          a.max_enter = std::max(a.max_enter, enter);
+          if (root_enter != kUnknown) a.root_enter = root_enter;
+        }
+        break;
+      }
+      case ItemType::Complete: break;
+    }
+    if (it.slot >= 0) st.slot_ref[static_cast<size_t>(it.slot)] = k;
+  }
+}
+
+int64_t Engine::send_done(int32_t s, int32_t i, int64_t start, bool nowait) {
+  const RankProgram &p = m_prog[static_cast<size_t>(s)];
+  const RankState &st = m_state[static_cast<size_t>(s)];
+  const int64_t b = bytes_of(s, i);
+  if (p.sends[static_cast<size_t>(i)].dst < 0 || !m_net.rendezvous(b)) return start + m_net.send_overhead(b);
+  int64_t h = start + m_net.handshake();
+  if (!nowait) {
+    const int64_t posted = st.recv_post[static_cast<size_t>(i)];
+    if (posted == kUnknown) return kUnknown;
+    h = std::max(h, posted);
+  }
+  // Rendezvous: the clear-to-send travels back (L), then the sender pushes the data.
+  return h + std::llround(m_net.L) + m_net.send_overhead(b);
+}
+
+int64_t Engine::recv_done(int32_t s, int32_t i, int64_t post, bool nowait) {
+  const RankProgram &p = m_prog[static_cast<size_t>(s)];
+  const RankState &st = m_state[static_cast<size_t>(s)];
+  const RecvMessage &m = p.recvs[static_cast<size_t>(i)];
+  if (m.src < 0) return post + m.own_unmatched;
+  const int64_t delivered = m_recv_bytes[static_cast<size_t>(s)][static_cast<size_t>(i)];
+  const int64_t b = delivered != kUnknown ? delivered : m.bytes;
+  const int64_t sent = st.recv_send_start[static_cast<size_t>(i)];
+  if (!m_net.rendezvous(b)) {
+    if (nowait) return post + m_net.recv_overhead(b);
+    if (sent == kUnknown) return kUnknown;
+    return std::max(post, sent + m_net.flight(b)) + m_net.recv_overhead(b);
+  }
+  int64_t h = post;
+  if (!nowait) {
+    if (sent == kUnknown) return kUnknown;
+    h = std::max(sent + m_net.handshake(), post);
+  }
+  return h + std::llround(m_net.L) + m_net.flight(b) + m_net.recv_overhead(b);
+}
+
+int64_t Engine::coll_done(int32_t s, const Collective &c, int64_t enter, bool nowait) {
+  const int32_t rank = m_prog[static_cast<size_t>(s)].rank;
+  const int64_t cost = c.flow == CollectiveFlow::Finalize ? c.remainder : collective_cost(m_net, c.rounds, c.bytes);
+  const bool is_root = c.root == rank;
+  if (c.flow == CollectiveFlow::ToRoot && !is_root) return enter + m_net.send_overhead(c.bytes);
+  if (c.flow == CollectiveFlow::FromRoot && is_root) return enter + cost;
+  if (nowait) return enter + cost;
+  auto it = m_coll.find(c.instance);
+  if (c.flow == CollectiveFlow::FromRoot) {
+    if (it == m_coll.end() || it->second.root_enter == kUnknown) return kUnknown;
+    return std::max(enter, it->second.root_enter + cost);
+  }
+  if (it == m_coll.end() || it->second.count < c.members) return kUnknown;
+  return std::max(enter, it->second.max_enter) + cost;
+}
+
+int64_t Engine::item_done(int32_t s, const Item &it, int64_t enter, bool nowait) {
+  const RankProgram &p = m_prog[static_cast<size_t>(s)];
+  const RankState &st = m_state[static_cast<size_t>(s)];
+  switch (it.type) {
+    case ItemType::Send: return send_done(s, it.index, st.send_start[static_cast<size_t>(it.index)], nowait);
+    case ItemType::PostSend:
+      return st.send_start[static_cast<size_t>(it.index)] + m_net.send_overhead(0);
+    case ItemType::Recv: return recv_done(s, it.index, enter, nowait);
+    case ItemType::PostRecv: return enter + m_net.recv_overhead(0);
+    case ItemType::Collective: return coll_done(s, p.colls[static_cast<size_t>(it.index)], enter, nowait);
+    case ItemType::PostCollective: return enter + m_net.send_overhead(0);
+    case ItemType::Complete: {
+      const int64_t k = st.slot_ref[static_cast<size_t>(it.index)];
+      if (k < 0) return enter;  // the activation was not traced
+      if (nowait) return enter;
+      const Item &a = p.items[static_cast<size_t>(k)];
+      switch (a.type) {
+        case ItemType::PostSend: return send_done(s, a.index, st.send_start[static_cast<size_t>(a.index)], false);
+        case ItemType::PostRecv: return recv_done(s, a.index, st.recv_posted[static_cast<size_t>(a.index)], false);
+        case ItemType::PostCollective: {
+          const Collective &c = p.colls[static_cast<size_t>(a.index)];
+          return coll_done(s, c, st.coll_enter[static_cast<size_t>(a.index)], false);
+        }
+        default: return enter;
+      }
+    }
+  }
+  return enter;
+}
+
+bool Engine::try_event(int32_t s) {
+  const RankProgram &p = m_prog[static_cast<size_t>(s)];
+  RankState &st = m_state[static_cast<size_t>(s)];
+  const size_t i = static_cast<size_t>(st.cursor);
+  const Event &e = p.events[i];
+  uint8_t flags = 0;
+  if (!m_sc.event_flags.empty() && !m_sc.event_flags[static_cast<size_t>(s)].empty()) flags = m_sc.event_flags[static_cast<size_t>(s)][i];
+  if (p.rank == m_sc.zero_wait_rank && st.cursor == m_sc.zero_wait_event) flags |= kZeroWait;
+  if (!st.posted) {
+    const bool modified = !m_sc.gaps.empty() && !m_sc.gaps[static_cast<size_t>(s)].empty();
+    const int64_t gap = modified ? m_sc.gaps[static_cast<size_t>(s)][i] : e.gap;
+    st.enter = st.now + gap;
+    post_items(s, e, st.enter);
+    st.posted = true;
+  }
+  const int64_t enter = st.enter;
+  int64_t exit = enter, nowait_exit = enter;
+  if (flags & kZeroEvent) {
+    // The event costs nothing and waits for nothing.
+  } else if (e.items == 0) {
+    exit = nowait_exit = enter + e.own;
+  } else {
+    const bool skip_wait = (flags & kZeroWait) || st.release;
+    for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
+      const Item &it = p.items[static_cast<size_t>(k)];
+      int64_t t = item_done(s, it, enter, skip_wait);
+      if (t == kUnknown) {
+        if (it.type == ItemType::Collective) m_coll_waiters[p.colls[static_cast<size_t>(it.index)].instance].push_back(p.rank);
+        else if (it.type == ItemType::Complete) {
+          const int64_t a = st.slot_ref[static_cast<size_t>(it.index)];
+          if (a >= 0 && p.items[static_cast<size_t>(a)].type == ItemType::PostCollective)
+            m_coll_waiters[p.colls[static_cast<size_t>(p.items[static_cast<size_t>(a)].index)].instance].push_back(p.rank);
+        }
+        return false;
+      }
+      exit = std::max(exit, t);
+      nowait_exit = std::max(nowait_exit, skip_wait ? t : item_done(s, it, enter, true));
+    }
+  }
+  if (m_record) m_timings[static_cast<size_t>(s)].push_back({enter, exit, nowait_exit});
+  st.now = exit;
+  st.posted = false;
+  st.release = false;
+  if (++st.cursor == static_cast<int64_t>(p.events.size())) {
+    m_end[static_cast<size_t>(s)] = exit;
+    --m_unfinished;
+    return false;
+  }
+  return true;
+}
+
+void Engine::step(int32_t s) {
+  while (try_event(s)) {
+  }
+}
+
+bool Engine::advance() {
+  bool moved = false;
+  while (!m_queue.empty()) {
+    const int32_t s = m_queue.back();
+    m_queue.pop_back();
+    RankState &st = m_state[static_cast<size_t>(s)];
+    st.queued = false;
+    if (st.cursor >= static_cast<int64_t>(m_prog[static_cast<size_t>(s)].events.size())) continue;
+    const int64_t before = st.cursor;
+    const bool was_posted = st.posted;
+    step(s);
+    moved |= st.cursor != before || st.posted != was_posted;
+  }
+  return moved;
+}
+
+void Engine::release_stuck() {
+  for (size_t s = 0; s < m_state.size(); ++s) {
+    RankState &st = m_state[s];
+    if (st.cursor >= static_cast<int64_t>(m_prog[s].events.size())) continue;
+    st.release = true;
+    ++m_released;
+    wake(m_prog[s].rank);
+  }
+}
+
+SerialResult replay_serial(const std::vector<RankProgram> &programs, const Scenario &scenario, bool record_timings) {
+  int32_t nranks = 0;
+  for (const auto &p : programs) nranks = std::max(nranks, p.rank + 1);
+  Engine engine(programs, scenario, nranks, record_timings);
+  while (true) {
+    engine.advance();
+    if (engine.finished()) break;
+    engine.release_stuck();
+  }
+  SerialResult r;
+  r.end_times = engine.end_times();
+  for (int64_t t : r.end_times) r.makespan = std::max(r.makespan, t);
+  if (record_timings) r.timings = engine.timings();
+  r.released = engine.released();
+  return r;
+}
+
+}  // namespace perfsift::kernels::replay

@@ -1,0 +1,206 @@
+// PerWiz's replay: a discrete-event simulation of the run's message DAG on LogGPS.
+//
+// Each application rank is a sequence of events (MPI calls) separated by computation.
+// Computation and local calls keep their measured time; communication follows LogGPS
+// (kernels/loggps.h), synchronous above S; collectives synchronise per their flow and
+// cost rounds of small messages plus their bytes. A scenario (what-if question) changes
+// computation gaps, message sizes, the network, or lets events skip waiting.
+//
+// The engine advances the ranks it owns as far as their dependencies allow. Dependencies
+// on ranks another process owns arrive through `apply_*` and leave through `outbox`,
+// so the same code replays serially (one engine owns every rank) or distributed (the
+// pipeline exchanges outboxes between MPI processes in rounds). Results do not depend
+// on the split: every time is a function of its inputs only, and stuck dependencies are
+// released together at the global fixpoint.
+//
+// Cost: O(events + items) per replay; memory per event is stated by bench_replay.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <unordered_map>
+#include <vector>
+
+#include "kernels/loggps.h"
+
+namespace perfsift::kernels::replay {
+
+inline constexpr int64_t kUnknown = std::numeric_limits<int64_t>::min();
+
+// The n-th collective call on a communicator is the same instance on every member
+// (MPI orders collectives per communicator). comm = -2 names MPI_Finalize.
+inline int64_t instance_id(int32_t comm, int64_t sequence) { return (int64_t{comm + 2} << 40) | sequence; }
+inline int32_t instance_comm(int64_t instance) { return static_cast<int32_t>(instance >> 40) - 2; }
+
+// What an event does to the network. A blocking send is a post and a completion in one
+// event; MPI_Sendrecv holds a send and a receive; MPI_Waitall completes several requests.
+enum class ItemType : uint8_t {
+  Send,        // blocking send of sends[index]
+  Recv,        // blocking receive of recvs[index]
+  PostSend,    // nonblocking send of sends[index] (request slot in Item::slot)
+  PostRecv,    // nonblocking receive of recvs[index]
+  Collective,  // blocking collective colls[index]
+  PostCollective,  // nonblocking collective colls[index]
+  Complete,    // completes the request in slot `index`
+};
+struct Item {
+  ItemType type;
+  int32_t index;
+  int32_t slot = -1;  // request slot activated by a Post* item
+};
+
+struct Event {
+  int64_t gap = 0;       // measured computation before the event, ns
+  int64_t own = 0;       // measured duration of a local event (or a collective's remainder)
+  int32_t first_item = 0;
+  uint16_t items = 0;    // 0: a local event that keeps its measured duration
+  uint16_t flags = 0;
+};
+
+struct SendMessage {
+  int64_t bytes = 0;
+  int32_t dst = -1;         // world rank of the receiver; -1 when unmatched
+  int32_t recv_index = -1;  // index into the receiver's recvs
+};
+struct RecvMessage {
+  int64_t bytes = 0;        // the matched send's bytes
+  int32_t src = -1;         // world rank of the sender; -1 when unmatched
+  int32_t send_index = -1;
+  int64_t own_unmatched = 0;  // an unmatched receive keeps its measured duration
+};
+struct Collective {
+  int64_t instance = 0;    // instance_id(communicator, sequence number): the same on every member
+  int32_t members = 1;     // ranks expected to take part
+  int32_t root = -1;       // world rank of the root (rooted flows)
+  CollectiveFlow flow = CollectiveFlow::All;
+  int64_t rounds = 0, bytes = 0;  // LogGPS cost inputs (kernels/loggps.h collective_cost)
+  int64_t remainder = 0;   // Finalize: the measured time after the last member arrived
+};
+
+struct RankProgram {
+  int32_t rank = 0;
+  std::vector<Event> events;
+  std::vector<Item> items;
+  std::vector<SendMessage> sends;
+  std::vector<RecvMessage> recvs;
+  std::vector<Collective> colls;
+  int32_t request_slots = 0;
+};
+
+// A what-if question in the form the engine applies. Empty vectors mean "as measured".
+struct Scenario {
+  LogGPS net;
+  bool ideal_network = false;
+  // Per owned rank (in program order): replaced computation gaps; replaced send sizes.
+  std::vector<std::vector<int64_t>> gaps;
+  std::vector<std::vector<int64_t>> send_bytes;
+  // Per owned rank: per-event flags (kZeroWait, kZeroEvent).
+  std::vector<std::vector<uint8_t>> event_flags;
+  // One event that skips waiting (the domino search asks this thousands of times).
+  int32_t zero_wait_rank = -1;
+  int64_t zero_wait_event = -1;
+};
+inline constexpr uint8_t kZeroWait = 1, kZeroEvent = 2;
+
+// Called for every replayed event: predicted enter and exit, and the exit had nothing
+// been waited for (exit - nowait_exit is the event's waiting time).
+struct EventTiming {
+  int64_t enter, exit, nowait_exit;
+};
+
+class Engine {
+ public:
+  // `programs` are the owned ranks; `owner_of(rank)` is whether this engine owns a rank.
+  // `distributed`: collect cross-owner traffic in the outbox (off for serial replays).
+  Engine(const std::vector<RankProgram> &programs, const Scenario &scenario, int32_t nranks,
+         bool record_timings, bool distributed = false);
+
+  // Advances every owned rank as far as possible. Returns whether anything moved.
+  bool advance();
+  bool finished() const { return m_unfinished == 0; }
+  int64_t unfinished() const { return m_unfinished; }
+  // Releases every blocked dependency (the global fixpoint was reached with ranks stuck:
+  // a crashed rank, or a message the trace lacks). Counted in `released()`.
+  void release_stuck();
+  int64_t released() const { return m_released; }
+
+  // Cross-owner traffic.
+  struct SendPost { int32_t dst, recv_index; int64_t t; int64_t bytes; };
+  struct RecvPost { int32_t src, send_index; int64_t t; };
+  struct Arrival { int64_t instance; int32_t count; int32_t pad = 0; int64_t max_enter, root_enter; };
+  struct Outbox {
+    std::vector<SendPost> sends;
+    std::vector<RecvPost> recvs;
+    std::vector<Arrival> arrivals;  // this engine's members' arrivals, per instance, since the last take
+    bool empty() const { return sends.empty() && recvs.empty() && arrivals.empty(); }
+  };
+  Outbox take_outbox();
+  void apply(const SendPost &p);
+  void apply(const RecvPost &p);
+  void apply(const Arrival &a);  // another engine's members
+
+  // Results (owned ranks, program order).
+  const std::vector<int64_t> &end_times() const { return m_end; }
+  const std::vector<std::vector<EventTiming>> &timings() const { return m_timings; }
+  bool owns(int32_t rank) const { return m_slot_of[static_cast<size_t>(rank)] >= 0; }
+
+ private:
+  struct RankState {
+    int64_t cursor = 0;
+    int64_t now = 0;           // exit of the previous event
+    int64_t enter = kUnknown;  // of the current event once posted
+    int64_t next_inject = std::numeric_limits<int64_t>::min() / 4;
+    bool posted = false;
+    bool queued = false;
+    bool release = false;      // release_stuck applies to the current event
+    std::vector<int64_t> slot_ref;         // request slot -> item that activated it
+    std::vector<int64_t> send_start;       // per send: when it started
+    std::vector<int64_t> recv_post;        // per send: when the receiver posted (rendezvous)
+    std::vector<int64_t> recv_send_start;  // per receive: when the matching send started
+    std::vector<int64_t> recv_posted;      // per receive: when it was posted
+    std::vector<int64_t> coll_enter;       // per collective: when this member arrived
+  };
+  struct CollState { int32_t count = 0; int64_t max_enter = kUnknown, root_enter = kUnknown; int32_t expected = 0; };
+
+  void step(int32_t s);  // process rank slot s until it blocks or ends
+  bool try_event(int32_t s);
+  void post_items(int32_t s, const Event &e, int64_t enter);
+  // Completion time of an item, or kUnknown when a dependency is missing.
+  int64_t item_done(int32_t s, const Item &it, int64_t enter, bool nowait);
+  int64_t send_done(int32_t s, int32_t send_index, int64_t start, bool nowait);
+  int64_t recv_done(int32_t s, int32_t recv_index, int64_t post, bool nowait);
+  int64_t coll_done(int32_t s, const Collective &c, int64_t enter, bool nowait);
+  int64_t bytes_of(int32_t s, int32_t send_index) const;
+  void wake(int32_t rank);
+  void arrive(int64_t instance, int32_t count, int64_t max_enter, int64_t root_enter, int32_t expected);
+  void deliver_send(int32_t dst, int32_t recv_index, int64_t t, int64_t bytes);
+  void deliver_recv(int32_t src, int32_t send_index, int64_t t);
+
+  const std::vector<RankProgram> &m_prog;
+  const Scenario &m_sc;
+  LogGPS m_net;
+  bool m_record, m_distributed;
+  std::vector<int32_t> m_slot_of;  // world rank -> owned slot or -1
+  std::vector<RankState> m_state;
+  std::vector<int32_t> m_queue;
+  std::unordered_map<int64_t, CollState> m_coll;
+  std::unordered_map<int64_t, std::vector<int32_t>> m_coll_waiters;
+  std::unordered_map<int64_t, Arrival> m_out_arrivals;
+  // Remote sizes of incoming messages (scenario-changed sends), per slot and recv index.
+  std::vector<std::vector<int64_t>> m_recv_bytes;
+  Outbox m_out;
+  std::vector<int64_t> m_end;
+  std::vector<std::vector<EventTiming>> m_timings;
+  int64_t m_unfinished = 0, m_released = 0;
+};
+
+// Replays programs that hold every rank (serial): predicted makespan in ns.
+struct SerialResult {
+  int64_t makespan = 0;
+  std::vector<int64_t> end_times;
+  std::vector<std::vector<EventTiming>> timings;
+  int64_t released = 0;
+};
+SerialResult replay_serial(const std::vector<RankProgram> &programs, const Scenario &scenario, bool record_timings);
+
+}  // namespace perfsift::kernels::replay

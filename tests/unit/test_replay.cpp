@@ -1,0 +1,260 @@
+// Known-answer tests of the LogGPS replay: hand-built DAGs whose predicted times follow
+// by hand from L, o, g, G, S and s (figures worked out in the comments).
+#include <gtest/gtest.h>
+
+#include "kernels/replay.h"
+
+using namespace perfsift::kernels;
+using namespace perfsift::kernels::replay;
+
+namespace {
+
+// L = 1000, os = 100 + 1/byte, or = 200, g = 50, G = 2/byte, S = s = 1000.
+LogGPS params() {
+  LogGPS p;
+  p.L = 1000;
+  p.os0 = 100;
+  p.os1 = 1;
+  p.or0 = 200;
+  p.or1 = 0;
+  p.g = 50;
+  p.G = 2;
+  p.S = 1000;
+  p.s = 1000;
+  return p;
+}
+
+// Builds rank programs event by event.
+struct Builder {
+  std::vector<RankProgram> ranks;
+  explicit Builder(int n) {
+    ranks.resize(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) ranks[static_cast<size_t>(r)].rank = r;
+  }
+  RankProgram &at(int r) { return ranks[static_cast<size_t>(r)]; }
+  Event &event(int r, int64_t gap, std::vector<Item> items, int64_t own = 0) {
+    RankProgram &p = at(r);
+    Event e;
+    e.gap = gap;
+    e.own = own;
+    e.first_item = static_cast<int32_t>(p.items.size());
+    e.items = static_cast<uint16_t>(items.size());
+    for (auto &it : items) p.items.push_back(it);
+    p.events.push_back(e);
+    return p.events.back();
+  }
+  // A matched message src -> dst of `bytes`; returns {send index, recv index}.
+  std::pair<int32_t, int32_t> message(int src, int dst, int64_t bytes) {
+    RankProgram &s = at(src), &d = at(dst);
+    const auto si = static_cast<int32_t>(s.sends.size()), ri = static_cast<int32_t>(d.recvs.size());
+    s.sends.push_back({bytes, dst, ri});
+    d.recvs.push_back({bytes, src, si, 0});
+    return {si, ri};
+  }
+  int32_t collective(int r, int64_t instance, int32_t members, CollectiveFlow flow, int32_t root, int64_t bytes,
+                     bool linear = false) {
+    RankProgram &p = at(r);
+    Collective c;
+    c.instance = instance;
+    c.members = members;
+    c.flow = flow;
+    c.root = root;
+    c.rounds = collective_rounds(members, linear);
+    c.bytes = bytes;
+    p.colls.push_back(c);
+    return static_cast<int32_t>(p.colls.size() - 1);
+  }
+};
+
+Scenario base() {
+  Scenario sc;
+  sc.net = params();
+  return sc;
+}
+
+}  // namespace
+
+TEST(LogGPS, CostFormulas) {
+  const LogGPS p = params();
+  EXPECT_EQ(p.send_overhead(100), 200);
+  EXPECT_EQ(p.flight(100), 200 + 1000 + 200);                   // os(100) + L + 100 G
+  EXPECT_EQ(p.flight(2000), 2100 + 1000 + 4000 + 50);           // two packets: one extra g
+  EXPECT_EQ(p.injection_gap(100), 250);
+  EXPECT_EQ(collective_rounds(3, false), 2);
+  EXPECT_EQ(collective_rounds(8, false), 3);
+  EXPECT_EQ(collective_rounds(8, true), 7);
+  EXPECT_EQ(collective_cost(p, 2, 8), 2 * (100 + 200 + 1000) + 16);
+}
+
+TEST(Replay, EagerMessageLateReceiverDoesNotWait) {
+  Builder b(2);
+  auto [si, ri] = b.message(0, 1, 100);
+  b.event(0, 1000, {{ItemType::Send, si}});
+  b.event(1, 5000, {{ItemType::Recv, ri}});
+  auto r = replay_serial(b.ranks, base(), true);
+  // sender: starts 1000, returns after os(100) = 200 -> 1200. Arrival 1000 + 1400 = 2400 < 5000,
+  // so the receiver returns at 5000 + or = 5200 without waiting.
+  EXPECT_EQ(r.end_times[0], 1200);
+  EXPECT_EQ(r.end_times[1], 5200);
+  EXPECT_EQ(r.timings[1][0].exit - r.timings[1][0].nowait_exit, 0);
+  EXPECT_EQ(r.makespan, 5200);
+}
+
+TEST(Replay, EagerMessageEarlyReceiverWaits) {
+  Builder b(2);
+  auto [si, ri] = b.message(0, 1, 100);
+  b.event(0, 1000, {{ItemType::Send, si}});
+  b.event(1, 500, {{ItemType::Recv, ri}});
+  auto r = replay_serial(b.ranks, base(), true);
+  // receiver posts at 500, data arrives at 2400: exit 2600, waited 1900.
+  EXPECT_EQ(r.end_times[1], 2600);
+  EXPECT_EQ(r.timings[1][0].exit - r.timings[1][0].nowait_exit, 1900);
+}
+
+TEST(Replay, RendezvousSenderWaitsForTheReceiver) {
+  Builder b(2);
+  auto [si, ri] = b.message(0, 1, 2000);  // > S: synchronous
+  b.event(0, 1000, {{ItemType::Send, si}});
+  b.event(1, 5000, {{ItemType::Recv, ri}});
+  auto r = replay_serial(b.ranks, base(), true);
+  // handshake reaches the receiver at 1000 + os0 + L = 2100 < 5000, so h = 5000.
+  // sender: h + L + os(2000) = 5000 + 1000 + 2100 = 8100.
+  // receiver: h + L + flight(2000) + or = 5000 + 1000 + 7150 + 200 = 13350.
+  EXPECT_EQ(r.end_times[0], 8100);
+  EXPECT_EQ(r.end_times[1], 13350);
+  // The sender waited h - (start + handshake) = 5000 - 2100.
+  EXPECT_EQ(r.timings[0][0].exit - r.timings[0][0].nowait_exit, 2900);
+}
+
+TEST(Replay, PairwiseSendrecvOfLargeMessagesDoesNotDeadlock) {
+  Builder b(2);
+  auto [s01, r01] = b.message(0, 1, 2000);
+  auto [s10, r10] = b.message(1, 0, 2000);
+  b.event(0, 1000, {{ItemType::Send, s01}, {ItemType::Recv, r10}});
+  b.event(1, 3000, {{ItemType::Send, s10}, {ItemType::Recv, r01}});
+  auto r = replay_serial(b.ranks, base(), false);
+  // 0 -> 1: h = max(1000 + 1100, 3000) = 3000; receive at 1 ends 3000 + 1000 + 7150 + 200 = 11350.
+  // 1 -> 0: h = max(3000 + 1100, 1000) = 4100; receive at 0 ends 4100 + 8350 = 12450.
+  EXPECT_EQ(r.end_times[0], 12450);
+  EXPECT_EQ(r.end_times[1], 11350);
+  EXPECT_EQ(r.released, 0);
+}
+
+TEST(Replay, NonblockingMessagesCompleteInTheWait) {
+  Builder b(2);
+  auto [si, ri] = b.message(0, 1, 100);
+  b.at(0).request_slots = 1;
+  b.at(1).request_slots = 1;
+  b.event(0, 0, {{ItemType::PostSend, si, 0}});
+  b.event(0, 100, {{ItemType::Complete, 0}});
+  b.event(1, 0, {{ItemType::PostRecv, ri, 0}});
+  b.event(1, 300, {{ItemType::Complete, 0}});
+  auto r = replay_serial(b.ranks, base(), true);
+  // Isend at 0: returns after os0 = 100; the wait at 200 finds the eager send done (200).
+  EXPECT_EQ(r.end_times[0], 200);
+  // Irecv at 0 returns at 200 (or0); the wait enters at 500; data arrived at 1400 -> 1600.
+  EXPECT_EQ(r.timings[1][0].exit, 200);
+  EXPECT_EQ(r.end_times[1], 1600);
+}
+
+TEST(Replay, CollectivesSynchroniseByFlow) {
+  Builder b(3);
+  const int64_t gaps[3] = {100, 300, 200};
+  for (int r = 0; r < 3; ++r) {
+    int32_t all = b.collective(r, instance_id(0, 0), 3, CollectiveFlow::All, -1, 8);
+    int32_t bcast = b.collective(r, instance_id(0, 1), 3, CollectiveFlow::FromRoot, 2, 8);
+    int32_t reduce = b.collective(r, instance_id(0, 2), 3, CollectiveFlow::ToRoot, 0, 8);
+    b.event(r, gaps[r], {{ItemType::Collective, all}});
+    b.event(r, r == 2 ? 1000 : 0, {{ItemType::Collective, bcast}});
+    b.event(r, r == 1 ? 5000 : 0, {{ItemType::Collective, reduce}});
+  }
+  auto res = replay_serial(b.ranks, base(), true);
+  // Allreduce: all leave at max enter 300 + 2 rounds * 1300 + 8 G = 2916.
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(res.timings[r][0].exit, 2916);
+  // Bcast from 2 (enters 3916): the root leaves at 3916 + 2616; the others wait for it.
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(res.timings[r][1].exit, 3916 + 2616);
+  // Reduce to 0: non-roots leave after os(8) = 108; the root waits for rank 1 (6532 + 5000).
+  EXPECT_EQ(res.timings[2][2].exit, 6532 + 108);
+  EXPECT_EQ(res.timings[1][2].exit, 11532 + 108);
+  EXPECT_EQ(res.timings[0][2].exit, 11532 + 2616);
+}
+
+TEST(Replay, ZeroWaitAndZeroEvent) {
+  Builder b(2);
+  auto [si, ri] = b.message(0, 1, 100);
+  b.event(0, 1000, {{ItemType::Send, si}});
+  b.event(1, 500, {{ItemType::Recv, ri}});
+  b.event(1, 100, {}, 50);
+  Scenario sc = base();
+  sc.zero_wait_rank = 1;
+  sc.zero_wait_event = 0;
+  auto r = replay_serial(b.ranks, sc, false);
+  EXPECT_EQ(r.end_times[1], 500 + 200 + 100 + 50);
+  Scenario z = base();
+  z.event_flags = {{}, {kZeroEvent, 0}};
+  r = replay_serial(b.ranks, z, false);
+  EXPECT_EQ(r.end_times[1], 500 + 100 + 50);
+}
+
+TEST(Replay, BalancedStepFollowsTheArithmetic) {
+  // Two ranks compute 10 and 30 units then meet in a barrier: balancing the step
+  // (both compute 20) moves the barrier from 30 to 20.
+  Builder b(2);
+  for (int r = 0; r < 2; ++r) b.event(r, r == 0 ? 10000 : 30000, {{ItemType::Collective, b.collective(r, instance_id(0, 0), 2, CollectiveFlow::All, -1, 0)}});
+  Scenario sc = base();
+  sc.net = LogGPS::ideal();
+  auto before = replay_serial(b.ranks, sc, false);
+  sc.gaps = {{20000}, {20000}};
+  auto after = replay_serial(b.ranks, sc, false);
+  EXPECT_EQ(before.makespan, 30000);
+  EXPECT_EQ(after.makespan, 20000);
+}
+
+TEST(Replay, MissingPartnerIsReleasedNotHung) {
+  Builder b(2);
+  // Rank 1 waits in a collective rank 0 never reaches (it crashed).
+  b.event(0, 100, {}, 10);
+  b.event(1, 100, {{ItemType::Collective, b.collective(1, instance_id(0, 0), 2, CollectiveFlow::All, -1, 0)}});
+  auto r = replay_serial(b.ranks, base(), false);
+  EXPECT_EQ(r.released, 1);
+  EXPECT_EQ(r.end_times[1], 100 + 1300);
+}
+
+TEST(Replay, SplitOwnershipGivesTheSerialAnswer) {
+  // A ring of 4 ranks, each sending to the next and receiving from the previous, three
+  // rounds, then an allreduce: two engines owning {0,1} and {2,3} exchange outboxes.
+  Builder b(4);
+  for (int round = 0; round < 3; ++round)
+    for (int r = 0; r < 4; ++r) {
+      auto [si, ri] = b.message(r, (r + 1) % 4, round == 1 ? 900 : 64);
+      (void)ri;
+      b.event(r, 1000 * (r + 1) + round * 7, {{ItemType::Send, si}});
+    }
+  // Receives after the sends (indices follow message order: recv k of rank r came from r-1).
+  for (int r = 0; r < 4; ++r)
+    for (int k = 0; k < 3; ++k) b.event(r, 10, {{ItemType::Recv, k}});
+  for (int r = 0; r < 4; ++r) b.event(r, 5, {{ItemType::Collective, b.collective(r, instance_id(0, 0), 4, CollectiveFlow::All, -1, 8)}});
+  const auto serial = replay_serial(b.ranks, base(), true);
+  ASSERT_EQ(serial.released, 0);
+
+  std::vector<RankProgram> lo(b.ranks.begin(), b.ranks.begin() + 2), hi(b.ranks.begin() + 2, b.ranks.end());
+  Scenario sc = base();
+  Engine e1(lo, sc, 4, true, true), e2(hi, sc, 4, true, true);
+  for (int round = 0; round < 100 && !(e1.finished() && e2.finished()); ++round) {
+    e1.advance();
+    e2.advance();
+    auto o1 = e1.take_outbox(), o2 = e2.take_outbox();
+    for (auto &p : o1.sends) e2.apply(p);
+    for (auto &p : o1.recvs) e2.apply(p);
+    for (auto &a : o1.arrivals) e2.apply(a);
+    for (auto &p : o2.sends) e1.apply(p);
+    for (auto &p : o2.recvs) e1.apply(p);
+    for (auto &a : o2.arrivals) e1.apply(a);
+  }
+  ASSERT_TRUE(e1.finished() && e2.finished()) << e1.unfinished() << " " << e2.unfinished() << " serial released " << serial.released;
+  EXPECT_EQ(e1.end_times()[0], serial.end_times[0]);
+  EXPECT_EQ(e1.end_times()[1], serial.end_times[1]);
+  EXPECT_EQ(e2.end_times()[0], serial.end_times[2]);
+  EXPECT_EQ(e2.end_times()[1], serial.end_times[3]);
+  EXPECT_EQ(e2.timings()[1].back().exit, serial.timings[3].back().exit);
+}
