@@ -275,12 +275,13 @@ def main():
     for n in names:
         ops.append(f"  {n},")
     ops += ["};", f"inline constexpr int kOpCount = {len(names)};", "",
-            "struct OpInfo { const char *name; Group group; const char *kind; };",
+            "// flow: how the replay synchronises a collective (mpi_functions.toml).",
+            "struct OpInfo { const char *name; Group group; const char *kind; const char *flow; };",
             "inline constexpr OpInfo kOps[] = {"]
     for f in fns:
-        ops.append(f'  {{"{f["name"]}", Group::{f["group"]}, "{f["kind"]}"}},')
+        ops.append(f'  {{"{f["name"]}", Group::{f["group"]}, "{f["kind"]}", "{f.get("flow", "all")}"}},')
     for n in spec["manual"]:
-        ops.append(f'  {{"{n}", Group::env, "manual"}},')
+        ops.append(f'  {{"{n}", Group::env, "manual", "all"}},')
     ops += ["};", "", "}  // namespace perfsift::collect", ""]
     (outdir / "ops.h").write_text("\n".join(ops))
 

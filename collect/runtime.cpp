@@ -450,7 +450,8 @@ void Runtime::close_frame(bool keep_on_stack) {
     read_papi(now);
     for (size_t i = 0; i < now.size(); ++i) r.acc[io::kBuiltinMetricCount + i] += static_cast<double>(now[i] - f.papi0[i]);
   }
-  if (f.step >= 0) m_steps.push_back({f.region, f.step, f.t0, t1});
+  // Every user region's execution (step or not): the replay locates computation by them.
+  if (f.region != 0) m_steps.push_back({f.region, f.step, f.t0, t1});
   if (!keep_on_stack) m_stack.pop_back();
 }
 

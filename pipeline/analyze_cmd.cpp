@@ -116,8 +116,15 @@ int run_analyze(const AnalyzeOptions &o) {
   config::Values cfg;
   try {
     cfg = pipeline::load_pipeline(o.config, config::process_environment());
-    if (!o.whatif.empty())
-      throw std::runtime_error("--whatif: no stage of this perfsift answers what-if questions yet (the LogGPS replay stage is not built in)");
+    if (!o.whatif.empty()) {
+      const auto &stages = cfg.get_list("pipeline.stages");
+      if (std::find(stages.begin(), stages.end(), "whatif") == stages.end())
+        throw std::runtime_error("--whatif: the pipeline's stages (" + cfg.where("pipeline.stages") +
+                                 ") do not include whatif; add it to pipeline.stages");
+      auto questions = cfg.get_list("whatif.questions");
+      questions.insert(questions.end(), o.whatif.begin(), o.whatif.end());
+      cfg.set("whatif.questions", questions, "command line --whatif");
+    }
     if (!o.model.empty())
       throw std::runtime_error("--model: no model-diagnosis stage is built into this perfsift yet");
   } catch (const std::exception &e) {
@@ -197,6 +204,8 @@ int run_analyze(const AnalyzeOptions &o) {
       f.ranks = b.ranks;
       f.lost_s = b.lost_s;
       f.stage = b.kind;
+      f.question = b.question;
+      f.predicted_gain_s = b.predicted_gain_s;
       auto rc = ctx.root_causes.find(b.kind + "|" + b.where);
       f.cause = b.symptom + (rc == ctx.root_causes.end() ? "" : "; root cause: " + rc->second);
       ctx.findings.push_back(f);

@@ -62,8 +62,9 @@ Context::Context(MPI_Comm comm, const io::TraceStore &store, const config::Value
     const int64_t target = static_cast<int64_t>(total * k / m_np);
     return static_cast<int32_t>(std::lower_bound(cum.begin(), cum.end() - 1, target) - cum.begin());
   };
-  m_first = boundary(m_me);
-  m_last = boundary(m_me + 1);
+  for (int k = 0; k <= m_np; ++k) m_bounds.push_back(boundary(k));
+  m_first = m_bounds[static_cast<size_t>(m_me)];
+  m_last = m_bounds[static_cast<size_t>(m_me) + 1];
 
   const auto &regions = store.regions();
   m_children.assign(regions.size(), {});
@@ -89,6 +90,27 @@ Context::Context(MPI_Comm comm, const io::TraceStore &store, const config::Value
     else wmax = std::max(wmax, w);
   }
   MPI_Allreduce(&wmax, &m_wall_time_s, 1, MPI_DOUBLE, MPI_MAX, comm);
+}
+
+int Context::owner_of(int32_t rank) const {
+  // The last process whose block starts at or before `rank` (empty blocks are skipped).
+  return static_cast<int>(std::upper_bound(m_bounds.begin(), m_bounds.end() - 1, rank) - m_bounds.begin()) - 1;
+}
+
+std::vector<char> Context::alltoallv_bytes(const std::vector<std::vector<char>> &out) const {
+  std::vector<int> sc(static_cast<size_t>(m_np)), rc(static_cast<size_t>(m_np)), sd(static_cast<size_t>(m_np), 0),
+      rd(static_cast<size_t>(m_np), 0);
+  for (int k = 0; k < m_np; ++k) sc[k] = static_cast<int>(out[k].size());
+  MPI_Alltoall(sc.data(), 1, MPI_INT, rc.data(), 1, MPI_INT, m_comm);
+  std::vector<char> send;
+  for (int k = 0; k < m_np; ++k) {
+    sd[k] = static_cast<int>(send.size());
+    send.insert(send.end(), out[k].begin(), out[k].end());
+  }
+  for (int k = 1; k < m_np; ++k) rd[k] = rd[k - 1] + rc[k - 1];
+  std::vector<char> in(static_cast<size_t>(rd.back() + rc.back()));
+  MPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_BYTE, in.data(), rc.data(), rd.data(), MPI_BYTE, m_comm);
+  return in;
 }
 
 const std::vector<double> &Context::profile(const std::string &metric) const {

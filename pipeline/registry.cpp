@@ -9,9 +9,10 @@ StageInfo profile_stage();
 StageInfo dissimilarity_stage();
 StageInfo disparity_stage();
 StageInfo rootcause_stage();
+StageInfo whatif_stage();
 
 const std::vector<StageInfo> &stage_registry() {
-  static const std::vector<StageInfo> stages = {profile_stage(), dissimilarity_stage(), disparity_stage(), rootcause_stage()};
+  static const std::vector<StageInfo> stages = {profile_stage(), dissimilarity_stage(), disparity_stage(), rootcause_stage(), whatif_stage()};
   return stages;
 }
 

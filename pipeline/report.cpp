@@ -126,7 +126,8 @@ std::string render_json(const io::ResultsStore &rs, const ReportLimits &lim) {
   for (const auto &stage : attr_or<std::vector<std::string>>(root, "stages", {})) {
     j.key(stage);
     const auto *info = find_stage(stage);
-    write_group_json(j, rs, stage, l.json_max_rows, info && info->json ? &info->json : nullptr);
+    if (info && info->json_value) info->json_value(j, rs);
+    else write_group_json(j, rs, stage, l.json_max_rows, info && info->json ? &info->json : nullptr);
   }
   j.end_object();
   return j.take();

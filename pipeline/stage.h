@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -23,6 +24,8 @@
 
 namespace perfsift::pipeline {
 
+struct ReplayModel;  // pipeline/replay_model.h
+
 // A problem a stage found. Identical on every analysis process.
 struct Finding {
   std::string kind;    // e.g. "load-imbalance"
@@ -32,6 +35,7 @@ struct Finding {
   double lost_s = 0;   // wall time at stake (what a perfect fix could remove at most)
   double predicted_gain_s = std::nan("");  // simulated payoff; NaN until a stage prices it
   std::string stage;
+  std::string question;  // the what-if question whose answer prices the fix (empty: none)
 };
 
 // What the analysis processes share: the store, who owns which application ranks,
@@ -54,6 +58,8 @@ class Context {
   int32_t first() const { return m_first; }
   int32_t last() const { return m_last; }
   int32_t owned() const { return m_last - m_first; }
+  // The process owning an application rank.
+  int owner_of(int32_t rank) const;
   // Ranks with no data (lost in a crash): excluded from statistics, named in warnings.
   bool missing(int32_t rank) const { return m_missing[static_cast<size_t>(rank)]; }
   const std::vector<int32_t> &missing_ranks() const { return m_store.run().missing_ranks; }
@@ -79,6 +85,22 @@ class Context {
   void allreduce(std::vector<kernels::Summary> &v) const;
   void allreduce(std::vector<kernels::FixedSum> &v) const;
   void allreduce_sum(std::vector<int64_t> &v) const;
+  // Every process sends out[k] to process k (plain data of type T); returns what arrived,
+  // in process order.
+  template <class T>
+  std::vector<T> alltoallv(const std::vector<std::vector<T>> &out) const {
+    static_assert(std::is_trivially_copyable_v<T>, "plain data");
+    std::vector<std::vector<char>> bytes(out.size());
+    for (size_t k = 0; k < out.size(); ++k) {
+      bytes[k].resize(out[k].size() * sizeof(T));
+      if (!out[k].empty()) std::memcpy(bytes[k].data(), out[k].data(), bytes[k].size());
+    }
+    const std::vector<char> in = alltoallv_bytes(bytes);
+    std::vector<T> items(in.size() / sizeof(T));
+    if (!items.empty()) std::memcpy(items.data(), in.data(), in.size());
+    return items;
+  }
+  std::vector<char> alltoallv_bytes(const std::vector<std::vector<char>> &out) const;
   // Union of every process's ranges.
   kernels::RankRanges allgather(const kernels::RankRanges &mine) const;
   // Every process's items, concatenated in process order (plain data).
@@ -103,6 +125,8 @@ class Context {
   struct Bottleneck {
     std::string kind, where, ranks, symptom;
     double lost_s = 0;
+    std::string question;  // the what-if question that prices its fix (whatif stage)
+    double predicted_gain_s = std::nan("");
   };
   std::vector<Bottleneck> bottlenecks;
   std::map<std::string, std::string> root_causes;  // "kind|where" -> plain words
@@ -114,6 +138,9 @@ class Context {
   // disparity: per region severity 0..4 and whether it is a CCR (empty: not run).
   std::vector<int> region_severity;
   std::vector<uint8_t> region_ccr;
+  // whatif: the replayable program of the owned ranks and its baseline (bounds and
+  // domino reuse them); null until the whatif stage built it.
+  std::shared_ptr<ReplayModel> replay;
 
   // Region tree.
   const std::vector<std::vector<int32_t>> &children() const { return m_children; }
@@ -126,6 +153,7 @@ class Context {
   const config::Values &m_config;
   Progress &m_progress;
   int32_t m_first = 0, m_last = 0;
+  std::vector<int32_t> m_bounds;  // process k owns [m_bounds[k], m_bounds[k+1])
   std::vector<bool> m_missing;
   std::map<std::string, std::vector<double>> m_profile;
   double m_wall_time_s = 0;
@@ -158,6 +186,8 @@ struct StageInfo {
   // the stage's JSON object besides its group's generic rendering. Optional.
   std::function<void(std::ostream &, const io::ResultsStore &)> text;
   std::function<void(JsonWriter &, const io::ResultsStore &)> json;
+  // Replaces the group's generic JSON rendering with a value of the stage's own shape.
+  std::function<void(JsonWriter &, const io::ResultsStore &)> json_value;
 };
 
 // Every stage, in default pipeline order.

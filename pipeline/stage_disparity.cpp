@@ -114,6 +114,12 @@ void run_disparity(Context &ctx, const config::Values &cfg, StageOutput &out) {
                                regions[g].path + " is a " + kSeverityNames[sev[g - 1]] + " disparity bottleneck: " +
                                    format_percent(w[0].mean() / std::max(1e-300, ctx.wall_time_s())) + " of the run, " + buf,
                                priced ? w[0].mean() * (1 - cpi_best / cpi[g]) : 0.0});
+    // The fix: the region at the program's best CPI, i.e. its time scaled by best / own.
+    if (priced) {
+      char q[64];
+      std::snprintf(q, sizeof q, "scale %.4f region ", cpi_best / cpi[g]);
+      ctx.bottlenecks.back().question = q + regions[g].path;
+    }
   }
 }
 

@@ -66,6 +66,7 @@ int64_t count_clusters(Context &ctx, const std::vector<int64_t> &labels, const s
 // computation burst that ends at each call site, and the time inside it.
 struct Columns {
   std::vector<std::string> names;          // [0] is the whole program
+  std::vector<std::string> fixes;          // per column: the what-if question pricing a balanced fix
   std::vector<std::vector<int32_t>> kids;  // children per column
   std::vector<int> depth;
   std::vector<double> values;              // [owned][names.size()]
@@ -88,7 +89,10 @@ std::string short_function(const std::string &f) {
 
 Columns user_regions(Context &ctx, const std::string &metric) {
   Columns c;
-  for (const auto &r : ctx.store().regions()) c.names.push_back(r.path);
+  for (const auto &r : ctx.store().regions()) {
+    c.names.push_back(r.path);
+    c.fixes.push_back(r.id == 0 ? "balance all" : "balance region " + r.path);
+  }
   c.kids = ctx.children();
   for (size_t g = 0; g < c.names.size(); ++g) c.depth.push_back(ctx.depth(static_cast<int32_t>(g)));
   if (metric == "comp") {
@@ -114,11 +118,16 @@ Columns call_site_regions(Context &ctx, bool with_mpi) {
   const auto &sites = ctx.store().callsites();
   const int32_t nsites = static_cast<int32_t>(sites.size()) + 1;  // the last: calls without a site
   c.names.push_back(io::kRootRegionPath);
+  c.fixes.push_back("balance all");
   for (int32_t k = 0; k < nsites; ++k) {
     std::string where = k + 1 < nsites ? short_function(sites[k].function.empty() ? sites[k].module : sites[k].function) : "unknown";
     if (k + 1 < nsites && sites[k].line > 0) where += ":" + std::to_string(sites[k].line);
     c.names.push_back("compute before #" + std::to_string(k) + " " + where);
-    if (with_mpi) c.names.push_back("MPI at #" + std::to_string(k) + " " + where);
+    c.fixes.push_back("balance callsite " + std::to_string(k));
+    if (with_mpi) {
+      c.names.push_back("MPI at #" + std::to_string(k) + " " + where);
+      c.fixes.push_back("zero-wait callsite " + std::to_string(k));
+    }
   }
   const size_t n = c.names.size();
   c.kids.assign(n, {});
@@ -404,6 +413,7 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
                                      " decides the split: " + format_seconds(one[0].min) + " to " + format_seconds(one[0].max) +
                                      " per rank",
                                  one[0].max - one[0].mean()});
+      ctx.bottlenecks.back().question = cols.fixes[static_cast<size_t>(g)];
     }
   }
 }

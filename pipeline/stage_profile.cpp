@@ -353,6 +353,7 @@ void run_profile(Context &ctx, const config::Values &cfg, StageOutput &out) {
     Finding f;
     f.kind = "load-imbalance";
     f.where = regions[g].path;
+    f.question = g == 0 ? "balance all" : "balance region " + regions[g].path;
     f.ranks = kernels::format_ranges(ranges);
     f.lost_s = waste;
     f.stage = "profile";
@@ -397,6 +398,7 @@ void run_profile(Context &ctx, const config::Values &cfg, StageOutput &out) {
     Finding f;
     f.kind = "mpi-time";
     f.where = io::kRootRegionPath;
+    f.question = "ideal-network";
     f.ranks = kernels::format_ranges(ctx.allgather(kernels::to_ranges(present)));
     f.lost_s = comm_rank[0].min;
     f.stage = "profile";

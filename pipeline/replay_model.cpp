@@ -1,0 +1,421 @@
+// Building replay programs from the store, matching messages, and the distributed
+// replay driver.
+//
+// Matching (MPI's non-overtaking rule): the k-th send from s to d with tag t on
+// communicator c meets the k-th receive at d that matched (c, s, t), receives counted in
+// posting order with wildcards resolved from the recorded status. Both sides number
+// their own messages, so a match is a join on (c, s, d, t, k): senders route their keys
+// to the receiver's owner, which answers with the receive's index. O(messages) work and
+// one all-to-all each way.
+#include "pipeline/replay_model.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <unordered_map>
+
+#include "config/schema.h"
+#include "ops.h"
+#include "pipeline/report.h"
+
+namespace perfsift::pipeline {
+
+namespace rp = kernels::replay;
+
+namespace {
+
+enum class OpClass : uint8_t { Local, Send, Recv, Sendrecv, Post, Completion, Collective, Finalize };
+
+struct OpTraits {
+  OpClass cls = OpClass::Local;
+  kernels::CollectiveFlow flow = kernels::CollectiveFlow::All;
+  bool linear = false, templ = false;
+};
+
+// From the generated operation table (collect/mpi_functions.toml), by name.
+std::vector<OpTraits> classify_ops(const std::vector<std::string> &names) {
+  std::vector<OpTraits> out(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    for (const auto &info : collect::kOps) {
+      if (names[i] != info.name) continue;
+      const std::string kind = info.kind, flow = info.flow;
+      OpTraits &t = out[i];
+      if (kind == "send") t.cls = OpClass::Send;
+      else if (kind == "recv" || kind == "mrecv") t.cls = OpClass::Recv;
+      else if (kind == "sendrecv" || kind == "sendrecv_replace") t.cls = OpClass::Sendrecv;
+      else if (kind == "isend" || kind == "irecv" || kind == "imrecv" || kind == "start" || kind == "startall" ||
+               kind == "icoll")
+        t.cls = OpClass::Post;
+      else if (kind == "send_init" || kind == "recv_init") t.templ = true;
+      else if (kind.rfind("wait", 0) == 0 || kind.rfind("test", 0) == 0) t.cls = OpClass::Completion;
+      else if (kind == "coll" || (kind == "comm_new" && names[i] != "MPI_Comm_create_group")) t.cls = OpClass::Collective;
+      else if (names[i] == "MPI_Finalize") t.cls = OpClass::Finalize;
+      if (flow == "from-root") t.flow = kernels::CollectiveFlow::FromRoot;
+      else if (flow == "to-root") t.flow = kernels::CollectiveFlow::ToRoot;
+      t.linear = flow == "linear";
+      break;
+    }
+  }
+  return out;
+}
+
+struct MessageKey {
+  int32_t comm, src, dst, tag;
+  int64_t seq;
+  bool operator==(const MessageKey &o) const {
+    return comm == o.comm && src == o.src && dst == o.dst && tag == o.tag && seq == o.seq;
+  }
+};
+struct KeyHash {
+  size_t operator()(const MessageKey &k) const {
+    uint64_t h = static_cast<uint64_t>(k.seq) * 0x9E3779B97F4A7C15ull;
+    for (int32_t v : {k.comm, k.src, k.dst, k.tag}) h = (h ^ static_cast<uint32_t>(v)) * 0x100000001B3ull;
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+};
+struct SendKey {
+  MessageKey key;
+  int32_t send_index;
+  int32_t pad = 0;
+  int64_t bytes;
+};
+struct MatchReply {
+  int32_t src, send_index, dst, recv_index;
+};
+
+// Per (comm, peer, tag) message counters of one rank.
+struct Counter {
+  std::unordered_map<MessageKey, int64_t, KeyHash> next;
+  int64_t take(int32_t comm, int32_t src, int32_t dst, int32_t tag) { return next[{comm, src, dst, tag, 0}]++; }
+};
+
+}  // namespace
+
+std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernels::LogGPS &params) {
+  auto model = std::make_shared<ReplayModel>();
+  model->params = params;
+  const io::TraceStore &store = ctx.store();
+  const int32_t first = ctx.first(), last = ctx.last();
+  const auto traits = classify_ops(store.ops());
+  const auto &comms = store.comms();
+  const int np = ctx.nprocs();
+
+  // Collective expected members: members with data.
+  std::vector<int32_t> comm_members(comms.size(), 0);
+  model->comm_owners.assign(comms.size(), {});
+  for (size_t c = 0; c < comms.size(); ++c) {
+    std::vector<int> owners;
+    for (int32_t m : comms[c].members)
+      if (m >= 0 && m < ctx.nranks() && !ctx.missing(m)) {
+        ++comm_members[c];
+        owners.push_back(ctx.owner_of(m));
+      }
+    std::sort(owners.begin(), owners.end());
+    owners.erase(std::unique(owners.begin(), owners.end()), owners.end());
+    model->comm_owners[c] = std::move(owners);
+  }
+  int32_t alive = 0;
+  for (int32_t r = 0; r < ctx.nranks(); ++r) alive += !ctx.missing(r);
+
+  // Requests, completions and region executions of the owned ranks (one read each).
+  const auto req_off = store.offsets("requests"), cmp_off = store.offsets("completions"), step_off = store.offsets("steps");
+  const auto requests = store.requests(first, last);
+  const auto completions = store.completions(first, last);
+  const auto executions = store.steps(first, last);
+
+  const int32_t owned = ctx.owned();
+  model->programs.resize(static_cast<size_t>(owned));
+  model->side.resize(static_cast<size_t>(owned));
+  std::vector<std::vector<SendKey>> route(static_cast<size_t>(np));
+  std::unordered_map<MessageKey, std::pair<int32_t, int32_t>, KeyHash> waiting;  // key -> (slot, recv index)
+  std::vector<int64_t> finalize_exit(static_cast<size_t>(owned), rp::kUnknown);
+  std::vector<int32_t> finalize_coll(static_cast<size_t>(owned), -1);
+  int64_t local_max_finalize_enter = rp::kUnknown, local_end = 0;
+
+  // Per-rank building state, kept across event slices.
+  struct Building {
+    int64_t prev_exit = 0;
+    size_t next_request = 0, next_completion = 0;
+    std::unordered_map<int64_t, int32_t> slot_of_id;
+    std::unordered_map<int64_t, const io::CompletionRecord *> completion_of_id;
+    Counter sends, recvs;
+    std::unordered_map<int32_t, int64_t> coll_seq;
+  };
+  std::vector<Building> building(static_cast<size_t>(owned));
+  for (int32_t r = first; r < last; ++r) {
+    const size_t s = static_cast<size_t>(r - first);
+    model->programs[s].rank = r;
+    Building &b = building[s];
+    for (int64_t k = cmp_off[r]; k < cmp_off[r + 1]; ++k) {
+      const auto &c = completions[static_cast<size_t>(k - cmp_off[first])];
+      if (c.request >= 0) b.completion_of_id[c.request] = &c;
+    }
+    for (int64_t k = step_off[r]; k < step_off[r + 1]; ++k) model->side[s].executions.push_back(executions[static_cast<size_t>(k - step_off[first])]);
+    b.next_request = static_cast<size_t>(req_off[r] - req_off[first]);
+    b.next_completion = static_cast<size_t>(cmp_off[r] - cmp_off[first]);
+  }
+
+  ctx.scan_events("building the replay program", [&](int32_t rank, int64_t index, const io::Event *ev, const io::Event *end) {
+    const size_t s = static_cast<size_t>(rank - first);
+    rp::RankProgram &p = model->programs[s];
+    ReplayModel::Side &side = model->side[s];
+    Building &b = building[s];
+    const size_t req_end = static_cast<size_t>(req_off[rank + 1] - req_off[first]);
+    const size_t cmp_end = static_cast<size_t>(cmp_off[rank + 1] - cmp_off[first]);
+    for (int64_t i = index; ev != end; ++ev, ++i) {
+      const io::Event &e = *ev;
+      const OpTraits t = e.op < traits.size() ? traits[e.op] : OpTraits{};
+      rp::Event out;
+      out.gap = e.t_enter - b.prev_exit;
+      out.first_item = static_cast<int32_t>(p.items.size());
+      b.prev_exit = e.t_exit;
+      local_end = std::max(local_end, e.t_exit);
+      side.enter.push_back(e.t_enter);
+      side.region.push_back(e.region);
+      side.step.push_back(e.step);
+      side.site.push_back(static_cast<uint32_t>(e.site));
+      const bool inter = e.flags & (io::kInterComm | io::kInterrupted);
+      auto add_send = [&](int32_t dst, int32_t tag, int32_t comm, int64_t bytes) {
+        const auto idx = static_cast<int32_t>(p.sends.size());
+        p.sends.push_back({bytes, -1, -1});
+        side.send_event.push_back(static_cast<int32_t>(i));
+        const MessageKey key{comm, rank, dst, tag, b.sends.take(comm, rank, dst, tag)};
+        route[static_cast<size_t>(ctx.owner_of(dst))].push_back({key, idx, 0, bytes});
+        return idx;
+      };
+      auto add_recv = [&](int32_t src, int32_t tag, int32_t comm, int64_t bytes) {
+        const auto idx = static_cast<int32_t>(p.recvs.size());
+        p.recvs.push_back({bytes, -1, -1, e.t_exit - e.t_enter});
+        if (src >= 0 && src < ctx.nranks()) waiting[{comm, src, rank, tag, b.recvs.take(comm, src, rank, tag)}] = {static_cast<int32_t>(s), idx};
+        return idx;
+      };
+      auto add_coll = [&](int32_t comm, int64_t bytes, int32_t root) {
+        rp::Collective c;
+        c.instance = rp::instance_id(comm, b.coll_seq[comm]++);
+        c.members = comm >= 0 && comm < static_cast<int32_t>(comms.size()) ? comm_members[comm] : 1;
+        c.flow = t.flow;
+        c.root = root;
+        c.rounds = kernels::collective_rounds(c.members, t.linear);
+        c.bytes = bytes;
+        p.colls.push_back(c);
+        return static_cast<int32_t>(p.colls.size() - 1);
+      };
+      const bool message = e.peer >= 0 && !(e.flags & io::kProcNull) && !inter;
+      if (!inter && (t.cls == OpClass::Send || t.cls == OpClass::Sendrecv) && message)
+        p.items.push_back({rp::ItemType::Send, add_send(e.peer, e.tag, e.comm, e.bytes - e.bytes_recv)});
+      if (!inter && t.cls == OpClass::Recv && message) p.items.push_back({rp::ItemType::Recv, add_recv(e.peer, e.tag, e.comm, e.bytes_recv)});
+      if (!inter && t.cls == OpClass::Collective && e.comm >= 0) {
+        const bool rooted = t.flow != kernels::CollectiveFlow::All;
+        p.items.push_back({rp::ItemType::Collective, add_coll(e.comm, e.bytes, rooted ? e.peer : -1)});
+      }
+      if (t.cls == OpClass::Finalize) {
+        rp::Collective c;
+        c.instance = rp::instance_id(-2, 0);
+        c.members = alive;
+        c.flow = kernels::CollectiveFlow::Finalize;
+        p.colls.push_back(c);
+        finalize_coll[s] = static_cast<int32_t>(p.colls.size() - 1);
+        finalize_exit[s] = e.t_exit;
+        local_max_finalize_enter = std::max(local_max_finalize_enter, e.t_enter);
+        p.items.push_back({rp::ItemType::Collective, finalize_coll[s]});
+      }
+      // Requests this call activated (nonblocking operations, MPI_Start).
+      while (b.next_request < req_end && requests[b.next_request].event < i) ++b.next_request;
+      for (; b.next_request < req_end && requests[b.next_request].event == i; ++b.next_request) {
+        const io::RequestRecord &q = requests[b.next_request];
+        if (t.templ || inter) continue;  // persistent templates: MPI_Start activates them
+        const int32_t slot = p.request_slots++;
+        b.slot_of_id[q.id] = slot;
+        if (q.kind == io::kReqSend && q.peer >= 0) {
+          p.items.push_back({rp::ItemType::PostSend, add_send(q.peer, q.tag, q.comm, q.bytes), slot});
+        } else if (q.kind == io::kReqRecv) {
+          auto it = b.completion_of_id.find(q.id);
+          const io::CompletionRecord *c = it == b.completion_of_id.end() ? nullptr : it->second;
+          const bool resolved = c && c->source >= 0 && !c->cancelled;
+          p.items.push_back({rp::ItemType::PostRecv, add_recv(resolved ? c->source : -1, resolved ? c->tag : q.tag, q.comm,
+                                                               resolved ? c->bytes : 0), slot});
+        } else if (q.kind == io::kReqCollective && q.comm >= 0) {
+          const bool rooted = t.flow != kernels::CollectiveFlow::All;
+          p.items.push_back({rp::ItemType::PostCollective, add_coll(q.comm, e.bytes, rooted ? e.peer : -1), slot});
+        } else {
+          --p.request_slots;
+          b.slot_of_id.erase(q.id);
+        }
+      }
+      // Requests this call completed; the receive half of a Sendrecv.
+      while (b.next_completion < cmp_end && completions[b.next_completion].event < i) ++b.next_completion;
+      for (; b.next_completion < cmp_end && completions[b.next_completion].event == i; ++b.next_completion) {
+        const io::CompletionRecord &c = completions[b.next_completion];
+        if (c.request < 0) {
+          if (t.cls == OpClass::Sendrecv && c.source >= 0 && !inter)
+            p.items.push_back({rp::ItemType::Recv, add_recv(c.source, c.tag, e.comm, c.bytes)});
+          continue;
+        }
+        auto it = b.slot_of_id.find(c.request);
+        if (it != b.slot_of_id.end()) p.items.push_back({rp::ItemType::Complete, it->second});
+      }
+      out.items = static_cast<uint16_t>(p.items.size() - static_cast<size_t>(out.first_item));
+      if (out.items == 0) out.own = e.t_exit - e.t_enter;
+      p.events.push_back(out);
+    }
+  });
+
+  // Finalize: everything after the last rank entered is the measured remainder.
+  int64_t max_finalize_enter = local_max_finalize_enter;
+  MPI_Allreduce(MPI_IN_PLACE, &max_finalize_enter, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+  for (size_t s = 0; s < finalize_coll.size(); ++s)
+    if (finalize_coll[s] >= 0)
+      model->programs[s].colls[static_cast<size_t>(finalize_coll[s])].remainder = std::max<int64_t>(0, finalize_exit[s] - max_finalize_enter);
+
+  // Match: send keys to the receiver's owner, replies back to the sender's owner.
+  const auto arrived = ctx.alltoallv(route);
+  std::vector<std::vector<MatchReply>> replies(static_cast<size_t>(np));
+  int64_t unmatched_sends = 0, sends = 0;
+  for (const SendKey &k : arrived) {
+    auto it = waiting.find(k.key);
+    if (it == waiting.end()) {
+      ++unmatched_sends;
+      continue;
+    }
+    auto [slot, ri] = it->second;
+    rp::RecvMessage &m = model->programs[static_cast<size_t>(slot)].recvs[static_cast<size_t>(ri)];
+    m.src = k.key.src;
+    m.send_index = k.send_index;
+    m.bytes = k.bytes;
+    replies[static_cast<size_t>(ctx.owner_of(k.key.src))].push_back({k.key.src, k.send_index, k.key.dst, ri});
+    waiting.erase(it);
+  }
+  for (const MatchReply &r : ctx.alltoallv(replies)) {
+    rp::SendMessage &m = model->programs[static_cast<size_t>(r.src - first)].sends[static_cast<size_t>(r.send_index)];
+    m.dst = r.dst;
+    m.recv_index = r.recv_index;
+  }
+  int64_t receives = 0, collectives = 0, local_events = 0, events = 0;
+  for (const auto &p : model->programs) {
+    sends += static_cast<int64_t>(p.sends.size());
+    receives += static_cast<int64_t>(p.recvs.size());
+    collectives += static_cast<int64_t>(p.colls.size());
+    events += static_cast<int64_t>(p.events.size());
+    for (const auto &e : p.events) local_events += e.items == 0;
+  }
+  // Receives whose source is unknown never entered `waiting`; count them as unmatched too.
+  int64_t unmatched_receives = 0;
+  for (const auto &p : model->programs)
+    for (const auto &m : p.recvs) unmatched_receives += m.src < 0;
+  std::vector<int64_t> sums = {sends, receives, unmatched_sends, unmatched_receives, collectives, local_events, events};
+  ctx.allreduce_sum(sums);
+  model->sends = sums[0];
+  model->receives = sums[1];
+  model->unmatched_sends = sums[2];
+  model->unmatched_receives = sums[3];
+  model->collectives = sums[4];
+  model->local_events = sums[5];
+  model->events = sums[6];
+  MPI_Allreduce(&local_end, &model->measured_ns, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+  return model;
+}
+
+ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const rp::Scenario &sc, bool record_timings) {
+  const int np = ctx.nprocs();
+  rp::Engine engine(model.programs, sc, ctx.nranks(), record_timings, np > 1);
+  ReplayOutcome out;
+  while (true) {
+    bool moved = engine.advance();
+    if (np > 1) {
+      // Route what crossed owners; arrivals go to every other owner of the communicator.
+      auto box = engine.take_outbox();
+      std::vector<std::vector<rp::Engine::SendPost>> sends(static_cast<size_t>(np));
+      std::vector<std::vector<rp::Engine::RecvPost>> recvs(static_cast<size_t>(np));
+      std::vector<std::vector<rp::Engine::Arrival>> arrivals(static_cast<size_t>(np));
+      for (const auto &p : box.sends) sends[static_cast<size_t>(ctx.owner_of(p.dst))].push_back(p);
+      for (const auto &p : box.recvs) recvs[static_cast<size_t>(ctx.owner_of(p.src))].push_back(p);
+      for (const auto &a : box.arrivals) {
+        const int32_t comm = rp::instance_comm(a.instance);
+        if (comm >= 0 && comm < static_cast<int32_t>(model.comm_owners.size())) {
+          for (int k : model.comm_owners[static_cast<size_t>(comm)])
+            if (k != ctx.me()) arrivals[static_cast<size_t>(k)].push_back(a);
+        } else {
+          for (int k = 0; k < np; ++k)
+            if (k != ctx.me()) arrivals[static_cast<size_t>(k)].push_back(a);
+        }
+      }
+      const auto in_sends = ctx.alltoallv(sends);
+      const auto in_recvs = ctx.alltoallv(recvs);
+      const auto in_arrivals = ctx.alltoallv(arrivals);
+      for (const auto &p : in_sends) engine.apply(p);
+      for (const auto &p : in_recvs) engine.apply(p);
+      for (const auto &a : in_arrivals) engine.apply(a);
+      moved |= !in_sends.empty() || !in_recvs.empty() || !in_arrivals.empty();
+    }
+    ++out.rounds;
+    int64_t state[2] = {moved ? 1 : 0, engine.unfinished()};
+    MPI_Allreduce(MPI_IN_PLACE, state, 2, MPI_INT64_T, MPI_SUM, ctx.comm());
+    if (state[1] == 0) break;
+    // Stuck everywhere at once: release every blocked rank together (a crashed rank or a
+    // message the trace lacks), so the answer does not depend on the split.
+    if (state[0] == 0) engine.release_stuck();
+  }
+  int64_t end = 0;
+  for (int64_t t : engine.end_times()) end = std::max(end, t);
+  MPI_Allreduce(&end, &out.makespan_ns, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+  int64_t released = engine.released();
+  MPI_Allreduce(&released, &out.released, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+  if (record_timings) out.timings = engine.timings();
+  return out;
+}
+
+namespace {
+const std::vector<config::KeyDef> &loggps_keys() {
+  static const std::vector<config::KeyDef> keys = {
+      {"loggps.L_ns", config::Type::Float, 1500.0, "", "latency, ns", 0, 1e12},
+      {"loggps.os0_ns", config::Type::Float, 500.0, "", "send overhead per message, ns", 0, 1e12},
+      {"loggps.os1_ns_per_byte", config::Type::Float, 0.0, "", "send overhead per byte, ns", 0, 1e6},
+      {"loggps.or0_ns", config::Type::Float, 500.0, "", "receive overhead per message, ns", 0, 1e12},
+      {"loggps.or1_ns_per_byte", config::Type::Float, 0.0, "", "receive overhead per byte, ns", 0, 1e6},
+      {"loggps.g_ns", config::Type::Float, 500.0, "", "gap between injections, ns", 0, 1e12},
+      {"loggps.G_ns_per_byte", config::Type::Float, 0.1, "", "gap per byte, ns", 0, 1e6},
+      {"loggps.S_bytes", config::Type::Int, int64_t{65536}, "", "eager to rendezvous threshold, bytes", 0, 9e18},
+      {"loggps.s_bytes", config::Type::Int, int64_t{65536}, "", "packet size threshold, bytes", 1, 9e18},
+  };
+  return keys;
+}
+}  // namespace
+
+kernels::LogGPS read_loggps(const std::string &path) {
+  const auto v = config::parse_file(loggps_keys(), path, [](const std::string &) { return std::optional<std::string>{}; });
+  kernels::LogGPS p;
+  p.L = v.get_float("loggps.L_ns");
+  p.os0 = v.get_float("loggps.os0_ns");
+  p.os1 = v.get_float("loggps.os1_ns_per_byte");
+  p.or0 = v.get_float("loggps.or0_ns");
+  p.or1 = v.get_float("loggps.or1_ns_per_byte");
+  p.g = v.get_float("loggps.g_ns");
+  p.G = v.get_float("loggps.G_ns_per_byte");
+  p.S = v.get_int("loggps.S_bytes");
+  p.s = v.get_int("loggps.s_bytes");
+  p.source = path;
+  return p;
+}
+
+namespace {
+// TOML floats need a decimal point or exponent.
+std::string toml_float(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  std::string s = b;
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+}  // namespace
+
+void write_loggps(const std::string &path, const kernels::LogGPS &p, const std::string &comment) {
+  std::ostringstream os;
+  os << "# LogGPS parameters for perfsift's replay (perfsift calibrate).\n# " << comment << "\n[loggps]\n"
+     << "L_ns = " << toml_float(p.L) << "\nos0_ns = " << toml_float(p.os0) << "\nos1_ns_per_byte = " << toml_float(p.os1)
+     << "\nor0_ns = " << toml_float(p.or0) << "\nor1_ns_per_byte = " << toml_float(p.or1) << "\ng_ns = " << toml_float(p.g)
+     << "\nG_ns_per_byte = " << toml_float(p.G) << "\nS_bytes = " << p.S
+     << "\ns_bytes = " << p.s << "\n";
+  write_file_atomically(path, os.str());
+}
+
+}  // namespace perfsift::pipeline

@@ -1,0 +1,251 @@
+// Stage `whatif` (PerWiz F2): how much would a fix buy? Builds the replayable program
+// (messages matched across processes), replays the run on LogGPS as measured (the
+// baseline, with its error against the measured run), then every question: the user's
+// (`whatif.questions`, `--whatif`), the standard ones (ideal network, no waiting, each
+// step region balanced, each step balanced), and one per finding of the earlier stages
+// that states its fix — which prices that finding (predicted_gain_s).
+//
+// Cost per question: one distributed replay, O(owned events) per process plus one
+// exchange round per cross-owner dependency level; building the program is one pass over
+// the owned events and one all-to-all of message keys.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <ostream>
+#include <set>
+
+#include "pipeline/format.h"
+#include "pipeline/replay_model.h"
+#include "pipeline/results_view.h"
+#include "pipeline/stage.h"
+#include "pipeline/whatif.h"
+
+namespace perfsift::pipeline {
+
+namespace rp = kernels::replay;
+
+namespace {
+
+std::vector<std::string> region_paths(const io::TraceStore &store) {
+  std::vector<std::string> p;
+  for (const auto &r : store.regions()) p.push_back(r.path);
+  return p;
+}
+
+// Step regions present anywhere, and their largest step number (collective).
+std::map<int32_t, int64_t> step_regions(const Context &ctx, const ReplayModel &model) {
+  std::vector<int64_t> top(static_cast<size_t>(ctx.nregions()), -1);
+  for (const auto &side : model.side)
+    for (const auto &x : side.executions)
+      if (x.step >= 0 && x.region >= 0 && x.region < ctx.nregions()) top[static_cast<size_t>(x.region)] = std::max<int64_t>(top[static_cast<size_t>(x.region)], x.step);
+  MPI_Allreduce(MPI_IN_PLACE, top.data(), static_cast<int>(top.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
+  std::map<int32_t, int64_t> out;
+  for (size_t g = 0; g < top.size(); ++g)
+    if (top[g] >= 0) out[static_cast<int32_t>(g)] = top[g];
+  return out;
+}
+
+struct Asked {
+  std::string text, origin;
+};
+
+void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
+  const std::string params_path = cfg.get_string("whatif.loggps");
+  const kernels::LogGPS params = params_path.empty() ? kernels::LogGPS{} : read_loggps(params_path);
+  ctx.progress().begin("whatif: matching messages");
+  ctx.replay = build_replay_model(ctx, params);
+  ctx.progress().end();
+  ReplayModel &model = *ctx.replay;
+  const auto paths = region_paths(ctx.store());
+
+  // ---- the questions, baseline first; the same text is replayed once.
+  std::vector<Asked> asked = {{"baseline", "baseline"}};
+  for (const auto &q : cfg.get_list("whatif.questions")) asked.push_back({q, "user"});
+  const size_t user_end = asked.size();
+  if (cfg.get_bool("whatif.standard_questions")) {
+    asked.push_back({"ideal-network", "standard"});
+    asked.push_back({"zero-wait all", "standard"});
+    const int64_t cap = cfg.get_int("whatif.max_step_questions");
+    int64_t used = 0;
+    for (const auto &[region, top] : step_regions(ctx, model)) {
+      const std::string &path = paths[static_cast<size_t>(region)];
+      asked.push_back({"balance steps of " + path, "standard"});
+      asked.push_back({"balance-messages steps of " + path, "standard"});
+      asked.push_back({"zero-wait region " + path, "standard"});
+      for (int64_t k = 0; k <= top && used < cap; ++k, ++used) asked.push_back({"balance step " + std::to_string(k) + " of " + path, "standard"});
+    }
+  }
+  for (const auto &f : ctx.findings)
+    if (!f.question.empty()) asked.push_back({f.question, "finding"});
+  for (const auto &b : ctx.bottlenecks)
+    if (!b.question.empty()) asked.push_back({b.question, "finding"});
+  std::vector<Asked> unique;
+  std::set<std::string> seen;
+  for (auto &a : asked)
+    if (seen.insert(a.text).second) unique.push_back(a);
+
+  const bool traces = model.events <= cfg.get_int("whatif.trace_max_events");
+  io::Table trace_rows;
+  auto &t_q = trace_rows.ints("question", "", "row of whatif/questions");
+  auto &t_rank = trace_rows.ints("rank", "", "application rank");
+  auto &t_event = trace_rows.ints("event", "", "event index within the rank");
+  auto &t_enter = trace_rows.ints("enter_ns", "ns", "predicted call start");
+  auto &t_exit = trace_rows.ints("exit_ns", "ns", "predicted call end");
+  auto &t_wait = trace_rows.ints("wait_ns", "ns", "predicted waiting inside the call");
+  trace_rows.description = "predicted traces of the baseline and the user's questions (whatif.trace_max_events)";
+
+  io::Table qt;
+  qt.description = "what-if questions: predicted run time and gain over the baseline replay";
+  auto &q_text = qt.strings("question", "the question as asked");
+  auto &q_origin = qt.strings("origin", "baseline, user, standard, or finding (prices a finding)");
+  auto &q_pred = qt.floats("predicted_s", "s", "predicted run time");
+  auto &q_gain = qt.floats("gain_s", "s", "baseline replay minus predicted");
+  auto &q_sel = qt.ints("selected", "", "events and computation spans the question changed");
+  auto &q_rel = qt.ints("released", "", "dependencies released at a stuck point (crashed ranks, missing messages)");
+  std::map<std::string, double> gain_of;
+  double baseline_s = 0;
+  for (size_t k = 0; k < unique.size(); ++k) {
+    const Asked &a = unique[k];
+    const Question q = parse_question(a.text, paths);
+    int64_t selected = 0;
+    const rp::Scenario sc = build_scenario(ctx, model, q, selected);
+    const bool keep = k == 0 || (traces && k < user_end);
+    ctx.progress().begin("whatif: " + a.text);
+    ReplayOutcome r = replay_distributed(ctx, model, sc, keep || k == 0);
+    ctx.progress().end();
+    const double pred = static_cast<double>(r.makespan_ns) * 1e-9;
+    if (k == 0) {
+      baseline_s = pred;
+      model.baseline = r.timings;
+      model.baseline_ns = r.makespan_ns;
+      out.attribute("replay_rounds", r.rounds);
+    }
+    if (keep && traces)
+      for (size_t s = 0; s < r.timings.size(); ++s)
+        for (size_t i = 0; i < r.timings[s].size(); ++i) {
+          const auto &x = r.timings[s][i];
+          t_q.push_back(static_cast<int64_t>(k));
+          t_rank.push_back(model.programs[s].rank);
+          t_event.push_back(static_cast<int64_t>(i));
+          t_enter.push_back(x.enter);
+          t_exit.push_back(x.exit);
+          t_wait.push_back(x.exit - x.nowait_exit);
+        }
+    q_text.push_back(a.text);
+    q_origin.push_back(a.origin);
+    q_pred.push_back(pred);
+    q_gain.push_back(baseline_s - pred);
+    q_sel.push_back(selected);
+    q_rel.push_back(r.released);
+    gain_of[a.text] = baseline_s - pred;
+  }
+  const double measured = static_cast<double>(model.measured_ns) * 1e-9;
+  out.attribute("loggps_source", params.source);
+  out.attribute("loggps_L_ns", params.L);
+  out.attribute("loggps_os_ns", params.os0);
+  out.attribute("loggps_os_ns_per_byte", params.os1);
+  out.attribute("loggps_or_ns", params.or0);
+  out.attribute("loggps_or_ns_per_byte", params.or1);
+  out.attribute("loggps_g_ns", params.g);
+  out.attribute("loggps_G_ns_per_byte", params.G);
+  out.attribute("loggps_S_bytes", params.S);
+  out.attribute("loggps_s_bytes", params.s);
+  out.attribute("measured_s", measured);
+  out.attribute("baseline_s", baseline_s);
+  out.attribute("baseline_error", measured > 0 ? (baseline_s - measured) / measured : 0.0);
+  out.attribute("events", model.events);
+  out.attribute("sends", model.sends);
+  out.attribute("receives", model.receives);
+  out.attribute("unmatched_sends", model.unmatched_sends);
+  out.attribute("unmatched_receives", model.unmatched_receives);
+  out.attribute("collective_calls", model.collectives);
+  out.attribute("traces_stored", static_cast<int64_t>(traces));
+  out.table("questions", qt);
+  if (traces) out.table_rows("trace", trace_rows);
+  if (model.unmatched_sends + model.unmatched_receives > 0)
+    ctx.warnings.push_back("whatif: " + std::to_string(model.unmatched_sends) + " sends and " +
+                           std::to_string(model.unmatched_receives) +
+                           " receives have no partner in the trace; the replay keeps their measured time");
+
+  // ---- price the findings that stated their fix
+  for (auto &f : ctx.findings)
+    if (auto it = gain_of.find(f.question); !f.question.empty() && it != gain_of.end()) f.predicted_gain_s = it->second;
+  for (auto &b : ctx.bottlenecks)
+    if (auto it = gain_of.find(b.question); !b.question.empty() && it != gain_of.end()) b.predicted_gain_s = it->second;
+}
+
+void whatif_text(std::ostream &os, const io::ResultsStore &rs) {
+  const auto a = rs.attributes("whatif");
+  const auto t = rs.table("whatif/questions");
+  const auto &text = column<std::string>(t, "question");
+  const auto &pred = column<double>(t, "predicted_s"), &gain = column<double>(t, "gain_s");
+  char line[256];
+  std::snprintf(line, sizeof line, "\nWhat if (LogGPS replay, parameters: %s): baseline %s against %s measured (error %+.1f%%)\n",
+                attr_or<std::string>(a, "loggps_source", "?").c_str(), format_seconds(attr_or<double>(a, "baseline_s", 0)).c_str(),
+                format_seconds(attr_or<double>(a, "measured_s", 0)).c_str(), 100 * attr_or<double>(a, "baseline_error", 0));
+  os << line;
+  std::vector<size_t> order;
+  for (size_t i = 1; i < t.rows(); ++i) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return gain[x] > gain[y]; });
+  for (size_t k = 0; k < order.size() && k < 6; ++k) {
+    const size_t i = order[k];
+    std::snprintf(line, sizeof line, "  %-44s %10s  gain %10s\n", clip(text[i], 44).c_str(), format_seconds(pred[i]).c_str(),
+                  format_seconds(gain[i]).c_str());
+    os << line;
+  }
+}
+
+// "whatif": [{question, predicted_s, gain_s, ...}], the baseline first.
+void whatif_json(JsonWriter &j, const io::ResultsStore &rs) {
+  const auto a = rs.attributes("whatif");
+  const auto t = rs.table("whatif/questions");
+  const auto &text = column<std::string>(t, "question"), &origin = column<std::string>(t, "origin");
+  const auto &pred = column<double>(t, "predicted_s"), &gain = column<double>(t, "gain_s");
+  const auto &sel = column<int64_t>(t, "selected"), &rel = column<int64_t>(t, "released");
+  j.begin_array();
+  for (size_t i = 0; i < t.rows(); ++i) {
+    j.begin_object();
+    j.key("question").value(text[i]).key("predicted_s").value(pred[i]).key("gain_s").value(gain[i]);
+    j.key("origin").value(origin[i]).key("selected").value(sel[i]).key("released").value(rel[i]);
+    if (i == 0) {
+      j.key("measured_s").value(attr_or<double>(a, "measured_s", 0)).key("error").value(attr_or<double>(a, "baseline_error", 0));
+      j.key("loggps").begin_object();
+      for (const auto &[k, v] : a)
+        if (k.rfind("loggps_", 0) == 0) {
+          j.key(k.substr(7));
+          if (auto *d = std::get_if<double>(&v)) j.value(*d);
+          else if (auto *n = std::get_if<int64_t>(&v)) j.value(*n);
+          else if (auto *s = std::get_if<std::string>(&v)) j.value(*s);
+        }
+      j.end_object();
+      j.key("matching").begin_object();
+      for (const char *k : {"events", "sends", "receives", "unmatched_sends", "unmatched_receives", "collective_calls"})
+        j.key(k).value(attr_or<int64_t>(a, k, 0));
+      j.end_object();
+    }
+    j.end_object();
+  }
+  j.end_array();
+}
+
+}  // namespace
+
+StageInfo whatif_stage() {
+  StageInfo s{"whatif",
+              "PerWiz's what-if prediction: LogGPS replay of the matched message DAG, the baseline's error against the "
+              "measured run, questions (zero-wait, zero, balance, balance-messages, scale, ideal-network; and), and the "
+              "simulated payoff of every finding that states its fix",
+              {{"loggps", config::Type::String, std::string(""), "", "LogGPS parameter file from `perfsift calibrate` (empty: documented defaults)"},
+               {"questions", config::Type::StringList, std::vector<std::string>{}, "",
+                "what-if questions, e.g. \"balance step 1 of composite\", \"zero-wait region solve and ideal-network\""},
+               {"standard_questions", config::Type::Bool, true, "", "also ask ideal-network, zero-wait all, and balance every step region and step"},
+               {"max_step_questions", config::Type::Int, int64_t{64}, "", "at most this many single-step balance questions", 0, 1e6},
+               {"trace_max_events", config::Type::Int, int64_t{2000000}, "",
+                "store predicted traces (baseline and user questions) when the run has at most this many events", 0, 1e12}},
+              run_whatif, whatif_text, nullptr};
+  s.json_value = whatif_json;
+  return s;
+}
+
+}  // namespace perfsift::pipeline

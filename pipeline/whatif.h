@@ -1,0 +1,67 @@
+// What-if questions (PerWiz's function F2): their grammar, and turning one into a replay
+// scenario for the owned ranks.
+//
+//   question  := clause ("and" clause)*
+//   clause    := "baseline" | "ideal-network" | action selector
+//   action    := "zero-wait" | "zero" | "balance" | "balance-messages" | "scale" FACTOR
+//   selector  := term+ ; term := "all" | "region" PATH | "step" N ["of"] REGION
+//              | "steps" ["of"] REGION | "callsite" ID | "event" RANK:INDEX | "ranks" A-B[,C...]
+//
+// Computation is located by region executions (/steps): "region R" is the time inside
+// R's executions, "step N of R" inside its N-th, "steps of R" every step separately.
+// "callsite ID" is the computation right before those calls (balance, scale) or the calls
+// themselves (zero, zero-wait); "event R:I" is one call.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/rank_set.h"
+#include "kernels/replay.h"
+
+namespace perfsift::pipeline {
+
+class Context;
+struct ReplayModel;
+
+class QuestionError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Action { ZeroWait, Zero, Balance, BalanceMessages, Scale };
+
+struct Selector {
+  enum class Kind { All, Region, Step, Steps, Callsite, Event } kind = Kind::All;
+  std::string region;   // Region, Step, Steps
+  int32_t region_id = -1;
+  int64_t step = -1;    // Step
+  int64_t callsite = -1;
+  int32_t rank = -1;    // Event
+  int64_t index = -1;
+  kernels::RankRanges ranks;  // empty: every rank
+};
+
+struct Clause {
+  Action action = Action::Zero;
+  double factor = 0;  // Scale
+  Selector sel;
+};
+
+struct Question {
+  std::string text;
+  bool baseline = false, ideal_network = false;
+  std::vector<Clause> clauses;
+};
+
+// Parses one question against the store's region paths. Throws QuestionError with the
+// question, the offending word and the fix.
+Question parse_question(const std::string &text, const std::vector<std::string> &region_paths);
+
+// Collective: the scenario for the owned ranks (balance needs every rank's totals).
+// `selected` counts what the question touched (events plus computation gaps), run-wide.
+kernels::replay::Scenario build_scenario(const Context &ctx, const ReplayModel &model, const Question &q,
+                                         int64_t &selected);
+
+}  // namespace perfsift::pipeline
