@@ -258,3 +258,48 @@ TEST(Replay, SplitOwnershipGivesTheSerialAnswer) {
   EXPECT_EQ(e2.end_times()[1], serial.end_times[3]);
   EXPECT_EQ(e2.timings()[1].back().exit, serial.timings[3].back().exit);
 }
+
+#include "kernels/domino.h"
+
+TEST(Domino, PaperFigure4PathRunsBackThroughTwoProcesses) {
+  // p sends late to q; q, after waiting, computes and sends to r; r waits and ends last
+  // (ideal network: times are the computation alone). Events are 0-based here; the
+  // paper's e_{q,3} is q's event 2.
+  Builder b(3);
+  const int P = 0, Q = 1, R = 2;
+  auto [s_pq, r_pq] = b.message(P, Q, 8);
+  auto [s_qr, r_qr] = b.message(Q, R, 8);
+  b.event(P, 100, {{ItemType::Send, s_pq}});
+  b.event(P, 0, {}, 10);
+  b.event(Q, 10, {{ItemType::Recv, r_pq}});
+  b.event(Q, 0, {}, 5);
+  b.event(Q, 50, {{ItemType::Send, s_qr}});
+  b.event(R, 20, {{ItemType::Recv, r_qr}});
+  b.event(R, 0, {}, 10);
+  Scenario sc;
+  sc.net = LogGPS::ideal();
+  const auto base = replay_serial(b.ranks, sc, true);
+  ASSERT_EQ(base.makespan, 165);  // r: receives at 155, computes 10
+  const auto partners = domino::program_partners(b.ranks, base.timings);
+  const auto res = domino::find_paths(b.ranks, base.timings, partners, domino::serial_evaluator(b.ranks, sc));
+  EXPECT_EQ(res.baseline, 165);
+  EXPECT_EQ(res.best, 110);  // q no longer waits for p: p's own 110 remains
+  ASSERT_FALSE(res.paths.empty());
+  // The path ending at r: e_{r,1} <- e_{q,3}, then e_{q,1} <- e_{p,1} (the paper's naming).
+  const domino::Path *from_r = nullptr;
+  for (const auto &p : res.paths)
+    if (p.rank == R) from_r = &p;
+  ASSERT_NE(from_r, nullptr);
+  ASSERT_EQ(from_r->steps.size(), 2u);
+  EXPECT_EQ(from_r->steps[0].event, (domino::EventRef{R, 0}));
+  EXPECT_EQ(from_r->steps[0].partner, (domino::EventRef{Q, 2}));
+  EXPECT_EQ(from_r->steps[0].predicted, 155);
+  EXPECT_EQ(from_r->steps[1].event, (domino::EventRef{Q, 0}));
+  EXPECT_EQ(from_r->steps[1].partner, (domino::EventRef{P, 0}));
+  EXPECT_EQ(from_r->steps[1].predicted, 110);
+  EXPECT_EQ(from_r->predicted, 110);
+  // The longest wait (r's, 135) buys less: 155.
+  EXPECT_EQ(res.longest_wait.event, (domino::EventRef{R, 0}));
+  EXPECT_EQ(res.longest_wait.wait, 135);
+  EXPECT_EQ(res.longest_wait.predicted, 155);
+}

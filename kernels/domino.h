@@ -1,0 +1,73 @@
+// PerWiz's domino paths (Fig. 3): which waiting, if it vanished, would topple the
+// most waiting after it? From each process's last event, backtrack happened-before
+// edges: among the process's events up to the current one, the event whose zeroed wait
+// gives the shortest predicted run is followed to its partner on another process, while
+// the prediction keeps improving. Ties are explored in turn (the round robin the paper
+// describes). The longest-wait choice is reported beside it for comparison.
+//
+// Cost: each candidate is one serial replay, O(events); candidates are memoised across
+// paths and pruned by a bound: zeroing a wait of w shortens the run by at most w (the
+// replay is monotone and 1-Lipschitz in every delay), so candidates are tried by
+// decreasing wait and the search stops when no remaining wait can beat the best.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "kernels/replay.h"
+
+namespace perfsift::kernels::domino {
+
+struct EventRef {
+  int32_t rank = -1;
+  int64_t event = -1;
+  bool operator==(const EventRef &o) const { return rank == o.rank && event == o.event; }
+};
+
+struct Step {
+  EventRef event;      // e_{p,m}: the event whose wait is zeroed
+  EventRef partner;    // e_{q,j}: the event it waited for
+  int64_t wait = 0;    // its waiting time in the baseline, ns
+  int64_t predicted = 0;  // predicted run time with that wait zeroed, ns
+};
+
+struct Path {
+  int32_t rank = -1;        // the process the path terminates at
+  int64_t predicted = 0;    // w(D_p): the best predicted time along it
+  std::vector<Step> steps;
+};
+
+struct Result {
+  int64_t baseline = 0;
+  int64_t best = 0;          // T: the minimum over all paths
+  std::vector<Path> paths;   // D: the paths reaching T (and, for context, every process's)
+  Step longest_wait;         // the longest-waiting event, zeroed alone
+  int64_t replays = 0;       // candidate replays actually run
+};
+
+struct Options {
+  int max_ties = 4;          // tied minima explored per step
+  int64_t max_replays = 100000;
+};
+
+// Predicted run time for each event's wait zeroed (one serial replay per event); the
+// caller may spread the batch over threads or processes.
+using Evaluate = std::function<std::vector<int64_t>(const std::vector<EventRef> &)>;
+
+// `programs` hold every rank; `baseline` their replayed timings; partners(e) the events
+// e waited for (senders of its messages, the last arrival of its collective).
+Result find_paths(const std::vector<replay::RankProgram> &programs,
+                  const std::vector<std::vector<replay::EventTiming>> &baseline,
+                  const std::function<std::vector<EventRef>(EventRef)> &partners, const Evaluate &evaluate,
+                  const Options &opt = {});
+
+// The serial evaluator: one replay per event, spread over OpenMP threads.
+Evaluate serial_evaluator(const std::vector<replay::RankProgram> &programs, const replay::Scenario &base);
+
+// Partners from the programs and the baseline: for every event, the events whose times
+// it depended on.
+std::function<std::vector<EventRef>(EventRef)> program_partners(const std::vector<replay::RankProgram> &programs,
+                                                                 const std::vector<std::vector<replay::EventTiming>> &baseline);
+
+}  // namespace perfsift::kernels::domino
