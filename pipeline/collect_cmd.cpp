@@ -52,6 +52,23 @@ bool is_open_mpi_launcher(const std::string &launcher) {
 
 }  // namespace
 
+int run_command(std::vector<std::string> argv_s) {
+  std::vector<char *> argv;
+  for (auto &s : argv_s) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed: " + std::string(std::strerror(errno)));
+  if (pid == 0) {
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "perfsift: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 int run_collect(const CollectOptions &o) {
   if (o.launch.empty()) throw std::runtime_error("collect: give the launcher after --, e.g. -- mpirun -n 4 ./app");
   const std::string output = fs::absolute(o.output).string();
@@ -91,20 +108,7 @@ int run_collect(const CollectOptions &o) {
     setenv("LD_PRELOAD", pre.c_str(), 1);
   }
 
-  std::vector<char *> argv;
-  for (auto &s : argv_s) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("collect: fork failed");
-  if (pid == 0) {
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "perfsift: cannot run '%s': %s\n", argv[0], std::strerror(errno));
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  const int app_rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  const int app_rc = run_command(argv_s);
 
   if (fs::exists(output)) {
     io::TraceStore store(output);

@@ -13,6 +13,17 @@ struct CollectOptions {
   std::vector<std::string> launch;  // launcher and application, after `--`
 };
 int run_collect(const CollectOptions &o);
+// Runs a program (argv[0] looked up in PATH) and returns its exit code (128 + signal).
+int run_command(std::vector<std::string> argv);
+
+struct CalibrateOptions {
+  std::string output;
+  int repetitions = 200;
+  std::vector<std::string> launch;  // launcher after `--`, e.g. mpirun -n 2
+};
+int run_calibrate(const CalibrateOptions &o);
+// The measuring side, run by the launcher on two ranks.
+int run_calibrate_worker(const CalibrateOptions &o);
 
 struct InfoOptions {
   std::string store;
@@ -43,6 +54,14 @@ struct ReportOptions {
   std::string output;
 };
 int run_report(const ReportOptions &o);
+
+struct ExportOptions {
+  std::string results;
+  std::string format = "chrome";  // chrome | otf2
+  std::string question;           // row number or text; empty: the baseline
+  std::string output;
+};
+int run_export(const ExportOptions &o);
 int run_stages();
 int run_config_check(const std::string &path);
 

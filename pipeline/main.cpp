@@ -19,6 +19,8 @@ int main(int argc, char **argv) {
                "  perfsift recover run.h5.spill -o run.h5           rebuild a store after a crash\n"
                "  mpirun -n 2 perfsift analyze run.h5 -o res.h5     find, explain and price problems\n"
                "  perfsift report res.h5 --format json              render results again\n"
+               "  perfsift export res.h5 --format chrome -o t.json  a predicted trace for Perfetto (or otf2 for Vampir)\n"
+               "  perfsift calibrate -o loggps.toml -- mpirun -n 2  measure LogGPS parameters for the replay\n"
                "  perfsift stages | perfsift config check FILE      the analysis stages and their keys\n"
                "  perfsift synth -o big.h5 --ranks 1024 ...         a synthetic store with chosen behaviour"};
   app.require_subcommand(1);
@@ -58,6 +60,25 @@ int main(int argc, char **argv) {
   report->add_option("--format", rpo.format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   report->add_option("-o,--output", rpo.output, "write to this file instead of stdout");
 
+  cli::ExportOptions eo;
+  auto *exp = app.add_subcommand("export", "Write a predicted trace (baseline replay or a user's what-if question) as Chrome trace JSON or OTF2");
+  exp->add_option("results", eo.results, "results store written by perfsift analyze")->required();
+  exp->add_option("--format", eo.format, "chrome (Perfetto) or otf2 (Vampir, otf2-print)")->check(CLI::IsMember({"chrome", "otf2"}))->capture_default_str();
+  exp->add_option("--question", eo.question, "row of whatif/questions or the question's text (default: the baseline)");
+  exp->add_option("-o,--output", eo.output, "file (chrome) or directory (otf2) to write")->required();
+
+  cli::CalibrateOptions cao;
+  auto *cal = app.add_subcommand("calibrate", "Measure LogGPS parameters (L, o, g, G, S, s) with ping-pong microbenchmarks under the given launcher");
+  cal->add_option("-o,--output", cao.output, "parameter file to write (TOML; give it to the whatif stage as whatif.loggps)")->required();
+  cal->add_option("--repetitions", cao.repetitions, "round trips per message size")->capture_default_str();
+  cal->add_option("launch", cao.launch, "launcher after --, e.g. -- mpirun -n 2")->required();
+  cal->positionals_at_end();
+
+  auto *cal_worker = app.add_subcommand("calibrate-worker", "");  // run by calibrate's launcher; hidden
+  cal_worker->group("");
+  cal_worker->add_option("-o,--output", cao.output)->required();
+  cal_worker->add_option("--repetitions", cao.repetitions);
+
   auto *stages = app.add_subcommand("stages", "List every analysis stage with its description and configuration keys");
 
   std::string check_path;
@@ -92,6 +113,9 @@ int main(int argc, char **argv) {
     if (*recover) return cli::run_recover(ro);
     if (*analyze) return cli::run_analyze(ao);
     if (*report) return cli::run_report(rpo);
+    if (*exp) return cli::run_export(eo);
+    if (*cal) return cli::run_calibrate(cao);
+    if (*cal_worker) return cli::run_calibrate_worker(cao);
     if (*stages) return cli::run_stages();
     if (*config_check) return cli::run_config_check(check_path);
     if (*synth) return cli::run_synth(so);

@@ -174,6 +174,7 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
       side.region.push_back(e.region);
       side.step.push_back(e.step);
       side.site.push_back(static_cast<uint32_t>(e.site));
+      side.op.push_back(e.op);
       const bool inter = e.flags & (io::kInterComm | io::kInterrupted);
       auto add_send = [&](int32_t dst, int32_t tag, int32_t comm, int64_t bytes) {
         const auto idx = static_cast<int32_t>(p.sends.size());

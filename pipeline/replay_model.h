@@ -20,6 +20,7 @@ struct ReplayModel {
     std::vector<int64_t> enter;
     std::vector<int32_t> region, step;
     std::vector<uint32_t> site;
+    std::vector<uint16_t> op;
     std::vector<int32_t> send_event;  // per send: its event
     std::vector<io::StepRecord> executions;  // region executions (/steps), by end time
   };

@@ -93,6 +93,8 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   auto &t_enter = trace_rows.ints("enter_ns", "ns", "predicted call start");
   auto &t_exit = trace_rows.ints("exit_ns", "ns", "predicted call end");
   auto &t_wait = trace_rows.ints("wait_ns", "ns", "predicted waiting inside the call");
+  auto &t_op = trace_rows.ints("op", "", "operation: index into the whatif group's trace_operations");
+  auto &t_region = trace_rows.ints("region", "", "innermost region: index into trace_regions");
   trace_rows.description = "predicted traces of the baseline and the user's questions (whatif.trace_max_events)";
 
   io::Table qt;
@@ -131,6 +133,8 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
           t_enter.push_back(x.enter);
           t_exit.push_back(x.exit);
           t_wait.push_back(x.exit - x.nowait_exit);
+          t_op.push_back(model.side[s].op[i]);
+          t_region.push_back(model.side[s].region[i]);
         }
     q_text.push_back(a.text);
     q_origin.push_back(a.origin);
@@ -162,7 +166,11 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   out.attribute("collective_calls", model.collectives);
   out.attribute("traces_stored", static_cast<int64_t>(traces));
   out.table("questions", qt);
-  if (traces) out.table_rows("trace", trace_rows);
+  if (traces) {
+    out.table_rows("trace", trace_rows);
+    out.attribute("trace_operations", ctx.store().ops());
+    out.attribute("trace_regions", paths);
+  }
   if (model.unmatched_sends + model.unmatched_receives > 0)
     ctx.warnings.push_back("whatif: " + std::to_string(model.unmatched_sends) + " sends and " +
                            std::to_string(model.unmatched_receives) +

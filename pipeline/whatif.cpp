@@ -183,14 +183,7 @@ std::vector<Interval> intervals_of(const Selector &sel, const ReplayModel::Side 
   return merged;
 }
 
-// Per event of one rank: the part of its preceding computation inside the selection and
-// the selection group, and whether the event itself is selected.
-struct Located {
-  std::vector<int64_t> inside;  // ns of the gap before event i inside the selection
-  std::vector<int32_t> group;   // group of that part / of the event, -1 when none
-  std::vector<uint8_t> event;   // event i selected
-  std::vector<uint8_t> participates;  // per group: the rank executed it
-};
+}  // namespace
 
 Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel::Side &side, int32_t ngroups_hint) {
   Located L;
@@ -235,8 +228,6 @@ Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel:
   }
   return L;
 }
-
-}  // namespace
 
 rp::Scenario build_scenario(const Context &ctx, const ReplayModel &model, const Question &q, int64_t &selected) {
   rp::Scenario sc;

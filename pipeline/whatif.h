@@ -19,11 +19,10 @@
 
 #include "kernels/rank_set.h"
 #include "kernels/replay.h"
+#include "pipeline/replay_model.h"
 
 namespace perfsift::pipeline {
 
-class Context;
-struct ReplayModel;
 
 class QuestionError : public std::runtime_error {
  public:
@@ -54,6 +53,17 @@ struct Question {
   bool baseline = false, ideal_network = false;
   std::vector<Clause> clauses;
 };
+
+// Where a selector falls on one rank, per event: the part of the computation before the
+// event inside the selection, its group (the step, for "steps of R"; else 0; -1 none),
+// and whether the call itself is selected; per group, whether the rank executed it.
+struct Located {
+  std::vector<int64_t> inside;
+  std::vector<int32_t> group;
+  std::vector<uint8_t> event;
+  std::vector<uint8_t> participates;
+};
+Located locate(const Selector &sel, const kernels::replay::RankProgram &p, const ReplayModel::Side &side, int32_t ngroups);
 
 // Parses one question against the store's region paths. Throws QuestionError with the
 // question, the offending word and the fix.
