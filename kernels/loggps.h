@@ -34,19 +34,20 @@ struct LogGPS {
     return p;
   }
 
-  int64_t send_overhead(int64_t bytes) const { return std::llround(os0 + os1 * static_cast<double>(bytes)); }
-  int64_t recv_overhead(int64_t bytes) const { return std::llround(or0 + or1 * static_cast<double>(bytes)); }
+  // Costs are non-negative: round half up without libm's llround (the replay's hot path).
+  static int64_t ns(double x) { return static_cast<int64_t>(x + 0.5); }
+  int64_t send_overhead(int64_t bytes) const { return ns(os0 + os1 * static_cast<double>(bytes)); }
+  int64_t recv_overhead(int64_t bytes) const { return ns(or0 + or1 * static_cast<double>(bytes)); }
   int64_t packets(int64_t bytes) const { return bytes <= s ? 1 : (bytes + s - 1) / s; }
   // From the start of a send to the last byte's arrival at the receiver.
   int64_t flight(int64_t bytes) const {
-    return send_overhead(bytes) +
-           std::llround(L + G * static_cast<double>(bytes) + g * static_cast<double>(packets(bytes) - 1));
+    return send_overhead(bytes) + ns(L + G * static_cast<double>(bytes) + g * static_cast<double>(packets(bytes) - 1));
   }
   // The earliest next injection at the same sender after one starting at 0.
-  int64_t injection_gap(int64_t bytes) const { return std::llround(g + G * static_cast<double>(bytes)); }
+  int64_t injection_gap(int64_t bytes) const { return ns(g + G * static_cast<double>(bytes)); }
   bool rendezvous(int64_t bytes) const { return bytes > S; }
   // Rendezvous: the request-to-send reaches the receiver this long after the send starts.
-  int64_t handshake() const { return std::llround(os0 + L); }
+  int64_t handshake() const { return ns(os0 + L); }
 };
 
 // How a collective synchronises its members.
@@ -69,7 +70,7 @@ inline int64_t collective_rounds(int32_t members, bool linear) {
   return r;
 }
 inline int64_t collective_cost(const LogGPS &p, int64_t rounds, int64_t bytes) {
-  return std::llround(static_cast<double>(rounds) * (p.os0 + p.or0 + p.L) + p.G * static_cast<double>(bytes));
+  return LogGPS::ns(static_cast<double>(rounds) * (p.os0 + p.or0 + p.L) + p.G * static_cast<double>(bytes));
 }
 
 }  // namespace perfsift::kernels

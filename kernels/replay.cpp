@@ -77,6 +77,10 @@ void Engine::arrive(int64_t instance, int32_t count, int64_t max_enter, int64_t 
   c.count += count;
   if (max_enter != kUnknown) c.max_enter = std::max(c.max_enter, max_enter);
   if (root_enter != kUnknown) c.root_enter = root_enter;
+  // Wake the waiters only when they can go on: all members arrived, or the root did
+  // (waking on every arrival would cost members^2 retries).
+  const bool complete = c.expected > 0 && c.count >= c.expected;
+  if (!complete && root_enter == kUnknown) return;
   if (auto it = m_coll_waiters.find(instance); it != m_coll_waiters.end()) {
     for (int32_t r : it->second) wake(r);
     m_coll_waiters.erase(it);
@@ -152,7 +156,7 @@ int64_t Engine::send_done(int32_t s, int32_t i, int64_t start, bool nowait) {
     h = std::max(h, posted);
   }
   // Rendezvous: the clear-to-send travels back (L), then the sender pushes the data.
-  return h + std::llround(m_net.L) + m_net.send_overhead(b);
+  return h + LogGPS::ns(m_net.L) + m_net.send_overhead(b);
 }
 
 int64_t Engine::recv_done(int32_t s, int32_t i, int64_t post, bool nowait) {
@@ -173,7 +177,7 @@ int64_t Engine::recv_done(int32_t s, int32_t i, int64_t post, bool nowait) {
     if (sent == kUnknown) return kUnknown;
     h = std::max(sent + m_net.handshake(), post);
   }
-  return h + std::llround(m_net.L) + m_net.flight(b) + m_net.recv_overhead(b);
+  return h + LogGPS::ns(m_net.L) + m_net.flight(b) + m_net.recv_overhead(b);
 }
 
 int64_t Engine::coll_done(int32_t s, const Collective &c, int64_t enter, bool nowait) {

@@ -294,6 +294,9 @@ int run_synth(const SynthOptions &o) {
           tr.requests.push_back({rq + 1, ev0 + 1, right, 7, 0, io::kReqSend, msg_bytes});
           tr.completions.push_back({ev0 + 2, rq, left, 7, msg_bytes, 0, 0});
           tr.completions.push_back({ev0 + 2, rq + 1, -1, -1, 0, 0, 0});
+          // The leaf's execution, inside each enclosing region (what-if questions locate
+          // computation by them).
+          for (int32_t a = g; a > 0; a = parent[a]) tr.steps.push_back({a, -1, ns(t[r]), ns(wait_exit)});
           // Wall time before the exchange; file I/O waits on the disk (no CPU, no cycles).
           const double io_wait = io_bytes(r, g) / kDiskBandwidth;
           const double comp = comp_end[r] - t[r] - io_wait, mpi = wait_exit - comp_end[r];

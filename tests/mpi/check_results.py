@@ -41,7 +41,7 @@ def contract(results, report):
     for fd in d["findings"]:
         for key in ("kind", "where", "ranks", "cause", "predicted_gain_s"):
             assert key in fd, f"finding key {key} missing"
-        assert fd["predicted_gain_s"] is None or isinstance(fd["predicted_gain_s"], float)
+        assert fd["predicted_gain_s"] is None or isinstance(fd["predicted_gain_s"], (int, float))
     for s in stages:
         assert s in d, f"JSON lacks stage {s}"
     regions = {r["path"] for r in d["profile"]["regions"]}
