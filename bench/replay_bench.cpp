@@ -82,6 +82,12 @@ static std::vector<RankProgram> ring(int P, int64_t per_rank, uint64_t seed, boo
       ++coll;
     }
   }
+  for (auto &p : prog) {
+    p.events.shrink_to_fit();
+    p.items.shrink_to_fit();
+    p.sends.shrink_to_fit();
+    p.recvs.shrink_to_fit();
+  }
   // Fix the send -> receive indices: rank r's k-th send is its right neighbour's k-th receive.
   for (int r = 0; r < P; ++r)
     for (size_t k = 0; k < prog[static_cast<size_t>(r)].sends.size(); ++k) prog[static_cast<size_t>(r)].sends[k].recv_index = static_cast<int32_t>(k);
@@ -99,13 +105,14 @@ int main(int argc, char **argv) {
   size_t prog_bytes = 0;
   for (const auto &p : prog) {
     events += static_cast<int64_t>(p.events.size());
-    prog_bytes += bytes(p.events) + bytes(p.items) + bytes(p.sends) + bytes(p.recvs) + bytes(p.colls) + sizeof(RankProgram);
+    prog_bytes += bytes(p.events) + bytes(p.items) + bytes(p.sends) + bytes(p.recvs) + bytes(p.colls) + bytes(p.owns) + sizeof(RankProgram);
   }
   std::printf("replay: %d ranks, %lld events (built in %.1f s)\n", P, static_cast<long long>(events), seconds_since(t0));
   Scenario sc;
   // Engine state: per send start + receiver post, per receive send start + post + bytes.
   size_t state_bytes = 0;
-  for (const auto &p : prog) state_bytes += (p.sends.size() * 2 + p.recvs.size() * 3 + p.colls.size() + p.request_slots) * sizeof(int64_t);
+  for (const auto &p : prog)
+    state_bytes += (p.sends.size() * 2 + p.recvs.size() * 2 + p.colls.size()) * sizeof(int64_t) + static_cast<size_t>(p.request_slots) * sizeof(int32_t);
   replay_serial(prog, sc, false);  // warm-up
   double best = 1e9;
   SerialResult r;
@@ -129,7 +136,8 @@ int main(int argc, char **argv) {
   const auto base = replay_serial(small, sc, true);
   t0 = Clock::now();
   const auto partners = domino::program_partners(small, base.timings);
-  const auto res = domino::find_paths(small, base.timings, partners, domino::serial_evaluator(small, sc));
+  const auto rest = domino::rest_bounds(small, base.timings);
+  const auto res = domino::find_paths(small, base.timings, partners, domino::serial_evaluator(small, sc, rest));
   const double t_domino = seconds_since(t0);
   size_t longest = 0;
   for (const auto &p : res.paths) longest = std::max(longest, p.steps.size());

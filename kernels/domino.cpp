@@ -28,6 +28,37 @@ struct Search {
   std::unordered_map<uint64_t, int64_t> memo;
   std::vector<int32_t> slot_of;  // rank -> index into programs
   int64_t replays = 0;
+  // For the bound: per rank, baseline enter times, waits from event i on, and end.
+  std::vector<std::vector<int64_t>> enters, waits_after;
+  std::vector<int64_t> ends;
+
+  void prepare() {
+    enters.resize(programs.size());
+    waits_after.resize(programs.size());
+    ends.assign(programs.size(), 0);
+    for (size_t s = 0; s < programs.size(); ++s) {
+      const size_t n = baseline[s].size();
+      enters[s].resize(n);
+      waits_after[s].assign(n + 1, 0);
+      for (size_t i = n; i-- > 0;) {
+        enters[s][i] = baseline[s][i].enter;
+        waits_after[s][i] = waits_after[s][i + 1] + wait({programs[s].rank, static_cast<int64_t>(i)});
+      }
+      if (n) ends[s] = baseline[s][n - 1].exit;
+    }
+  }
+  // No rank can gain more than e's wait, nor more than its own waiting from e's time on
+  // (earlier events are not after e): T(e) >= max_r end_r - min(wait(e), W_r(>= enter_e)).
+  int64_t lower_bound(EventRef e) const {
+    const size_t se = static_cast<size_t>(slot_of[static_cast<size_t>(e.rank)]);
+    const int64_t t = baseline[se][static_cast<size_t>(e.event)].enter, w = wait(e);
+    int64_t lb = 0;
+    for (size_t s = 0; s < programs.size(); ++s) {
+      const size_t k = static_cast<size_t>(std::lower_bound(enters[s].begin(), enters[s].end(), t) - enters[s].begin());
+      lb = std::max(lb, ends[s] - std::min(w, waits_after[s][k]));
+    }
+    return lb;
+  }
 
   // Waiting in MPI_Finalize is the end of the run, not a message anyone can reschedule.
   int64_t wait(EventRef e) const {
@@ -51,19 +82,24 @@ struct Search {
     std::stable_sort(cand.begin(), cand.end(), [&](EventRef a, EventRef b) { return wait(a) > wait(b); });
     int64_t best = t0;
     std::vector<EventRef> ties;
-    const size_t batch = static_cast<size_t>(std::max(1, omp_get_max_threads())) * 2;
+    const size_t batch = 16;  // fixed: the candidates tried do not depend on the thread count
     size_t k = 0;
     while (k < cand.size()) {
       std::vector<EventRef> todo;
       size_t stop = k;
       // Bound: a wait w can shorten the run by at most w.
+      const int64_t threshold = best < t0 ? best + 1 : t0;
       while (stop < cand.size() && todo.size() < batch && t0 - wait(cand[stop]) <= best) {
-        if (!memo.count(key_of(cand[stop]))) todo.push_back(cand[stop]);
+        if (!memo.count(key_of(cand[stop]))) {
+          if (lower_bound(cand[stop]) >= threshold) memo[key_of(cand[stop])] = kInfinity;  // cannot matter
+          else todo.push_back(cand[stop]);
+        }
         ++stop;
       }
       if (stop == k) break;
       if (!todo.empty() && replays < opt.max_replays) {
-        const auto times = evaluate(todo);
+        // A candidate matters only if it beats the best so far (or ties it, below t0).
+        const auto times = evaluate(todo, threshold);
         replays += static_cast<int64_t>(todo.size());
         for (size_t i = 0; i < todo.size(); ++i) memo[key_of(todo[i])] = times[i];
       }
@@ -126,6 +162,7 @@ Result find_paths(const std::vector<rp::RankProgram> &programs, const std::vecto
   for (const auto &p : programs) nranks = std::max(nranks, p.rank + 1);
   s.slot_of.assign(static_cast<size_t>(nranks), -1);
   for (size_t k = 0; k < programs.size(); ++k) s.slot_of[static_cast<size_t>(programs[k].rank)] = static_cast<int32_t>(k);
+  s.prepare();
   for (const auto &t : baseline)
     if (!t.empty()) s.t0 = std::max(s.t0, t.back().exit);
   Result r;
@@ -156,7 +193,7 @@ Result find_paths(const std::vector<rp::RankProgram> &programs, const std::vecto
   r.longest_wait.predicted = s.t0;
   if (longest.rank >= 0) {
     auto it = s.memo.find(key_of(longest));
-    r.longest_wait.predicted = it != s.memo.end() ? it->second : evaluate({longest})[0];
+    r.longest_wait.predicted = it != s.memo.end() && it->second != kInfinity ? it->second : evaluate({longest}, kInfinity)[0];
     for (const EventRef q : partners(longest))
       if (q.rank != longest.rank) {
         r.longest_wait.partner = q;
@@ -167,14 +204,31 @@ Result find_paths(const std::vector<rp::RankProgram> &programs, const std::vecto
   return r;
 }
 
-Evaluate serial_evaluator(const std::vector<rp::RankProgram> &programs, const rp::Scenario &base) {
-  return [&programs, &base](const std::vector<EventRef> &events) {
+std::vector<std::vector<int64_t>> rest_bounds(const std::vector<rp::RankProgram> &programs,
+                                             const std::vector<std::vector<rp::EventTiming>> &baseline) {
+  std::vector<std::vector<int64_t>> rest(programs.size());
+  for (size_t s = 0; s < programs.size(); ++s) {
+    const auto &ev = programs[s].events;
+    rest[s].assign(ev.size() + 1, 0);
+    for (size_t i = ev.size(); i-- > 0;) {
+      const auto &t = baseline[s][i];
+      rest[s][i] = rest[s][i + 1] + ev[i].gap + (t.nowait_exit - t.enter);
+    }
+  }
+  return rest;
+}
+
+Evaluate serial_evaluator(const std::vector<rp::RankProgram> &programs, const rp::Scenario &base,
+                          const std::vector<std::vector<int64_t>> &rest) {
+  return [&programs, &base, &rest](const std::vector<EventRef> &events, int64_t threshold) {
     std::vector<int64_t> out(events.size());
 #pragma omp parallel for schedule(dynamic, 1)
     for (size_t i = 0; i < events.size(); ++i) {
       rp::Scenario sc = base;
       sc.zero_wait_rank = events[i].rank;
       sc.zero_wait_event = events[i].event;
+      sc.rest = &rest;
+      sc.abort_at = threshold;
       out[i] = rp::replay_serial(programs, sc, false).makespan;
     }
     return out;

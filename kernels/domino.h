@@ -51,9 +51,10 @@ struct Options {
   int64_t max_replays = 100000;
 };
 
-// Predicted run time for each event's wait zeroed (one serial replay per event); the
-// caller may spread the batch over threads or processes.
-using Evaluate = std::function<std::vector<int64_t>(const std::vector<EventRef> &)>;
+// Predicted run time for each event's wait zeroed (one serial replay per event), or
+// INT64_MAX when it cannot be below `threshold` (the replay stopped early); the caller
+// may spread the batch over threads or processes.
+using Evaluate = std::function<std::vector<int64_t>(const std::vector<EventRef> &, int64_t threshold)>;
 
 // `programs` hold every rank; `baseline` their replayed timings; partners(e) the events
 // e waited for (senders of its messages, the last arrival of its collective).
@@ -62,8 +63,15 @@ Result find_paths(const std::vector<replay::RankProgram> &programs,
                   const std::function<std::vector<EventRef>(EventRef)> &partners, const Evaluate &evaluate,
                   const Options &opt = {});
 
-// The serial evaluator: one replay per event, spread over OpenMP threads.
-Evaluate serial_evaluator(const std::vector<replay::RankProgram> &programs, const replay::Scenario &base);
+// Lower bounds for early stopping: rest[slot][i] = the computation and waiting-free
+// call time from event i to the rank's end, from the baseline replay.
+std::vector<std::vector<int64_t>> rest_bounds(const std::vector<replay::RankProgram> &programs,
+                                             const std::vector<std::vector<replay::EventTiming>> &baseline);
+
+// The serial evaluator: one replay per event, spread over OpenMP threads, each stopping
+// early against the threshold.
+Evaluate serial_evaluator(const std::vector<replay::RankProgram> &programs, const replay::Scenario &base,
+                          const std::vector<std::vector<int64_t>> &rest);
 
 // Partners from the programs and the baseline: for every event, the events whose times
 // it depended on.

@@ -15,7 +15,6 @@ Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenari
   m_slot_of.assign(static_cast<size_t>(nranks), -1);
   m_state.resize(programs.size());
   m_end.assign(programs.size(), 0);
-  m_recv_bytes.resize(programs.size());
   if (m_record) m_timings.resize(programs.size());
   for (size_t s = 0; s < programs.size(); ++s) {
     const RankProgram &p = programs[s];
@@ -24,7 +23,6 @@ Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenari
     st.slot_ref.assign(static_cast<size_t>(p.request_slots), -1);
     st.send_start.assign(p.sends.size(), kUnknown);
     st.recv_post.assign(p.sends.size(), kUnknown);  // per send: the receiver's post time
-    m_recv_bytes[s].assign(p.recvs.size(), kUnknown);
     st.coll_enter.assign(p.colls.size(), kUnknown);
     st.recv_send_start.assign(p.recvs.size(), kUnknown);
     st.recv_posted.assign(p.recvs.size(), kUnknown);
@@ -57,7 +55,8 @@ void Engine::deliver_send(int32_t dst, int32_t recv_index, int64_t t, int64_t by
     return;
   }
   m_state[static_cast<size_t>(s)].recv_send_start[static_cast<size_t>(recv_index)] = t;
-  m_recv_bytes[static_cast<size_t>(s)][static_cast<size_t>(recv_index)] = bytes;
+  if (bytes != m_prog[static_cast<size_t>(s)].recvs[static_cast<size_t>(recv_index)].bytes)
+    m_changed_bytes[(static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(recv_index)] = bytes;
   wake(dst);
 }
 
@@ -140,7 +139,7 @@ void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
       }
       case ItemType::Complete: break;
     }
-    if (it.slot >= 0) st.slot_ref[static_cast<size_t>(it.slot)] = k;
+    if (it.slot >= 0) st.slot_ref[static_cast<size_t>(it.slot)] = static_cast<int32_t>(k);
   }
 }
 
@@ -164,8 +163,9 @@ int64_t Engine::recv_done(int32_t s, int32_t i, int64_t post, bool nowait) {
   const RankState &st = m_state[static_cast<size_t>(s)];
   const RecvMessage &m = p.recvs[static_cast<size_t>(i)];
   if (m.src < 0) return post + m.own_unmatched;
-  const int64_t delivered = m_recv_bytes[static_cast<size_t>(s)][static_cast<size_t>(i)];
-  const int64_t b = delivered != kUnknown ? delivered : m.bytes;
+  int64_t b = m.bytes;
+  if (!m_changed_bytes.empty())
+    if (auto it = m_changed_bytes.find((static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(i)); it != m_changed_bytes.end()) b = it->second;
   const int64_t sent = st.recv_send_start[static_cast<size_t>(i)];
   if (!m_net.rendezvous(b)) {
     if (nowait) return post + m_net.recv_overhead(b);
@@ -246,7 +246,7 @@ bool Engine::try_event(int32_t s) {
   if (flags & kZeroEvent) {
     // The event costs nothing and waits for nothing.
   } else if (e.items == 0) {
-    exit = nowait_exit = enter + e.own;
+    exit = nowait_exit = enter + p.owns[static_cast<size_t>(e.first_item)];
   } else {
     const bool skip_wait = (flags & kZeroWait) || st.release;
     for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
@@ -266,6 +266,10 @@ bool Engine::try_event(int32_t s) {
     }
   }
   if (m_record) m_timings[static_cast<size_t>(s)].push_back({enter, exit, nowait_exit});
+  if (m_sc.rest && exit + (*m_sc.rest)[static_cast<size_t>(s)][i + 1] >= m_sc.abort_at) {
+    m_aborted = true;
+    return false;
+  }
   st.now = exit;
   st.posted = false;
   st.release = false;
@@ -284,7 +288,7 @@ void Engine::step(int32_t s) {
 
 bool Engine::advance() {
   bool moved = false;
-  while (!m_queue.empty()) {
+  while (!m_queue.empty() && !m_aborted) {
     const int32_t s = m_queue.back();
     m_queue.pop_back();
     RankState &st = m_state[static_cast<size_t>(s)];
@@ -320,6 +324,7 @@ SerialResult replay_serial(const std::vector<RankProgram> &programs, const Scena
   SerialResult r;
   r.end_times = engine.end_times();
   for (int64_t t : r.end_times) r.makespan = std::max(r.makespan, t);
+  if (engine.aborted()) r.makespan = std::numeric_limits<int64_t>::max();
   if (record_timings) r.timings = engine.timings();
   r.released = engine.released();
   return r;

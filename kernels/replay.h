@@ -43,19 +43,24 @@ enum class ItemType : uint8_t {
   PostCollective,  // nonblocking collective colls[index]
   Complete,    // completes the request in slot `index`
 };
+// 8 bytes: the replay keeps one or two per event.
 struct Item {
-  ItemType type;
-  int32_t index;
-  int32_t slot = -1;  // request slot activated by a Post* item
+  Item() : type(ItemType::Complete), index(0) {}
+  Item(ItemType t, int32_t i, int32_t s = -1) : type(t), index(i), slot(s) {}
+  ItemType type : 3;
+  int32_t index : 29;  // up to 2^28 messages, collectives or requests per rank
+  int32_t slot = -1;   // request slot activated by a Post* item
 };
+static_assert(sizeof(Item) == 8);
 
+// 16 bytes. A local event (items == 0) keeps its measured duration: owns[first_item].
 struct Event {
   int64_t gap = 0;       // measured computation before the event, ns
-  int64_t own = 0;       // measured duration of a local event (or a collective's remainder)
   int32_t first_item = 0;
-  uint16_t items = 0;    // 0: a local event that keeps its measured duration
+  uint16_t items = 0;
   uint16_t flags = 0;
 };
+static_assert(sizeof(Event) == 16);
 
 struct SendMessage {
   int64_t bytes = 0;
@@ -84,7 +89,13 @@ struct RankProgram {
   std::vector<SendMessage> sends;
   std::vector<RecvMessage> recvs;
   std::vector<Collective> colls;
+  std::vector<int64_t> owns;  // durations of local events
   int32_t request_slots = 0;
+  // A local event keeping `duration`.
+  void add_local(int64_t gap, int64_t duration) {
+    events.push_back({gap, static_cast<int32_t>(owns.size()), 0, 0});
+    owns.push_back(duration);
+  }
 };
 
 // A what-if question in the form the engine applies. Empty vectors mean "as measured".
@@ -99,6 +110,11 @@ struct Scenario {
   // One event that skips waiting (the domino search asks this thousands of times).
   int32_t zero_wait_rank = -1;
   int64_t zero_wait_event = -1;
+  // Early stop: with rest[slot][i] a lower bound on the time from event i's enter to the
+  // rank's end, the replay stops as soon as some rank cannot end before `abort_at`
+  // (the result is then "no earlier than abort_at").
+  const std::vector<std::vector<int64_t>> *rest = nullptr;
+  int64_t abort_at = std::numeric_limits<int64_t>::max();
 };
 inline constexpr uint8_t kZeroWait = 1, kZeroEvent = 2;
 
@@ -117,7 +133,8 @@ class Engine {
 
   // Advances every owned rank as far as possible. Returns whether anything moved.
   bool advance();
-  bool finished() const { return m_unfinished == 0; }
+  bool finished() const { return m_unfinished == 0 || m_aborted; }
+  bool aborted() const { return m_aborted; }
   int64_t unfinished() const { return m_unfinished; }
   // Releases every blocked dependency (the global fixpoint was reached with ranks stuck:
   // a crashed rank, or a message the trace lacks). Counted in `released()`.
@@ -153,7 +170,7 @@ class Engine {
     bool posted = false;
     bool queued = false;
     bool release = false;      // release_stuck applies to the current event
-    std::vector<int64_t> slot_ref;         // request slot -> item that activated it
+    std::vector<int32_t> slot_ref;         // request slot -> item that activated it
     std::vector<int64_t> send_start;       // per send: when it started
     std::vector<int64_t> recv_post;        // per send: when the receiver posted (rendezvous)
     std::vector<int64_t> recv_send_start;  // per receive: when the matching send started
@@ -186,17 +203,18 @@ class Engine {
   std::unordered_map<int64_t, CollState> m_coll;
   std::unordered_map<int64_t, std::vector<int32_t>> m_coll_waiters;
   std::unordered_map<int64_t, Arrival> m_out_arrivals;
-  // Remote sizes of incoming messages (scenario-changed sends), per slot and recv index.
-  std::vector<std::vector<int64_t>> m_recv_bytes;
+  // Sizes of incoming messages a scenario changed: (slot << 32 | recv index) -> bytes.
+  std::unordered_map<uint64_t, int64_t> m_changed_bytes;
   Outbox m_out;
   std::vector<int64_t> m_end;
   std::vector<std::vector<EventTiming>> m_timings;
   int64_t m_unfinished = 0, m_released = 0;
+  bool m_aborted = false;
 };
 
 // Replays programs that hold every rank (serial): predicted makespan in ns.
 struct SerialResult {
-  int64_t makespan = 0;
+  int64_t makespan = 0;  // INT64_MAX when the scenario's abort_at stopped the replay
   std::vector<int64_t> end_times;
   std::vector<std::vector<EventTiming>> timings;
   int64_t released = 0;

@@ -256,11 +256,19 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
         if (it != b.slot_of_id.end()) p.items.push_back({rp::ItemType::Complete, it->second});
       }
       out.items = static_cast<uint16_t>(p.items.size() - static_cast<size_t>(out.first_item));
-      if (out.items == 0) out.own = e.t_exit - e.t_enter;
-      p.events.push_back(out);
+      if (out.items == 0) p.add_local(out.gap, e.t_exit - e.t_enter);
+      else p.events.push_back(out);
     }
   });
 
+  for (auto &p : model->programs) {  // exact sizes: the program is most of the stage's memory
+    p.events.shrink_to_fit();
+    p.items.shrink_to_fit();
+    p.sends.shrink_to_fit();
+    p.recvs.shrink_to_fit();
+    p.colls.shrink_to_fit();
+    p.owns.shrink_to_fit();
+  }
   // Finalize: everything after the last rank entered is the measured remainder.
   int64_t max_finalize_enter = local_max_finalize_enter;
   MPI_Allreduce(MPI_IN_PLACE, &max_finalize_enter, 1, MPI_INT64_T, MPI_MAX, ctx.comm());

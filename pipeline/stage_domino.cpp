@@ -119,7 +119,8 @@ void run_domino(Context &ctx, const config::Values &cfg, StageOutput &out) {
   rp::Scenario base;
   base.net = model.params;
   // Each batch: process k replays candidates k, k + np, ...; results meet in one allreduce.
-  const auto evaluate = [&](const std::vector<dm::EventRef> &events) {
+  const auto rest = dm::rest_bounds(all.programs, all.baseline);
+  const auto evaluate = [&](const std::vector<dm::EventRef> &events, int64_t threshold) {
     std::vector<int64_t> times(events.size(), INT64_MIN);
     std::vector<size_t> mine;
     for (size_t i = static_cast<size_t>(ctx.me()); i < events.size(); i += static_cast<size_t>(ctx.nprocs())) mine.push_back(i);
@@ -128,6 +129,8 @@ void run_domino(Context &ctx, const config::Values &cfg, StageOutput &out) {
       rp::Scenario sc = base;
       sc.zero_wait_rank = events[mine[k]].rank;
       sc.zero_wait_event = events[mine[k]].event;
+      sc.rest = &rest;
+      sc.abort_at = threshold;
       times[mine[k]] = rp::replay_serial(all.programs, sc, false).makespan;
     }
     MPI_Allreduce(MPI_IN_PLACE, times.data(), static_cast<int>(times.size()), MPI_INT64_T, MPI_MAX, ctx.comm());

@@ -34,9 +34,12 @@ struct Builder {
   RankProgram &at(int r) { return ranks[static_cast<size_t>(r)]; }
   Event &event(int r, int64_t gap, std::vector<Item> items, int64_t own = 0) {
     RankProgram &p = at(r);
+    if (items.empty()) {
+      p.add_local(gap, own);
+      return p.events.back();
+    }
     Event e;
     e.gap = gap;
-    e.own = own;
     e.first_item = static_cast<int32_t>(p.items.size());
     e.items = static_cast<uint16_t>(items.size());
     for (auto &it : items) p.items.push_back(it);
@@ -281,7 +284,8 @@ TEST(Domino, PaperFigure4PathRunsBackThroughTwoProcesses) {
   const auto base = replay_serial(b.ranks, sc, true);
   ASSERT_EQ(base.makespan, 165);  // r: receives at 155, computes 10
   const auto partners = domino::program_partners(b.ranks, base.timings);
-  const auto res = domino::find_paths(b.ranks, base.timings, partners, domino::serial_evaluator(b.ranks, sc));
+  const auto rest = domino::rest_bounds(b.ranks, base.timings);
+  const auto res = domino::find_paths(b.ranks, base.timings, partners, domino::serial_evaluator(b.ranks, sc, rest));
   EXPECT_EQ(res.baseline, 165);
   EXPECT_EQ(res.best, 110);  // q no longer waits for p: p's own 110 remains
   ASSERT_FALSE(res.paths.empty());
