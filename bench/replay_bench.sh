@@ -11,7 +11,7 @@ mkdir -p "$dir"
 [ -n "${PERFSIFT_BENCH_DIR:-}" ] || trap 'rm -rf "$dir"' EXIT
 store=$dir/replay-$ranks-$events.h5
 [ -f "$store" ] || mpirun -n 2 "$perfsift" synth -o "$store" --ranks "$ranks" --regions 8 \
-  --events-per-rank $(( (events + ranks - 1) / ranks )) --inject "imbalance:region=phase03,ranks=0-99,factor=2" > /dev/null
+  --events-per-rank $(( (events + ranks - 1) / ranks )) --inject "imbalance:region=phase00/kernel03,ranks=0-99,factor=2" > /dev/null
 cat > "$dir/replay.toml" <<TOML
 [pipeline]
 stages = ["whatif"]
@@ -24,7 +24,7 @@ mpirun -n "$k" /usr/bin/time -f "peak_kb %M" "$perfsift" analyze "$store" -c "$d
 wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.2f", e-s}')
 nev=$(grep -o '"events": [0-9]*' <("$perfsift" report "$dir/r.h5" --format json) | head -1 | awk '{print $2}')
 echo "replay of a synthetic store: $ranks ranks, $nev events, K=$k"
-grep -E "whatif: (matching messages|baseline) done" "$dir/err.txt" | sed 's/^perfsift: /  /'
+grep -E "(building the replay program|whatif: baseline) done" "$dir/err.txt" | sed 's/^perfsift: /  /'
 echo "  analyze wall $wall s (mpirun start to exit; goal for the baseline replay < 10 s)"
 grep "^What if" "$dir/report.txt" | sed 's/^/  /'
 awk '/^peak_kb/ { printf "  analysis rank %d: peak memory %.0f MB\n", n++, $2 / 1024 }' "$dir/err.txt"

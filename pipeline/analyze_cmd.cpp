@@ -16,6 +16,7 @@
 #include "pipeline/commands.h"
 #include "pipeline/report.h"
 #include "pipeline/stage.h"
+#include "pipeline/whatif.h"
 
 namespace fs = std::filesystem;
 
@@ -138,6 +139,18 @@ int run_analyze(const AnalyzeOptions &o) {
     error = e.what();
   }
   if (!all_fine(error, "the store could not be opened on every analysis rank")) return 2;
+  // What-if questions are checked against the store's regions before any work.
+  try {
+    const auto &stages = cfg.get_list("pipeline.stages");
+    if (std::find(stages.begin(), stages.end(), "whatif") != stages.end()) {
+      std::vector<std::string> paths;
+      for (const auto &r : store->regions()) paths.push_back(r.path);
+      for (const auto &q : cfg.get_list("whatif.questions")) pipeline::parse_question(q, paths);
+    }
+  } catch (const std::exception &e) {
+    error = e.what();
+  }
+  if (!all_fine(error, "a what-if question could not be read on every analysis rank")) return 2;
   const std::string output = o.output.empty() ? default_output(o.store) : o.output;
   if (fs::exists(output) && fs::equivalent(output, o.store)) {
     if (me == 0) std::fprintf(stderr, "perfsift: %s: the results file would overwrite the input store; choose another -o\n", output.c_str());

@@ -59,6 +59,7 @@ Everything gather(const Context &ctx, const ReplayModel &m) {
     put(mine, p.sends);
     put(mine, p.recvs);
     put(mine, p.colls);
+    put(mine, p.owns);
     put(mine, m.baseline[s]);
     put(mine, m.side[s].region);
     put(mine, m.side[s].op);
@@ -77,6 +78,7 @@ Everything gather(const Context &ctx, const ReplayModel &m) {
     get(p, q.sends);
     get(p, q.recvs);
     get(p, q.colls);
+    get(p, q.owns);
     e.programs.push_back(std::move(q));
     e.baseline.emplace_back();
     get(p, e.baseline.back());
@@ -243,9 +245,9 @@ StageInfo domino_stage() {
   StageInfo s{"domino",
               "PerWiz's domino paths (Fig. 3): the chain of waits whose removal topples the most waiting, with the "
               "predicted time after each, beside the longest-wait choice",
-              {{"max_events", config::Type::Int, int64_t{1000000}, "", "search only runs with at most this many events (every process holds them all)", 0, 1e12},
+              {{"max_events", config::Type::Int, int64_t{200000}, "", "search only runs with at most this many events (every process holds them all)", 0, 1e12},
                {"max_ties", config::Type::Int, int64_t{4}, "", "tied candidates explored per step (the paper's round robin)", 1, 1000},
-               {"max_replays", config::Type::Int, int64_t{20000}, "", "at most this many candidate replays", 1, 1e9}},
+               {"max_replays", config::Type::Int, int64_t{5000}, "", "at most this many candidate replays (each replays the whole run)", 1, 1e9}},
               run_domino, domino_text, nullptr};
   s.json_value = domino_json;
   return s;

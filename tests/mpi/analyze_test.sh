@@ -12,6 +12,9 @@
 #                tests/apps program (nested_sleep: as an uninstrumented binary)
 #   real STORE [MESSAGES]  a store collected from a tests/apps program analyses cleanly on
 #                2 ranks (and its message matrix holds MESSAGES point-to-point messages)
+#   whatif STORE PerWiz on the binary-swap app: gains follow the app's arithmetic, K = 1,
+#                2, 4 identical, user questions, predicted traces (Chrome, OTF2), bad questions
+#   baselines DIR  calibrate LogGPS here, then every store in DIR replays within 5 %
 set -euo pipefail
 mode=$1 perfsift=$2 work=$3 store=${4:-} messages=${5:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -251,6 +254,90 @@ real)
     [ "$got" = "$messages" ] || fail "message matrix holds $got messages, expected $messages"
     echo "message matrix: $got messages (blocking, nonblocking, persistent, Sendrecv)"
   fi
+  ;;
+whatif)
+  # Compositing time (8 + 8 (r % 3)) / 2^s ms on 4 ranks: stage 0 takes 8, 16, 24, 8 ms, stage
+  # 1 half that, pairs (0,1),(2,3) then (0,2),(1,3). Measured end 36 ms after the first
+  # exchange; balancing stage 0 (mean 14) ends at 26 (gain 10), stage 1 (mean 7) at 31
+  # (gain 5), both at 21 (gain 15).
+  q1="balance step 1 of composite and ideal-network"
+  for k in 1 2 4; do
+    mpirun -n $k "$perfsift" analyze "$store" -o k$k.h5 --json k$k.json --whatif "$q1" > k$k.txt
+  done
+  cat k2.txt
+  for k in 2 4; do cmp k1.json k$k.json || fail "K=$k differs from K=1"; done
+  echo "identical results for K = 1, 2, 4"
+  $py "$here/check_results.py" contract k2.h5 k2.json
+  $py "$here/check_results.py" whatif k2.json 0.05
+  $py "$here/check_results.py" gain k2.json "balance step 0 of composite" 0.010 0.002
+  $py "$here/check_results.py" gain k2.json "balance step 1 of composite" 0.005 0.002
+  $py "$here/check_results.py" gain k2.json "balance steps of composite" 0.015 0.002
+  $py - k2.json "$q1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+user = [q for q in d["whatif"] if q["origin"] == "user"]
+assert [q["question"] for q in user] == [sys.argv[2]], user
+# The step-1 balance (5 ms) and a free network: at least the step's gain.
+assert user[0]["gain_s"] >= 0.004, user[0]
+priced = [f for f in d["findings"] if f["predicted_gain_s"] is not None]
+assert priced, "no finding was priced"
+assert d["findings"][0]["predicted_gain_s"] is not None, "findings are not ranked by predicted gain"
+# Domino paths exist only where some wait holds up the end (start-up skew can decide it).
+paths = [p for p in d["domino"] if p["kind"] == "domino"]
+base = d["whatif"][0]["predicted_s"]
+assert all(p["predicted_s"] <= base for p in paths), d["domino"]
+assert not paths or any(p["reaches_best"] for p in paths), d["domino"]
+assert any(p["kind"] == "longest-wait" for p in d["domino"])
+b = d["bounds"]["composite"]
+assert b["steps"] == 2 and b["Q1 and Q2 and Q3"] <= b["none"], b
+print(f"user question priced ({user[0]['gain_s'] * 1e3:.2f} ms), {len(priced)} findings priced, "
+      f"{len(paths)} domino paths, composite bounds {b['none'] * 1e3:.1f} -> {b['Q1 and Q2 and Q3'] * 1e3:.1f} ms")
+PY
+  # Predicted traces: Chrome JSON (Perfetto) and OTF2 (otf2-print reads it).
+  "$perfsift" export k2.h5 -o base.json
+  "$perfsift" export k2.h5 --question "$q1" -o q1.json
+  "$perfsift" export k2.h5 --question "$q1" --format otf2 -o q1.otf2
+  $py - base.json q1.json <<'PY'
+import json, sys
+for f in sys.argv[1:]:
+    ev = json.load(open(f))["traceEvents"]
+    mpi = [e for e in ev if e.get("cat") == "mpi"]
+    assert len({e["tid"] for e in mpi}) == 4 and any(e["name"] == "MPI_Sendrecv" for e in mpi), f
+end = [max(e["ts"] + e["dur"] for e in json.load(open(f))["traceEvents"] if e.get("ph") == "X") for f in sys.argv[1:]]
+assert end[1] < end[0], f"the balanced prediction should end earlier: {end}"
+print(f"chrome traces: baseline ends {end[0] / 1e3:.1f} ms, question ends {end[1] / 1e3:.1f} ms")
+PY
+  out=$(otf2-print q1.otf2/traces.otf2)
+  n=$(grep -c 'MPI_Sendrecv' <<< "$out" || true)
+  [ "$n" -ge 16 ] || fail "otf2-print shows $n MPI_Sendrecv records, expected 16 (8 enter + 8 leave)"
+  echo "otf2-print reads the archive: $n MPI_Sendrecv enter/leave records"
+  # Bad questions: one line naming the question and the fix, exit 2, no output file.
+  for bad in "balance stpe 1 of composite" "balance step 1 of compost" "zero-wait" "balance event 1:2"; do
+    set +e
+    mpirun -n 2 "$perfsift" analyze "$store" -o bad.h5 --whatif "$bad" > /dev/null 2> err.txt
+    rc=$?
+    set -e
+    [ $rc -eq 2 ] || fail "--whatif '$bad': exit $rc, expected 2"
+    [ "$(grep -c "^perfsift:" err.txt)" -eq 1 ] || fail "--whatif '$bad': expected one line, got: $(cat err.txt)"
+    msg=$(grep "^perfsift:" err.txt)
+    [ ! -e bad.h5 ] || fail "--whatif '$bad' left an output file"
+    echo "rejected: $msg"
+  done
+  ;;
+baselines)
+  # LogGPS measured here, then every app store replays within 5 % of its measured time.
+  "$perfsift" calibrate -o loggps.toml -- mpirun -n 2
+  cat loggps.toml
+  printf '[whatif]\nloggps = "%s"\nstandard_questions = false\n[pipeline]\nstages = ["profile", "whatif"]\n' "$PWD/loggps.toml" > p.toml
+  n=0
+  for s in "$store"/*.h5; do
+    name=$(basename "$s" .h5)
+    mpirun -n 2 "$perfsift" analyze "$s" -c p.toml -o "$name.r.h5" --json "$name.json" > "$name.txt" 2> "$name.err" || { cat "$name.err"; fail "$name: analyze failed"; }
+    echo -n "$name: "
+    $py "$here/check_results.py" whatif "$name.json" 0.05
+    n=$((n + 1))
+  done
+  [ $n -ge 10 ] || fail "only $n stores in $store"
   ;;
 *) fail "unknown mode $mode" ;;
 esac

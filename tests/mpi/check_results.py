@@ -3,6 +3,8 @@
 usage: check_results.py contract RESULTS.h5 REPORT.json
        check_results.py finding REPORT.json KIND WHERE RANKS
        check_results.py missing REPORT.json RANK NRANKS
+       check_results.py whatif REPORT.json MAX_ERROR
+       check_results.py gain REPORT.json QUESTION EXPECTED_S TOLERANCE_S
 """
 import json
 import math
@@ -46,6 +48,20 @@ def contract(results, report):
         assert s in d, f"JSON lacks stage {s}"
     regions = {r["path"] for r in d["profile"]["regions"]}
     assert "(program)" in regions
+    if "whatif" in d:
+        w = d["whatif"]
+        assert w[0]["question"] == "baseline" and w[0]["gain_s"] == 0, w[0]
+        for q in w:
+            for key in ("question", "predicted_s", "gain_s"):
+                assert key in q, f"whatif entry lacks {key}: {q}"
+    if "bounds" in d:
+        assert "(program)" in d["bounds"], d["bounds"].keys()
+        for region, b in d["bounds"].items():
+            for q in ("none", "Q1", "Q2", "Q3", "Q1 and Q2", "Q1 and Q3", "Q2 and Q3", "Q1 and Q2 and Q3"):
+                assert q in b, f"bounds of {region} lack {q}"
+            assert b["Q1"] <= b["none"] + 1e-9, f"{region}: zeroing waits cannot lengthen the breakdown"
+    if "domino" in d:
+        assert isinstance(d["domino"], list)
     print(f"contract: {len(datasets)} datasets with units and description, {n} findings, stages {stages}")
 
 
@@ -69,5 +85,23 @@ def missing(report, rank, nranks):
     print(f"missing rank {rank}: warned, statistics over {int(nranks) - 1} ranks")
 
 
+def whatif(report, max_error):
+    d = json.load(open(report))
+    b = d["whatif"][0]
+    assert abs(b["error"]) <= float(max_error), f"baseline replay {b['predicted_s']:.6f} s against {b['measured_s']:.6f} s measured: error {b['error']:+.2%}"
+    m = b["matching"]
+    print(f"baseline replay {b['predicted_s']:.4f} s, measured {b['measured_s']:.4f} s, error {b['error']:+.2%}; "
+          f"{m['sends']} sends, {m['unmatched_sends']}/{m['unmatched_receives']} unmatched; parameters {b['loggps']['source']}")
+
+
+def gain(report, question, expected, tolerance):
+    d = json.load(open(report))
+    hits = [q for q in d["whatif"] if q["question"] == question]
+    assert hits, f"no question {question!r}: {[q['question'] for q in d['whatif']]}"
+    g = hits[0]["gain_s"]
+    assert abs(g - float(expected)) <= float(tolerance), f"{question}: gain {g * 1e3:.2f} ms, expected {float(expected) * 1e3:.2f} +- {float(tolerance) * 1e3:.2f} ms"
+    print(f"{question}: gain {g * 1e3:.2f} ms (expected {float(expected) * 1e3:.2f} ms)")
+
+
 if __name__ == "__main__":
-    {"contract": contract, "finding": finding, "missing": missing}[sys.argv[1]](*sys.argv[2:])
+    {"contract": contract, "finding": finding, "missing": missing, "whatif": whatif, "gain": gain}[sys.argv[1]](*sys.argv[2:])
