@@ -96,11 +96,10 @@ void run_bounds(Context &ctx, const config::Values &cfg, StageOutput &out) {
       if (p.events.empty() || model.baseline.size() <= s) continue;
       const Located L = locate(t.sel, p, model.side[s], static_cast<int32_t>(ng));
       for (size_t g = 0; g < ng; ++g) part[s * ng + g] = L.participates[g];
+      for (const auto &part : L.parts) calc[s * ng + static_cast<size_t>(part.group)] += part.ns;
       for (size_t i = 0; i < p.events.size(); ++i) {
-        if (L.group[i] < 0) continue;
-        const size_t g = s * ng + static_cast<size_t>(L.group[i]);
-        calc[g] += L.inside[i];
-        if (!L.event[i]) continue;
+        if (L.call[i] < 0) continue;
+        const size_t g = s * ng + static_cast<size_t>(L.call[i]);
         const auto &x = model.baseline[s][i];
         if (p.events[i].items == 0) calc[g] += x.exit - x.enter;  // local calls are not communication
         else {

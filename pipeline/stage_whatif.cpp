@@ -121,7 +121,6 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
       baseline_s = pred;
       model.baseline = r.timings;
       model.baseline_ns = r.makespan_ns;
-      out.attribute("replay_rounds", r.rounds);
     }
     if (keep && traces)
       for (size_t s = 0; s < r.timings.size(); ++s)

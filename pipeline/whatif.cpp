@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 #include "config/schema.h"
@@ -188,9 +189,7 @@ std::vector<Interval> intervals_of(const Selector &sel, const ReplayModel::Side 
 Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel::Side &side, int32_t ngroups_hint) {
   Located L;
   const size_t n = p.events.size();
-  L.inside.assign(n, 0);
-  L.group.assign(n, -1);
-  L.event.assign(n, 0);
+  L.call.assign(n, -1);
   L.participates.assign(static_cast<size_t>(std::max(1, ngroups_hint)), 0);
   if (!in_ranks(sel.ranks, p.rank)) return L;
   if (sel.kind == Selector::Kind::Callsite || sel.kind == Selector::Kind::Event) {
@@ -198,9 +197,8 @@ Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel:
       const bool hit = sel.kind == Selector::Kind::Callsite ? side.site[i] == static_cast<uint32_t>(sel.callsite)
                                                             : (p.rank == sel.rank && static_cast<int64_t>(i) == sel.index);
       if (!hit) continue;
-      L.event[i] = 1;
-      L.inside[i] = std::max<int64_t>(0, p.events[i].gap);
-      L.group[i] = 0;
+      L.call[i] = 0;
+      if (p.events[i].gap > 0) L.parts.push_back({static_cast<int64_t>(i), 0, p.events[i].gap});
       L.participates[0] = 1;
     }
     return L;
@@ -214,16 +212,15 @@ Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel:
     while (k < iv.size() && iv[k].end <= a) ++k;
     for (size_t j = k; j < iv.size() && iv[j].begin < b; ++j) {
       const int64_t o = std::min(b, iv[j].end) - std::max(a, iv[j].begin);
-      if (o > 0) {
-        L.inside[i] += o;
-        L.group[i] = iv[j].group;
-      }
+      if (o <= 0) continue;
+      if (!L.parts.empty() && L.parts.back().event == static_cast<int64_t>(i) && L.parts.back().group == iv[j].group) L.parts.back().ns += o;
+      else L.parts.push_back({static_cast<int64_t>(i), iv[j].group, o});
     }
     // The call itself: selected when it starts inside an interval.
     for (size_t j = k; j < iv.size() && iv[j].begin <= b; ++j)
       if (b < iv[j].end) {
-        L.event[i] = 1;
-        if (L.group[i] < 0) L.group[i] = iv[j].group;
+        L.call[i] = iv[j].group;
+        break;
       }
   }
   return L;
@@ -252,13 +249,23 @@ rp::Scenario build_scenario(const Context &ctx, const ReplayModel &model, const 
       for (const auto &m : model.programs[s].sends) sc.send_bytes[s].push_back(m.bytes);
     return sc.send_bytes[s];
   };
-  // Scales the selected part of a gap: gap - inside + inside * f (on the current gap).
-  auto scale_gap = [&](size_t s, size_t i, int64_t inside, double f) {
+  // Scales the selected parts of the gaps: each part p of gap i becomes p * f(group).
+  // Parts were measured on the measured gap; an earlier clause may have scaled the gap,
+  // and the parts shrink with it.
+  auto scale_parts = [&](size_t s, const std::vector<Located::Part> &parts, const std::function<double(int32_t)> &f) {
+    if (parts.empty()) return;
     auto &g = gaps_of(s);
-    const int64_t measured = model.programs[s].events[i].gap;
-    const double share = measured > 0 ? static_cast<double>(g[i]) / static_cast<double>(measured) : 0.0;
-    const double part = static_cast<double>(inside) * share;
-    g[i] = std::max<int64_t>(0, g[i] - std::llround(part * (1.0 - f)));
+    size_t k = 0;
+    while (k < parts.size()) {
+      const size_t i = static_cast<size_t>(parts[k].event);
+      const int64_t measured = model.programs[s].events[i].gap;
+      const double share = measured > 0 ? static_cast<double>(g[i]) / static_cast<double>(measured) : 0.0;
+      double change = 0;
+      for (; k < parts.size() && parts[k].event == static_cast<int64_t>(i); ++k)
+        change += static_cast<double>(parts[k].ns) * share * (1.0 - f(parts[k].group));
+      g[i] = std::max<int64_t>(0, g[i] - std::llround(change));
+      ++touched;
+    }
   };
 
   for (const Clause &c : q.clauses) {
@@ -278,19 +285,14 @@ rp::Scenario build_scenario(const Context &ctx, const ReplayModel &model, const 
 
     if (c.action == Action::ZeroWait || (c.action == Action::Zero && event_level)) {
       for (size_t s = 0; s < owned; ++s)
-        for (size_t i = 0; i < where[s].event.size(); ++i)
-          if (where[s].event[i]) {
+        for (size_t i = 0; i < where[s].call.size(); ++i)
+          if (where[s].call[i] >= 0) {
             flags_of(s)[i] |= c.action == Action::ZeroWait ? rp::kZeroWait : rp::kZeroEvent;
             ++touched;
           }
     } else if (c.action == Action::Zero || c.action == Action::Scale) {
       const double f = c.action == Action::Zero ? 0.0 : c.factor;
-      for (size_t s = 0; s < owned; ++s)
-        for (size_t i = 0; i < where[s].inside.size(); ++i)
-          if (where[s].inside[i] > 0) {
-            scale_gap(s, i, where[s].inside[i], f);
-            ++touched;
-          }
+      for (size_t s = 0; s < owned; ++s) scale_parts(s, where[s].parts, [f](int32_t) { return f; });
     } else {
       // Balance: every participating rank gets the group's mean (computation or bytes).
       const bool messages = c.action == Action::BalanceMessages;
@@ -303,11 +305,10 @@ rp::Scenario build_scenario(const Context &ctx, const ReplayModel &model, const 
           const auto &side = model.side[s];
           for (size_t k = 0; k < model.programs[s].sends.size(); ++k) {
             const auto i = static_cast<size_t>(side.send_event[k]);
-            if (L.event[i] && L.group[i] >= 0) totals[s * ng + static_cast<size_t>(L.group[i])] += model.programs[s].sends[k].bytes;
+            if (L.call[i] >= 0) totals[s * ng + static_cast<size_t>(L.call[i])] += model.programs[s].sends[k].bytes;
           }
         } else {
-          for (size_t i = 0; i < L.inside.size(); ++i)
-            if (L.inside[i] > 0 && L.group[i] >= 0) totals[s * ng + static_cast<size_t>(L.group[i])] += L.inside[i];
+          for (const auto &part : L.parts) totals[s * ng + static_cast<size_t>(part.group)] += part.ns;
         }
         for (size_t g = 0; g < ng; ++g)
           if (L.participates[g]) {
@@ -328,17 +329,13 @@ rp::Scenario build_scenario(const Context &ctx, const ReplayModel &model, const 
           const auto &side = model.side[s];
           for (size_t k = 0; k < model.programs[s].sends.size(); ++k) {
             const auto i = static_cast<size_t>(side.send_event[k]);
-            if (!L.event[i] || L.group[i] < 0) continue;
+            if (L.call[i] < 0) continue;
             auto &b = bytes_of(s);
-            b[k] = std::llround(static_cast<double>(b[k]) * factor(L.group[i]));
+            b[k] = std::llround(static_cast<double>(b[k]) * factor(L.call[i]));
             ++touched;
           }
         } else {
-          for (size_t i = 0; i < L.inside.size(); ++i)
-            if (L.inside[i] > 0 && L.group[i] >= 0) {
-              scale_gap(s, i, L.inside[i], factor(L.group[i]));
-              ++touched;
-            }
+          scale_parts(s, L.parts, factor);
         }
       }
     }

@@ -54,14 +54,18 @@ struct Question {
   std::vector<Clause> clauses;
 };
 
-// Where a selector falls on one rank, per event: the part of the computation before the
-// event inside the selection, its group (the step, for "steps of R"; else 0; -1 none),
-// and whether the call itself is selected; per group, whether the rank executed it.
+// Where a selector falls on one rank. Groups are the steps for "steps of R", else 0.
 struct Located {
-  std::vector<int64_t> inside;
-  std::vector<int32_t> group;
-  std::vector<uint8_t> event;
-  std::vector<uint8_t> participates;
+  // Computation before an event inside the selection, per group: a gap that spans the
+  // end of one step and the start of the next gives two parts. By event, then group.
+  struct Part {
+    int64_t event;
+    int32_t group;
+    int64_t ns;
+  };
+  std::vector<Part> parts;
+  std::vector<int32_t> call;          // per event: the group of the call itself, -1 if not selected
+  std::vector<uint8_t> participates;  // per group: the rank executed it
 };
 Located locate(const Selector &sel, const kernels::replay::RankProgram &p, const ReplayModel::Side &side, int32_t ngroups);
 
