@@ -112,7 +112,6 @@ void run_domino(Context &ctx, const config::Values &cfg, StageOutput &out) {
     out.attribute("skipped", "the run has " + std::to_string(model.events) + " events, more than domino.max_events = " +
                                  std::to_string(limit) + " (every process would hold them all)");
     out.table("paths", t);
-    ctx.warnings.push_back("domino: skipped, " + std::to_string(model.events) + " events exceed domino.max_events");
     return;
   }
   ctx.progress().begin("domino: gathering the run");

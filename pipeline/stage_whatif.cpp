@@ -195,7 +195,7 @@ void whatif_text(std::ostream &os, const io::ResultsStore &rs) {
   std::vector<size_t> order;
   for (size_t i = 1; i < t.rows(); ++i) order.push_back(i);
   std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return gain[x] > gain[y]; });
-  for (size_t k = 0; k < order.size() && k < 6; ++k) {
+  for (size_t k = 0; k < order.size() && k < 4; ++k) {  // the rest: JSON and /whatif/questions
     const size_t i = order[k];
     std::snprintf(line, sizeof line, "  %-44s %10s  gain %10s\n", clip(text[i], 44).c_str(), format_seconds(pred[i]).c_str(),
                   format_seconds(gain[i]).c_str());

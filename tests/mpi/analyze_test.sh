@@ -50,7 +50,8 @@ determinism)
   cmp k1.txt again.txt || fail "perfsift report differs from analyze's text report"
   echo "report round trip: JSON and text identical"
   lines=$(wc -l < k1.txt)
-  [ "$lines" -le 45 ] || fail "text report has $lines lines (about 40 expected)"
+  # About 40 lines of AutoAnalyzer results and 10 of the replay's (what if, bounds, domino).
+  [ "$lines" -le 55 ] || fail "text report has $lines lines (about 50 expected)"
   ;;
 synth)
   # The synthetic store holds what was injected: counters, miss rates, rates, late senders.
