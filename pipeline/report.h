@@ -3,6 +3,8 @@
 // commands always say the same thing.
 #pragma once
 
+#include "io/atomic_file.h"
+
 #include <cstdint>
 #include <string>
 
@@ -19,6 +21,6 @@ std::string render_text(const io::ResultsStore &results, const ReportLimits &lim
 std::string render_json(const io::ResultsStore &results, const ReportLimits &limits = {});
 
 // Writes `text` to `path` through a temporary name (never half-written).
-void write_file_atomically(const std::string &path, const std::string &text);
+using io::write_file_atomically;
 
 }  // namespace perfsift::pipeline
