@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <type_traits>
 #include <sstream>
 #include <unordered_map>
 
@@ -322,6 +324,88 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
   model->events = sums[6];
   MPI_Allreduce(&local_end, &model->measured_ns, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
   return model;
+}
+
+namespace {
+template <class T>
+void put(std::vector<char> &b, const std::vector<T> &v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  const int64_t n = static_cast<int64_t>(v.size());
+  b.insert(b.end(), reinterpret_cast<const char *>(&n), reinterpret_cast<const char *>(&n) + sizeof n);
+  if (n) b.insert(b.end(), reinterpret_cast<const char *>(v.data()), reinterpret_cast<const char *>(v.data() + v.size()));
+}
+template <class T>
+void get(const char *&p, std::vector<T> &v) {
+  int64_t n = 0;
+  std::memcpy(&n, p, sizeof n);
+  p += sizeof n;
+  v.resize(static_cast<size_t>(n));
+  if (n) std::memcpy(static_cast<void *>(v.data()), p, static_cast<size_t>(n) * sizeof(T));
+  p += static_cast<size_t>(n) * sizeof(T);
+}
+}  // namespace
+
+std::shared_ptr<ReplayModel> gather_whole(const Context &ctx, const ReplayModel &m) {
+  std::vector<char> mine;
+  for (size_t s = 0; s < m.programs.size(); ++s) {
+    const auto &p = m.programs[s];
+    const auto &d = m.side[s];
+    put(mine, std::vector<int32_t>{p.rank, p.request_slots});
+    put(mine, p.events);
+    put(mine, p.items);
+    put(mine, p.sends);
+    put(mine, p.recvs);
+    put(mine, p.colls);
+    put(mine, p.owns);
+    put(mine, s < m.baseline.size() ? m.baseline[s] : std::vector<rp::EventTiming>{});
+    put(mine, d.enter);
+    put(mine, d.region);
+    put(mine, d.step);
+    put(mine, d.site);
+    put(mine, d.op);
+    put(mine, d.send_event);
+    put(mine, d.executions);
+  }
+  const auto all = ctx.allgatherv(mine);
+  auto w = std::make_shared<ReplayModel>();
+  w->params = m.params;
+  w->measured_ns = m.measured_ns;
+  w->events = m.events;
+  w->sends = m.sends;
+  w->receives = m.receives;
+  w->unmatched_sends = m.unmatched_sends;
+  w->unmatched_receives = m.unmatched_receives;
+  w->collectives = m.collectives;
+  w->local_events = m.local_events;
+  w->comm_owners = m.comm_owners;
+  w->baseline_ns = m.baseline_ns;
+  const char *p = all.data(), *end = all.data() + all.size();
+  while (p < end) {
+    rp::RankProgram q;
+    ReplayModel::Side d;
+    std::vector<int32_t> head;
+    get(p, head);
+    q.rank = head[0];
+    q.request_slots = head[1];
+    get(p, q.events);
+    get(p, q.items);
+    get(p, q.sends);
+    get(p, q.recvs);
+    get(p, q.colls);
+    get(p, q.owns);
+    w->baseline.emplace_back();
+    get(p, w->baseline.back());
+    get(p, d.enter);
+    get(p, d.region);
+    get(p, d.step);
+    get(p, d.site);
+    get(p, d.op);
+    get(p, d.send_event);
+    get(p, d.executions);
+    w->programs.push_back(std::move(q));
+    w->side.push_back(std::move(d));
+  }
+  return w;
 }
 
 ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const rp::Scenario &sc, bool record_timings) {

@@ -46,6 +46,11 @@ struct ReplayOutcome {
   int64_t rounds = 0;
   std::vector<std::vector<kernels::replay::EventTiming>> timings;  // when asked for
 };
+// Collective: a copy of the model holding every rank (programs, side data, baseline) on
+// every process, for work that replays the whole run many times (domino candidates,
+// questions spread over processes). Memory: O(all events) per process.
+std::shared_ptr<ReplayModel> gather_whole(const Context &ctx, const ReplayModel &model);
+
 // Collective: replays the owned ranks under a scenario, exchanging cross-owner message
 // times and collective arrivals in rounds.
 ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const kernels::replay::Scenario &sc,

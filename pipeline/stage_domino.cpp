@@ -9,7 +9,6 @@
 #include <omp.h>
 
 #include <cstdio>
-#include <cstring>
 #include <ostream>
 
 #include "kernels/domino.h"
@@ -24,71 +23,6 @@ namespace rp = kernels::replay;
 namespace dm = kernels::domino;
 
 namespace {
-
-template <class T>
-void put(std::vector<char> &b, const std::vector<T> &v) {
-  const int64_t n = static_cast<int64_t>(v.size());
-  b.insert(b.end(), reinterpret_cast<const char *>(&n), reinterpret_cast<const char *>(&n) + sizeof n);
-  if (n) b.insert(b.end(), reinterpret_cast<const char *>(v.data()), reinterpret_cast<const char *>(v.data() + v.size()));
-}
-template <class T>
-void get(const char *&p, std::vector<T> &v) {
-  int64_t n = 0;
-  std::memcpy(&n, p, sizeof n);
-  p += sizeof n;
-  v.resize(static_cast<size_t>(n));
-  if (n) std::memcpy(v.data(), p, static_cast<size_t>(n) * sizeof(T));
-  p += static_cast<size_t>(n) * sizeof(T);
-}
-
-struct Everything {
-  std::vector<rp::RankProgram> programs;
-  std::vector<std::vector<rp::EventTiming>> baseline;
-  std::vector<std::vector<int32_t>> region;
-  std::vector<std::vector<uint16_t>> op;
-};
-
-// Every rank's program, baseline and event labels on every process.
-Everything gather(const Context &ctx, const ReplayModel &m) {
-  std::vector<char> mine;
-  for (size_t s = 0; s < m.programs.size(); ++s) {
-    const auto &p = m.programs[s];
-    put(mine, std::vector<int32_t>{p.rank, p.request_slots});
-    put(mine, p.events);
-    put(mine, p.items);
-    put(mine, p.sends);
-    put(mine, p.recvs);
-    put(mine, p.colls);
-    put(mine, p.owns);
-    put(mine, m.baseline[s]);
-    put(mine, m.side[s].region);
-    put(mine, m.side[s].op);
-  }
-  const auto all = ctx.allgatherv(mine);
-  Everything e;
-  const char *p = all.data(), *end = all.data() + all.size();
-  while (p < end) {
-    rp::RankProgram q;
-    std::vector<int32_t> head;
-    get(p, head);
-    q.rank = head[0];
-    q.request_slots = head[1];
-    get(p, q.events);
-    get(p, q.items);
-    get(p, q.sends);
-    get(p, q.recvs);
-    get(p, q.colls);
-    get(p, q.owns);
-    e.programs.push_back(std::move(q));
-    e.baseline.emplace_back();
-    get(p, e.baseline.back());
-    e.region.emplace_back();
-    get(p, e.region.back());
-    e.op.emplace_back();
-    get(p, e.op.back());
-  }
-  return e;
-}
 
 void run_domino(Context &ctx, const config::Values &cfg, StageOutput &out) {
   if (!ctx.replay) throw std::runtime_error("domino: needs the whatif stage before it in pipeline.stages (it builds the replay)");
@@ -115,7 +49,8 @@ void run_domino(Context &ctx, const config::Values &cfg, StageOutput &out) {
     return;
   }
   ctx.progress().begin("domino: gathering the run");
-  const Everything all = gather(ctx, model);
+  const auto whole = gather_whole(ctx, model);
+  const ReplayModel &all = *whole;
   ctx.progress().end();
   rp::Scenario base;
   base.net = model.params;
@@ -153,8 +88,8 @@ void run_domino(Context &ctx, const config::Values &cfg, StageOutput &out) {
     o = r = "";
     if (e.rank < 0 || slot[static_cast<size_t>(e.rank)] < 0) return;
     const size_t s = static_cast<size_t>(slot[static_cast<size_t>(e.rank)]);
-    const uint16_t code = all.op[s][static_cast<size_t>(e.event)];
-    const int32_t reg = all.region[s][static_cast<size_t>(e.event)];
+    const uint16_t code = all.side[s].op[static_cast<size_t>(e.event)];
+    const int32_t reg = all.side[s].region[static_cast<size_t>(e.event)];
     o = code < ops.size() ? ops[code] : "?";
     r = reg >= 0 && static_cast<size_t>(reg) < regions.size() ? regions[static_cast<size_t>(reg)].path : "?";
   };

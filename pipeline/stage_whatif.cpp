@@ -14,6 +14,7 @@
 #include <map>
 #include <ostream>
 #include <set>
+#include <omp.h>
 
 #include "pipeline/format.h"
 #include "pipeline/replay_model.h"
@@ -105,20 +106,25 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   auto &q_gain = qt.floats("gain_s", "s", "baseline replay minus predicted");
   auto &q_sel = qt.ints("selected", "", "events and computation spans the question changed");
   auto &q_rel = qt.ints("released", "", "dependencies released at a stuck point (crashed ranks, missing messages)");
-  std::map<std::string, double> gain_of;
-  double baseline_s = 0;
-  for (size_t k = 0; k < unique.size(); ++k) {
-    const Asked &a = unique[k];
-    const Question q = parse_question(a.text, paths);
-    int64_t selected = 0;
-    const rp::Scenario sc = build_scenario(ctx, model, q, selected);
-    const bool keep = k == 0 || (traces && k < user_end);
-    ctx.progress().begin("whatif: " + a.text);
-    ReplayOutcome r = replay_distributed(ctx, model, sc, keep || k == 0);
+  // Questions with stored traces (the baseline, the user's) replay distributed: every
+  // process advances its own ranks. The rest are spread over the processes and their
+  // threads, each replaying the whole run alone, when it fits (whatif.spread_max_events).
+  const size_t n = unique.size();
+  std::vector<Question> parsed;
+  for (const auto &a : unique) parsed.push_back(parse_question(a.text, paths));
+  std::vector<int64_t> predicted(n, INT64_MIN), selected(n, INT64_MIN), released(n, INT64_MIN);
+  const size_t distributed_end = std::max<size_t>(1, traces ? user_end : 1);
+  const bool spread = ctx.nprocs() > 1 && model.events <= cfg.get_int("whatif.spread_max_events");
+  for (size_t k = 0; k < n; ++k) {
+    if (k >= distributed_end && spread) break;
+    const rp::Scenario sc = build_scenario(&ctx, model, parsed[k], selected[k]);
+    const bool keep = k < distributed_end;
+    ctx.progress().begin("whatif: " + unique[k].text);
+    ReplayOutcome r = replay_distributed(ctx, model, sc, keep);
     ctx.progress().end();
-    const double pred = static_cast<double>(r.makespan_ns) * 1e-9;
+    predicted[k] = r.makespan_ns;
+    released[k] = r.released;
     if (k == 0) {
-      baseline_s = pred;
       model.baseline = r.timings;
       model.baseline_ns = r.makespan_ns;
     }
@@ -135,13 +141,35 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
           t_op.push_back(model.side[s].op[i]);
           t_region.push_back(model.side[s].region[i]);
         }
-    q_text.push_back(a.text);
-    q_origin.push_back(a.origin);
+  }
+  if (spread && distributed_end < n) {
+    ctx.progress().begin("whatif: " + std::to_string(n - distributed_end) + " questions spread over " + std::to_string(ctx.nprocs()) + " processes");
+    const auto whole = gather_whole(ctx, model);
+    std::vector<size_t> mine;
+    for (size_t k = distributed_end + static_cast<size_t>(ctx.me()); k < n; k += static_cast<size_t>(ctx.nprocs())) mine.push_back(k);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t j = 0; j < mine.size(); ++j) {
+      const size_t k = mine[j];
+      const rp::Scenario sc = build_scenario(nullptr, *whole, parsed[k], selected[k]);
+      const auto r = rp::replay_serial(whole->programs, sc, false);
+      predicted[k] = r.makespan;
+      released[k] = r.released;
+    }
+    for (auto *v : {&predicted, &selected, &released})
+      MPI_Allreduce(MPI_IN_PLACE, v->data(), static_cast<int>(n), MPI_INT64_T, MPI_MAX, ctx.comm());
+    ctx.progress().end();
+  }
+  std::map<std::string, double> gain_of;
+  const double baseline_s = static_cast<double>(predicted[0]) * 1e-9;
+  for (size_t k = 0; k < n; ++k) {
+    const double pred = static_cast<double>(predicted[k]) * 1e-9;
+    q_text.push_back(unique[k].text);
+    q_origin.push_back(unique[k].origin);
     q_pred.push_back(pred);
     q_gain.push_back(baseline_s - pred);
-    q_sel.push_back(selected);
-    q_rel.push_back(r.released);
-    gain_of[a.text] = baseline_s - pred;
+    q_sel.push_back(selected[k]);
+    q_rel.push_back(released[k]);
+    gain_of[unique[k].text] = baseline_s - pred;
   }
   const double measured = static_cast<double>(model.measured_ns) * 1e-9;
   out.attribute("loggps_source", params.source);
@@ -249,7 +277,10 @@ StageInfo whatif_stage() {
                {"standard_questions", config::Type::Bool, true, "", "also ask ideal-network, zero-wait all, and balance every step region and step"},
                {"max_step_questions", config::Type::Int, int64_t{64}, "", "at most this many single-step balance questions", 0, 1e6},
                {"trace_max_events", config::Type::Int, int64_t{2000000}, "",
-                "store predicted traces (baseline and user questions) when the run has at most this many events", 0, 1e12}},
+                "store predicted traces (baseline and user questions) when the run has at most this many events", 0, 1e12},
+               {"spread_max_events", config::Type::Int, int64_t{5000000}, "",
+                "runs up to this many events: questions are spread over processes and threads, each replaying the "
+                "whole run (every process then holds every rank's program); larger runs replay each question distributed", 0, 1e12}},
               run_whatif, whatif_text, nullptr};
   s.json_value = whatif_json;
   return s;

@@ -226,7 +226,7 @@ Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel:
   return L;
 }
 
-rp::Scenario build_scenario(const Context &ctx, const ReplayModel &model, const Question &q, int64_t &selected) {
+rp::Scenario build_scenario(const Context *ctx, const ReplayModel &model, const Question &q, int64_t &selected) {
   rp::Scenario sc;
   sc.net = model.params;
   sc.ideal_network = q.ideal_network;
@@ -276,7 +276,7 @@ rp::Scenario build_scenario(const Context &ctx, const ReplayModel &model, const 
       for (const auto &side : model.side)
         for (const auto &x : side.executions)
           if (x.region == c.sel.region_id) mx = std::max<int64_t>(mx, x.step);
-      MPI_Allreduce(MPI_IN_PLACE, &mx, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+      if (ctx) MPI_Allreduce(MPI_IN_PLACE, &mx, 1, MPI_INT64_T, MPI_MAX, ctx->comm());
       ngroups = std::max<int64_t>(1, mx + 1);
     }
     std::vector<Located> where(owned);
@@ -316,7 +316,7 @@ rp::Scenario build_scenario(const Context &ctx, const ReplayModel &model, const 
             ++sums[ng + g];
           }
       }
-      ctx.allreduce_sum(sums);
+      if (ctx) ctx->allreduce_sum(sums);
       for (size_t s = 0; s < owned; ++s) {
         const auto &L = where[s];
         auto factor = [&](int32_t g) {
@@ -341,7 +341,7 @@ rp::Scenario build_scenario(const Context &ctx, const ReplayModel &model, const 
     }
   }
   std::vector<int64_t> t = {touched};
-  ctx.allreduce_sum(t);
+  if (ctx) ctx->allreduce_sum(t);
   selected = t[0];
   return sc;
 }

@@ -73,9 +73,11 @@ Located locate(const Selector &sel, const kernels::replay::RankProgram &p, const
 // question, the offending word and the fix.
 Question parse_question(const std::string &text, const std::vector<std::string> &region_paths);
 
-// Collective: the scenario for the owned ranks (balance needs every rank's totals).
-// `selected` counts what the question touched (events plus computation gaps), run-wide.
-kernels::replay::Scenario build_scenario(const Context &ctx, const ReplayModel &model, const Question &q,
+// The scenario for the model's ranks. With a context: collective over it, the model
+// holding the owned ranks (balance needs every rank's totals). Without (nullptr): the
+// model holds every rank; no communication. `selected` counts what the question touched
+// (calls plus computation spans), run-wide.
+kernels::replay::Scenario build_scenario(const Context *ctx, const ReplayModel &model, const Question &q,
                                          int64_t &selected);
 
 }  // namespace perfsift::pipeline
