@@ -1,12 +1,9 @@
 // Building replay programs from the store, matching messages, and the distributed
 // replay driver.
 //
-// Matching (MPI's non-overtaking rule): the k-th send from s to d with tag t on
-// communicator c meets the k-th receive at d that matched (c, s, t), receives counted in
-// posting order with wildcards resolved from the recorded status. Both sides number
-// their own messages, so a match is a join on (c, s, d, t, k): senders route their keys
-// to the receiver's owner, which answers with the receive's index. O(messages) work and
-// one all-to-all each way.
+// Matching (kernels/message_match.h): both sides number their own messages, so a match
+// is a join on (c, s, d, t, k): senders route their keys to the receiver's owner, which
+// answers with the receive's index. O(messages) work and one all-to-all each way.
 #include "pipeline/replay_model.h"
 
 #include <algorithm>
@@ -17,6 +14,7 @@
 #include <unordered_map>
 
 #include "config/schema.h"
+#include "kernels/message_match.h"
 #include "ops.h"
 #include "pipeline/report.h"
 
@@ -61,20 +59,8 @@ std::vector<OpTraits> classify_ops(const std::vector<std::string> &names) {
   return out;
 }
 
-struct MessageKey {
-  int32_t comm, src, dst, tag;
-  int64_t seq;
-  bool operator==(const MessageKey &o) const {
-    return comm == o.comm && src == o.src && dst == o.dst && tag == o.tag && seq == o.seq;
-  }
-};
-struct KeyHash {
-  size_t operator()(const MessageKey &k) const {
-    uint64_t h = static_cast<uint64_t>(k.seq) * 0x9E3779B97F4A7C15ull;
-    for (int32_t v : {k.comm, k.src, k.dst, k.tag}) h = (h ^ static_cast<uint32_t>(v)) * 0x100000001B3ull;
-    return static_cast<size_t>(h ^ (h >> 29));
-  }
-};
+using kernels::MessageKey;
+
 struct SendKey {
   MessageKey key;
   int32_t send_index;
@@ -83,12 +69,6 @@ struct SendKey {
 };
 struct MatchReply {
   int32_t src, send_index, dst, recv_index;
-};
-
-// Per (comm, peer, tag) message counters of one rank.
-struct Counter {
-  std::unordered_map<MessageKey, int64_t, KeyHash> next;
-  int64_t take(int32_t comm, int32_t src, int32_t dst, int32_t tag) { return next[{comm, src, dst, tag, 0}]++; }
 };
 
 }  // namespace
@@ -129,7 +109,7 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
   model->programs.resize(static_cast<size_t>(owned));
   model->side.resize(static_cast<size_t>(owned));
   std::vector<std::vector<SendKey>> route(static_cast<size_t>(np));
-  std::unordered_map<MessageKey, std::pair<int32_t, int32_t>, KeyHash> waiting;  // key -> (slot, recv index)
+  kernels::ReceiveIndex<std::pair<int32_t, int32_t>> waiting;  // key -> (slot, recv index)
   std::vector<int64_t> finalize_exit(static_cast<size_t>(owned), rp::kUnknown);
   std::vector<int32_t> finalize_coll(static_cast<size_t>(owned), -1);
   int64_t local_max_finalize_enter = rp::kUnknown, local_end = 0;
@@ -140,7 +120,7 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
     size_t next_request = 0, next_completion = 0;
     std::unordered_map<int64_t, int32_t> slot_of_id;
     std::unordered_map<int64_t, const io::CompletionRecord *> completion_of_id;
-    Counter sends, recvs;
+    kernels::MessageCounter sends, recvs;
     std::unordered_map<int32_t, int64_t> coll_seq;
   };
   std::vector<Building> building(static_cast<size_t>(owned));
@@ -182,14 +162,14 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
         const auto idx = static_cast<int32_t>(p.sends.size());
         p.sends.push_back({bytes, -1, -1});
         side.send_event.push_back(static_cast<int32_t>(i));
-        const MessageKey key{comm, rank, dst, tag, b.sends.take(comm, rank, dst, tag)};
+        const MessageKey key = b.sends.next(comm, rank, dst, tag);
         route[static_cast<size_t>(ctx.owner_of(dst))].push_back({key, idx, 0, bytes});
         return idx;
       };
       auto add_recv = [&](int32_t src, int32_t tag, int32_t comm, int64_t bytes) {
         const auto idx = static_cast<int32_t>(p.recvs.size());
         p.recvs.push_back({bytes, -1, -1, e.t_exit - e.t_enter});
-        if (src >= 0 && src < ctx.nranks()) waiting[{comm, src, rank, tag, b.recvs.take(comm, src, rank, tag)}] = {static_cast<int32_t>(s), idx};
+        if (src >= 0 && src < ctx.nranks()) waiting.add(b.recvs.next(comm, src, rank, tag), {static_cast<int32_t>(s), idx});
         return idx;
       };
       auto add_coll = [&](int32_t comm, int64_t bytes, int32_t root) {
@@ -283,18 +263,17 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
   std::vector<std::vector<MatchReply>> replies(static_cast<size_t>(np));
   int64_t unmatched_sends = 0, sends = 0;
   for (const SendKey &k : arrived) {
-    auto it = waiting.find(k.key);
-    if (it == waiting.end()) {
+    const auto found = waiting.take(k.key);
+    if (!found) {
       ++unmatched_sends;
       continue;
     }
-    auto [slot, ri] = it->second;
+    const auto [slot, ri] = *found;
     rp::RecvMessage &m = model->programs[static_cast<size_t>(slot)].recvs[static_cast<size_t>(ri)];
     m.src = k.key.src;
     m.send_index = k.send_index;
     m.bytes = k.bytes;
     replies[static_cast<size_t>(ctx.owner_of(k.key.src))].push_back({k.key.src, k.send_index, k.key.dst, ri});
-    waiting.erase(it);
   }
   for (const MatchReply &r : ctx.alltoallv(replies)) {
     rp::SendMessage &m = model->programs[static_cast<size_t>(r.src - first)].sends[static_cast<size_t>(r.send_index)];

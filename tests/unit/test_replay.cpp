@@ -307,3 +307,22 @@ TEST(Domino, PaperFigure4PathRunsBackThroughTwoProcesses) {
   EXPECT_EQ(res.longest_wait.wait, 135);
   EXPECT_EQ(res.longest_wait.predicted, 155);
 }
+
+#include "kernels/message_match.h"
+
+TEST(MessageMatch, NonOvertakingPerTagWithResolvedWildcards) {
+  // Rank 0 sends tags 1, 2, 1 to rank 1. Rank 1 posts MPI_ANY_TAG (the status said 2),
+  // then two receives of tag 1: each send meets the receive its (tag, number) names.
+  MessageCounter sends, recvs;
+  ReceiveIndex<int> posted;
+  posted.add(recvs.next(0, 0, 1, 2), 0);  // the wildcard receive, resolved to tag 2
+  posted.add(recvs.next(0, 0, 1, 1), 1);
+  posted.add(recvs.next(0, 0, 1, 1), 2);
+  posted.add(recvs.next(0, 0, 1, 9), 3);  // a receive no send meets
+  EXPECT_EQ(posted.take(sends.next(0, 0, 1, 1)), 1);
+  EXPECT_EQ(posted.take(sends.next(0, 0, 1, 2)), 0);
+  EXPECT_EQ(posted.take(sends.next(0, 0, 1, 1)), 2);
+  EXPECT_FALSE(posted.take(sends.next(0, 0, 1, 1)).has_value());  // a third tag-1 send: unmatched
+  EXPECT_FALSE(posted.take(sends.next(5, 0, 1, 2)).has_value());  // another communicator
+  EXPECT_EQ(posted.unmatched(), 1u);
+}

@@ -1,0 +1,67 @@
+// MPI message matching, the pure part both the replay and the message classifier use.
+//
+// MPI's non-overtaking rule: the k-th send from s to d with tag t on communicator c meets
+// the k-th receive at d that matched (c, s, t), receives counted in the order they were
+// posted, wildcards resolved from the recorded status. Each side numbers its own
+// messages (MessageCounter), so matching is a join on (c, s, d, t, k) that needs no
+// global order: whoever holds the receives indexes them (ReceiveIndex) and looks the
+// sends' keys up. O(1) expected per message.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+namespace perfsift::kernels {
+
+struct MessageKey {
+  int32_t comm, src, dst, tag;
+  int64_t seq;  // k: the message's number among those with the same (comm, src, dst, tag)
+  bool operator==(const MessageKey &o) const {
+    return comm == o.comm && src == o.src && dst == o.dst && tag == o.tag && seq == o.seq;
+  }
+};
+
+struct MessageKeyHash {
+  size_t operator()(const MessageKey &k) const {
+    uint64_t h = static_cast<uint64_t>(k.seq) * 0x9E3779B97F4A7C15ull;
+    for (int32_t v : {k.comm, k.src, k.dst, k.tag}) h = (h ^ static_cast<uint32_t>(v)) * 0x100000001B3ull;
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+};
+
+// Numbers one rank's sends (or receives) per (comm, src, dst, tag), in call order.
+class MessageCounter {
+ public:
+  MessageKey next(int32_t comm, int32_t src, int32_t dst, int32_t tag) {
+    MessageKey k{comm, src, dst, tag, 0};
+    k.seq = m_next[k]++;
+    return k;
+  }
+
+ private:
+  std::unordered_map<MessageKey, int64_t, MessageKeyHash> m_next;
+};
+
+// The receives posted so far, by key; a send's key finds its receive once.
+template <class Receive>
+class ReceiveIndex {
+ public:
+  void add(const MessageKey &k, Receive r) { m_waiting.emplace(k, r); }
+  // The receive the send with this key meets (removed from the index), or none.
+  std::optional<Receive> take(const MessageKey &k) {
+    auto it = m_waiting.find(k);
+    if (it == m_waiting.end()) return std::nullopt;
+    Receive r = it->second;
+    m_waiting.erase(it);
+    return r;
+  }
+  // Receives no send has met.
+  size_t unmatched() const { return m_waiting.size(); }
+
+ private:
+  std::unordered_map<MessageKey, Receive, MessageKeyHash> m_waiting;
+};
+
+}  // namespace perfsift::kernels
