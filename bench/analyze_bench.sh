@@ -23,7 +23,9 @@ size=$(stat -c %s "$store")
 nev=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"])' "$dir/info.json")
 sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true   # cold cache when allowed (root)
 start=$(date +%s.%N)
-mpirun -n "$k" /usr/bin/time -f "peak_kb %M" "$perfsift" analyze "$store" -o "$dir/results.h5" > "$dir/report.txt" 2> "$dir/err.txt"
+# Load + profile: the replay stages have their own benchmark (bench_replay).
+printf '[pipeline]\nstages = ["profile"]\n' > "$dir/profile.toml"
+mpirun -n "$k" /usr/bin/time -f "peak_kb %M" "$perfsift" analyze "$store" -c "$dir/profile.toml" -o "$dir/results.h5" > "$dir/report.txt" 2> "$dir/err.txt"
 wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.2f", e-s}')
 grep -c "load-imbalance" "$dir/report.txt" > /dev/null || { cat "$dir/err.txt"; echo "the injected imbalance was not found"; exit 1; }
 awk -v size="$size" -v wall="$wall" -v k="$k" -v nev="$nev" -v ranks="$ranks" -v regions="$regions" '
