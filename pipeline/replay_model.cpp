@@ -118,8 +118,9 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
   struct Building {
     int64_t prev_exit = 0;
     size_t next_request = 0, next_completion = 0;
-    std::unordered_map<int64_t, int32_t> slot_of_id;
-    std::unordered_map<int64_t, const io::CompletionRecord *> completion_of_id;
+    // Request ids are small and dense per rank (the collector numbers them): vectors.
+    std::vector<int32_t> slot_of_id;        // id -> request slot, -1 none
+    std::vector<int32_t> completion_of_id;  // id -> completion row (index into `completions`), -1 none
     kernels::MessageCounter sends, recvs;
     std::unordered_map<int32_t, int64_t> coll_seq;
   };
@@ -128,9 +129,13 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
     const size_t s = static_cast<size_t>(r - first);
     model->programs[s].rank = r;
     Building &b = building[s];
+    int64_t max_id = -1;
+    for (int64_t k = req_off[r]; k < req_off[r + 1]; ++k) max_id = std::max(max_id, requests[static_cast<size_t>(k - req_off[first])].id);
+    b.slot_of_id.assign(static_cast<size_t>(max_id + 1), -1);
+    b.completion_of_id.assign(static_cast<size_t>(max_id + 1), -1);
     for (int64_t k = cmp_off[r]; k < cmp_off[r + 1]; ++k) {
       const auto &c = completions[static_cast<size_t>(k - cmp_off[first])];
-      if (c.request >= 0) b.completion_of_id[c.request] = &c;
+      if (c.request >= 0 && c.request <= max_id) b.completion_of_id[static_cast<size_t>(c.request)] = static_cast<int32_t>(k - cmp_off[first]);
     }
     for (int64_t k = step_off[r]; k < step_off[r + 1]; ++k) model->side[s].executions.push_back(executions[static_cast<size_t>(k - step_off[first])]);
     b.next_request = static_cast<size_t>(req_off[r] - req_off[first]);
@@ -206,14 +211,14 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
       while (b.next_request < req_end && requests[b.next_request].event < i) ++b.next_request;
       for (; b.next_request < req_end && requests[b.next_request].event == i; ++b.next_request) {
         const io::RequestRecord &q = requests[b.next_request];
-        if (t.templ || inter) continue;  // persistent templates: MPI_Start activates them
+        if (t.templ || inter || q.id < 0) continue;  // persistent templates: MPI_Start activates them
         const int32_t slot = p.request_slots++;
-        b.slot_of_id[q.id] = slot;
+        b.slot_of_id[static_cast<size_t>(q.id)] = slot;
         if (q.kind == io::kReqSend && q.peer >= 0) {
           p.items.push_back({rp::ItemType::PostSend, add_send(q.peer, q.tag, q.comm, q.bytes), slot});
         } else if (q.kind == io::kReqRecv) {
-          auto it = b.completion_of_id.find(q.id);
-          const io::CompletionRecord *c = it == b.completion_of_id.end() ? nullptr : it->second;
+          const int32_t row = b.completion_of_id[static_cast<size_t>(q.id)];
+          const io::CompletionRecord *c = row < 0 ? nullptr : &completions[static_cast<size_t>(row)];
           const bool resolved = c && c->source >= 0 && !c->cancelled;
           p.items.push_back({rp::ItemType::PostRecv, add_recv(resolved ? c->source : -1, resolved ? c->tag : q.tag, q.comm,
                                                                resolved ? c->bytes : 0), slot});
@@ -222,7 +227,7 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
           p.items.push_back({rp::ItemType::PostCollective, add_coll(q.comm, e.bytes, rooted ? e.peer : -1), slot});
         } else {
           --p.request_slots;
-          b.slot_of_id.erase(q.id);
+          b.slot_of_id[static_cast<size_t>(q.id)] = -1;
         }
       }
       // Requests this call completed; the receive half of a Sendrecv.
@@ -234,8 +239,8 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
             p.items.push_back({rp::ItemType::Recv, add_recv(c.source, c.tag, e.comm, c.bytes)});
           continue;
         }
-        auto it = b.slot_of_id.find(c.request);
-        if (it != b.slot_of_id.end()) p.items.push_back({rp::ItemType::Complete, it->second});
+        if (static_cast<size_t>(c.request) < b.slot_of_id.size() && b.slot_of_id[static_cast<size_t>(c.request)] >= 0)
+          p.items.push_back({rp::ItemType::Complete, b.slot_of_id[static_cast<size_t>(c.request)]});
       }
       out.items = static_cast<uint16_t>(p.items.size() - static_cast<size_t>(out.first_item));
       if (out.items == 0) p.add_local(out.gap, e.t_exit - e.t_enter);
