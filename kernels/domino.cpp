@@ -218,18 +218,34 @@ std::vector<std::vector<int64_t>> rest_bounds(const std::vector<rp::RankProgram>
   return rest;
 }
 
+int64_t zero_wait_time(const std::vector<rp::RankProgram> &programs, const rp::Scenario &base,
+                       const std::vector<std::vector<int64_t>> &rest, const rp::Snapshot &snap, int32_t slot, EventRef e,
+                       int64_t threshold) {
+  rp::Scenario sc = base;
+  sc.zero_wait_rank = e.rank;
+  sc.zero_wait_event = e.event;
+  sc.rest = &rest;
+  sc.abort_at = threshold;
+  sc.resume = &snap;
+  sc.resume_at = snap.timings[static_cast<size_t>(slot)][static_cast<size_t>(e.event)].enter;
+  return rp::replay_serial(programs, sc, false).makespan;
+}
+
 Evaluate serial_evaluator(const std::vector<rp::RankProgram> &programs, const rp::Scenario &base,
                           const std::vector<std::vector<int64_t>> &rest) {
-  return [&programs, &base, &rest](const std::vector<EventRef> &events, int64_t threshold) {
+  // Candidates resume from the baseline at the zeroed event's start: what ended before
+  // cannot change.
+  auto snap = std::make_shared<rp::Snapshot>(rp::replay_snapshot(programs, base));
+  std::vector<int32_t> slot_of;
+  for (size_t s = 0; s < programs.size(); ++s) {
+    if (static_cast<size_t>(programs[s].rank) >= slot_of.size()) slot_of.resize(static_cast<size_t>(programs[s].rank) + 1, -1);
+    slot_of[static_cast<size_t>(programs[s].rank)] = static_cast<int32_t>(s);
+  }
+  return [&programs, &base, &rest, snap, slot_of](const std::vector<EventRef> &events, int64_t threshold) {
     std::vector<int64_t> out(events.size());
 #pragma omp parallel for schedule(dynamic, 1)
     for (size_t i = 0; i < events.size(); ++i) {
-      rp::Scenario sc = base;
-      sc.zero_wait_rank = events[i].rank;
-      sc.zero_wait_event = events[i].event;
-      sc.rest = &rest;
-      sc.abort_at = threshold;
-      out[i] = rp::replay_serial(programs, sc, false).makespan;
+      out[i] = zero_wait_time(programs, base, rest, *snap, slot_of[static_cast<size_t>(events[i].rank)], events[i], threshold);
     }
     return out;
   };

@@ -28,9 +28,100 @@ Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenari
     st.recv_posted.assign(p.recvs.size(), kUnknown);
     if (m_record) m_timings[s].reserve(p.events.size());
     if (!p.events.empty()) ++m_unfinished;
-    st.queued = true;
+  }
+  if (scenario.resume) resume_from(*scenario.resume, scenario.resume_at);
+  for (size_t s = 0; s < programs.size(); ++s) {
+    if (m_state[s].cursor >= static_cast<int64_t>(programs[s].events.size())) continue;
+    m_state[s].queued = true;
     m_queue.push_back(static_cast<int32_t>(s));
   }
+}
+
+void Engine::resume_from(const Snapshot &snap, int64_t at) {
+  const size_t n = m_prog.size();
+  // Per rank: the first event that may end after `at` (events before it end by then).
+  std::vector<int64_t> cut(n);
+  for (size_t s = 0; s < n; ++s) {
+    const auto &mx = snap.exit_max[s];
+    cut[s] = std::upper_bound(mx.begin(), mx.end(), at) - mx.begin();
+  }
+  auto before_cut = [&](int32_t rank, const std::vector<std::vector<int64_t>> &where, int32_t index) {
+    const int32_t q = m_slot_of[static_cast<size_t>(rank)];
+    return q >= 0 && where[static_cast<size_t>(q)][static_cast<size_t>(index)] < cut[static_cast<size_t>(q)];
+  };
+  for (size_t s = 0; s < n; ++s) {
+    const RankProgram &p = m_prog[s];
+    RankState &st = m_state[s];
+    const int64_t c = cut[s];
+    st.cursor = c;
+    st.now = c > 0 ? snap.timings[s][static_cast<size_t>(c - 1)].exit : 0;
+    if (m_record) m_timings[s].assign(snap.timings[s].begin(), snap.timings[s].begin() + c);
+    if (c == static_cast<int64_t>(p.events.size()) && c > 0) {
+      m_end[s] = snap.end[s];
+      --m_unfinished;
+    }
+    for (size_t k = 0; k < p.sends.size(); ++k) {
+      // A receive that was posted before its rank's cut is not posted again: keep its time.
+      const SendMessage &m = p.sends[k];
+      if (m.dst >= 0 && before_cut(m.dst, snap.recv_event, m.recv_index)) st.recv_post[k] = snap.recv_post[s][k];
+      if (snap.send_event[s][k] >= c) continue;
+      st.send_start[k] = snap.send_start[s][k];
+      st.next_inject = std::max(st.next_inject, st.send_start[k] + m_net.injection_gap(bytes_of(static_cast<int32_t>(s), static_cast<int32_t>(k))));
+    }
+    for (size_t k = 0; k < p.recvs.size(); ++k) {
+      const RecvMessage &m = p.recvs[k];
+      if (m.src >= 0 && before_cut(m.src, snap.send_event, m.send_index)) st.recv_send_start[k] = snap.recv_send_start[s][k];
+      if (snap.recv_event[s][k] < c) st.recv_posted[k] = snap.recv_posted[s][k];
+    }
+    for (size_t k = 0; k < p.colls.size(); ++k) {
+      if (snap.coll_event[s][k] >= c) continue;
+      const Collective &cl = p.colls[k];
+      st.coll_enter[k] = snap.coll_enter[s][k];
+      arrive(cl.instance, 1, st.coll_enter[k], cl.root == p.rank ? st.coll_enter[k] : kUnknown, cl.members);
+    }
+    for (size_t k = 0; k < st.slot_ref.size(); ++k)
+      if (snap.slot_event[s][k] < c) st.slot_ref[k] = snap.slot_ref[s][k];
+  }
+  m_coll_waiters.clear();
+}
+
+Snapshot Engine::snapshot() const {
+  Snapshot snap;
+  const size_t n = m_prog.size();
+  snap.timings = m_timings;
+  snap.end = m_end;
+  for (auto *v : {&snap.exit_max, &snap.send_start, &snap.recv_post, &snap.recv_send_start, &snap.recv_posted, &snap.coll_enter,
+                  &snap.send_event, &snap.recv_event, &snap.coll_event, &snap.slot_event})
+    v->resize(n);
+  snap.slot_ref.resize(n);
+  for (size_t s = 0; s < n; ++s) {
+    const RankProgram &p = m_prog[s];
+    const RankState &st = m_state[s];
+    snap.send_start[s] = st.send_start;
+    snap.recv_post[s] = st.recv_post;
+    snap.recv_send_start[s] = st.recv_send_start;
+    snap.recv_posted[s] = st.recv_posted;
+    snap.coll_enter[s] = st.coll_enter;
+    snap.slot_ref[s] = st.slot_ref;
+    auto &mx = snap.exit_max[s];
+    int64_t top = std::numeric_limits<int64_t>::min();
+    for (const auto &t : m_timings[s]) mx.push_back(top = std::max(top, t.exit));
+    snap.send_event[s].assign(p.sends.size(), INT64_MAX);
+    snap.recv_event[s].assign(p.recvs.size(), INT64_MAX);
+    snap.coll_event[s].assign(p.colls.size(), INT64_MAX);
+    snap.slot_event[s].assign(static_cast<size_t>(p.request_slots), INT64_MAX);
+    for (int64_t i = 0; i < static_cast<int64_t>(p.events.size()); ++i) {
+      const Event &e = p.events[static_cast<size_t>(i)];
+      for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
+        const Item &it = p.items[static_cast<size_t>(k)];
+        if (it.type == ItemType::Send || it.type == ItemType::PostSend) snap.send_event[s][static_cast<size_t>(it.index)] = i;
+        if (it.type == ItemType::Recv || it.type == ItemType::PostRecv) snap.recv_event[s][static_cast<size_t>(it.index)] = i;
+        if (it.type == ItemType::Collective || it.type == ItemType::PostCollective) snap.coll_event[s][static_cast<size_t>(it.index)] = i;
+        if (it.slot >= 0) snap.slot_event[s][static_cast<size_t>(it.slot)] = i;
+      }
+    }
+  }
+  return snap;
 }
 
 int64_t Engine::bytes_of(int32_t s, int32_t send_index) const {
@@ -310,6 +401,18 @@ void Engine::release_stuck() {
     ++m_released;
     wake(m_prog[s].rank);
   }
+}
+
+Snapshot replay_snapshot(const std::vector<RankProgram> &programs, const Scenario &scenario) {
+  int32_t nranks = 0;
+  for (const auto &p : programs) nranks = std::max(nranks, p.rank + 1);
+  Engine engine(programs, scenario, nranks, true);
+  while (true) {
+    engine.advance();
+    if (engine.finished()) break;
+    engine.release_stuck();
+  }
+  return engine.snapshot();
 }
 
 SerialResult replay_serial(const std::vector<RankProgram> &programs, const Scenario &scenario, bool record_timings) {

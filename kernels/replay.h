@@ -98,6 +98,8 @@ struct RankProgram {
   }
 };
 
+struct Snapshot;
+
 // A what-if question in the form the engine applies. Empty vectors mean "as measured".
 struct Scenario {
   LogGPS net;
@@ -115,13 +117,31 @@ struct Scenario {
   // (the result is then "no earlier than abort_at").
   const std::vector<std::vector<int64_t>> *rest = nullptr;
   int64_t abort_at = std::numeric_limits<int64_t>::max();
+  // Resume from a finished replay of the same programs (serial, every rank): events that
+  // ended by `resume_at` cannot depend on anything the scenario changes after that time,
+  // so they keep the snapshot's times and only the rest is replayed. The scenario must
+  // change nothing before `resume_at` (the domino search: one wait zeroed at that time).
+  const Snapshot *resume = nullptr;
+  int64_t resume_at = 0;
 };
+
 inline constexpr uint8_t kZeroWait = 1, kZeroEvent = 2;
 
 // Called for every replayed event: predicted enter and exit, and the exit had nothing
 // been waited for (exit - nowait_exit is the event's waiting time).
 struct EventTiming {
   int64_t enter, exit, nowait_exit;
+};
+
+// The state of a finished serial replay, to resume others from (Scenario::resume).
+struct Snapshot {
+  std::vector<std::vector<EventTiming>> timings;
+  std::vector<std::vector<int64_t>> exit_max;  // per event: the largest exit up to it
+  std::vector<std::vector<int64_t>> send_start, recv_post, recv_send_start, recv_posted, coll_enter;
+  // The event that posted each send, receive, collective and request slot.
+  std::vector<std::vector<int64_t>> send_event, recv_event, coll_event, slot_event;
+  std::vector<std::vector<int32_t>> slot_ref;
+  std::vector<int64_t> end;
 };
 
 class Engine {
@@ -160,6 +180,8 @@ class Engine {
   const std::vector<int64_t> &end_times() const { return m_end; }
   const std::vector<std::vector<EventTiming>> &timings() const { return m_timings; }
   bool owns(int32_t rank) const { return m_slot_of[static_cast<size_t>(rank)] >= 0; }
+  // After a serial replay with timings: its state, to resume others from.
+  Snapshot snapshot() const;
 
  private:
   struct RankState {
@@ -180,6 +202,7 @@ class Engine {
   struct CollState { int32_t count = 0; int64_t max_enter = kUnknown, root_enter = kUnknown; int32_t expected = 0; };
 
   void step(int32_t s);  // process rank slot s until it blocks or ends
+  void resume_from(const Snapshot &snap, int64_t at);
   bool try_event(int32_t s);
   void post_items(int32_t s, const Event &e, int64_t enter);
   // Completion time of an item, or kUnknown when a dependency is missing.
@@ -220,5 +243,7 @@ struct SerialResult {
   int64_t released = 0;
 };
 SerialResult replay_serial(const std::vector<RankProgram> &programs, const Scenario &scenario, bool record_timings);
+// A serial replay of every rank and its state.
+Snapshot replay_snapshot(const std::vector<RankProgram> &programs, const Scenario &scenario);
 
 }  // namespace perfsift::kernels::replay

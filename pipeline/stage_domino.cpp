@@ -56,18 +56,17 @@ void run_domino(Context &ctx, const config::Values &cfg, StageOutput &out) {
   base.net = model.params;
   // Each batch: process k replays candidates k, k + np, ...; results meet in one allreduce.
   const auto rest = dm::rest_bounds(all.programs, all.baseline);
+  const auto snap = rp::replay_snapshot(all.programs, base);
+  std::vector<int32_t> slot_of_rank(static_cast<size_t>(ctx.nranks()), -1);
+  for (size_t s = 0; s < all.programs.size(); ++s) slot_of_rank[static_cast<size_t>(all.programs[s].rank)] = static_cast<int32_t>(s);
   const auto evaluate = [&](const std::vector<dm::EventRef> &events, int64_t threshold) {
     std::vector<int64_t> times(events.size(), INT64_MIN);
     std::vector<size_t> mine;
     for (size_t i = static_cast<size_t>(ctx.me()); i < events.size(); i += static_cast<size_t>(ctx.nprocs())) mine.push_back(i);
 #pragma omp parallel for schedule(dynamic, 1)
     for (size_t k = 0; k < mine.size(); ++k) {
-      rp::Scenario sc = base;
-      sc.zero_wait_rank = events[mine[k]].rank;
-      sc.zero_wait_event = events[mine[k]].event;
-      sc.rest = &rest;
-      sc.abort_at = threshold;
-      times[mine[k]] = rp::replay_serial(all.programs, sc, false).makespan;
+      const dm::EventRef e = events[mine[k]];
+      times[mine[k]] = dm::zero_wait_time(all.programs, base, rest, snap, slot_of_rank[static_cast<size_t>(e.rank)], e, threshold);
     }
     MPI_Allreduce(MPI_IN_PLACE, times.data(), static_cast<int>(times.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
     return times;

@@ -326,3 +326,39 @@ TEST(MessageMatch, NonOvertakingPerTagWithResolvedWildcards) {
   EXPECT_FALSE(posted.take(sends.next(5, 0, 1, 2)).has_value());  // another communicator
   EXPECT_EQ(posted.unmatched(), 1u);
 }
+
+TEST(Replay, ResumingFromTheBaselineGivesTheFullReplay) {
+  // Every event of a ring with rendezvous and eager messages and a collective, zero-waited
+  // once by a full replay and once resumed from the baseline at the event's start.
+  Builder b(4);
+  for (int round = 0; round < 4; ++round) {
+    for (int r = 0; r < 4; ++r) {
+      auto [si, ri] = b.message(r, (r + 1) % 4, round % 2 ? 2000 : 64);
+      (void)si;
+      (void)ri;
+    }
+    for (int r = 0; r < 4; ++r)
+      b.event(r, 700 * ((r * 3 + round) % 5), {{ItemType::Send, round}, {ItemType::Recv, round}});
+    for (int r = 0; r < 4; ++r) b.event(r, 100 * r, {{ItemType::Collective, b.collective(r, instance_id(0, round), 4, CollectiveFlow::All, -1, 8)}});
+  }
+  const Scenario sc = base();
+  const auto snap = replay_snapshot(b.ranks, sc);
+  ASSERT_EQ(replay_serial(b.ranks, sc, false).released, 0);
+  int checked = 0;
+  for (int r = 0; r < 4; ++r)
+    for (size_t i = 0; i < b.at(r).events.size(); ++i) {
+      Scenario full = sc, resumed = sc;
+      full.zero_wait_rank = resumed.zero_wait_rank = r;
+      full.zero_wait_event = resumed.zero_wait_event = static_cast<int64_t>(i);
+      resumed.resume = &snap;
+      resumed.resume_at = snap.timings[static_cast<size_t>(r)][i].enter;
+      const auto a = replay_serial(b.ranks, full, true), c = replay_serial(b.ranks, resumed, true);
+      ASSERT_EQ(c.released, 0) << "rank " << r << " event " << i;
+      ASSERT_EQ(a.makespan, c.makespan) << "rank " << r << " event " << i;
+      for (int q = 0; q < 4; ++q)
+        for (size_t k = 0; k < a.timings[q].size(); ++k)
+          ASSERT_EQ(a.timings[q][k].exit, c.timings[q][k].exit) << "event " << q << ":" << k << " zero-waiting " << r << ":" << i << " at " << resumed.resume_at << " baseline exit " << snap.timings[q][k].exit;
+      ++checked;
+    }
+  EXPECT_EQ(checked, 32);
+}
