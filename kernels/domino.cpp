@@ -228,6 +228,7 @@ int64_t zero_wait_time(const std::vector<rp::RankProgram> &programs, const rp::S
   sc.abort_at = threshold;
   sc.resume = &snap;
   sc.resume_at = snap.timings[static_cast<size_t>(slot)][static_cast<size_t>(e.event)].enter;
+  sc.stop_when_converged = true;
   return rp::replay_serial(programs, sc, false).makespan;
 }
 

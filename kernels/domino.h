@@ -5,10 +5,12 @@
 // the prediction keeps improving. Ties are explored in turn (the round robin the paper
 // describes). The longest-wait choice is reported beside it for comparison.
 //
-// Cost: each candidate is one serial replay, O(events); candidates are memoised across
-// paths and pruned by a bound: zeroing a wait of w shortens the run by at most w (the
-// replay is monotone and 1-Lipschitz in every delay), so candidates are tried by
-// decreasing wait and the search stops when no remaining wait can beat the best.
+// Cost: each candidate is one serial replay, O(events) at worst; in practice the window
+// its change disturbs: it resumes from the baseline at the zeroed event and stops once
+// back on the baseline. Candidates are memoised across paths and pruned by a bound:
+// zeroing a wait of w shortens the run by at most w (the replay is monotone and
+// 1-Lipschitz in every delay), so candidates are tried by decreasing wait and the search
+// stops when no remaining wait can beat the best.
 #pragma once
 
 #include <cstdint>

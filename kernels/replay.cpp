@@ -29,6 +29,16 @@ Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenari
     if (m_record) m_timings[s].reserve(p.events.size());
     if (!p.events.empty()) ++m_unfinished;
   }
+  m_converge = scenario.resume && scenario.stop_when_converged;
+  if (m_converge) {
+    m_rank_dirty.assign(programs.size(), 0);
+    m_recv_differs.resize(programs.size());
+    m_send_differs.resize(programs.size());
+    for (size_t s = 0; s < programs.size(); ++s) {
+      m_recv_differs[s].assign(programs[s].recvs.size(), 0);
+      m_send_differs[s].assign(programs[s].sends.size(), 0);
+    }
+  }
   if (scenario.resume) resume_from(*scenario.resume, scenario.resume_at);
   for (size_t s = 0; s < programs.size(); ++s) {
     if (m_state[s].cursor >= static_cast<int64_t>(programs[s].events.size())) continue;
@@ -78,6 +88,7 @@ void Engine::resume_from(const Snapshot &snap, int64_t at) {
       const Collective &cl = p.colls[k];
       st.coll_enter[k] = snap.coll_enter[s][k];
       arrive(cl.instance, 1, st.coll_enter[k], cl.root == p.rank ? st.coll_enter[k] : kUnknown, cl.members);
+      if (snap.coll_consumer[s][k] < c) ++m_coll[cl.instance].used;
     }
     for (size_t k = 0; k < st.slot_ref.size(); ++k)
       if (snap.slot_event[s][k] < c) st.slot_ref[k] = snap.slot_ref[s][k];
@@ -91,7 +102,8 @@ Snapshot Engine::snapshot() const {
   snap.timings = m_timings;
   snap.end = m_end;
   for (auto *v : {&snap.exit_max, &snap.send_start, &snap.recv_post, &snap.recv_send_start, &snap.recv_posted, &snap.coll_enter,
-                  &snap.send_event, &snap.recv_event, &snap.coll_event, &snap.slot_event})
+                  &snap.send_event, &snap.recv_event, &snap.coll_event, &snap.slot_event, &snap.recv_consumer, &snap.send_consumer,
+                  &snap.coll_consumer})
     v->resize(n);
   snap.slot_ref.resize(n);
   for (size_t s = 0; s < n; ++s) {
@@ -110,6 +122,9 @@ Snapshot Engine::snapshot() const {
     snap.recv_event[s].assign(p.recvs.size(), INT64_MAX);
     snap.coll_event[s].assign(p.colls.size(), INT64_MAX);
     snap.slot_event[s].assign(static_cast<size_t>(p.request_slots), INT64_MAX);
+    snap.recv_consumer[s].assign(p.recvs.size(), INT64_MAX);
+    snap.send_consumer[s].assign(p.sends.size(), INT64_MAX);
+    snap.coll_consumer[s].assign(p.colls.size(), INT64_MAX);
     for (int64_t i = 0; i < static_cast<int64_t>(p.events.size()); ++i) {
       const Event &e = p.events[static_cast<size_t>(i)];
       for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
@@ -118,6 +133,18 @@ Snapshot Engine::snapshot() const {
         if (it.type == ItemType::Recv || it.type == ItemType::PostRecv) snap.recv_event[s][static_cast<size_t>(it.index)] = i;
         if (it.type == ItemType::Collective || it.type == ItemType::PostCollective) snap.coll_event[s][static_cast<size_t>(it.index)] = i;
         if (it.slot >= 0) snap.slot_event[s][static_cast<size_t>(it.slot)] = i;
+        const Item *used = &it;
+        if (it.type == ItemType::Complete) {
+          const int32_t a = st.slot_ref[static_cast<size_t>(it.index)];
+          used = a >= 0 ? &p.items[static_cast<size_t>(a)] : nullptr;
+        }
+        if (!used) continue;
+        if (used->type == ItemType::Recv || (used->type == ItemType::PostRecv && it.type == ItemType::Complete))
+          snap.recv_consumer[s][static_cast<size_t>(used->index)] = i;
+        if (used->type == ItemType::Send || (used->type == ItemType::PostSend && it.type == ItemType::Complete))
+          snap.send_consumer[s][static_cast<size_t>(used->index)] = i;
+        if (used->type == ItemType::Collective || (used->type == ItemType::PostCollective && it.type == ItemType::Complete))
+          snap.coll_consumer[s][static_cast<size_t>(used->index)] = i;
       }
     }
   }
@@ -146,6 +173,12 @@ void Engine::deliver_send(int32_t dst, int32_t recv_index, int64_t t, int64_t by
     return;
   }
   m_state[static_cast<size_t>(s)].recv_send_start[static_cast<size_t>(recv_index)] = t;
+  if (m_converge && t != m_sc.resume->recv_send_start[static_cast<size_t>(s)][static_cast<size_t>(recv_index)] &&
+      !consumed(dst, m_sc.resume->recv_consumer, recv_index)) {
+    auto &flag = m_recv_differs[static_cast<size_t>(s)][static_cast<size_t>(recv_index)];
+    if (!flag) ++m_pending;
+    flag = 1;
+  }
   if (bytes != m_prog[static_cast<size_t>(s)].recvs[static_cast<size_t>(recv_index)].bytes)
     m_changed_bytes[(static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(recv_index)] = bytes;
   wake(dst);
@@ -158,6 +191,12 @@ void Engine::deliver_recv(int32_t src, int32_t send_index, int64_t t) {
     return;
   }
   m_state[static_cast<size_t>(s)].recv_post[static_cast<size_t>(send_index)] = t;
+  if (m_converge && t != m_sc.resume->recv_post[static_cast<size_t>(s)][static_cast<size_t>(send_index)] &&
+      !consumed(src, m_sc.resume->send_consumer, send_index)) {
+    auto &flag = m_send_differs[static_cast<size_t>(s)][static_cast<size_t>(send_index)];
+    if (!flag) ++m_pending;
+    flag = 1;
+  }
   wake(src);
 }
 
@@ -219,6 +258,11 @@ void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
         st.coll_enter[static_cast<size_t>(it.index)] = enter;
         const int64_t root_enter = c.root == p.rank ? enter : kUnknown;
         arrive(c.instance, 1, enter, root_enter, c.members);
+        if (m_converge && enter != m_sc.resume->coll_enter[static_cast<size_t>(s)][static_cast<size_t>(it.index)]) {
+          CollState &cs = m_coll[c.instance];
+          if (!cs.divergent && cs.used < c.members) ++m_pending;
+          cs.divergent = true;
+        }
         if (m_distributed) {
           auto [pos, fresh] = m_out_arrivals.try_emplace(c.instance, Arrival{c.instance, 0, 0, kUnknown, kUnknown});
           Arrival &a = pos->second;
@@ -357,6 +401,33 @@ bool Engine::try_event(int32_t s) {
     }
   }
   if (m_record) m_timings[static_cast<size_t>(s)].push_back({enter, exit, nowait_exit});
+  bool back_on_snapshot = false;
+  if (m_converge) {
+    for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
+      const Item &it = p.items[static_cast<size_t>(k)];
+      switch (it.type) {
+        case ItemType::Recv: used_recv(s, it.index); break;
+        case ItemType::Send: used_send(s, it.index); break;
+        case ItemType::Collective: used_coll(s, it.index); break;
+        case ItemType::Complete: {
+          const int32_t a = st.slot_ref[static_cast<size_t>(it.index)];
+          if (a < 0) break;
+          const Item &act = p.items[static_cast<size_t>(a)];
+          if (act.type == ItemType::PostRecv) used_recv(s, act.index);
+          else if (act.type == ItemType::PostSend) used_send(s, act.index);
+          else if (act.type == ItemType::PostCollective) used_coll(s, act.index);
+          break;
+        }
+        default: break;
+      }
+    }
+    const uint8_t dirty = exit != m_sc.resume->timings[static_cast<size_t>(s)][i].exit;
+    m_dirty += static_cast<int64_t>(dirty) - static_cast<int64_t>(m_rank_dirty[static_cast<size_t>(s)]);
+    m_rank_dirty[static_cast<size_t>(s)] = dirty;
+    // Back on the snapshot once the changed event itself is behind us.
+    const bool changed_done = p.rank == m_sc.zero_wait_rank ? st.cursor + 1 > m_sc.zero_wait_event : zero_wait_done();
+    back_on_snapshot = m_dirty == 0 && m_pending == 0 && changed_done;
+  }
   if (m_sc.rest && exit + (*m_sc.rest)[static_cast<size_t>(s)][i + 1] >= m_sc.abort_at) {
     m_aborted = true;
     return false;
@@ -367,9 +438,53 @@ bool Engine::try_event(int32_t s) {
   if (++st.cursor == static_cast<int64_t>(p.events.size())) {
     m_end[static_cast<size_t>(s)] = exit;
     --m_unfinished;
+    if (back_on_snapshot) m_converged = true;
+    return false;
+  }
+  if (back_on_snapshot) {
+    m_converged = true;
     return false;
   }
   return true;
+}
+
+bool Engine::consumed(int32_t rank, const std::vector<std::vector<int64_t>> &consumer, int32_t index) const {
+  const int32_t q = m_slot_of[static_cast<size_t>(rank)];
+  return q >= 0 && consumer[static_cast<size_t>(q)][static_cast<size_t>(index)] < m_state[static_cast<size_t>(q)].cursor;
+}
+
+void Engine::used_recv(int32_t s, int32_t i) {
+  auto &flag = m_recv_differs[static_cast<size_t>(s)][static_cast<size_t>(i)];
+  if (flag) --m_pending;
+  flag = 0;
+}
+
+void Engine::used_send(int32_t s, int32_t i) {
+  auto &flag = m_send_differs[static_cast<size_t>(s)][static_cast<size_t>(i)];
+  if (flag) --m_pending;
+  flag = 0;
+}
+
+void Engine::used_coll(int32_t s, int32_t c) {
+  const Collective &cl = m_prog[static_cast<size_t>(s)].colls[static_cast<size_t>(c)];
+  CollState &cs = m_coll[cl.instance];
+  if (++cs.used == cl.members && cs.divergent) --m_pending;
+}
+
+bool Engine::zero_wait_done() const {
+  if (m_sc.zero_wait_rank < 0) return true;
+  const int32_t q = m_slot_of[static_cast<size_t>(m_sc.zero_wait_rank)];
+  return q < 0 || m_state[static_cast<size_t>(q)].cursor > m_sc.zero_wait_event;
+}
+
+int64_t Engine::converged_makespan() const {
+  int64_t t = 0;
+  for (size_t s = 0; s < m_prog.size(); ++s) {
+    if (m_prog[s].events.empty()) continue;
+    const bool done = m_state[s].cursor >= static_cast<int64_t>(m_prog[s].events.size());
+    t = std::max(t, done ? m_end[s] : m_sc.resume->end[s]);
+  }
+  return t;
 }
 
 void Engine::step(int32_t s) {
@@ -427,6 +542,7 @@ SerialResult replay_serial(const std::vector<RankProgram> &programs, const Scena
   SerialResult r;
   r.end_times = engine.end_times();
   for (int64_t t : r.end_times) r.makespan = std::max(r.makespan, t);
+  if (engine.converged()) r.makespan = engine.converged_makespan();
   if (engine.aborted()) r.makespan = std::numeric_limits<int64_t>::max();
   if (record_timings) r.timings = engine.timings();
   r.released = engine.released();

@@ -123,6 +123,10 @@ struct Scenario {
   // change nothing before `resume_at` (the domino search: one wait zeroed at that time).
   const Snapshot *resume = nullptr;
   int64_t resume_at = 0;
+  // With `resume`: stop as soon as the run is back on the snapshot — no rank's last exit
+  // differs and every value that differed (send start, receive post, collective arrival)
+  // has been used. The rest would replay the snapshot; the makespan follows from it.
+  bool stop_when_converged = false;
 };
 
 inline constexpr uint8_t kZeroWait = 1, kZeroEvent = 2;
@@ -141,6 +145,9 @@ struct Snapshot {
   // The event that posted each send, receive, collective and request slot.
   std::vector<std::vector<int64_t>> send_event, recv_event, coll_event, slot_event;
   std::vector<std::vector<int32_t>> slot_ref;
+  // The event that uses each receive's send start, each send's receive post (rendezvous)
+  // and each collective's arrivals: the blocking call, or the Wait/Test completing it.
+  std::vector<std::vector<int64_t>> recv_consumer, send_consumer, coll_consumer;
   std::vector<int64_t> end;
 };
 
@@ -153,8 +160,9 @@ class Engine {
 
   // Advances every owned rank as far as possible. Returns whether anything moved.
   bool advance();
-  bool finished() const { return m_unfinished == 0 || m_aborted; }
+  bool finished() const { return m_unfinished == 0 || m_aborted || m_converged; }
   bool aborted() const { return m_aborted; }
+  bool converged() const { return m_converged; }
   int64_t unfinished() const { return m_unfinished; }
   // Releases every blocked dependency (the global fixpoint was reached with ranks stuck:
   // a crashed rank, or a message the trace lacks). Counted in `released()`.
@@ -199,7 +207,13 @@ class Engine {
     std::vector<int64_t> recv_posted;      // per receive: when it was posted
     std::vector<int64_t> coll_enter;       // per collective: when this member arrived
   };
-  struct CollState { int32_t count = 0; int64_t max_enter = kUnknown, root_enter = kUnknown; int32_t expected = 0; };
+  struct CollState {
+    int32_t count = 0;
+    int64_t max_enter = kUnknown, root_enter = kUnknown;
+    int32_t expected = 0;
+    int32_t used = 0;        // members whose consuming call completed (convergence)
+    bool divergent = false;  // an arrival differed from the snapshot
+  };
 
   void step(int32_t s);  // process rank slot s until it blocks or ends
   void resume_from(const Snapshot &snap, int64_t at);
@@ -233,6 +247,22 @@ class Engine {
   std::vector<std::vector<EventTiming>> m_timings;
   int64_t m_unfinished = 0, m_released = 0;
   bool m_aborted = false;
+  // Convergence (Scenario::stop_when_converged).
+  bool m_converge = false, m_converged = false;
+  int64_t m_dirty = 0, m_pending = 0;  // ranks off the snapshot; differing values not yet used
+  std::vector<std::vector<uint8_t>> m_recv_differs, m_send_differs;
+  std::vector<uint8_t> m_rank_dirty;
+  void used_recv(int32_t s, int32_t i);
+  void used_send(int32_t s, int32_t i);
+  void used_coll(int32_t s, int32_t c);
+  bool consumed(int32_t rank, const std::vector<std::vector<int64_t>> &consumer, int32_t index) const;
+  bool zero_wait_done() const;
+
+ public:
+  // After convergence: the run's end, the snapshot's for ranks not yet finished.
+  int64_t converged_makespan() const;
+
+ private:
 };
 
 // Replays programs that hold every rank (serial): predicted makespan in ns.

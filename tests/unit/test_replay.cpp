@@ -361,4 +361,69 @@ TEST(Replay, ResumingFromTheBaselineGivesTheFullReplay) {
       ++checked;
     }
   EXPECT_EQ(checked, 32);
+  // Stopping once back on the snapshot gives the same run time for every event.
+  int stopped_early = 0;
+  for (int r = 0; r < 4; ++r)
+    for (size_t i = 0; i < b.at(r).events.size(); ++i) {
+      Scenario full = sc, quick = sc;
+      full.zero_wait_rank = quick.zero_wait_rank = r;
+      full.zero_wait_event = quick.zero_wait_event = static_cast<int64_t>(i);
+      quick.resume = &snap;
+      quick.resume_at = snap.timings[static_cast<size_t>(r)][i].enter;
+      quick.stop_when_converged = true;
+      const auto a = replay_serial(b.ranks, full, false);
+      Engine engine(b.ranks, quick, 4, false);
+      while (!engine.finished()) {
+        engine.advance();
+        if (!engine.finished()) engine.release_stuck();
+      }
+      stopped_early += engine.converged();
+      ASSERT_EQ(replay_serial(b.ranks, quick, false).makespan, a.makespan) << "zero-waiting " << r << ":" << i;
+    }
+  EXPECT_GT(stopped_early, 0);
+  std::printf("%d of 32 candidates stopped once back on the baseline\n", stopped_early);
+}
+
+TEST(Replay, StoppingOnTheBaselineKeepsEveryAnswerOnANonblockingRing) {
+  // Irecv / Isend / Waitall rounds with uneven computation, large and small messages,
+  // and an allreduce every third round: every event zero-waited, full replay against the
+  // resumed replay that stops once back on the baseline.
+  const int P = 5, rounds = 9;
+  Builder b(P);
+  uint64_t x = 12345;
+  auto rnd = [&](int64_t m) { x = x * 6364136223846793005ull + 1442695040888963407ull; return static_cast<int64_t>((x >> 33) % static_cast<uint64_t>(m)); };
+  for (int round = 0; round < rounds; ++round) {
+    for (int r = 0; r < P; ++r) b.message(r, (r + 1) % P, round % 4 == 1 ? 3000 : 100);
+    for (int r = 0; r < P; ++r) {
+      RankProgram &p = b.at(r);
+      const int32_t s0 = p.request_slots++, s1 = p.request_slots++;
+      b.event(r, rnd(5000), {{ItemType::PostRecv, round, s0}});
+      b.event(r, rnd(300), {{ItemType::PostSend, round, s1}});
+      b.event(r, rnd(2000), {{ItemType::Complete, s0}, {ItemType::Complete, s1}});
+      if (round % 3 == 2) b.event(r, rnd(1000), {{ItemType::Collective, b.collective(r, instance_id(0, round), P, CollectiveFlow::All, -1, 8)}});
+    }
+  }
+  const Scenario sc = base();
+  const auto snap = replay_snapshot(b.ranks, sc);
+  int n = 0, stopped = 0;
+  for (int r = 0; r < P; ++r)
+    for (size_t i = 0; i < b.at(r).events.size(); ++i) {
+      Scenario full = sc, quick = sc;
+      full.zero_wait_rank = quick.zero_wait_rank = r;
+      full.zero_wait_event = quick.zero_wait_event = static_cast<int64_t>(i);
+      quick.resume = &snap;
+      quick.resume_at = snap.timings[static_cast<size_t>(r)][i].enter;
+      quick.stop_when_converged = true;
+      Engine engine(b.ranks, quick, P, false);
+      while (!engine.finished()) {
+        engine.advance();
+        if (!engine.finished()) engine.release_stuck();
+      }
+      stopped += engine.converged();
+      ASSERT_EQ(replay_serial(b.ranks, quick, false).makespan, replay_serial(b.ranks, full, false).makespan)
+          << "zero-waiting " << r << ":" << i;
+      ++n;
+    }
+  std::printf("%d of %d candidates stopped once back on the baseline\n", stopped, n);
+  EXPECT_GT(stopped, 0);
 }
