@@ -6,10 +6,13 @@
 //           below 4 KiB of eager range the per-byte part is not resolvable and goes to G);
 //   or(b)   time in MPI_Recv of b bytes that have already arrived (linear fit);
 //   L, G    from the ping-pong one-way time minus the overheads: intercept over eager
-//           sizes (L), slope over large sizes (G);
+//           sizes (L; when negative, L = 0 and o_r shrinks so o_s + L + o_r is the
+//           one-way time), slope over large sizes (G);
 //   g       the issue interval of a long burst of small nonblocking sends;
 //   s       where the per-byte cost changes slope (two-segment fit), else S.
 // Medians of `--repetitions` trials; the worker writes a TOML file the whatif stage reads.
+// The worker runs under the collector (its trace is discarded), so the overheads include
+// what tracing adds to every call — as in the runs the replay reproduces.
 #include <mpi.h>
 #include <unistd.h>
 
@@ -76,7 +79,15 @@ int run_calibrate(const CalibrateOptions &o) {
   argv.push_back(out);
   argv.push_back("--repetitions");
   argv.push_back(std::to_string(o.repetitions));
-  const int rc = run_command(argv);
+  // Measured under the collector, like the runs the replay reproduces: a traced call
+  // costs what the trace recorded, tracing included.
+  CollectOptions co;
+  co.output = out + ".calibration-trace.h5";
+  co.launch = argv;
+  const int rc = run_collect(co);
+  std::error_code ec;
+  fs::remove(co.output, ec);
+  fs::remove_all(co.output + ".spill", ec);
   if (rc != 0 || !fs::exists(out)) {
     std::fprintf(stderr, "perfsift: calibrate: the measurement run failed (exit code %d); it needs two ranks, e.g. -- mpirun -n 2\n", rc);
     return rc ? rc : 1;
@@ -209,7 +220,11 @@ int run_calibrate_worker(const CalibrateOptions &o) {
     std::vector<double> wire;
     for (size_t i = 0; i < eager_sizes.size(); ++i) wire.push_back(one_way[i] - (p.os0 + p.os1 * eager_sizes[i]) - (p.or0 + p.or1 * eager_sizes[i]));
     const auto [L, G_eager] = fit(eager_sizes, wire);
+    // The ping-pong's one-way time is what latency-bound codes feel. When the overheads
+    // measured alone add up to more (a receive started cold pays a progress pass that
+    // overlaps the flight in a real exchange), L is 0 and o_r gives up the excess.
     p.L = std::max(0.0, L);
+    if (L < 0) p.or0 = std::max(0.0, p.or0 + L);
     // Long messages: per-byte slope of the one-way time, less the per-byte overheads.
     const auto [a_large, slope_large] = fit(large_sizes, large_one_way);
     (void)a_large;
