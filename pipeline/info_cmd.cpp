@@ -7,6 +7,7 @@
 
 #include "io/trace_store.h"
 #include "kernels/message_balance.h"
+#include "pipeline/op_traits.h"
 #include "pipeline/commands.h"
 
 namespace perfsift::cli {
@@ -36,11 +37,6 @@ std::string json_ints(const std::vector<int32_t> &v) {
   return s + "]";
 }
 
-bool is_send_op(const std::string &op) {
-  return op == "MPI_Send" || op == "MPI_Ssend" || op == "MPI_Rsend" || op == "MPI_Bsend" || op == "MPI_Sendrecv" ||
-         op == "MPI_Sendrecv_replace";
-}
-bool is_init_op(const std::string &op) { return op.size() > 5 && op.substr(op.size() - 5) == "_init"; }
 
 // The name of an operation code; a code outside the store's /ops table reads "?".
 const std::string &op_name(const std::vector<std::string> &ops, size_t code) {
@@ -59,6 +55,7 @@ int run_info(const InfoOptions &o) {
   std::vector<int64_t> count_of_code(ops.size() + 1, 0);
   std::vector<double> time_of_code(ops.size() + 1, 0.0);  // seconds summed over ranks
   std::vector<kernels::Channel> sends, recvs;
+  const auto traits = pipeline::classify_ops(ops);
   int64_t t_end = 0;
   const int32_t block = 64;  // ranks per read: bounded memory on large stores
   const auto eo = store.event_offsets();
@@ -76,20 +73,20 @@ int run_info(const InfoOptions &o) {
         const size_t code = std::min<size_t>(x.op, ops.size());
         ++count_of_code[code];
         time_of_code[code] += (x.t_exit - x.t_enter) * 1e-9;
-        const std::string &op = op_name(ops, x.op);
         t_end = std::max(t_end, x.t_exit);
         if (x.peer < 0 || (x.flags & io::kProcNull)) continue;
-        if (is_send_op(op)) sends.push_back({x.comm, r, x.peer, x.tag});
-        if (op == "MPI_Recv") recvs.push_back({x.comm, x.peer, r, x.tag});
+        const pipeline::OpTraits t = x.op < traits.size() ? traits[x.op] : pipeline::OpTraits{};
+        if (t.sends()) sends.push_back({x.comm, r, x.peer, x.tag});
+        if (t.cls == pipeline::OpClass::Recv) recvs.push_back({x.comm, x.peer, r, x.tag});
       }
       std::map<int64_t, io::RequestRecord> req_of;  // id -> latest activation
       for (int64_t k = qo[r]; k < qo[r + 1]; ++k) {
         const auto &q = rq[static_cast<size_t>(k - qo[first])];
         req_of[q.id] = q;
         const io::Event &x = event_at(q.event);
-        const std::string &op = op_name(ops, x.op);
         // Persistent *_init rows are templates; their MPI_Start rows are the messages.
-        if (q.kind == io::kReqSend && !is_init_op(op) && q.peer >= 0) sends.push_back({q.comm, r, q.peer, q.tag});
+        const bool templ = x.op < traits.size() && traits[x.op].templ;
+        if (q.kind == io::kReqSend && !templ && q.peer >= 0) sends.push_back({q.comm, r, q.peer, q.tag});
       }
       for (int64_t k = co[r]; k < co[r + 1]; ++k) {
         const auto &c = cp[static_cast<size_t>(k - co[first])];
