@@ -177,7 +177,6 @@ class Engine {
     std::vector<SendPost> sends;
     std::vector<RecvPost> recvs;
     std::vector<Arrival> arrivals;  // this engine's members' arrivals, per instance, since the last take
-    bool empty() const { return sends.empty() && recvs.empty() && arrivals.empty(); }
   };
   Outbox take_outbox();
   void apply(const SendPost &p);
@@ -187,7 +186,6 @@ class Engine {
   // Results (owned ranks, program order).
   const std::vector<int64_t> &end_times() const { return m_end; }
   const std::vector<std::vector<EventTiming>> &timings() const { return m_timings; }
-  bool owns(int32_t rank) const { return m_slot_of[static_cast<size_t>(rank)] >= 0; }
   // After a serial replay with timings: its state, to resume others from.
   Snapshot snapshot() const;
 

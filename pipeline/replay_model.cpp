@@ -327,7 +327,6 @@ std::shared_ptr<ReplayModel> gather_whole(const Context &ctx, const ReplayModel 
   w->collectives = m.collectives;
   w->local_events = m.local_events;
   w->comm_owners = m.comm_owners;
-  w->baseline_ns = m.baseline_ns;
   const char *p = all.data(), *end = all.data() + all.size();
   while (p < end) {
     rp::RankProgram q;
@@ -389,7 +388,6 @@ ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, c
       for (const auto &a : in_arrivals) engine.apply(a);
       moved |= !in_sends.empty() || !in_recvs.empty() || !in_arrivals.empty();
     }
-    ++out.rounds;
     int64_t state[2] = {moved ? 1 : 0, engine.unfinished()};
     MPI_Allreduce(MPI_IN_PLACE, state, 2, MPI_INT64_T, MPI_SUM, ctx.comm());
     if (state[1] == 0) break;

@@ -33,7 +33,6 @@ struct ReplayModel {
   std::vector<std::vector<int>> comm_owners;
   // Baseline replay of the owned ranks (filled by the whatif stage).
   std::vector<std::vector<kernels::replay::EventTiming>> baseline;
-  int64_t baseline_ns = 0;
 };
 
 // Collective: reads the owned ranks' events, requests, completions and region executions
@@ -43,7 +42,6 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
 struct ReplayOutcome {
   int64_t makespan_ns = 0;
   int64_t released = 0;  // dependencies released at a stuck fixpoint (crashed ranks)
-  int64_t rounds = 0;
   std::vector<std::vector<kernels::replay::EventTiming>> timings;  // when asked for
 };
 // Collective: a copy of the model holding every rank (programs, side data, baseline) on

@@ -124,10 +124,7 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
     ctx.progress().end();
     predicted[k] = r.makespan_ns;
     released[k] = r.released;
-    if (k == 0) {
-      model.baseline = r.timings;
-      model.baseline_ns = r.makespan_ns;
-    }
+    if (k == 0) model.baseline = r.timings;
     if (keep && traces)
       for (size_t s = 0; s < r.timings.size(); ++s)
         for (size_t i = 0; i < r.timings[s].size(); ++i) {
@@ -191,6 +188,7 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   out.attribute("unmatched_sends", model.unmatched_sends);
   out.attribute("unmatched_receives", model.unmatched_receives);
   out.attribute("collective_calls", model.collectives);
+  out.attribute("local_calls", model.local_events);
   out.attribute("traces_stored", static_cast<int64_t>(traces));
   out.table("questions", qt);
   if (traces) {
@@ -255,7 +253,7 @@ void whatif_json(JsonWriter &j, const io::ResultsStore &rs) {
         }
       j.end_object();
       j.key("matching").begin_object();
-      for (const char *k : {"events", "sends", "receives", "unmatched_sends", "unmatched_receives", "collective_calls"})
+      for (const char *k : {"events", "sends", "receives", "unmatched_sends", "unmatched_receives", "collective_calls", "local_calls"})
         j.key(k).value(attr_or<int64_t>(a, k, 0));
       j.end_object();
     }
