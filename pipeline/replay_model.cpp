@@ -294,26 +294,35 @@ void get(const char *&p, std::vector<T> &v) {
 }
 }  // namespace
 
+namespace {
+// One rank's share of the model, field by field, for both packing and unpacking: `f`
+// is called on each vector in the same order either way.
+template <class Program, class Side, class Timings, class F>
+void each_field(Program &p, Side &d, Timings &t, F &&f) {
+  f(p.events);
+  f(p.items);
+  f(p.sends);
+  f(p.recvs);
+  f(p.colls);
+  f(p.owns);
+  f(t);
+  f(d.enter);
+  f(d.region);
+  f(d.step);
+  f(d.site);
+  f(d.op);
+  f(d.send_event);
+  f(d.executions);
+}
+}  // namespace
+
 std::shared_ptr<ReplayModel> gather_whole(const Context &ctx, const ReplayModel &m) {
   std::vector<char> mine;
+  const std::vector<rp::EventTiming> none;
   for (size_t s = 0; s < m.programs.size(); ++s) {
     const auto &p = m.programs[s];
-    const auto &d = m.side[s];
     put(mine, std::vector<int32_t>{p.rank, p.request_slots});
-    put(mine, p.events);
-    put(mine, p.items);
-    put(mine, p.sends);
-    put(mine, p.recvs);
-    put(mine, p.colls);
-    put(mine, p.owns);
-    put(mine, s < m.baseline.size() ? m.baseline[s] : std::vector<rp::EventTiming>{});
-    put(mine, d.enter);
-    put(mine, d.region);
-    put(mine, d.step);
-    put(mine, d.site);
-    put(mine, d.op);
-    put(mine, d.send_event);
-    put(mine, d.executions);
+    each_field(p, m.side[s], s < m.baseline.size() ? m.baseline[s] : none, [&](const auto &v) { put(mine, v); });
   }
   const auto all = ctx.allgatherv(mine);
   auto w = std::make_shared<ReplayModel>();
@@ -331,27 +340,15 @@ std::shared_ptr<ReplayModel> gather_whole(const Context &ctx, const ReplayModel 
   while (p < end) {
     rp::RankProgram q;
     ReplayModel::Side d;
+    std::vector<rp::EventTiming> t;
     std::vector<int32_t> head;
     get(p, head);
     q.rank = head[0];
     q.request_slots = head[1];
-    get(p, q.events);
-    get(p, q.items);
-    get(p, q.sends);
-    get(p, q.recvs);
-    get(p, q.colls);
-    get(p, q.owns);
-    w->baseline.emplace_back();
-    get(p, w->baseline.back());
-    get(p, d.enter);
-    get(p, d.region);
-    get(p, d.step);
-    get(p, d.site);
-    get(p, d.op);
-    get(p, d.send_event);
-    get(p, d.executions);
+    each_field(q, d, t, [&](auto &v) { get(p, v); });
     w->programs.push_back(std::move(q));
     w->side.push_back(std::move(d));
+    w->baseline.push_back(std::move(t));
   }
   return w;
 }
