@@ -57,5 +57,7 @@ ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, c
 // Reads a LogGPS parameter file (`perfsift calibrate` writes it). Throws config::ConfigError.
 kernels::LogGPS read_loggps(const std::string &path);
 void write_loggps(const std::string &path, const kernels::LogGPS &p, const std::string &comment);
+// The parameters as /whatif attributes: loggps_source, loggps_L_ns, ...
+std::vector<std::pair<std::string, io::AttrValue>> loggps_attributes(const kernels::LogGPS &p);
 
 }  // namespace perfsift::pipeline

@@ -169,16 +169,7 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
     gain_of[unique[k].text] = baseline_s - pred;
   }
   const double measured = static_cast<double>(model.measured_ns) * 1e-9;
-  out.attribute("loggps_source", params.source);
-  out.attribute("loggps_L_ns", params.L);
-  out.attribute("loggps_os_ns", params.os0);
-  out.attribute("loggps_os_ns_per_byte", params.os1);
-  out.attribute("loggps_or_ns", params.or0);
-  out.attribute("loggps_or_ns_per_byte", params.or1);
-  out.attribute("loggps_g_ns", params.g);
-  out.attribute("loggps_G_ns_per_byte", params.G);
-  out.attribute("loggps_S_bytes", params.S);
-  out.attribute("loggps_s_bytes", params.s);
+  for (const auto &[name, value] : loggps_attributes(params)) out.attribute(name, value);
   out.attribute("measured_s", measured);
   out.attribute("baseline_s", baseline_s);
   out.attribute("baseline_error", measured > 0 ? (baseline_s - measured) / measured : 0.0);
