@@ -75,6 +75,30 @@ Scenario base() {
   return sc;
 }
 
+// `sc` with event `i` of rank `r` not waiting; with a snapshot, resumed from it at the
+// event's start (and stopped once back on it when `stop`).
+Scenario zero_waited(const Scenario &sc, int r, size_t i, const Snapshot *snap = nullptr, bool stop = false) {
+  Scenario z = sc;
+  z.zero_wait_rank = r;
+  z.zero_wait_event = static_cast<int64_t>(i);
+  if (snap) {
+    z.resume = snap;
+    z.resume_at = snap->timings[static_cast<size_t>(r)][i].enter;
+    z.stop_when_converged = stop;
+  }
+  return z;
+}
+
+// Whether a replay under `sc` stopped early, back on its snapshot.
+bool stops_early(const std::vector<RankProgram> &ranks, const Scenario &sc, int32_t nranks) {
+  Engine engine(ranks, sc, nranks, false);
+  while (!engine.finished()) {
+    engine.advance();
+    if (!engine.finished()) engine.release_stuck();
+  }
+  return engine.converged();
+}
+
 }  // namespace
 
 TEST(LogGPS, CostFormulas) {
@@ -347,11 +371,7 @@ TEST(Replay, ResumingFromTheBaselineGivesTheFullReplay) {
   int checked = 0;
   for (int r = 0; r < 4; ++r)
     for (size_t i = 0; i < b.at(r).events.size(); ++i) {
-      Scenario full = sc, resumed = sc;
-      full.zero_wait_rank = resumed.zero_wait_rank = r;
-      full.zero_wait_event = resumed.zero_wait_event = static_cast<int64_t>(i);
-      resumed.resume = &snap;
-      resumed.resume_at = snap.timings[static_cast<size_t>(r)][i].enter;
+      const Scenario full = zero_waited(sc, r, i), resumed = zero_waited(sc, r, i, &snap);
       const auto a = replay_serial(b.ranks, full, true), c = replay_serial(b.ranks, resumed, true);
       ASSERT_EQ(c.released, 0) << "rank " << r << " event " << i;
       ASSERT_EQ(a.makespan, c.makespan) << "rank " << r << " event " << i;
@@ -365,20 +385,10 @@ TEST(Replay, ResumingFromTheBaselineGivesTheFullReplay) {
   int stopped_early = 0;
   for (int r = 0; r < 4; ++r)
     for (size_t i = 0; i < b.at(r).events.size(); ++i) {
-      Scenario full = sc, quick = sc;
-      full.zero_wait_rank = quick.zero_wait_rank = r;
-      full.zero_wait_event = quick.zero_wait_event = static_cast<int64_t>(i);
-      quick.resume = &snap;
-      quick.resume_at = snap.timings[static_cast<size_t>(r)][i].enter;
-      quick.stop_when_converged = true;
-      const auto a = replay_serial(b.ranks, full, false);
-      Engine engine(b.ranks, quick, 4, false);
-      while (!engine.finished()) {
-        engine.advance();
-        if (!engine.finished()) engine.release_stuck();
-      }
-      stopped_early += engine.converged();
-      ASSERT_EQ(replay_serial(b.ranks, quick, false).makespan, a.makespan) << "zero-waiting " << r << ":" << i;
+      const Scenario full = zero_waited(sc, r, i), quick = zero_waited(sc, r, i, &snap, true);
+      stopped_early += stops_early(b.ranks, quick, 4);
+      ASSERT_EQ(replay_serial(b.ranks, quick, false).makespan, replay_serial(b.ranks, full, false).makespan)
+          << "zero-waiting " << r << ":" << i;
     }
   EXPECT_GT(stopped_early, 0);
   std::printf("%d of 32 candidates stopped once back on the baseline\n", stopped_early);
@@ -408,18 +418,8 @@ TEST(Replay, StoppingOnTheBaselineKeepsEveryAnswerOnANonblockingRing) {
   int n = 0, stopped = 0;
   for (int r = 0; r < P; ++r)
     for (size_t i = 0; i < b.at(r).events.size(); ++i) {
-      Scenario full = sc, quick = sc;
-      full.zero_wait_rank = quick.zero_wait_rank = r;
-      full.zero_wait_event = quick.zero_wait_event = static_cast<int64_t>(i);
-      quick.resume = &snap;
-      quick.resume_at = snap.timings[static_cast<size_t>(r)][i].enter;
-      quick.stop_when_converged = true;
-      Engine engine(b.ranks, quick, P, false);
-      while (!engine.finished()) {
-        engine.advance();
-        if (!engine.finished()) engine.release_stuck();
-      }
-      stopped += engine.converged();
+      const Scenario full = zero_waited(sc, r, i), quick = zero_waited(sc, r, i, &snap, true);
+      stopped += stops_early(b.ranks, quick, P);
       ASSERT_EQ(replay_serial(b.ranks, quick, false).makespan, replay_serial(b.ranks, full, false).makespan)
           << "zero-waiting " << r << ":" << i;
       ++n;
