@@ -61,6 +61,24 @@ std::string read_cmdline() {
   return s;
 }
 
+// The distinct host names of the run, comma-separated, in rank order of first appearance
+// (the platform a trained classifier is tied to). Collective over `comm`.
+std::string host_names(MPI_Comm comm, int nranks) {
+  char mine[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  PMPI_Get_processor_name(mine, &len);
+  std::vector<char> all(static_cast<size_t>(nranks) * MPI_MAX_PROCESSOR_NAME);
+  PMPI_Allgather(mine, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
+  std::vector<std::string> names;
+  for (int r = 0; r < nranks; ++r) {
+    std::string n(&all[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME], strnlen(&all[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME], MPI_MAX_PROCESSOR_NAME));
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  }
+  std::string out;
+  for (const auto &n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
 uint64_t fnv1a(const std::vector<int32_t> &a, const std::vector<int32_t> &b) {
   uint64_t h = 1469598103934665603ull;
   auto mix = [&](int32_t v) {
@@ -196,6 +214,7 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   m_run.mpi_library = std::string(lib, len);
   while (!m_run.mpi_library.empty() && std::isspace(static_cast<unsigned char>(m_run.mpi_library.back())))
     m_run.mpi_library.pop_back();
+  m_run.hostname_list = host_names(m_private, m_nranks);
 
   m_capacity = std::max<size_t>(1024, static_cast<size_t>(m_cfg.buffer_mb) * 1024 * 1024 / sizeof(Event));
   // Requests and completions: as many slots as events (a call adds at most one of each
@@ -221,6 +240,10 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   read_papi(f.papi0);
   m_stack.push_back(f);
 
+  // Rank 0 measures the clocks one rank after another, releasing them tens of ms apart
+  // on a busy node: leave MPI_Init together, so the tool's start-up does not show up as
+  // the application's first wait state.
+  PMPI_Barrier(m_private);
   m_active = true;
   g_tracing = true;
   Event init_ev;

@@ -121,6 +121,7 @@ std::string serialize_state(const SpillState &st) {
   o.pod(static_cast<uint64_t>(t.callsites.size()));
   for (const auto &c : t.callsites) o.callsite(c);
   o.pod(t.clock);
+  o.str(r.hostname_list);  // last: spills written before it was added end here
   return o.take();
 }
 
@@ -145,6 +146,7 @@ SpillState deserialize_state(const std::string &bytes) {
   for (auto n = in.pod<uint64_t>(); n > 0; --n) t.comms.push_back(in.comm());
   for (auto n = in.pod<uint64_t>(); n > 0; --n) t.callsites.push_back(in.callsite());
   t.clock = in.pod<ClockRecord>();
+  if (in.more()) r.hostname_list = in.str();
   return st;
 }
 

@@ -16,6 +16,7 @@
 #include "pipeline/commands.h"
 #include "pipeline/report.h"
 #include "pipeline/stage.h"
+#include "pipeline/message_model.h"
 #include "pipeline/whatif.h"
 
 namespace fs = std::filesystem;
@@ -147,10 +148,13 @@ int run_analyze(const AnalyzeOptions &o) {
       for (const auto &r : store->regions()) paths.push_back(r.path);
       for (const auto &q : cfg.get_list("whatif.questions")) pipeline::parse_question(q, paths);
     }
+    // The classifier model too: a wrong file stops here, not after the other stages' work.
+    if (std::find(stages.begin(), stages.end(), "classify") != stages.end() && !cfg.get_string("classify.model").empty())
+      pipeline::load_model(cfg.get_string("classify.model"));
   } catch (const std::exception &e) {
     error = e.what();
   }
-  if (!all_fine(error, "a what-if question could not be read on every analysis rank")) return 2;
+  if (!all_fine(error, "a what-if question or the classifier model could not be read on every analysis rank")) return 2;
   const std::string output = o.output.empty() ? default_output(o.store) : o.output;
   if (fs::exists(output) && fs::equivalent(output, o.store)) {
     if (me == 0) std::fprintf(stderr, "perfsift: %s: the results file would overwrite the input store; choose another -o\n", output.c_str());

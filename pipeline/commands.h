@@ -25,6 +25,20 @@ int run_calibrate(const CalibrateOptions &o);
 // The measuring side, run by the launcher on two ranks.
 int run_calibrate_worker(const CalibrateOptions &o);
 
+struct TrainOptions {
+  std::string output;
+  std::string trace;  // keep the microbenchmark's trace here (default: discarded)
+  int64_t max_elems = 1 << 20;  // largest message, in ints (the paper's 4 MB)
+  int iterations = 20;          // per size and phase (normal: twice)
+  double min_delay_us = 500, delay_variance_us = 1500;
+  int folds = 10;
+  long seed = 1;
+  std::vector<std::string> launch;  // launcher after `--`, e.g. mpirun -n 2
+};
+// Vetter's modelling phase: microbenchmarks under the collector, then a C4.5 tree.
+int run_train(const TrainOptions &o);
+int run_train_worker(const TrainOptions &o);
+
 struct InfoOptions {
   std::string store;
   bool json = false;

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "io/trace_model.h"
+
 namespace perfsift::pipeline {
 
 inline std::string format_seconds(double s) {
@@ -26,5 +28,29 @@ inline std::string format_percent(double ratio) {
 
 // Cut to n characters, marking the cut.
 inline std::string clip(const std::string &s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
+
+// "LAMMPS_NS::CommBrick::reverse_comm(int)" -> "CommBrick::reverse_comm".
+inline std::string short_function(const std::string &f) {
+  std::string s = f.substr(0, f.find('('));
+  const auto last = s.rfind("::");
+  if (last != std::string::npos && last > 0) {
+    const auto before = s.rfind("::", last - 1);
+    if (before != std::string::npos) s = s.substr(before + 2);
+  }
+  const auto slash = s.rfind('/');  // a module path
+  if (slash != std::string::npos) s = s.substr(slash + 1);
+  return s.empty() ? "?" : s;
+}
+
+// A call site as Vetter prints it, function+offset, with the source line when known:
+// "x_solve+7716 (x_solve.f:212)"; "#id" when the store has no such site.
+inline std::string site_label(const std::vector<io::CallSite> &sites, uint64_t id) {
+  if (id >= sites.size()) return "#" + std::to_string(id);
+  const io::CallSite &c = sites[id];
+  std::string s = short_function(c.function.empty() ? c.module : c.function);
+  if (c.fn_offset > 0) s += "+" + std::to_string(c.fn_offset);
+  if (c.line > 0) s += " (" + c.file.substr(c.file.rfind('/') == std::string::npos ? 0 : c.file.rfind('/') + 1) + ":" + std::to_string(c.line) + ")";
+  return s;
+}
 
 }  // namespace perfsift::pipeline

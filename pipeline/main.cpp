@@ -21,6 +21,7 @@ int main(int argc, char **argv) {
                "  perfsift report res.h5 --format json              render results again\n"
                "  perfsift export res.h5 --format chrome -o t.json  a predicted trace for Perfetto (or otf2 for Vampir)\n"
                "  perfsift calibrate -o loggps.toml -- mpirun -n 2  measure LogGPS parameters for the replay\n"
+               "  perfsift train -o classifier.model -- mpirun -n 2 learn what late messages look like here\n"
                "  perfsift stages | perfsift config check FILE      the analysis stages and their keys\n"
                "  perfsift synth -o big.h5 --ranks 1024 ...         a synthetic store with chosen behaviour"};
   app.require_subcommand(1);
@@ -79,6 +80,28 @@ int main(int argc, char **argv) {
   cal_worker->add_option("-o,--output", cao.output)->required();
   cal_worker->add_option("--repetitions", cao.repetitions);
 
+  cli::TrainOptions to;
+  auto *train = app.add_subcommand("train", "Run Vetter's microbenchmarks (one phase per class of late message) under the given "
+                                            "launcher and learn the C4.5 message classifier the classify stage uses");
+  train->add_option("-o,--output", to.output, "model file to write (give it to the classify stage as classify.model)")->required();
+  train->add_option("--trace", to.trace, "keep the microbenchmarks' trace store here");
+  train->add_option("--max-elems", to.max_elems, "largest message in ints (sizes 1, 2, 4, ... up to it)")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 26));
+  train->add_option("--iterations", to.iterations, "transfers per size and class")->capture_default_str()->check(CLI::Range(2, 100000));
+  train->add_option("--min-delay-us", to.min_delay_us, "smallest injected delay")->capture_default_str()->check(CLI::Range(0.0, 1e7));
+  train->add_option("--delay-variance-us", to.delay_variance_us, "injected delays are min + variance * U[0,1)")->capture_default_str()->check(CLI::Range(0.0, 1e7));
+  train->add_option("--folds", to.folds, "cross-validation folds reported")->capture_default_str()->check(CLI::Range(2, 100));
+  train->add_option("--seed", to.seed, "delay seed")->capture_default_str();
+  train->add_option("launch", to.launch, "launcher after --, e.g. -- mpirun -n 2 (pairs of ranks exchange)")->required();
+  train->positionals_at_end();
+
+  auto *train_worker = app.add_subcommand("train-worker", "");  // run by train's launcher; hidden
+  train_worker->group("");
+  train_worker->add_option("--max-elems", to.max_elems);
+  train_worker->add_option("--iterations", to.iterations);
+  train_worker->add_option("--min-delay-us", to.min_delay_us);
+  train_worker->add_option("--delay-variance-us", to.delay_variance_us);
+  train_worker->add_option("--seed", to.seed);
+
   auto *stages = app.add_subcommand("stages", "List every analysis stage with its description and configuration keys");
 
   std::string check_path;
@@ -116,6 +139,8 @@ int main(int argc, char **argv) {
     if (*exp) return cli::run_export(eo);
     if (*cal) return cli::run_calibrate(cao);
     if (*cal_worker) return cli::run_calibrate_worker(cao);
+    if (*train) return cli::run_train(to);
+    if (*train_worker) return cli::run_train_worker(to);
     if (*stages) return cli::run_stages();
     if (*config_check) return cli::run_config_check(check_path);
     if (*synth) return cli::run_synth(so);

@@ -88,6 +88,7 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
     std::vector<int32_t> completion_of_id;  // id -> completion row (index into `completions`), -1 none
     kernels::MessageCounter sends, recvs;
     std::unordered_map<int32_t, int64_t> coll_seq;
+    std::vector<std::pair<bool, int32_t>> slot_message;  // request slot -> (is a send, message index), or index -1
   };
   std::vector<Building> building(static_cast<size_t>(owned));
   for (int32_t r = first; r < last; ++r) {
@@ -123,6 +124,7 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
       b.prev_exit = e.t_exit;
       local_end = std::max(local_end, e.t_exit);
       side.enter.push_back(e.t_enter);
+      side.exit.push_back(e.t_exit);
       side.region.push_back(e.region);
       side.step.push_back(e.step);
       side.site.push_back(static_cast<uint32_t>(e.site));
@@ -132,6 +134,7 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
         const auto idx = static_cast<int32_t>(p.sends.size());
         p.sends.push_back({bytes, -1, -1});
         side.send_event.push_back(static_cast<int32_t>(i));
+        side.send_done.push_back(-1);
         const MessageKey key = b.sends.next(comm, rank, dst, tag);
         route[static_cast<size_t>(ctx.owner_of(dst))].push_back({key, idx, 0, bytes});
         return idx;
@@ -139,6 +142,8 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
       auto add_recv = [&](int32_t src, int32_t tag, int32_t comm, int64_t bytes) {
         const auto idx = static_cast<int32_t>(p.recvs.size());
         p.recvs.push_back({bytes, -1, -1, e.t_exit - e.t_enter});
+        side.recv_event.push_back(static_cast<int32_t>(i));
+        side.recv_done.push_back(-1);
         if (src >= 0 && src < ctx.nranks()) waiting.add(b.recvs.next(comm, src, rank, tag), {static_cast<int32_t>(s), idx});
         return idx;
       };
@@ -151,6 +156,7 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
         c.rounds = kernels::collective_rounds(c.members, t.linear);
         c.bytes = bytes;
         p.colls.push_back(c);
+        side.coll_event.push_back(static_cast<int32_t>(i));
         return static_cast<int32_t>(p.colls.size() - 1);
       };
       const bool message = e.peer >= 0 && !(e.flags & io::kProcNull) && !inter;
@@ -167,6 +173,7 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
         c.members = alive;
         c.flow = kernels::CollectiveFlow::Finalize;
         p.colls.push_back(c);
+        side.coll_event.push_back(static_cast<int32_t>(i));
         finalize_coll[s] = static_cast<int32_t>(p.colls.size() - 1);
         finalize_exit[s] = e.t_exit;
         local_max_finalize_enter = std::max(local_max_finalize_enter, e.t_enter);
@@ -179,14 +186,18 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
         if (t.templ || inter || q.id < 0) continue;  // persistent templates: MPI_Start activates them
         const int32_t slot = p.request_slots++;
         b.slot_of_id[static_cast<size_t>(q.id)] = slot;
+        b.slot_message.resize(static_cast<size_t>(p.request_slots), {false, -1});
         if (q.kind == io::kReqSend && q.peer >= 0) {
-          p.items.push_back({rp::ItemType::PostSend, add_send(q.peer, q.tag, q.comm, q.bytes), slot});
+          const int32_t m = add_send(q.peer, q.tag, q.comm, q.bytes);
+          b.slot_message[static_cast<size_t>(slot)] = {true, m};
+          p.items.push_back({rp::ItemType::PostSend, m, slot});
         } else if (q.kind == io::kReqRecv) {
           const int32_t row = b.completion_of_id[static_cast<size_t>(q.id)];
           const io::CompletionRecord *c = row < 0 ? nullptr : &completions[static_cast<size_t>(row)];
           const bool resolved = c && c->source >= 0 && !c->cancelled;
-          p.items.push_back({rp::ItemType::PostRecv, add_recv(resolved ? c->source : -1, resolved ? c->tag : q.tag, q.comm,
-                                                               resolved ? c->bytes : 0), slot});
+          const int32_t m = add_recv(resolved ? c->source : -1, resolved ? c->tag : q.tag, q.comm, resolved ? c->bytes : 0);
+          b.slot_message[static_cast<size_t>(slot)] = {false, m};
+          p.items.push_back({rp::ItemType::PostRecv, m, slot});
         } else if (q.kind == io::kReqCollective && q.comm >= 0) {
           const bool rooted = t.flow != kernels::CollectiveFlow::All;
           p.items.push_back({rp::ItemType::PostCollective, add_coll(q.comm, e.bytes, rooted ? e.peer : -1), slot});
@@ -204,8 +215,12 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
             p.items.push_back({rp::ItemType::Recv, add_recv(c.source, c.tag, e.comm, c.bytes)});
           continue;
         }
-        if (static_cast<size_t>(c.request) < b.slot_of_id.size() && b.slot_of_id[static_cast<size_t>(c.request)] >= 0)
-          p.items.push_back({rp::ItemType::Complete, b.slot_of_id[static_cast<size_t>(c.request)]});
+        if (static_cast<size_t>(c.request) < b.slot_of_id.size() && b.slot_of_id[static_cast<size_t>(c.request)] >= 0) {
+          const int32_t slot = b.slot_of_id[static_cast<size_t>(c.request)];
+          p.items.push_back({rp::ItemType::Complete, slot});
+          const auto [is_send, m] = b.slot_message[static_cast<size_t>(slot)];
+          if (m >= 0) (is_send ? side.send_done : side.recv_done)[static_cast<size_t>(m)] = static_cast<int32_t>(i);
+        }
       }
       out.items = static_cast<uint16_t>(p.items.size() - static_cast<size_t>(out.first_item));
       if (out.items == 0) p.add_local(out.gap, e.t_exit - e.t_enter);
@@ -296,7 +311,9 @@ void get(const char *&p, std::vector<T> &v) {
 
 namespace {
 // One rank's share of the model, field by field, for both packing and unpacking: `f`
-// is called on each vector in the same order either way.
+// is called on each vector in the same order either way. The per-message timing links
+// (exit, recv_event, *_done, coll_event) stay with the owner: only the owner's
+// message table (pipeline/message_table.h) reads them.
 template <class Program, class Side, class Timings, class F>
 void each_field(Program &p, Side &d, Timings &t, F &&f) {
   f(p.events);

@@ -17,11 +17,16 @@ struct ReplayModel {
   std::vector<kernels::replay::RankProgram> programs;  // owned ranks, in order
   // Per owned rank, per event: measured enter time, innermost region, step, call site.
   struct Side {
-    std::vector<int64_t> enter;
+    std::vector<int64_t> enter, exit;
     std::vector<int32_t> region, step;
     std::vector<uint32_t> site;
     std::vector<uint16_t> op;
     std::vector<int32_t> send_event;  // per send: its event
+    std::vector<int32_t> recv_event;  // per receive: the event that posted it
+    // Per send / receive: the event that completed its request (Wait*, Test*), -1 when
+    // the call itself was blocking or nothing completed it.
+    std::vector<int32_t> send_done, recv_done;
+    std::vector<int32_t> coll_event;  // per collective: its event
     std::vector<io::StepRecord> executions;  // region executions (/steps), by end time
   };
   std::vector<Side> side;

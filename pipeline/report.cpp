@@ -124,8 +124,8 @@ std::string render_json(const io::ResultsStore &rs, const ReportLimits &lim) {
   j.key("findings");
   write_table_json(j, rs.table("findings"));
   for (const auto &stage : attr_or<std::vector<std::string>>(root, "stages", {})) {
-    j.key(stage);
     const auto *info = find_stage(stage);
+    j.key(info && !info->json_key.empty() ? info->json_key : stage);
     if (info && info->json_value) info->json_value(j, rs);
     else write_group_json(j, rs, stage, l.json_max_rows, info && info->json ? &info->json : nullptr);
   }

@@ -188,6 +188,7 @@ struct StageInfo {
   std::function<void(JsonWriter &, const io::ResultsStore &)> json;
   // Replaces the group's generic JSON rendering with a value of the stage's own shape.
   std::function<void(JsonWriter &, const io::ResultsStore &)> json_value;
+  std::string json_key;  // the stage's key in the JSON report when not its name
 };
 
 // Every stage, in default pipeline order.

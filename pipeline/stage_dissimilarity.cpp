@@ -74,19 +74,6 @@ struct Columns {
   bool derived = false;
 };
 
-// "LAMMPS_NS::CommBrick::reverse_comm(int)" -> "CommBrick::reverse_comm".
-std::string short_function(const std::string &f) {
-  std::string s = f.substr(0, f.find('('));
-  const auto last = s.rfind("::");
-  if (last != std::string::npos && last > 0) {
-    const auto before = s.rfind("::", last - 1);
-    if (before != std::string::npos) s = s.substr(before + 2);
-  }
-  const auto slash = s.rfind('/');  // a module path
-  if (slash != std::string::npos) s = s.substr(slash + 1);
-  return s.empty() ? "?" : s;
-}
-
 Columns user_regions(Context &ctx, const std::string &metric) {
   Columns c;
   for (const auto &r : ctx.store().regions()) {

@@ -54,9 +54,13 @@ struct Asked {
 void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   const std::string params_path = cfg.get_string("whatif.loggps");
   const kernels::LogGPS params = params_path.empty() ? kernels::LogGPS{} : read_loggps(params_path);
-  ctx.progress().begin("whatif: matching messages");
-  ctx.replay = build_replay_model(ctx, params);
-  ctx.progress().end();
+  if (ctx.replay) {
+    ctx.replay->params = params;  // matched already by an earlier stage (waitstates, classify)
+  } else {
+    ctx.progress().begin("whatif: matching messages");
+    ctx.replay = build_replay_model(ctx, params);
+    ctx.progress().end();
+  }
   ReplayModel &model = *ctx.replay;
   const auto paths = region_paths(ctx.store());
 

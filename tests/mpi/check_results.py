@@ -5,6 +5,7 @@ usage: check_results.py contract RESULTS.h5 REPORT.json
        check_results.py missing REPORT.json RANK NRANKS
        check_results.py whatif REPORT.json MAX_ERROR
        check_results.py gain REPORT.json QUESTION EXPECTED_S TOLERANCE_S
+       check_results.py apart REPORT.json PROPERTY NRANKS [CLASS]
 """
 import json
 import math
@@ -103,5 +104,59 @@ def gain(report, question, expected, tolerance):
     print(f"{question}: gain {g * 1e3:.2f} ms (expected {float(expected) * 1e3:.2f} ms)")
 
 
+# tests/apps/apart.c: r = 3 repetitions of EXTRA = 40 ms; the ranks that wait and the pattern.
+APART_EXTRA_S = 3 * 0.040
+APART = {
+    "late_sender": ("late_sender", lambda r, n: r % 2 == 1 and r < n - n % 2),
+    "late_receiver": ("late_receiver", lambda r, n: r % 2 == 0 and r < n - n % 2),
+    "wrong_order": ("late_sender", lambda r, n: r % 2 == 0 and r < n - n % 2),
+    "imbalance_at_mpi_barrier": ("wait_at_barrier", lambda r, n: r < n // 2),
+    "imbalance_at_mpi_alltoall": ("wait_at_nxn", lambda r, n: r % 2 == 0),
+    "late_broadcast": ("late_broadcast", lambda r, n: r != 1),
+    "early_reduce": ("early_reduce", lambda r, n: r == 1),
+    "none": (None, lambda r, n: False),
+}
+PATTERNS = ["late_sender", "late_receiver", "wait_at_barrier", "wait_at_nxn", "late_broadcast", "early_reduce"]
+
+
+def apart(report, prop, nranks, cls=None):
+    """The injected pattern on the ranks that wait, each within 20 % of r x EXTRA; nothing
+    else: every other pattern (and other ranks) under 5 % of the injected amount, and no
+    wait-state finding but the injected one. With CLASS: Vetter's predominant class too."""
+    d = json.load(open(report))
+    n = int(nranks)
+    w = d["waitstates"]
+    pattern, waits = APART[prop]
+    noise = 0.05 * APART_EXTRA_S
+    lines = []
+    for p in PATTERNS:
+        by_rank = w[p]["by_rank"] + [0.0] * (n - len(w[p]["by_rank"]))
+        for r in range(n):
+            if p == pattern and waits(r, n):
+                assert abs(by_rank[r] - APART_EXTRA_S) <= 0.2 * APART_EXTRA_S, \
+                    f"{prop}: {p} on rank {r} is {by_rank[r] * 1e3:.1f} ms, expected {APART_EXTRA_S * 1e3:.0f} ms +- 20 %"
+                lines.append(f"{p}@{r} {by_rank[r] * 1e3:.1f} ms")
+            else:
+                assert by_rank[r] <= noise, f"{prop}: {p} on rank {r} is {by_rank[r] * 1e3:.1f} ms where none was injected"
+    if prop == "wrong_order":
+        assert w["late_sender"]["wrong_order_s"] >= 0.8 * w["late_sender"]["total_s"] > 0, w["late_sender"]
+        lines.append(f"wrong order {w['late_sender']['wrong_order_s'] * 1e3:.1f} ms")
+    kinds = {f["kind"] for f in d["findings"] if f["stage"] == "waitstates"}
+    expected = {pattern.replace("_", "-")} if pattern else set()
+    assert kinds == expected, f"{prop}: wait-state findings {kinds}, expected {expected}"
+    v = w["clock_violations"]
+    assert v["p2p"] == 0 and v["collective"] == 0, f"clock-condition violations on one node: {v}"
+    c = d.get("classification", {})
+    if c and "skipped" not in c:
+        classes = {f["kind"] for f in d["findings"] if f["stage"] == "classify"}
+        allowed = {k.replace("_", "-") for k in cls.split(",")} if cls else set()
+        assert classes <= allowed, f"{prop}: message-class findings {classes}, expected at most {allowed}"
+    if cls:
+        top = max(c["counts"], key=lambda k: c["counts"][k])
+        assert top in cls.split(","), f"{prop}: most transfers are {top}, expected {cls}: {c['counts']}"
+        lines.append(f"classified mostly {top} ({c['counts'][top]} of {sum(c['counts'].values())})")
+    print(f"{prop}: " + (", ".join(lines) if lines else "no waiting found") + f"; findings {sorted(kinds)}")
+
+
 if __name__ == "__main__":
-    {"contract": contract, "finding": finding, "missing": missing, "whatif": whatif, "gain": gain}[sys.argv[1]](*sys.argv[2:])
+    {"contract": contract, "finding": finding, "missing": missing, "whatif": whatif, "gain": gain, "apart": apart}[sys.argv[1]](*sys.argv[2:])

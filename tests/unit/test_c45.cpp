@@ -97,3 +97,95 @@ TEST(C45, NoiseIsPrunedAway) {
   EXPECT_EQ(pruned.leaves(), 2);
   EXPECT_GE(full.leaves(), pruned.leaves());
 }
+
+// ---- Vetter's features, normalisation and training figures (kernels/message_class.h)
+
+#include "kernels/message_class.h"
+
+namespace vt = perfsift::kernels::vetter;
+
+TEST(Vetter, MessageDurationFormulas) {
+  // Blocking receive: Msg Dur = (Recv.TS + Recv.DUR) - Send.TS.
+  vt::TransferTiming t;
+  t.send_enter = 1000, t.send_exit = 1300;
+  t.recv_enter = 500, t.recv_exit = 2100;
+  t.bytes = 64;
+  EXPECT_EQ(vt::send_duration(t), 300);
+  EXPECT_EQ(vt::send_wait_duration(t), 0);  // blocking: no completion
+  EXPECT_EQ(vt::recv_duration(t), 1600);
+  EXPECT_EQ(vt::recv_wait_duration(t), 0);
+  EXPECT_EQ(vt::message_duration(t), 1100);
+  // Nonblocking receive: Msg Dur = (Wait.TS + Wait.DUR) - Send.TS; Isend's wait counts too.
+  t.send_nonblocking = true, t.send_wait_enter = 1400, t.send_wait_exit = 1900;
+  t.recv_nonblocking = true, t.recv_exit = 600, t.recv_wait_enter = 3000, t.recv_wait_exit = 3250;
+  EXPECT_EQ(vt::send_wait_duration(t), 500);
+  EXPECT_EQ(vt::recv_wait_duration(t), 250);
+  EXPECT_EQ(vt::message_duration(t), 2250);
+  const auto f = vt::raw_features(t);
+  EXPECT_EQ(f[vt::kSendType], 1);
+  EXPECT_EQ(f[vt::kRecvType], 1);
+  EXPECT_EQ(f[vt::kMsgSize], 64);
+  EXPECT_EQ(f[vt::kMsgDur], 2250);
+}
+
+TEST(Vetter, NormalisationByTheNormalClassPerSize) {
+  vt::Normalizer n;
+  auto normal = [&](double bytes, double sdur, double rdur) {
+    std::array<double, vt::kFeatures> r{};
+    r[vt::kMsgSize] = bytes, r[vt::kSendDur] = sdur, r[vt::kRecvDur] = rdur, r[vt::kMsgDur] = rdur;
+    n.add_normal(r);
+  };
+  normal(4, 100, 200);
+  normal(4, 300, 200);  // mean send dur at 4 B: 200
+  normal(16, 400, 800);
+  n.finish();
+  EXPECT_DOUBLE_EQ(n.baseline(vt::kSendDur, 0, 4), 200);
+  EXPECT_DOUBLE_EQ(n.baseline(vt::kSendDur, 0, 8), 300);     // halfway in log2(size) between 4 and 16
+  EXPECT_DOUBLE_EQ(n.baseline(vt::kSendDur, 0, 1 << 20), 400);  // clamped above
+  EXPECT_DOUBLE_EQ(n.baseline(vt::kSendDur, 1, 4), 0);      // no isend measured
+  std::array<double, vt::kFeatures> app{};
+  app[vt::kMsgSize] = 16, app[vt::kSendDur] = 1200, app[vt::kRecvDur] = 400, app[vt::kRecvWaitDur] = 50;
+  const auto f = n.normalise(app);
+  EXPECT_DOUBLE_EQ(f[vt::kSendDur], 3.0);
+  EXPECT_DOUBLE_EQ(f[vt::kRecvDur], 0.5);
+  EXPECT_DOUBLE_EQ(f[vt::kRecvWaitDur], 0);  // a blocking receive's wait has no baseline
+  EXPECT_DOUBLE_EQ(f[vt::kMsgSize], 16);     // raw, as in the paper
+}
+
+TEST(Vetter, ConfusionMatrixArithmeticOfTable2) {
+  // The paper's Table 2 (training data), rows actual, columns predicted, in its order:
+  // normal, late send, late rcv, late rcv post, late rcv wait, late send post, late send wait.
+  const int64_t t2[7][7] = {{786, 4, 3, 3, 2, 14, 28}, {13, 406, 0, 0, 0, 0, 0},  {21, 0, 399, 0, 0, 0, 0},
+                            {48, 1, 0, 314, 55, 0, 2}, {48, 0, 0, 127, 245, 0, 1}, {20, 0, 0, 0, 0, 397, 3},
+                            {16, 0, 1, 0, 0, 9, 394}};
+  vt::ConfusionMatrix m(7);
+  for (size_t i = 0; i < 7; ++i)
+    for (size_t j = 0; j < 7; ++j) m.n[i][j] = t2[i][j];
+  EXPECT_EQ(m.total(), 3360);
+  EXPECT_EQ(m.correct(), 2941);
+  EXPECT_NEAR(m.accuracy(), 0.8753, 1e-4);  // the paper's 87.5 %
+  const double recall[7] = {0.936, 0.969, 0.950, 0.748, 0.582, 0.945, 0.938};
+  const double precision[7] = {0.826, 0.988, 0.990, 0.707, 0.811, 0.945, 0.921};
+  const int64_t columns[7] = {952, 411, 403, 444, 302, 420, 428};
+  for (size_t c = 0; c < 7; ++c) {
+    EXPECT_NEAR(m.recall(c), recall[c], 5e-4) << c;
+    EXPECT_NEAR(m.precision(c), precision[c], 5e-4) << c;
+    EXPECT_EQ(m.column_total(c), columns[c]) << c;
+  }
+  EXPECT_EQ(m.row_total(0), 840);
+}
+
+TEST(Vetter, CrossValidationOfASeparableSetIsPerfect) {
+  // Late sends are long receives; normal ones are not: every fold must learn that.
+  auto d = vt::empty_dataset();
+  for (int i = 0; i < 60; ++i) {
+    const bool late = i % 3 == 0;
+    const double row[vt::kFeatures] = {0, 1.0 + (i % 5) * 0.01, 0, 0, late ? 20.0 + i : 1.0 + (i % 4) * 0.02, 0, 4.0 * (1 << (i % 6)), late ? 1.0 : 1.1};
+    d.x.insert(d.x.end(), row, row + vt::kFeatures);
+    d.y.push_back(late ? vt::kLateSend : vt::kNormal);
+  }
+  const auto cv = vt::cross_validate(d, 10);
+  EXPECT_EQ(cv.total(), 60);
+  EXPECT_EQ(cv.correct(), 60);
+  EXPECT_EQ(cv.row_total(vt::kLateSend), 20);
+}

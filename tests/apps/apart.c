@@ -1,0 +1,110 @@
+/* APART test suite properties (re-implemented from their published description,
+ * notes/peers.md 3.1), one per run: `apart PROPERTY [r]`, r repetitions (default 3).
+ * Work is sleeping, so oversubscribed runs keep the analytic answers:
+ *
+ *   late_sender      even ranks work BASE+EXTRA then MPI_Ssend to me+1; odd ranks work
+ *                    BASE then MPI_Recv.       Late Sender on odd ranks: r x EXTRA.
+ *   late_receiver    the work swapped: even ranks block in MPI_Ssend.
+ *                                              Late Receiver on even ranks: r x EXTRA.
+ *   wrong_order      odd ranks send tag 1 at once, work EXTRA, send tag 2; even ranks
+ *                    receive tag 2 first.      Late Sender (all wrong order) on even
+ *                                              ranks: r x EXTRA.
+ *   imbalance_at_mpi_barrier   the first half works 0, the second EXTRA, then MPI_Barrier.
+ *                                              Wait at Barrier, first half: r x EXTRA.
+ *   imbalance_at_mpi_alltoall  even ranks work 0, odd EXTRA, then MPI_Alltoall.
+ *                                              Wait at NxN on even ranks: r x EXTRA.
+ *   late_broadcast   root (rank 1) works BASE+EXTRA, others BASE, then MPI_Bcast.
+ *                                              Late Broadcast on non-roots: r x EXTRA.
+ *   early_reduce     root (rank 1) works BASE, others BASE+EXTRA, then MPI_Reduce.
+ *                                              Early Reduce on the root: r x EXTRA.
+ *   none             the same work everywhere; Sendrecv, Barrier, Allreduce: no waits.
+ * An odd communicator size leaves the last rank out of the pairwise properties. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+#define BASE 20.0  /* ms */
+#define EXTRA 40.0 /* ms */
+
+static int me, np;
+
+static int paired(void) { return me < np - np % 2; }
+
+static void late_sender(int r, int swap) {
+  int v = 0;
+  for (int k = 0; k < r; ++k) {
+    if (!paired()) continue;
+    const int sender = me % 2 == 0;
+    sleep_ms(BASE + ((sender != swap) ? EXTRA : 0));
+    if (sender) MPI_Ssend(&v, 1, MPI_INT, me + 1, k, MPI_COMM_WORLD);
+    else MPI_Recv(&v, 1, MPI_INT, me - 1, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+}
+
+static void wrong_order(int r) {
+  int a = 1, b = 2;
+  for (int k = 0; k < r; ++k) {
+    if (!paired()) continue;
+    if (me % 2) {
+      MPI_Send(&a, 1, MPI_INT, me - 1, 1, MPI_COMM_WORLD);
+      sleep_ms(EXTRA);
+      MPI_Send(&b, 1, MPI_INT, me - 1, 2, MPI_COMM_WORLD);
+    } else {
+      MPI_Recv(&b, 1, MPI_INT, me + 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Recv(&a, 1, MPI_INT, me + 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  }
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  const char *p = argc > 1 ? argv[1] : "none";
+  const int r = argc > 2 ? atoi(argv[2]) : 3;
+  const int root = np > 1 ? 1 : 0;
+  int *buf = calloc((size_t)np * 64, sizeof(int)), *out = calloc((size_t)np * 64, sizeof(int));
+  if (!strcmp(p, "late_sender")) late_sender(r, 0);
+  else if (!strcmp(p, "late_receiver")) late_sender(r, 1);
+  else if (!strcmp(p, "wrong_order")) wrong_order(r);
+  else if (!strcmp(p, "imbalance_at_mpi_barrier"))
+    for (int k = 0; k < r; ++k) {
+      sleep_ms(me < np / 2 ? 0 : EXTRA);
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+  else if (!strcmp(p, "imbalance_at_mpi_alltoall"))
+    for (int k = 0; k < r; ++k) {
+      sleep_ms(me % 2 ? EXTRA : 0);
+      MPI_Alltoall(buf, 64, MPI_INT, out, 64, MPI_INT, MPI_COMM_WORLD);
+    }
+  else if (!strcmp(p, "late_broadcast"))
+    for (int k = 0; k < r; ++k) {
+      sleep_ms(BASE + (me == root ? EXTRA : 0));
+      MPI_Bcast(buf, 64, MPI_INT, root, MPI_COMM_WORLD);
+    }
+  else if (!strcmp(p, "early_reduce"))
+    for (int k = 0; k < r; ++k) {
+      sleep_ms(BASE + (me == root ? 0 : EXTRA));
+      MPI_Reduce(buf, out, 64, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
+    }
+  else if (!strcmp(p, "none"))
+    for (int k = 0; k < r; ++k) {
+      sleep_ms(BASE);
+      MPI_Sendrecv(buf, 64, MPI_INT, (me + 1) % np, k, out, 64, MPI_INT, (me + np - 1) % np, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      sleep_ms(BASE);
+      MPI_Barrier(MPI_COMM_WORLD);
+      sleep_ms(BASE);
+      MPI_Allreduce(buf, out, 64, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    }
+  else {
+    if (me == 0) fprintf(stderr, "apart: unknown property %s\n", p);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  free(buf);
+  free(out);
+  MPI_Finalize();
+  return 0;
+}
