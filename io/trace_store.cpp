@@ -588,7 +588,7 @@ void TraceStore::open(MPI_Comm comm, bool parallel) {
   m_run.truncated_ranks = read_int_list_attr(ck, f, "truncated_ranks");
   m_run.collector_config = read_string_attr(ck, f, "collector_config");
   m_run.mpi_library = read_string_attr(ck, f, "mpi_library");
-  if (H5Aexists(f, "hosts") > 0) m_run.hostname_list = read_string_attr(ck, f, "hosts");  // stores before 0.6 lack it
+  if (H5Aexists(f, "hosts") > 0) m_run.hostname_list = read_string_attr(ck, f, "hosts");  // optional: older stores lack it
 
   m_ops = read_strings(ck, f, "ops");
   auto ids = read_rows<int32_t>(ck, f, "regions/id", H5T_NATIVE_INT32);

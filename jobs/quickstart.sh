@@ -12,8 +12,10 @@ echo "== collect: the binary-swap compositing example on 4 ranks (no recompile n
 "$perfsift" collect -o "$out/run.h5" -- mpirun -n 4 "$PERFSIFT_BUILD/tests/app_binary_swap"
 echo "== what the store holds"
 "$perfsift" info "$out/run.h5"
+echo "== train the message classifier on this machine (Vetter's microbenchmarks; once, about 10 s)"
+[ -s "$out/classifier.model" ] || "$perfsift" train -o "$out/classifier.model" -- mpirun -n 2
 echo "== analyze on 2 analysis ranks"
-OMPI_MCA_rmaps_base_oversubscribe=1 mpirun -n 2 "$perfsift" analyze "$out/run.h5" -o "$out/results.h5" --json "$out/report.json"
+PERFSIFT_CLASSIFY_MODEL="$out/classifier.model" OMPI_MCA_rmaps_base_oversubscribe=1 mpirun -n 2 "$perfsift" analyze "$out/run.h5" -o "$out/results.h5" --json "$out/report.json"
 echo "== the replay's predicted trace of the run, for Perfetto (ui.perfetto.dev) or chrome://tracing"
 "$perfsift" export "$out/results.h5" -o "$out/predicted.json"
 echo "== trace store $out/run.h5 (docs/trace-store.md), results $out/results.h5 (docs/results.md), JSON $out/report.json"

@@ -43,9 +43,9 @@ inline std::string short_function(const std::string &f) {
 }
 
 // A call site as Vetter prints it, function+offset, with the source line when known:
-// "x_solve+7716 (x_solve.f:212)"; "#id" when the store has no such site.
+// "x_solve+7716 (x_solve.f:212)"; "(no call site)" when the store has none for it.
 inline std::string site_label(const std::vector<io::CallSite> &sites, uint64_t id) {
-  if (id >= sites.size()) return "#" + std::to_string(id);
+  if (id >= sites.size()) return "(no call site)";
   const io::CallSite &c = sites[id];
   std::string s = short_function(c.function.empty() ? c.module : c.function);
   if (c.fn_offset > 0) s += "+" + std::to_string(c.fn_offset);

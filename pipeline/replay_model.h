@@ -36,8 +36,10 @@ struct ReplayModel {
   int64_t collectives = 0, local_events = 0;
   // Per communicator index: the analysis processes owning a member (arrival routing).
   std::vector<std::vector<int>> comm_owners;
-  // Baseline replay of the owned ranks (filled by the whatif stage).
+  // Baseline replay of the owned ranks (filled by the whatif stage; `replayed` says it ran,
+  // also on processes owning no rank).
   std::vector<std::vector<kernels::replay::EventTiming>> baseline;
+  bool replayed = false;
 };
 
 // Collective: reads the owned ranks' events, requests, completions and region executions

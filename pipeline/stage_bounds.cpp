@@ -32,7 +32,7 @@ const char *kMeaning[8] = {"as replayed",
                            "no waiting, balanced computation and communication"};
 
 void run_bounds(Context &ctx, const config::Values &cfg, StageOutput &out) {
-  if (!ctx.replay || ctx.replay->baseline.empty()) throw std::runtime_error("bounds: needs the whatif stage before it in pipeline.stages (it builds the replay)");
+  if (!ctx.replay || !ctx.replay->replayed) throw std::runtime_error("bounds: needs the whatif stage before it in pipeline.stages (it builds the replay)");
   const ReplayModel &model = *ctx.replay;
   const auto &regions = ctx.store().regions();
   std::vector<std::string> paths;

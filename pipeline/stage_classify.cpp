@@ -35,8 +35,9 @@ namespace {
 struct PairTally {
   uint64_t send_site = 0, recv_site = 0;
   int64_t counts[vt::kClasses] = {};
-  double confidence = 0;  // sum over its messages
-  double excess_s[vt::kClasses] = {};  // time in the calls beyond normal, per class
+  // Integers, so sums do not depend on how messages are split over processes.
+  int64_t confidence_ppb = 0;          // sum over its messages, in 1e-9
+  int64_t excess_ns[vt::kClasses] = {};  // time in the calls beyond normal, per class
 };
 // A rank taking part in a pair, on one side.
 struct PairRank {
@@ -61,14 +62,14 @@ int32_t fold_to_operations(int32_t cls, const vt::TransferTiming &t) {
   }
 }
 
-// Time the transfer's calls took beyond what normal ones of its kind and size take.
-double excess_seconds(const vt::Normalizer &n, const std::array<double, vt::kFeatures> &raw) {
+// Time the transfer's calls took beyond what normal ones of its kind and size take (ns).
+int64_t excess_ns(const vt::Normalizer &n, const std::array<double, vt::kFeatures> &raw) {
   double s = 0;
   for (int32_t f : {vt::kSendDur, vt::kSendWaitDur, vt::kRecvDur, vt::kRecvWaitDur}) {
     const int32_t kind = f == vt::kSendDur || f == vt::kSendWaitDur ? raw[vt::kSendType] != 0 : raw[vt::kRecvType] != 0;
     s += std::max(0.0, raw[static_cast<size_t>(f)] - n.baseline(f, kind, raw[vt::kMsgSize]));
   }
-  return s * 1e-9;
+  return std::llround(s);
 }
 
 void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
@@ -107,7 +108,8 @@ void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
 
   ctx.progress().begin("classify: classifying");
   std::vector<int32_t> cls(messages.size());
-  std::vector<double> conf(messages.size()), extra(messages.size());
+  std::vector<double> conf(messages.size());
+  std::vector<int64_t> extra(messages.size());
 #pragma omp parallel for schedule(static)
   for (size_t i = 0; i < messages.size(); ++i) {
     const auto raw = vt::raw_features(messages[i].timing);
@@ -115,7 +117,7 @@ void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
     int32_t c = model.tree.classify(f.data(), &conf[i]);
     if (fold) c = fold_to_operations(c, messages[i].timing);
     cls[i] = c;
-    extra[i] = excess_seconds(model.normalizer, raw);
+    extra[i] = excess_ns(model.normalizer, raw);
   }
   ctx.progress().end();
 
@@ -126,8 +128,8 @@ void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
     p.send_site = m.send_site;
     p.recv_site = m.recv_site;
     ++p.counts[cls[i]];
-    p.confidence += conf[i];
-    p.excess_s[cls[i]] += extra[i];
+    p.confidence_ppb += std::llround(conf[i] * 1e9);
+    p.excess_ns[cls[i]] += extra[i];
   }
   std::set<PairRank> local_ranks;
   for (const auto &m : messages) {
@@ -146,9 +148,9 @@ void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
     a.recv_site = p.recv_site;
     for (int c = 0; c < vt::kClasses; ++c) {
       a.counts[c] += p.counts[c];
-      a.excess_s[c] += p.excess_s[c];
+      a.excess_ns[c] += p.excess_ns[c];
     }
-    a.confidence += p.confidence;
+    a.confidence_ppb += p.confidence_ppb;
   }
 
   // Optional per-message rows: who, which class, how sure, and the normalised features.
@@ -202,10 +204,11 @@ void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
     receiver_id.push_back(static_cast<int64_t>(p.recv_site));
     for (int c = 0; c < vt::kClasses; ++c) count_cols[static_cast<size_t>(c)]->push_back(p.counts[c]);
     predominant.push_back(vt::class_keys()[static_cast<size_t>(top)]);
-    confidence.push_back(n ? p.confidence / static_cast<double>(n) : 0);
-    double ex = 0;
-    for (int c = 0; c < vt::kClasses; ++c) ex += p.excess_s[c];
-    excess.push_back(ex);
+    confidence.push_back(n ? static_cast<double>(p.confidence_ppb) * 1e-9 / static_cast<double>(n) : 0);
+    int64_t ex = 0;
+    for (int c = 0; c < vt::kClasses; ++c) ex += p.excess_ns[c];
+    excess.push_back(static_cast<double>(ex) * 1e-9);
+
     const auto &ranks = pair_ranks[key];
     const std::string sr = kernels::format_ranges(kernels::to_ranges(ranks[0]));
     const std::string rr = kernels::format_ranges(kernels::to_ranges(ranks[1]));
@@ -215,8 +218,9 @@ void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
     int32_t worst = -1;
     for (int c = 1; c < vt::kClasses; ++c)
       if (p.counts[c] > 0 && (worst < 0 || p.counts[c] > p.counts[worst])) worst = c;
+    const double worst_s = worst < 0 ? 0.0 : static_cast<double>(p.excess_ns[worst]) * 1e-9;
     if (worst < 0 || n < min_messages || static_cast<double>(p.counts[worst]) < min_share * static_cast<double>(n) ||
-        p.excess_s[worst] < min_lost * ctx.wall_time_s())
+        worst_s < min_lost * ctx.wall_time_s())
       continue;
     Finding f;
     f.kind = std::string(vt::class_keys()[static_cast<size_t>(worst)]);
@@ -224,12 +228,12 @@ void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
     f.where = snd + " -> " + rcv;
     const bool receiver_waits = worst == vt::kLateSend || worst == vt::kLateSendPost;
     f.ranks = receiver_waits ? rr : sr;
-    f.lost_s = p.excess_s[worst];
+    f.lost_s = worst_s;
     f.stage = "classify";
     f.cause = std::to_string(p.counts[worst]) + " of " + std::to_string(n) + " transfers (" +
               format_percent(static_cast<double>(p.counts[worst]) / static_cast<double>(n)) + ") from ranks " + sr + " to " + rr +
               " are " + vt::class_keys()[static_cast<size_t>(worst)] + ": " + vt::class_advice(worst) + "; they spent " +
-              format_seconds(p.excess_s[worst]) + " in MPI beyond normal transfers";
+              format_seconds(worst_s) + " in MPI beyond normal transfers";
     ctx.findings.push_back(f);
   }
   out.attribute("model", path);

@@ -25,7 +25,7 @@ namespace dm = kernels::domino;
 namespace {
 
 void run_domino(Context &ctx, const config::Values &cfg, StageOutput &out) {
-  if (!ctx.replay || ctx.replay->baseline.empty()) throw std::runtime_error("domino: needs the whatif stage before it in pipeline.stages (it builds the replay)");
+  if (!ctx.replay || !ctx.replay->replayed) throw std::runtime_error("domino: needs the whatif stage before it in pipeline.stages (it builds the replay)");
   const ReplayModel &model = *ctx.replay;
   const int64_t limit = cfg.get_int("domino.max_events");
   io::Table t;

@@ -224,6 +224,19 @@ void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
   std::sort(all.begin(), all.end(), [](const WaitSum &a, const WaitSum &b) {
     return std::tie(a.pattern, a.site, a.region, a.rank) < std::tie(b.pattern, b.site, b.region, b.rank);
   });
+  // A sender's Late Receiver sums come from every process owning one of its receivers: one row each.
+  size_t kept = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (kept > 0 && std::tie(all[kept - 1].pattern, all[kept - 1].site, all[kept - 1].region, all[kept - 1].rank) ==
+                        std::tie(all[i].pattern, all[i].site, all[i].region, all[i].rank)) {
+      all[kept - 1].ns += all[i].ns;
+      all[kept - 1].instances += all[i].instances;
+      all[kept - 1].wrong_order_ns += all[i].wrong_order_ns;
+    } else {
+      all[kept++] = all[i];
+    }
+  }
+  all.resize(kept);
   std::vector<int64_t> vio = {v.p2p, v.collective};
   ctx.allreduce_sum(vio);
   int64_t max_vio = v.max_ns;
@@ -285,7 +298,7 @@ void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
     f.ranks = kernels::format_ranges(kernels::to_ranges(waiting));
     f.lost_s = worst;
     f.stage = "waitstates";
-    f.question = "zero-wait callsite " + std::to_string(w.site);
+    if (w.site < sites.size()) f.question = "zero-wait callsite " + std::to_string(w.site);
     f.cause = format_seconds(total) + " of " + std::string(kPatternKeys[w.pattern]) + " waiting on " + std::to_string(waiting.size()) +
               (waiting.size() == 1 ? " rank" : " ranks") + " (up to " + format_seconds(worst) + " on one)" +
               (wrong_order > 0 ? ", " + format_seconds(wrong_order) + " of it for messages received in the wrong order" : std::string()) +

@@ -128,7 +128,10 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
     ctx.progress().end();
     predicted[k] = r.makespan_ns;
     released[k] = r.released;
-    if (k == 0) model.baseline = r.timings;
+    if (k == 0) {
+      model.baseline = r.timings;
+      model.replayed = true;
+    }
     if (keep && traces)
       for (size_t s = 0; s < r.timings.size(); ++s)
         for (size_t i = 0; i < r.timings[s].size(); ++i) {

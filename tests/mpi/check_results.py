@@ -46,9 +46,17 @@ def contract(results, report):
             assert key in fd, f"finding key {key} missing"
         assert fd["predicted_gain_s"] is None or isinstance(fd["predicted_gain_s"], (int, float))
     for s in stages:
-        assert s in d, f"JSON lacks stage {s}"
+        assert {"classify": "classification"}.get(s, s) in d, f"JSON lacks stage {s}"
     regions = {r["path"] for r in d["profile"]["regions"]}
     assert "(program)" in regions
+    if "waitstates" in d:
+        for p in PATTERNS:
+            w = d["waitstates"][p]
+            assert w["total_s"] >= 0 and len(w["by_rank"]) == d["run"]["ranks"], f"waitstates.{p}: {w}"
+            assert abs(sum(w["by_rank"]) - w["total_s"]) <= 1e-6 + 1e-9 * w["total_s"], f"waitstates.{p}: ranks do not add up"
+        assert set(d["waitstates"]["clock_violations"]) == {"p2p", "collective", "max_s"}
+    if "classification" in d:
+        assert list(d["classification"]["counts"]) == CLASSES, d["classification"]["counts"]
     if "whatif" in d:
         w = d["whatif"]
         assert w[0]["question"] == "baseline" and w[0]["gain_s"] == 0, w[0]
@@ -116,6 +124,7 @@ APART = {
     "early_reduce": ("early_reduce", lambda r, n: r == 1),
     "none": (None, lambda r, n: False),
 }
+CLASSES = ["normal", "late_send", "late_recv", "late_send_post", "late_send_wait", "late_recv_post", "late_recv_wait"]
 PATTERNS = ["late_sender", "late_receiver", "wait_at_barrier", "wait_at_nxn", "late_broadcast", "early_reduce"]
 
 
