@@ -438,6 +438,20 @@ PROPS
   # The text report shows both stages.
   grep -q "Wait states (Scalasca patterns): late_sender" late_sender.txt || fail "no wait states in the text report"
   grep -q "Message classes (Vetter)" late_sender.txt || fail "no message classes in the text report"
+  # Rank 0's clock 300 ms ahead: its three sends "start" after rank 1 received them.
+  cp late_sender.h5 skewed.h5
+  $py - <<'PY'
+import h5py
+with h5py.File("skewed.h5", "r+") as f:
+    ev, off = f["events"], f["events_offsets"]
+    rows = ev[off[0]:off[1]]
+    rows["t_enter"] += 300_000_000
+    rows["t_exit"] += 300_000_000
+    ev[off[0]:off[1]] = rows
+PY
+  mpirun -n 2 "$perfsift" analyze skewed.h5 -c p.toml -o skewed.r.h5 --json skewed.json > /dev/null 2>&1 || fail "analyze failed on a skewed store"
+  $py -c "import json, sys; d = json.load(open('skewed.json')); v = d['waitstates']['clock_violations']; print('skewed clocks:', v); sys.exit(0 if v['p2p'] == 3 and abs(v['max_s'] - 0.3) < 0.05 and any('clocks disagree' in w for w in d['warnings']) else 1)" \
+    || fail "clock-condition violations not reported"
   # Another platform: a warning, still a result.
   cp late_sender.h5 elsewhere.h5
   $py -c "import h5py; f = h5py.File('elsewhere.h5', 'r+'); f.attrs['hosts'] = 'node001,node002'"
