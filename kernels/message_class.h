@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/c45.h"
+#include "kernels/message_match.h"
 
 namespace perfsift::kernels::vetter {
 
@@ -24,14 +25,7 @@ const std::array<const char *, kClasses> &class_keys();
 // The paper's diagnosis of each class, in plain words.
 const char *class_advice(int32_t cls);
 
-// One matched transfer's timing, as traced. A blocking side has no completion
-// (wait_enter = wait_exit = -1).
-struct TransferTiming {
-  bool send_nonblocking = false, recv_nonblocking = false;
-  int64_t send_enter = 0, send_exit = 0, send_wait_enter = -1, send_wait_exit = -1;
-  int64_t recv_enter = 0, recv_exit = 0, recv_wait_enter = -1, recv_wait_exit = -1;
-  int64_t bytes = 0;
-};
+using kernels::TransferTiming;  // kernels/message_match.h
 
 // A3's formulas.
 int64_t send_duration(const TransferTiming &t);

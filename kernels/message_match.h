@@ -64,4 +64,15 @@ class ReceiveIndex {
   std::unordered_map<MessageKey, Receive, MessageKeyHash> m_waiting;
 };
 
+// One matched transfer's calls, as traced: the send (and the Wait* or Test* that
+// completed it, when nonblocking) and the receive (likewise). A side whose call was
+// blocking, or that nothing completed, has wait_enter = wait_exit = -1. Nanoseconds on
+// the corrected clock, so the two sides' times compare.
+struct TransferTiming {
+  bool send_nonblocking = false, recv_nonblocking = false;
+  int64_t send_enter = 0, send_exit = 0, send_wait_enter = -1, send_wait_exit = -1;
+  int64_t recv_enter = 0, recv_exit = 0, recv_wait_enter = -1, recv_wait_exit = -1;
+  int64_t bytes = 0;
+};
+
 }  // namespace perfsift::kernels

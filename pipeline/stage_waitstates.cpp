@@ -1,20 +1,10 @@
-// Stage `waitstates`: Scalasca's wait-state patterns, in seconds per call path and rank,
-// from the matched trace (definitions: Scalasca 1.x pattern help, notes/peers.md):
-//   late_sender      a blocking receive (or the Wait completing an Irecv) entered before
-//                    the send started: min(send start, its exit) - its entry. Of several
-//                    messages one Waitall completes, the latest sender's wait counts.
-//                    "wrong order" when a message posted for later was sent earlier.
-//   late_receiver    a send blocked (Ssend, rendezvous Send, the Wait of an Isend) until
-//                    the receive was posted: counted when it left after that post.
-//   wait_at_barrier  MPI_Barrier until the last member arrived;
-//   wait_at_nxn      the same for n-to-n collectives (Allreduce, Alltoall*, Allgather*,
-//                    Reduce_scatter*);
-//   late_broadcast   destinations of a 1-to-n operation (Bcast, Scatter*) before the root;
-//   early_reduce     the root of an n-to-1 operation (Reduce, Gather*) before any sender.
-// A message received before it was sent, or a member leaving an n-to-n operation before
-// the last one entered, violates the clock condition: counted and reported, since every
-// wait above depends on comparing two ranks' clocks.
-//
+// Stage `waitstates`: Scalasca's wait-state patterns (kernels/wait_states.h) in seconds
+// per call path and rank, from the matched trace: Late Sender (the latest sender's wait
+// of the messages one Waitall completes; "wrong order" when a message posted for later
+// was sent earlier), Late Receiver, Wait at Barrier, Wait at NxN (Allreduce, Alltoall*,
+// Allgather*, Reduce_scatter*), Late Broadcast (Bcast, Scatter*), Early Reduce (Reduce,
+// Gather*). Clock-condition violations are counted and reported, since every wait
+// compares two ranks' clocks.//
 // Cost: the message join of pipeline/message_table.h (one all-to-all), one more
 // all-to-all routing each collective instance's entries to one process, O(messages +
 // collective entries) work; the (pattern, rank, call path) sums meet on every process.
@@ -22,9 +12,9 @@
 #include <cmath>
 #include <map>
 #include <ostream>
-#include <unordered_map>
 
 #include "kernels/rank_set.h"
+#include "kernels/wait_states.h"
 #include "pipeline/format.h"
 #include "pipeline/message_table.h"
 #include "pipeline/op_traits.h"
@@ -36,8 +26,7 @@ namespace perfsift::pipeline {
 
 namespace {
 
-enum Pattern : int32_t { kLateSender, kLateReceiver, kWaitAtBarrier, kWaitAtNxN, kLateBroadcast, kEarlyReduce, kPatterns };
-const char *const kPatternKeys[kPatterns] = {"late_sender", "late_receiver", "wait_at_barrier", "wait_at_nxn", "late_broadcast", "early_reduce"};
+using namespace kernels::waitstates;
 const char *const kPatternAdvice[kPatterns] = {
     "receivers wait for senders that start late: balance the work before the sends, or post receives later / use MPI_Irecv and overlap",
     "senders block until the receive is posted: post receives earlier, or send asynchronously (MPI_Isend) and overlap",
@@ -106,48 +95,39 @@ int32_t collective_pattern(const std::string &op, const OpTraits &t) {
 
 void point_to_point(const std::vector<MatchedMessage> &msgs, Sums &sums, Violations &v) {
   // Late Sender: per blocking receive call (a Waitall may complete several), the latest
-  // sender's wait. Wrong order: a message posted for later was sent before this one.
+  // sender's wait. msgs are ordered by (receiver, receive event), the posting order.
   struct Blocked {
     int32_t rank, event, region;
     uint64_t site;
     int64_t ns, wrong_order;
   };
-  std::unordered_map<int64_t, Blocked> by_call;  // (rank << 32 | event) -> largest wait
-  auto call_key = [](int32_t rank, int32_t event) { return (int64_t{rank} << 32) | static_cast<uint32_t>(event); };
-  // msgs are ordered by (receiver, receive event): suffix minima of send starts.
-  std::vector<int64_t> later_min(msgs.size(), INT64_MAX);
-  for (size_t i = msgs.size(); i-- > 1;)
-    later_min[i - 1] = msgs[i].dst == msgs[i - 1].dst ? std::min(later_min[i], msgs[i].timing.send_enter) : INT64_MAX;
+  std::map<std::pair<int32_t, int32_t>, Blocked> by_call;  // (rank, event) -> largest wait
+  std::vector<uint8_t> wrong(msgs.size(), 0);
+  for (size_t i = 0; i < msgs.size();) {
+    size_t k = i;
+    std::vector<int64_t> sent;
+    for (; k < msgs.size() && msgs[k].dst == msgs[i].dst; ++k) sent.push_back(msgs[k].timing.send_enter);
+    const auto w = wrong_order(sent);
+    std::copy(w.begin(), w.end(), wrong.begin() + static_cast<long>(i));
+    i = k;
+  }
   for (size_t i = 0; i < msgs.size(); ++i) {
     const MatchedMessage &m = msgs[i];
     const auto &t = m.timing;
-    const bool via_wait = t.recv_nonblocking && m.recv_done >= 0;
-    const int64_t done = via_wait ? t.recv_wait_exit : t.recv_exit;
-    if (done < t.send_enter) {
+    if (const int64_t early = clock_violation(t); early > 0) {
       ++v.p2p;
-      v.max_ns = std::max(v.max_ns, t.send_enter - done);
+      v.max_ns = std::max(v.max_ns, early);
     }
-    if (!t.recv_nonblocking || via_wait) {
-      const int64_t b_enter = via_wait ? t.recv_wait_enter : t.recv_enter;
-      const int64_t wait = std::min(t.send_enter, done) - b_enter;
-      if (wait > 0) {
-        const int32_t ev = via_wait ? m.recv_done : m.recv_event;
-        Blocked &b = by_call[call_key(m.dst, ev)];
-        if (wait > b.ns) b = {m.dst, ev, m.recv_region, via_wait ? m.recv_done_site : m.recv_site, wait, later_min[i] < t.send_enter ? wait : 0};
-      }
+    if (const int64_t wait = late_sender(t); wait > 0) {
+      const bool in_wait = receiver_call(t).in_completion;
+      const int32_t ev = in_wait ? m.recv_done : m.recv_event;
+      Blocked &b = by_call[{m.dst, ev}];
+      if (wait > b.ns) b = {m.dst, ev, m.recv_region, in_wait ? m.recv_done_site : m.recv_site, wait, wrong[i] ? wait : 0};
     }
-    // Late Receiver: the sender's blocking call outlasted the receive's post.
-    const bool send_via_wait = t.send_nonblocking && m.send_done >= 0;
-    if (!t.send_nonblocking || send_via_wait) {
-      const int64_t s_enter = send_via_wait ? t.send_wait_enter : t.send_enter;
-      const int64_t s_exit = send_via_wait ? t.send_wait_exit : t.send_exit;
-      if (t.recv_enter > s_enter && s_exit > t.recv_enter)
-        sums.add(kLateReceiver, m.src, send_via_wait ? m.send_done_site : m.send_site, m.send_region, t.recv_enter - s_enter);
-    }
+    if (const int64_t wait = late_receiver(t); wait > 0)
+      sums.add(kLateReceiver, m.src, sender_call(t).in_completion ? m.send_done_site : m.send_site, m.send_region, wait);
   }
-  std::vector<Blocked> blocked;
-  for (const auto &kv : by_call) blocked.push_back(kv.second);
-  for (const Blocked &b : blocked) sums.add(kLateSender, b.rank, b.site, b.region, b.ns, b.wrong_order);
+  for (const auto &[key, b] : by_call) sums.add(kLateSender, b.rank, b.site, b.region, b.ns, b.wrong_order);
 }
 
 void collectives(const Context &ctx, const ReplayModel &model, Sums &sums, Violations &v) {
@@ -173,39 +153,16 @@ void collectives(const Context &ctx, const ReplayModel &model, Sums &sums, Viola
   for (size_t i = 0; i < entries.size();) {
     size_t k = i;
     while (k < entries.size() && entries[k].instance == entries[i].instance) ++k;
-    const int32_t pattern = entries[i].pattern, root = entries[i].root;
-    int64_t last_enter = INT64_MIN, root_enter = INT64_MIN, first_other = INT64_MAX;
+    std::vector<Member> members;
+    int32_t root = -1;
     for (size_t x = i; x < k; ++x) {
-      last_enter = std::max(last_enter, entries[x].enter);
-      if (entries[x].rank == root) root_enter = entries[x].enter;
-      else first_other = std::min(first_other, entries[x].enter);
+      if (entries[x].rank == entries[x].root) root = static_cast<int32_t>(x - i);
+      members.push_back({entries[x].enter, entries[x].exit});
     }
-    for (size_t x = i; x < k; ++x) {
-      const CollEntry &e = entries[x];
-      switch (pattern) {
-        case kWaitAtBarrier:
-        case kWaitAtNxN:
-          if (e.exit < last_enter) {
-            ++v.collective;
-            v.max_ns = std::max(v.max_ns, last_enter - e.exit);
-          }
-          sums.add(pattern, e.rank, e.site, e.region, std::min(last_enter, e.exit) - e.enter);
-          break;
-        case kLateBroadcast:
-          if (e.rank == root || root_enter == INT64_MIN) break;
-          if (e.exit < root_enter) {
-            ++v.collective;
-            v.max_ns = std::max(v.max_ns, root_enter - e.exit);
-          }
-          sums.add(pattern, e.rank, e.site, e.region, std::min(root_enter, e.exit) - e.enter);
-          break;
-        case kEarlyReduce:
-          if (e.rank != root || first_other == INT64_MAX) break;
-          sums.add(pattern, e.rank, e.site, e.region, std::min(first_other, e.exit) - e.enter);
-          break;
-        default: break;
-      }
-    }
+    const auto w = collective_waits(entries[i].pattern, members, root);
+    v.collective += w.violations;
+    v.max_ns = std::max(v.max_ns, w.max_violation);
+    for (size_t x = i; x < k; ++x) sums.add(entries[x].pattern, entries[x].rank, entries[x].site, entries[x].region, w.wait[x - i]);
     i = k;
   }
 }
@@ -256,7 +213,7 @@ void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
   auto &count = t.ints("instances", "", "calls that waited");
   std::vector<double> totals(kPatterns, 0.0);
   for (const WaitSum &w : all) {
-    pat.push_back(kPatternKeys[w.pattern]);
+    pat.push_back(pattern_key(w.pattern));
     rank.push_back(w.rank);
     site.push_back(static_cast<int64_t>(w.site));
     callpath.push_back(region_path(w.region) + " > " + site_label(sites, w.site));
@@ -266,7 +223,7 @@ void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
     totals[static_cast<size_t>(w.pattern)] += static_cast<double>(w.ns) * 1e-9;
   }
   out.table("waits", t);
-  for (int p = 0; p < kPatterns; ++p) out.attribute(std::string(kPatternKeys[p]) + "_s", totals[static_cast<size_t>(p)]);
+  for (int p = 0; p < kPatterns; ++p) out.attribute(std::string(pattern_key(p)) + "_s", totals[static_cast<size_t>(p)]);
   out.attribute("clock_violations_p2p", vio[0]);
   out.attribute("clock_violations_collective", vio[1]);
   out.attribute("clock_violation_max_s", static_cast<double>(max_vio) * 1e-9);
@@ -292,14 +249,14 @@ void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
     i = k;
     if (wall <= 0 || worst < min_share * wall) continue;
     Finding f;
-    f.kind = kPatternKeys[w.pattern];
+    f.kind = pattern_key(w.pattern);
     std::replace(f.kind.begin(), f.kind.end(), '_', '-');
     f.where = region_path(w.region) + " > " + site_label(sites, w.site);
     f.ranks = kernels::format_ranges(kernels::to_ranges(waiting));
     f.lost_s = worst;
     f.stage = "waitstates";
     if (w.site < sites.size()) f.question = "zero-wait callsite " + std::to_string(w.site);
-    f.cause = format_seconds(total) + " of " + std::string(kPatternKeys[w.pattern]) + " waiting on " + std::to_string(waiting.size()) +
+    f.cause = format_seconds(total) + " of " + std::string(pattern_key(w.pattern)) + " waiting on " + std::to_string(waiting.size()) +
               (waiting.size() == 1 ? " rank" : " ranks") + " (up to " + format_seconds(worst) + " on one)" +
               (wrong_order > 0 ? ", " + format_seconds(wrong_order) + " of it for messages received in the wrong order" : std::string()) +
               ": " + kPatternAdvice[w.pattern];
@@ -310,7 +267,8 @@ void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
 void waitstates_text(std::ostream &os, const io::ResultsStore &rs) {
   const auto a = rs.attributes("waitstates");
   os << "\nWait states (Scalasca patterns):";
-  for (const char *k : kPatternKeys) {
+  for (int32_t p = 0; p < kPatterns; ++p) {
+    const char *k = pattern_key(p);
     const double s = attr_or<double>(a, std::string(k) + "_s", 0);
     if (s > 0) os << " " << k << " " << format_seconds(s);
   }
@@ -329,7 +287,8 @@ void waitstates_json(JsonWriter &j, const io::ResultsStore &rs) {
   const auto &rank = column<int64_t>(t, "rank");
   const auto &wait = column<double>(t, "wait_s"), &wrong = column<double>(t, "wrong_order_s");
   j.begin_object();
-  for (const char *k : kPatternKeys) {
+  for (int32_t p = 0; p < kPatterns; ++p) {
+    const char *k = pattern_key(p);
     int64_t top = nranks - 1;
     for (size_t i = 0; i < t.rows(); ++i)
       if (pat[i] == k) top = std::max(top, rank[i]);
