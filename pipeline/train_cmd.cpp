@@ -92,12 +92,17 @@ std::string percent(double x) {
   return b;
 }
 
+// Accuracy, then per class recall, precision and the confusion row (predicted classes
+// in the order of the header, as the paper's Table 2).
 void print_figures(const char *title, const vt::ConfusionMatrix &m) {
   std::printf("  %-34s %s of %lld\n", title, percent(m.accuracy()).c_str(), static_cast<long long>(m.total()));
-  std::printf("    %-16s %8s %9s %7s\n", "class", "recall", "precision", "cases");
-  for (size_t c = 0; c < vt::kClasses; ++c)
-    std::printf("    %-16s %8s %9s %7lld\n", vt::class_keys()[c], percent(m.recall(c)).c_str(), percent(m.precision(c)).c_str(),
+  std::printf("    %-16s %8s %9s %7s   predicted as: n ls lr lsp lsw lrp lrw\n", "class", "recall", "precision", "cases");
+  for (size_t c = 0; c < vt::kClasses; ++c) {
+    std::printf("    %-16s %8s %9s %7lld  ", vt::class_keys()[c], percent(m.recall(c)).c_str(), percent(m.precision(c)).c_str(),
                 static_cast<long long>(m.row_total(c)));
+    for (size_t p = 0; p < vt::kClasses; ++p) std::printf(" %lld", static_cast<long long>(m.n[c][p]));
+    std::printf("\n");
+  }
 }
 
 // The class a phase label names (the last component of the region path), or -1.
