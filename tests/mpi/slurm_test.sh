@@ -21,7 +21,12 @@ assert d["ranks"] == 2, d["ranks"]
 assert d["events_per_op"]["MPI_Send"] == 20 and d["events_per_op"]["MPI_Recv"] == 20, d["events_per_op"]
 assert d["p2p"]["unmatched_sends"] == 0 and d["p2p"]["unmatched_receives"] == 0
 print("srun: 2 ranks, 20 sends, 20 receives, 0 unmatched")'
+# Vetter's classifier trained through srun (small sizes: the test is the launcher path).
+timeout 180 "$perfsift" train -o "$work/classifier.model" --max-elems 256 --iterations 4 -- srun -n 2 > "$work/train.txt" 2>&1 || { cat "$work/train.txt"; exit 1; }
+grep -q "10-fold cross-validation" "$work/train.txt"
+echo "srun: classifier trained"
 # The two-step template: collect, then analyze with 2 analysis ranks, one allocation.
+PERFSIFT_CLASSIFY_MODEL="$work/classifier.model" \
 PERFSIFT="$perfsift" PERFSIFT_STORE="$work/batch.h5" PERFSIFT_ANALYSIS_TASKS=2 timeout 240 sbatch -n 2 --wait \
   -o "$work/batch.out" "$src/jobs/perfsift-run.sbatch" "$app"
 cat "$work/batch.out"
@@ -33,7 +38,9 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["format"] == "perfsift-results" and d["run"]["ranks"] == 2, d["run"]
 assert any(o["op"] == "MPI_Send" and o["calls"] == 20 for o in d["profile"]["ops"]), d["profile"]["ops"]
-print("sbatch run template: collected, analysed on 2 analysis ranks, report and JSON written")' "$work/batch-report.json"
+c = d["classification"]
+assert "skipped" not in c and sum(c["counts"].values()) == 20 and c["platform_matches"], c
+print("sbatch run template: collected, analysed on 2 analysis ranks (20 messages classified), report and JSON written")' "$work/batch-report.json"
 # The analysis-only template on the store just written.
 PERFSIFT="$perfsift" PERFSIFT_STORE="$work/batch.h5" PERFSIFT_RESULTS="$work/again.h5" timeout 180 sbatch -n 1 --wait \
   -o "$work/analyze.out" "$src/jobs/perfsift-analyze.sbatch"
