@@ -3,8 +3,8 @@
 // of the messages one Waitall completes; "wrong order" when a message posted for later
 // was sent earlier), Late Receiver, Wait at Barrier, Wait at NxN (Allreduce, Alltoall*,
 // Allgather*, Reduce_scatter*), Late Broadcast (Bcast, Scatter*), Early Reduce (Reduce,
-// Gather*). Clock-condition violations are counted and reported, since every wait
-// compares two ranks' clocks.//
+// Gather*). Clock-condition violations beyond the clocks' measured error bounds are
+// counted and reported, since every wait compares two ranks' clocks.//
 // Cost: the message join of pipeline/message_table.h (one all-to-all), one more
 // all-to-all routing each collective instance's entries to one process, O(messages +
 // collective entries) work; the (pattern, rank, call path) sums meet on every process.
@@ -78,7 +78,9 @@ struct CollEntry {
   int32_t rank, root, region, pattern;
 };
 
+// Clock-condition violations beyond what the clocks' measured error bounds allow.
 struct Violations {
+  int64_t tolerance_ns = 0;
   int64_t p2p = 0, collective = 0, max_ns = 0;
 };
 
@@ -114,7 +116,7 @@ void point_to_point(const std::vector<MatchedMessage> &msgs, Sums &sums, Violati
   for (size_t i = 0; i < msgs.size(); ++i) {
     const MatchedMessage &m = msgs[i];
     const auto &t = m.timing;
-    if (const int64_t early = clock_violation(t); early > 0) {
+    if (const int64_t early = clock_violation(t); early > v.tolerance_ns) {
       ++v.p2p;
       v.max_ns = std::max(v.max_ns, early);
     }
@@ -160,8 +162,10 @@ void collectives(const Context &ctx, const ReplayModel &model, Sums &sums, Viola
       members.push_back({entries[x].enter, entries[x].exit});
     }
     const auto w = collective_waits(entries[i].pattern, members, root);
-    v.collective += w.violations;
-    v.max_ns = std::max(v.max_ns, w.max_violation);
+    if (w.max_violation > v.tolerance_ns) {
+      v.collective += w.violations;
+      v.max_ns = std::max(v.max_ns, w.max_violation);
+    }
     for (size_t x = i; x < k; ++x) sums.add(entries[x].pattern, entries[x].rank, entries[x].site, entries[x].region, w.wait[x - i]);
     i = k;
   }
@@ -174,6 +178,8 @@ void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
   ctx.progress().end();
   Sums sums;
   Violations v;
+  // Two ranks' corrected clocks may disagree by up to the sum of their offsets' error bounds.
+  for (const auto &c : ctx.store().clocks()) v.tolerance_ns = std::max({v.tolerance_ns, 2 * c.error_init_ns, 2 * c.error_fin_ns});
   point_to_point(msgs, sums, v);
   collectives(ctx, model, sums, v);
   // Every process gets every sum, in one deterministic order.
@@ -227,6 +233,7 @@ void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
   out.attribute("clock_violations_p2p", vio[0]);
   out.attribute("clock_violations_collective", vio[1]);
   out.attribute("clock_violation_max_s", static_cast<double>(max_vio) * 1e-9);
+  out.attribute("clock_tolerance_s", static_cast<double>(v.tolerance_ns) * 1e-9);
   if (vio[0] + vio[1] > 0)
     ctx.warnings.push_back("waitstates: " + std::to_string(vio[0]) + " messages received before they were sent and " + std::to_string(vio[1]) +
                            " collective exits before the last entry (up to " + format_seconds(static_cast<double>(max_vio) * 1e-9) +
