@@ -106,14 +106,22 @@ void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
   const auto messages = match_messages(ctx, replay);
   ctx.progress().end();
 
+  const int64_t max_rows = cfg.get_int("classify.max_message_rows");
+  std::vector<int64_t> n_local = {static_cast<int64_t>(messages.size())};
+  ctx.allreduce_sum(n_local);
+  const int64_t total = n_local[0];
+  const bool keep_rows = total <= max_rows;
+
   ctx.progress().begin("classify: classifying");
   std::vector<int32_t> cls(messages.size());
   std::vector<double> conf(messages.size());
   std::vector<int64_t> extra(messages.size());
+  std::vector<std::array<double, vt::kFeatures>> features(keep_rows ? messages.size() : 0);
 #pragma omp parallel for schedule(static)
   for (size_t i = 0; i < messages.size(); ++i) {
     const auto raw = vt::raw_features(messages[i].timing);
     const auto f = model.normalizer.normalise(raw);
+    if (keep_rows) features[i] = f;
     int32_t c = model.tree.classify(f.data(), &conf[i]);
     if (fold) c = fold_to_operations(c, messages[i].timing);
     cls[i] = c;
@@ -154,11 +162,7 @@ void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
   }
 
   // Optional per-message rows: who, which class, how sure, and the normalised features.
-  const int64_t max_rows = cfg.get_int("classify.max_message_rows");
-  std::vector<int64_t> n_local = {static_cast<int64_t>(messages.size())};
-  ctx.allreduce_sum(n_local);
-  const int64_t total = n_local[0];
-  if (total <= max_rows) {
+  if (keep_rows) {
     io::Table rows;
     rows.description = "every matched message: its class and the tree's confidence (Vetter's Fig. 7)";
     auto &src = rows.ints("sender", "", "sending rank"), &dst = rows.ints("receiver", "", "receiving rank");
@@ -168,6 +172,11 @@ void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
     auto &cf = rows.floats("confidence", "", "the leaf's pessimistic accuracy");
     auto &bytes = rows.ints("bytes", "B", "message size");
     auto &md = rows.floats("msg_dur_s", "s", "receive completion minus send start");
+    // The tree's inputs: durations in multiples of a normal transfer's (Vetter's Fig. 7).
+    const auto attrs = vt::empty_dataset().attributes;
+    std::vector<std::vector<double> *> normalised;
+    for (int32_t a : {vt::kSendDur, vt::kSendWaitDur, vt::kRecvDur, vt::kRecvWaitDur, vt::kMsgDur, vt::kPostGap})
+      normalised.push_back(&rows.floats(attrs[static_cast<size_t>(a)] + "_norm", "", attrs[static_cast<size_t>(a)] + " over a normal transfer's of the same kind and size"));
     for (size_t i = 0; i < messages.size(); ++i) {
       src.push_back(messages[i].src);
       dst.push_back(messages[i].dst);
@@ -177,6 +186,9 @@ void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
       cf.push_back(conf[i]);
       bytes.push_back(messages[i].timing.bytes);
       md.push_back(static_cast<double>(vt::message_duration(messages[i].timing)) * 1e-9);
+      size_t k = 0;
+      for (int32_t a : {vt::kSendDur, vt::kSendWaitDur, vt::kRecvDur, vt::kRecvWaitDur, vt::kMsgDur, vt::kPostGap})
+        normalised[k++]->push_back(features[i][static_cast<size_t>(a)]);
     }
     out.table_rows("messages", rows);
   } else {
