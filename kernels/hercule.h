@@ -1,0 +1,94 @@
+// Hercule's model-based diagnosis (Li & Malony; thesis 2007), the pure part: recognising
+// a parallel model from the communication structure, the master-worker decomposition of
+// a worker's waiting (thesis eq. 5.3), and the arithmetic of relative diagnosis.
+// Reconstructions the thesis leaves open (its figures are missing from the text) are
+// marked [R], as in notes/hercule-spec.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace perfsift::kernels::hercule {
+
+// ---- relative diagnosis (thesis 5.3.2)
+// Strong scaling: a metric that scales with the rank count (speedup) is expected to be
+// the reference's times ranks / reference ranks [R: the thesis's numbers fit it].
+double expected_strong_scaling(double reference, int64_t ranks, int64_t reference_ranks);
+// Weak scaling: (x - reference) / reference, in percent.
+double difference_percent(double x, double reference);
+// A Px x Py wavefront has Px + Py - 1 stages [R].
+int64_t pipeline_depth(int64_t px, int64_t py);
+
+// ---- recognition
+// Messages from one rank to another (a sparse communication matrix).
+struct PairCount {
+  int32_t src = 0, dst = 0;
+  int64_t messages = 0;
+};
+struct MasterWorkerScore {
+  double confidence = 0;  // share of messages to or from the master x share of ranks served
+  int32_t master = -1;
+};
+// One rank serving request/reply traffic from all others: the rank with the most
+// partners is the master candidate.
+MasterWorkerScore score_master_worker(const std::vector<PairCount> &pairs, int32_t nranks);
+
+struct GridScore {
+  double neighbour_share = 0;  // messages between grid neighbours, of all
+  int32_t px = 0, py = 0;      // rank r sits at (r % px, r / px)
+};
+// The 2-D grid layout (px x py = nranks, both >= 2) under which most messages go
+// between neighbours.
+GridScore best_grid(const std::vector<PairCount> &pairs, int32_t nranks);
+
+// A rank's point-to-point completions in order: 'S' or 'R' with the partner. Wavefront
+// ranks forward: a block of receives from upstream partners is followed by a block of
+// sends to other (downstream) partners; a halo exchange sends to and receives from the
+// same partners. Returns {blocks followed by a disjoint send block, receive blocks
+// followed by any send block}.
+struct Completion {
+  char kind;  // 'S' or 'R'
+  int32_t partner;
+};
+std::pair<int64_t, int64_t> forwarding_blocks(const std::vector<Completion> &sequence);
+
+// ---- master-worker (thesis 5.2)
+// One request/reply cycle of a worker, as both ends recorded it (ns).
+struct Cycle {
+  int64_t request = 0;   // the worker enters its request send
+  int64_t received = 0;  // the master has the request (its receive completes)
+  int64_t replied = 0;   // the master enters its reply send
+  int64_t assigned = 0;  // the worker has the reply (its receive completes)
+  int64_t comm = 0;      // effective communication of the two messages
+};
+struct Worker {
+  std::vector<Cycle> cycles;  // in order; the last one brings the stop
+  int64_t start = 0;          // leaves MPI_Init
+  int64_t finalize_enter = 0, end = 0;
+};
+struct Master {
+  int64_t ready = 0;            // first enters a receive of requests (its initialisation is over)
+  int64_t finalize_enter = 0;   // its finalisation is over
+};
+// t_wait = t_seq + t_w-setup + t_w-bn + t_w-final (eq. 5.3), every cycle's wait split by
+// what the master was doing meanwhile [R: the thesis defines the terms, not the split]:
+//   seq      before the master was ready, and after the last worker finished until the
+//            master finalised;
+//   setup    the master working on this worker's request (received -> replied);
+//   bn       the rest of a cycle: the master serving other workers;
+//   final    after this worker's last task, until the last worker's ended.
+struct Decomposition {
+  int64_t seq = 0, setup = 0, bn = 0, final = 0, comm = 0;
+  int64_t compute = 0, elapsed = 0;  // task processing (between a reply and the next request), start -> end
+  int64_t tasks = 0;
+  int64_t wait() const { return seq + setup + bn + final; }
+  double efficiency() const { return elapsed > 0 ? static_cast<double>(compute) / static_cast<double>(elapsed) : 0; }
+  int64_t loss() const { return elapsed - compute; }  // "total elapsed time minus effective task processing"
+};
+// last_finish: the latest task finish over all workers.
+Decomposition decompose(const Worker &w, const Master &m, int64_t last_finish);
+// A worker's last task finishes when it sends its final request.
+int64_t task_finish(const Worker &w);
+
+}  // namespace perfsift::kernels::hercule

@@ -1,0 +1,93 @@
+// Hercule's known answers: the thesis's relative-diagnosis arithmetic (Sweep3D, 5.3.2),
+// pipeline depths, the master-worker decomposition on a hand-made trace, recognition.
+#include <gtest/gtest.h>
+
+#include "kernels/hercule.h"
+
+using namespace perfsift::kernels::hercule;
+
+TEST(Hercule, StrongScalingExpectationOfSweep3D) {
+  // Run1 32 ranks, run2 36 ranks with speedup 15.84: run1 is expected to reach 14.08.
+  EXPECT_NEAR(expected_strong_scaling(15.84, 32, 36), 14.08, 5e-3);
+  EXPECT_NEAR(expected_strong_scaling(19.906, 32, 36), 17.694, 5e-3);  // computation
+  EXPECT_NEAR(expected_strong_scaling(1.172, 32, 36), 1.042, 5e-3);    // communication
+  EXPECT_NEAR(expected_strong_scaling(20.702, 32, 36), 18.402, 5e-3);  // computation in pipeline
+  EXPECT_NEAR(expected_strong_scaling(12.405, 32, 36), 11.03, 5e-3);   // other computation
+  // The group slower than expected most: computation 16.035 / 17.694 < communication 1.115 / 1.042.
+  EXPECT_LT(16.035 / expected_strong_scaling(19.906, 32, 36), 1.115 / expected_strong_scaling(1.172, 32, 36));
+}
+
+TEST(Hercule, WeakScalingDifferencesOfSweep3D) {
+  EXPECT_NEAR(difference_percent(11.489, 9.815), 17.055, 5e-3);     // runtime
+  EXPECT_NEAR(difference_percent(2.603, 0.924), 181.71, 5e-2);       // communication
+  EXPECT_NEAR(difference_percent(1.332, 0.231), 476.62, 5e-2);       // waiting time in pipeline
+  EXPECT_NEAR(difference_percent(0.244, 0.017), 1335.29, 5e-2);      // pipeline empty-up
+  EXPECT_NEAR(difference_percent(8.886, 8.891) / 100, -5.624e-4, 1e-6);  // the table prints this row as a fraction
+  EXPECT_DOUBLE_EQ(difference_percent(12288, 12288), 0);
+  // The table's additivity: communication in pipeline = effective + waiting.
+  EXPECT_NEAR(0.943 + 1.332, 2.275, 1e-12);
+}
+
+TEST(Hercule, PipelineDepth) {
+  EXPECT_EQ(pipeline_depth(6, 8), 13);  // the thesis's 48-rank run
+  EXPECT_EQ(pipeline_depth(2, 2), 3);   // its 4-rank run
+  EXPECT_EQ(pipeline_depth(4, 2), 5);
+}
+
+TEST(Hercule, MasterWorkerDecompositionOfAHandMadeTrace) {
+  // The master is ready at 5. Worker A asks at 1 and gets its first task at 8 (setup
+  // 5..8); asks again at 18, the master serves B until 22, sets A's task up until 25;
+  // asks a last time at 35 and gets the stop at 36; enters MPI_Finalize at 37 and leaves
+  // at 50. B's last task ends at 40; the master enters MPI_Finalize at 45.
+  Worker a;
+  a.start = 0;
+  a.cycles = {{1, 5, 8, 8, 0}, {18, 22, 25, 25, 0}, {35, 35, 36, 36, 0}};
+  a.finalize_enter = 37;
+  a.end = 50;
+  const Master m{5, 45};
+  EXPECT_EQ(task_finish(a), 35);
+  const Decomposition d = decompose(a, m, 40);
+  EXPECT_EQ(d.tasks, 2);
+  EXPECT_EQ(d.compute, 20);  // 8..18 and 25..35
+  EXPECT_EQ(d.elapsed, 50);
+  EXPECT_DOUBLE_EQ(d.efficiency(), 0.4);
+  EXPECT_EQ(d.seq, 9);     // 1..5 waiting for the master's start; 40..45 its finalisation
+  EXPECT_EQ(d.setup, 6);   // 5..8 and 22..25
+  EXPECT_EQ(d.bn, 8);      // 18..22 (B served first) and 36..37 + 45..50 less the above
+  EXPECT_EQ(d.final, 5);   // 35..40: B still working
+  EXPECT_EQ(d.wait(), 28);
+  EXPECT_EQ(d.loss(), 30);  // the waiting plus A's own start (0..1) and end (36..37)
+}
+
+TEST(Hercule, RecognitionFromTheCommunicationMatrix) {
+  // Master 2 serving four workers, requests and replies.
+  std::vector<PairCount> mw;
+  for (int32_t w : {0, 1, 3, 4}) {
+    mw.push_back({w, 2, 10});
+    mw.push_back({2, w, 10});
+  }
+  const auto s = score_master_worker(mw, 5);
+  EXPECT_EQ(s.master, 2);
+  EXPECT_DOUBLE_EQ(s.confidence, 1.0);
+  EXPECT_LT(best_grid(mw, 4).neighbour_share, 1.0);
+  // A 3 x 2 grid passing data east and south.
+  std::vector<PairCount> wf;
+  for (int32_t r = 0; r < 6; ++r) {
+    if (r % 3 < 2) wf.push_back({r, r + 1, 4});
+    if (r / 3 < 1) wf.push_back({r, r + 3, 4});
+  }
+  const auto g = best_grid(wf, 6);
+  EXPECT_EQ(g.px, 3);
+  EXPECT_EQ(g.py, 2);
+  EXPECT_DOUBLE_EQ(g.neighbour_share, 1.0);
+  EXPECT_LT(score_master_worker(wf, 6).confidence, 0.5);
+}
+
+TEST(Hercule, ForwardingTellsAPipelineFromAHaloExchange) {
+  // Wavefront: receive from west and north, send east and south, per sweep.
+  const std::vector<Completion> wave = {{'R', 1}, {'R', 4}, {'S', 3}, {'S', 6}, {'R', 1}, {'R', 4}, {'S', 3}, {'S', 6}};
+  EXPECT_EQ(forwarding_blocks(wave), (std::pair<int64_t, int64_t>{2, 2}));
+  // Halo: send to and receive from the same neighbours.
+  const std::vector<Completion> halo = {{'S', 1}, {'S', 3}, {'R', 1}, {'R', 3}, {'S', 1}, {'S', 3}, {'R', 1}, {'R', 3}};
+  EXPECT_EQ(forwarding_blocks(halo), (std::pair<int64_t, int64_t>{0, 1}));
+}
