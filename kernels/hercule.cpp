@@ -41,7 +41,10 @@ MasterWorkerScore score_master_worker(const std::vector<PairCount> &pairs, int32
   // Request/reply: about as many messages each way.
   const double balance = std::min(to_master, from_master) / static_cast<double>(std::max<int64_t>(1, std::max(to_master, from_master)));
   s.master = m;
-  s.confidence = static_cast<double>(touching) / static_cast<double>(total) * served * balance;
+  s.touching = static_cast<double>(touching) / static_cast<double>(total);
+  s.served = served;
+  s.balance = balance;
+  s.confidence = s.touching * served * balance;
   return s;
 }
 
@@ -74,6 +77,11 @@ GridScore best_grid(const std::vector<PairCount> &pairs, int32_t nranks) {
 std::pair<int64_t, int64_t> forwarding_blocks(const std::vector<Completion> &seq) {
   int64_t disjoint = 0, blocks = 0;
   for (size_t i = 0; i < seq.size();) {
+    if (seq[i].kind == 'X') {  // an exchange: not forwarding
+      ++blocks;
+      ++i;
+      continue;
+    }
     size_t k = i;
     std::set<int32_t> received;
     while (k < seq.size() && seq[k].kind == 'R') received.insert(seq[k++].partner);

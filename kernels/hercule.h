@@ -27,8 +27,11 @@ struct PairCount {
   int64_t messages = 0;
 };
 struct MasterWorkerScore {
-  double confidence = 0;  // share of messages to or from the master x share of ranks served
+  double confidence = 0;  // touching x served x balance
   int32_t master = -1;
+  double touching = 0;    // share of messages to or from the master
+  double served = 0;      // share of the other ranks it exchanges messages with
+  double balance = 0;     // fewer of requests and replies over the more
 };
 // One rank serving request/reply traffic from all others: the rank with the most
 // partners is the master candidate.
@@ -42,13 +45,14 @@ struct GridScore {
 // between neighbours.
 GridScore best_grid(const std::vector<PairCount> &pairs, int32_t nranks);
 
-// A rank's point-to-point completions in order: 'S' or 'R' with the partner. Wavefront
-// ranks forward: a block of receives from upstream partners is followed by a block of
-// sends to other (downstream) partners; a halo exchange sends to and receives from the
-// same partners. Returns {blocks followed by a disjoint send block, receive blocks
-// followed by any send block}.
+// A rank's point-to-point completions in order: 'S' or 'R' with the partner, 'X' for a
+// call that sent and received at once (Sendrecv). Wavefront ranks forward: a block of
+// receives from upstream partners is followed by a block of sends to other (downstream)
+// partners; a halo or pairwise exchange sends to and receives from the same partners,
+// often in one call. Returns {receive blocks followed by a disjoint send block, receive
+// blocks followed by any send block, plus exchanges}.
 struct Completion {
-  char kind;  // 'S' or 'R'
+  char kind;  // 'S', 'R' or 'X'
   int32_t partner;
 };
 std::pair<int64_t, int64_t> forwarding_blocks(const std::vector<Completion> &sequence);

@@ -16,6 +16,7 @@
 #include "pipeline/commands.h"
 #include "pipeline/report.h"
 #include "pipeline/stage.h"
+#include "pipeline/knowledge_base.h"
 #include "pipeline/message_model.h"
 #include "pipeline/whatif.h"
 
@@ -127,8 +128,12 @@ int run_analyze(const AnalyzeOptions &o) {
       questions.insert(questions.end(), o.whatif.begin(), o.whatif.end());
       cfg.set("whatif.questions", questions, "command line --whatif");
     }
-    if (!o.model.empty())
-      throw std::runtime_error("--model: no model-diagnosis stage is built into this perfsift yet");
+    if (!o.model.empty()) {
+      const auto &stages = cfg.get_list("pipeline.stages");
+      if (std::find(stages.begin(), stages.end(), "diagnosis") == stages.end())
+        throw std::runtime_error("--model: the pipeline's stages (" + cfg.where("pipeline.stages") + ") do not include diagnosis; add it to pipeline.stages");
+      cfg.set("diagnosis.model", o.model, "command line --model");
+    }
   } catch (const std::exception &e) {
     error = e.what();
   }
@@ -148,7 +153,16 @@ int run_analyze(const AnalyzeOptions &o) {
       for (const auto &r : store->regions()) paths.push_back(r.path);
       for (const auto &q : cfg.get_list("whatif.questions")) pipeline::parse_question(q, paths);
     }
-    // The classifier model too: a wrong file stops here, not after the other stages' work.
+    // The diagnosis model and its knowledge base, and the classifier model: a wrong name or
+    // file stops here, not after the other stages' work.
+    if (std::find(stages.begin(), stages.end(), "diagnosis") != stages.end()) {
+      const std::string m = cfg.get_string("diagnosis.model");
+      const std::vector<std::string> models = {"auto", "master-worker", "none"};
+      if (std::find(models.begin(), models.end(), m) == models.end())
+        throw std::runtime_error(cfg.where("diagnosis.model") + ": unknown model '" + m + "' (this version diagnoses: auto, master-worker, none; did you mean '" +
+                                 config::nearest(m, models) + "'?)");
+      pipeline::check_knowledge(cfg.get_string("diagnosis.knowledge"));
+    }
     if (std::find(stages.begin(), stages.end(), "classify") != stages.end() && !cfg.get_string("classify.model").empty())
       pipeline::load_model(cfg.get_string("classify.model"));
   } catch (const std::exception &e) {

@@ -6,6 +6,7 @@ usage: check_results.py contract RESULTS.h5 REPORT.json
        check_results.py whatif REPORT.json MAX_ERROR
        check_results.py gain REPORT.json QUESTION EXPECTED_S TOLERANCE_S
        check_results.py apart REPORT.json PROPERTY NRANKS [CLASS]
+       check_results.py master_worker REPORT.json MASTER
 """
 import json
 import math
@@ -167,5 +168,30 @@ def apart(report, prop, nranks, cls=None):
     print(f"{prop}: " + (", ".join(lines) if lines else "no waiting found") + f"; findings {sorted(kinds)}")
 
 
+def master_worker(report, master):
+    """Hercule on tests/apps/master_worker.c: recognised, the worst worker's waiting mostly
+    the master's doing (setup + bottleneck), the four terms within 5 % of the measured
+    waiting, the thesis's narrative."""
+    d = json.load(open(report))
+    g = d["diagnosis"]
+    assert len(g) == 1 and g[0]["model"] == "master-worker", g
+    g = g[0]
+    assert g["confidence"] >= 0.9, g["confidence"]
+    m = g["metrics"]
+    assert int(m["master"]) == int(master), m
+    causes = {c["id"]: c["share"] for c in g["causes"]}
+    by_master = causes.get("master_setup", 0) + causes.get("master_bottleneck", 0)
+    assert by_master >= 0.6, f"the master explains only {by_master:.0%} of the lost time: {causes}"
+    terms = m["t_seq_s"] + m["t_w_setup_s"] + m["t_w_bn_s"] + m["t_w_final_s"]
+    assert abs(terms - m["measured_wait_s"]) <= 0.05 * m["measured_wait_s"], f"terms {terms:.6f} s against measured waiting {m['measured_wait_s']:.6f} s"
+    assert g["narrative"].startswith("Begin diagnosing master-worker") and "Diagnosing finished" in g["narrative"]
+    assert "Level 3 experiment" in g["narrative"], g["narrative"]
+    assert any(f["kind"] == "master-worker" and f["predicted_gain_s"] is not None and f["predicted_gain_s"] > 0 for f in d["findings"]), \
+        "no priced master-worker finding"
+    print(f"master-worker: {g['worst']} efficiency {m['efficiency']:.3f}; setup {causes.get('master_setup', 0):.0%} + bottleneck "
+          f"{causes.get('master_bottleneck', 0):.0%} of its lost time; terms {terms * 1e3:.2f} ms against measured {m['measured_wait_s'] * 1e3:.2f} ms")
+
+
 if __name__ == "__main__":
-    {"contract": contract, "finding": finding, "missing": missing, "whatif": whatif, "gain": gain, "apart": apart}[sys.argv[1]](*sys.argv[2:])
+    {"contract": contract, "finding": finding, "missing": missing, "whatif": whatif, "gain": gain, "apart": apart,
+     "master_worker": master_worker}[sys.argv[1]](*sys.argv[2:])

@@ -91,3 +91,9 @@ TEST(Hercule, ForwardingTellsAPipelineFromAHaloExchange) {
   const std::vector<Completion> halo = {{'S', 1}, {'S', 3}, {'R', 1}, {'R', 3}, {'S', 1}, {'S', 3}, {'R', 1}, {'R', 3}};
   EXPECT_EQ(forwarding_blocks(halo), (std::pair<int64_t, int64_t>{0, 1}));
 }
+
+TEST(Hercule, ExchangesAreNotForwarding) {
+  // Binary swap with Sendrecv: exchanges with one partner, then another.
+  const std::vector<Completion> swap = {{'X', -1}, {'X', -1}};
+  EXPECT_EQ(forwarding_blocks(swap), (std::pair<int64_t, int64_t>{0, 2}));
+}
