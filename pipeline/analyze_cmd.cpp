@@ -134,6 +134,7 @@ int run_analyze(const AnalyzeOptions &o) {
         throw std::runtime_error("--model: the pipeline's stages (" + cfg.where("pipeline.stages") + ") do not include diagnosis; add it to pipeline.stages");
       cfg.set("diagnosis.model", o.model, "command line --model");
     }
+    if (!o.reference.empty()) cfg.set("diagnosis.reference", o.reference, "command line --reference");
   } catch (const std::exception &e) {
     error = e.what();
   }
@@ -157,10 +158,15 @@ int run_analyze(const AnalyzeOptions &o) {
     // file stops here, not after the other stages' work.
     if (std::find(stages.begin(), stages.end(), "diagnosis") != stages.end()) {
       const std::string m = cfg.get_string("diagnosis.model");
-      const std::vector<std::string> models = {"auto", "master-worker", "none"};
+      const std::vector<std::string> models = {"auto", "master-worker", "wavefront", "none"};
       if (std::find(models.begin(), models.end(), m) == models.end())
-        throw std::runtime_error(cfg.where("diagnosis.model") + ": unknown model '" + m + "' (this version diagnoses: auto, master-worker, none; did you mean '" +
+        throw std::runtime_error(cfg.where("diagnosis.model") + ": unknown model '" + m + "' (this version diagnoses: auto, master-worker, wavefront, none; did you mean '" +
                                  config::nearest(m, models) + "'?)");
+      const std::string sc = cfg.get_string("diagnosis.scaling");
+      if (sc != "auto" && sc != "weak" && sc != "strong")
+        throw std::runtime_error(cfg.where("diagnosis.scaling") + ": '" + sc + "' is not auto, weak or strong");
+      if (const std::string ref = cfg.get_string("diagnosis.reference"); !ref.empty() && !fs::exists(ref))
+        throw std::runtime_error(ref + ": the reference trace store does not exist (" + cfg.where("diagnosis.reference") + ")");
       pipeline::check_knowledge(cfg.get_string("diagnosis.knowledge"));
     }
     if (std::find(stages.begin(), stages.end(), "classify") != stages.end() && !cfg.get_string("classify.model").empty())

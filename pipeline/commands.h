@@ -58,6 +58,7 @@ struct AnalyzeOptions {
   std::string json;
   std::vector<std::string> whatif;
   std::string model;
+  std::string reference;  // a reference run for relative diagnosis
   bool progress = false;
 };
 int run_analyze(const AnalyzeOptions &o);

@@ -129,7 +129,15 @@ const std::vector<std::string> &master_worker_metrics() {
   return m;
 }
 
-void check_knowledge(const std::string &dir) { load_knowledge("master-worker", dir, master_worker_metrics()); }
+const std::vector<std::string> &wavefront_metrics() {
+  static const std::vector<std::string> m = {"efficiency", "t_wait", "t_comm", "t_pl_fill", "t_pl_empty", "t_pl_handshake", "t_pl_directionchange"};
+  return m;
+}
+
+void check_knowledge(const std::string &dir) {
+  load_knowledge("master-worker", dir, master_worker_metrics());
+  load_knowledge("wavefront", dir, wavefront_metrics());
+}
 
 Inference infer(const KnowledgeBase &kb, const std::map<std::string, double> &shares, const std::map<std::string, double> &seconds,
                 const std::map<std::string, std::string> &words, const std::string &header, double min_share) {

@@ -52,7 +52,8 @@ int main(int argc, char **argv) {
   analyze->add_option("-o,--output", ao.output, "results store to write (default: STORE-results.h5 beside the store)");
   analyze->add_option("--json", ao.json, "also write the JSON report here");
   analyze->add_option("--whatif", ao.whatif, "what-if question for the replay stage (repeatable)");
-  analyze->add_option("--model", ao.model, "force a program model for model-based diagnosis");
+  analyze->add_option("--model", ao.model, "force a program model for model-based diagnosis: master-worker, wavefront, none");
+  analyze->add_option("--reference", ao.reference, "a reference run's trace store: diagnose this run relative to it (scaling studies)");
   analyze->add_flag("--progress", ao.progress, "show progress on stderr even when it is not a terminal");
 
   cli::ReportOptions rpo;

@@ -19,6 +19,7 @@
 #include <set>
 
 #include "kernels/hercule.h"
+#include "kernels/wait_states.h"
 #include "pipeline/format.h"
 #include "pipeline/knowledge_base.h"
 #include "pipeline/message_table.h"
@@ -36,7 +37,9 @@ namespace {
 // What the diagnosis needs of each rank, gathered everywhere.
 struct RankTimes {
   int32_t rank = 0, pad = 0;
-  int64_t start = 0, finalize_enter = 0, end = 0, mpi_ns = 0;
+  int64_t start = 0, finalize_enter = 0;
+  int64_t end = 0;     // leaves MPI_Finalize, at the earliest when the last rank entered it
+  int64_t mpi_ns = 0;  // in MPI calls after MPI_Init, the wait in MPI_Finalize included
 };
 
 // A message to or from the master, gathered everywhere.
@@ -80,6 +83,15 @@ std::vector<RankTimes> rank_times(const Context &ctx, const ReplayModel &model) 
   }
   auto all = ctx.allgatherv(mine);
   std::sort(all.begin(), all.end(), [](const RankTimes &a, const RankTimes &b) { return a.rank < b.rank; });
+  // The trace ends as each rank enters MPI_Finalize; a rank that gets there first waits
+  // inside it for the last one (the run's end), unrecorded: that wait is added here.
+  int64_t run_end = INT64_MIN;
+  for (const auto &r : all) run_end = std::max(run_end, r.finalize_enter);
+  for (auto &r : all) {
+    const int64_t extra = std::max<int64_t>(0, run_end - r.end);
+    r.end += extra;
+    r.mpi_ns += extra;
+  }
   return all;
 }
 
@@ -136,10 +148,35 @@ struct Diagnosis {
   };
   std::vector<Cause> causes;
   std::vector<std::pair<std::string, double>> metrics;
+  io::Table entities;                     // per worker or process
+  std::vector<Finding> findings;
+  std::map<std::string, double> summary;  // run-level figures a relative diagnosis compares
 };
 
-Diagnosis diagnose_master_worker(Context &ctx, const config::Values &cfg, const ReplayModel &model, const std::vector<MatchedMessage> &msgs,
-                                 int32_t master, double confidence, StageOutput &out) {
+// The tree's fired causes become the diagnosis's causes, and findings when they matter for the run.
+void conclude(Diagnosis &d, const Inference &inf, const std::map<std::string, double> &seconds, const Context &ctx, const config::Values &cfg,
+              const std::string &where, const std::string &ranks, const std::map<std::string, std::string> &questions) {
+  d.narrative = inf.narrative;
+  const double wall = ctx.wall_time_s(), min_share = cfg.get_float("diagnosis.min_share");
+  for (const auto &f : inf.fired) {
+    if (!f.node->cause) continue;
+    const double sec = seconds.count(f.node->metric) ? seconds.at(f.node->metric) : 0.0;
+    d.causes.push_back({f.node->id, f.text, f.share, sec});
+    if (wall <= 0 || sec < min_share * wall) continue;
+    Finding fd;
+    fd.kind = d.model;
+    fd.where = f.node->id + " (" + where + ")";
+    fd.ranks = ranks;
+    fd.cause = f.text;
+    fd.lost_s = sec;
+    fd.stage = "diagnosis";
+    if (const auto q = questions.find(f.node->id); q != questions.end()) fd.question = q->second;
+    d.findings.push_back(fd);
+  }
+}
+
+Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, const ReplayModel &model, const std::vector<MatchedMessage> &msgs,
+                                 int32_t master, double confidence) {
   const auto kb = load_knowledge("master-worker", cfg.get_string("diagnosis.knowledge"), master_worker_metrics());
   std::vector<MwMessage> mine;
   for (const auto &m : msgs)
@@ -186,7 +223,7 @@ Diagnosis diagnose_master_worker(Context &ctx, const config::Values &cfg, const 
   }
   int64_t last_finish = 0;
   for (const auto &[w, wk] : workers) last_finish = std::max(last_finish, hc::task_finish(wk));
-  io::Table t;
+  io::Table &t = d.entities;
   t.description = "each worker's time in the master-worker model (thesis eq. 5.1-5.4)";
   auto &rank = t.ints("rank", "", "worker rank");
   auto &tasks = t.ints("tasks", "", "tasks it processed");
@@ -202,6 +239,7 @@ Diagnosis diagnose_master_worker(Context &ctx, const config::Values &cfg, const 
   int32_t worst = -1;
   hc::Decomposition wd;
   int64_t setup_total = 0, compute_total = 0, task_total = 0;
+  std::map<std::string, double> sum;
   for (const auto &[w, wk] : workers) {
     const auto x = hc::decompose(wk, m, last_finish);
     for (size_t k = 0; k + 1 < wk.cycles.size(); ++k) setup_total += std::max<int64_t>(0, wk.cycles[k].replied - wk.cycles[k].received);
@@ -218,12 +256,17 @@ Diagnosis diagnose_master_worker(Context &ctx, const config::Values &cfg, const 
     bn.push_back(static_cast<double>(x.bn) * 1e-9);
     fin.push_back(static_cast<double>(x.final) * 1e-9);
     com.push_back(static_cast<double>(x.comm) * 1e-9);
+    for (const auto &[k, v] : std::map<std::string, int64_t>{{"computation", x.compute}, {"waiting", x.wait()}, {"t_seq", x.seq}, {"t_w-setup", x.setup},
+                                                             {"t_w-bn", x.bn}, {"t_w-final", x.final}, {"communication", x.comm}})
+      sum[k] += static_cast<double>(v) * 1e-9 / static_cast<double>(workers.size());
     if (worst < 0 || x.efficiency() < wd.efficiency()) {
       worst = w;
       wd = x;
     }
   }
-  out.table("workers", t);
+  d.summary = sum;
+  d.summary["runtime"] = ctx.wall_time_s();
+  d.summary["workers"] = static_cast<double>(workers.size());
   const double loss = static_cast<double>(std::max<int64_t>(1, wd.loss()));
   auto share = [&](int64_t v) { return static_cast<double>(v) / loss; };
   const std::map<std::string, double> shares = {{"efficiency", wd.efficiency()}, {"t_wait", share(wd.wait())}, {"t_comm", share(wd.comm)},
@@ -244,7 +287,6 @@ Diagnosis diagnose_master_worker(Context &ctx, const config::Values &cfg, const 
   char head[160];
   std::snprintf(head, sizeof head, "master-worker (rank %d serves %zu workers; recognised with confidence %.2f)", master, workers.size(), confidence);
   const auto inf = infer(kb, shares, seconds, words, head, cfg.get_float("diagnosis.min_cause_share"));
-  d.narrative = inf.narrative;
   d.worst = "worker " + std::to_string(worst);
   d.symptom = "low worker efficiency: worker " + std::to_string(worst) + " at " + e;
   const int64_t measured_wait = times[static_cast<size_t>(worst)].mpi_ns - wd.comm;
@@ -259,37 +301,264 @@ Diagnosis diagnose_master_worker(Context &ctx, const config::Values &cfg, const 
                {"t_comm_s", wd.comm * 1e-9},
                {"master", static_cast<double>(master)},
                {"workers", static_cast<double>(workers.size())}};
-  // The master's reply call site: where a cheaper setup would show (the computation before it).
+  // The same terms summed over all workers: how the master shapes the whole run's waiting.
+  double all_measured = 0;
+  for (const auto &[w, wk] : workers) all_measured += static_cast<double>(times[static_cast<size_t>(w)].mpi_ns) * 1e-9;
+  const double n = static_cast<double>(workers.size());
+  for (const auto &[k, label] : std::vector<std::pair<std::string, std::string>>{{"waiting", "all_t_wait_s"}, {"t_seq", "all_t_seq_s"},
+                                                                                {"t_w-setup", "all_t_w_setup_s"}, {"t_w-bn", "all_t_w_bn_s"},
+                                                                                {"t_w-final", "all_t_w_final_s"}, {"communication", "all_t_comm_s"}})
+    d.metrics.push_back({label, sum[k] * n});
+  d.metrics.push_back({"all_measured_wait_s", all_measured - sum["communication"] * n});
+  // The master's reply call site: a cheaper setup shows in the computation before it.
   uint64_t reply_site = 0;
   int64_t most = -1;
   for (const auto &[site, n] : reply_sites)
     if (n > most) most = n, reply_site = site;
-  const double wall = ctx.wall_time_s(), min_share = cfg.get_float("diagnosis.min_share");
-  for (const auto &f : inf.fired) {
-    if (!f.node->cause) continue;
-    const auto sec = seconds.count(f.node->metric) ? seconds.at(f.node->metric) : 0.0;
-    d.causes.push_back({f.node->id, f.text, f.share, sec});
-    if (wall <= 0 || sec < min_share * wall) continue;
-    Finding fd;
-    fd.kind = "master-worker";
-    fd.where = f.node->id + " (master rank " + std::to_string(master) + ")";
-    fd.ranks = std::to_string(worst);
-    fd.cause = f.text;
-    fd.lost_s = sec;
-    fd.stage = "diagnosis";
-    if ((f.node->id == "master_setup" || f.node->id == "master_bottleneck") && reply_site < ctx.store().callsites().size())
-      fd.question = "scale 0.5 callsite " + std::to_string(reply_site);  // a master twice as fast at setting tasks up
-    ctx.findings.push_back(fd);
-  }
+  std::map<std::string, std::string> questions;
+  if (reply_site < ctx.store().callsites().size())
+    for (const char *id : {"master_setup", "master_bottleneck"}) questions[id] = "scale 0.5 callsite " + std::to_string(reply_site);  // a master twice as fast at setting tasks up
+  conclude(d, inf, seconds, ctx, cfg, "master rank " + std::to_string(master), std::to_string(worst), questions);
   return d;
+}
+
+// A wavefront process's time, split by eq. 5.6, plus what the summary needs.
+struct WfRank {
+  int32_t rank = 0, pad = 0;
+  int64_t fill = 0, empty = 0, handshake = 0, direction = 0, comm = 0, comp = 0, elapsed = 0;
+  int64_t wait() const { return fill + empty + handshake + direction; }
+};
+
+int sign(int v) { return (v > 0) - (v < 0); }
+
+Diagnosis diagnose_wavefront(const Context &ctx, const config::Values &cfg, const ReplayModel &model, const std::vector<MatchedMessage> &msgs,
+                             const hc::GridScore &grid, double confidence) {
+  const auto kb = load_knowledge("wavefront", cfg.get_string("diagnosis.knowledge"), wavefront_metrics());
+  const auto times = rank_times(ctx, model);
+  int64_t last_finalize = INT64_MIN;
+  for (const auto &t : times) last_finalize = std::max(last_finalize, t.finalize_enter);
+  const kernels::LogGPS &net = model.params;
+  const int32_t px = grid.px;
+  auto xy = [&](int32_t r) { return std::pair<int, int>{r % px, r / px}; };
+  // msgs are the owned receivers' messages, by (receiver, receive event).
+  std::map<int32_t, std::vector<const MatchedMessage *>> received;
+  for (const auto &m : msgs) received[m.dst].push_back(&m);
+  std::vector<WfRank> mine;
+  for (size_t s = 0; s < model.programs.size(); ++s) {
+    const auto &p = model.programs[s];
+    const auto &side = model.side[s];
+    const int32_t r = p.rank;
+    const auto [x, y] = xy(r);
+    // The rank's activity in program order: receives (with their wait) and sends.
+    struct Step {
+      int32_t event;
+      bool send;
+      int fx, fy;  // flow direction of the data
+      int64_t wait;
+    };
+    std::vector<Step> steps;
+    for (size_t k = 0; k < p.sends.size(); ++k)
+      if (p.sends[k].dst >= 0) {
+        const auto [qx, qy] = xy(p.sends[k].dst);
+        steps.push_back({side.send_done[k] >= 0 ? side.send_done[k] : side.send_event[k], true, sign(qx - x), sign(qy - y), 0});
+      }
+    WfRank w;
+    w.rank = r;
+    for (const MatchedMessage *m : received[r]) {
+      const auto [qx, qy] = xy(m->src);
+      steps.push_back({m->recv_done >= 0 ? m->recv_done : m->recv_event, false, sign(x - qx), sign(y - qy), kernels::waitstates::late_sender(m->timing)});
+      w.comm += net.flight(m->timing.bytes) + net.recv_overhead(m->timing.bytes);
+    }
+    std::stable_sort(steps.begin(), steps.end(), [](const Step &a, const Step &b) { return a.event < b.event; });
+    int lx = 0, ly = 0;  // the last flow direction seen
+    bool first_block = true;
+    for (size_t i = 0; i < steps.size();) {
+      size_t k = i;
+      const bool send = steps[i].send;
+      int bx = 0, by = 0;
+      int64_t wait = 0;
+      for (; k < steps.size() && steps[k].send == send; ++k) {
+        bx = bx ? bx : steps[k].fx;
+        by = by ? by : steps[k].fy;
+        wait += steps[k].wait;
+      }
+      if (!send) {
+        const bool reversed = (bx && lx && bx != lx) || (by && ly && by != ly);
+        if (first_block) w.fill += wait;
+        else if (reversed) w.direction += wait;
+        else w.handshake += wait;
+      }
+      first_block = false;
+      lx = bx ? bx : lx;
+      ly = by ? by : ly;
+      i = k;
+    }
+    const auto &t = times[static_cast<size_t>(r)];
+    w.empty = std::clamp<int64_t>(last_finalize - t.finalize_enter, 0, t.end - t.finalize_enter);
+    w.elapsed = t.end - t.start;
+    w.comp = w.elapsed - t.mpi_ns;
+    mine.push_back(w);
+  }
+  auto all = ctx.allgatherv(mine);
+  std::sort(all.begin(), all.end(), [](const WfRank &a, const WfRank &b) { return a.rank < b.rank; });
+  Diagnosis d;
+  d.model = "wavefront";
+  d.confidence = confidence;
+  io::Table &t = d.entities;
+  t.description = "each process's time in the wavefront model (thesis eq. 5.5-5.6)";
+  auto &rank = t.ints("rank", "", "process");
+  auto &stage = t.ints("stage", "", "its pipeline stage in a north-west sweep: x + y + 1");
+  auto &eff = t.floats("efficiency", "", "computation over elapsed time");
+  auto &comp = t.floats("compute_s", "s", "computation");
+  auto &fill = t.floats("t_pl_fill_s", "s", "waiting for the pipeline to fill up");
+  auto &empty = t.floats("t_pl_empty_s", "s", "waiting for the pipeline to empty");
+  auto &hs = t.floats("t_pl_handshake_s", "s", "waiting for predecessors within sweeps");
+  auto &dc = t.floats("t_pl_directionchange_s", "s", "waiting after sweep direction changes");
+  auto &com = t.floats("t_comm_s", "s", "effective communication (LogGPS transfer costs)");
+  const WfRank *worst = nullptr;
+  std::map<std::string, double> sum;
+  for (const WfRank &w : all) {
+    const auto [x, y] = xy(w.rank);
+    rank.push_back(w.rank);
+    stage.push_back(x + y + 1);
+    eff.push_back(w.elapsed ? static_cast<double>(w.comp) / static_cast<double>(w.elapsed) : 0);
+    comp.push_back(w.comp * 1e-9);
+    fill.push_back(w.fill * 1e-9);
+    empty.push_back(w.empty * 1e-9);
+    hs.push_back(w.handshake * 1e-9);
+    dc.push_back(w.direction * 1e-9);
+    com.push_back(w.comm * 1e-9);
+    const double n = static_cast<double>(all.size());
+    for (const auto &[k, v] : std::map<std::string, int64_t>{{"computation", w.comp}, {"waiting", w.wait()}, {"t_pl_fill", w.fill}, {"t_pl_empty", w.empty},
+                                                             {"t_pl_handshake", w.handshake}, {"t_pl_directionchange", w.direction}, {"communication", w.comm}})
+      sum[k] += static_cast<double>(v) * 1e-9 / n;
+    if (!worst || w.wait() > worst->wait()) worst = &w;
+  }
+  const int64_t depth = hc::pipeline_depth(grid.px, grid.py);
+  d.summary = sum;
+  d.summary["runtime"] = ctx.wall_time_s();
+  d.summary["depth"] = static_cast<double>(depth);
+  if (!worst) return d;
+  const double loss = static_cast<double>(std::max<int64_t>(1, worst->elapsed - worst->comp));
+  const double efficiency = worst->elapsed ? static_cast<double>(worst->comp) / static_cast<double>(worst->elapsed) : 0;
+  auto share = [&](int64_t v) { return static_cast<double>(v) / loss; };
+  const std::map<std::string, double> shares = {{"efficiency", efficiency},
+                                                {"t_wait", share(worst->wait())},
+                                                {"t_comm", share(worst->comm)},
+                                                {"t_pl_fill", share(worst->fill)},
+                                                {"t_pl_empty", share(worst->empty)},
+                                                {"t_pl_handshake", share(worst->handshake)},
+                                                {"t_pl_directionchange", share(worst->direction)}};
+  const std::map<std::string, double> seconds = {{"t_wait", worst->wait() * 1e-9},         {"t_comm", worst->comm * 1e-9},
+                                                 {"t_pl_fill", worst->fill * 1e-9},        {"t_pl_empty", worst->empty * 1e-9},
+                                                 {"t_pl_handshake", worst->handshake * 1e-9}, {"t_pl_directionchange", worst->direction * 1e-9}};
+  char e[32];
+  std::snprintf(e, sizeof e, "%.3f", efficiency);
+  const auto [wx, wy] = xy(worst->rank);
+  const std::map<std::string, std::string> words = {{"worst", std::to_string(worst->rank)}, {"stage", std::to_string(wx + wy + 1)},
+                                                    {"depth", std::to_string(depth)},      {"px", std::to_string(grid.px)},
+                                                    {"py", std::to_string(grid.py)},       {"efficiency", e}};
+  char head[160];
+  std::snprintf(head, sizeof head, "wavefront (a %d x %d grid, %lld pipeline stages; recognised with confidence %.2f)", grid.px, grid.py,
+                static_cast<long long>(depth), confidence);
+  const auto inf = infer(kb, shares, seconds, words, head, cfg.get_float("diagnosis.min_cause_share"));
+  d.worst = "process " + std::to_string(worst->rank);
+  d.symptom = "low process efficiency: process " + std::to_string(worst->rank) + " at " + e;
+  d.metrics = {{"efficiency", efficiency},          {"loss_s", loss * 1e-9},
+               {"t_wait_s", worst->wait() * 1e-9},  {"t_pl_fill_s", worst->fill * 1e-9},
+               {"t_pl_empty_s", worst->empty * 1e-9}, {"t_pl_handshake_s", worst->handshake * 1e-9},
+               {"t_pl_directionchange_s", worst->direction * 1e-9}, {"t_comm_s", worst->comm * 1e-9},
+               {"px", static_cast<double>(grid.px)}, {"py", static_cast<double>(grid.py)},
+               {"depth", static_cast<double>(depth)}};
+  conclude(d, inf, seconds, ctx, cfg, std::to_string(grid.px) + " x " + std::to_string(grid.py) + " pipeline", std::to_string(worst->rank), {});
+  return d;
+}
+
+struct Evaluated {
+  std::string model;  // "none" when nothing was recognised
+  Diagnosis d;
+  Recognition r;
+};
+
+// Recognises (or takes diagnosis.model) and diagnoses one run.
+Evaluated evaluate(Context &ctx, const config::Values &cfg, const ReplayModel &model, const std::string &forced) {
+  ctx.progress().begin("diagnosis: recognising the model");
+  const auto msgs = match_messages(ctx, model);
+  Evaluated ev;
+  ev.r = recognise(ctx, model, msgs);
+  ctx.progress().end();
+  ev.model = forced;
+  if (forced == "auto") {
+    ev.model = "none";
+    double best = cfg.get_float("diagnosis.min_confidence");
+    if (ev.r.mw.confidence >= best) ev.model = "master-worker", best = ev.r.mw.confidence;
+    if (ev.r.wavefront() > best) ev.model = "wavefront";
+  }
+  if (ev.model == "master-worker") ev.d = diagnose_master_worker(ctx, cfg, model, msgs, std::max(0, ev.r.mw.master), ev.r.mw.confidence);
+  if (ev.model == "wavefront") {
+    if (ev.r.grid.px == 0) throw std::runtime_error("diagnosis.model = wavefront: " + std::to_string(ctx.nranks()) + " ranks form no 2-D grid");
+    ev.d = diagnose_wavefront(ctx, cfg, model, msgs, ev.r.grid, ev.r.wavefront());
+  }
+  return ev;
+}
+
+// Thesis 5.3.2: the reference run sets the expectations. Weak scaling (the same work per
+// rank) expects the same times and reports differences in percent; strong scaling (the
+// same total work) expects per-rank times to shrink with the rank count.
+void relative(Diagnosis &d, const Diagnosis &ref, int64_t ranks, int64_t ref_ranks, const std::string &scaling, const std::string &path,
+              StageOutput &out) {
+  io::Table t;
+  t.description = "the run against the reference run (Hercule's relative diagnosis)";
+  auto &name = t.strings("metric", "model metric (mean per worker or process, s; runtime: the run's)");
+  auto &run = t.floats("run", "", "this run");
+  auto &refv = t.floats("reference", "", "the reference run");
+  auto &exp = t.floats("expected", "", "what the reference predicts for this run");
+  auto &diff = t.floats("difference_percent", "%", "(run - expected) / expected x 100");
+  const bool strong = scaling == "strong";
+  std::string grew;
+  double grew_by = 0;
+  for (const auto &[k, v] : d.summary) {
+    const auto it = ref.summary.find(k);
+    if (it == ref.summary.end()) continue;
+    const bool per_rank_time = k != "runtime" && k != "depth" && k != "workers";
+    const double expected = strong && per_rank_time ? hc::expected_strong_scaling(it->second, ref_ranks, ranks)  // time shrinks with 1/P
+                                                    : (strong && k == "runtime" ? it->second * static_cast<double>(ref_ranks) / static_cast<double>(ranks) : it->second);
+    name.push_back(k);
+    run.push_back(v);
+    refv.push_back(it->second);
+    exp.push_back(expected);
+    diff.push_back(hc::difference_percent(v, expected));
+    // The waiting term that grew most, in seconds.
+    const bool waiting_term = k.rfind("t_", 0) == 0;
+    if (waiting_term && v - expected > grew_by) grew_by = v - expected, grew = k;
+  }
+  out.table("relative", t);
+  out.attribute("reference", path);
+  out.attribute("scaling", scaling);
+  std::string cause;
+  if (grew.empty()) {
+    cause = "no waiting term grew against the reference run";
+  } else if ((grew == "t_pl_fill" || grew == "t_pl_empty" || grew == "t_pl_directionchange") && d.summary.count("depth") &&
+             d.summary.at("depth") > ref.summary.at("depth")) {
+    // Fill-up, empty-up and the refill after a direction change all grow with the depth.
+    char b[400];
+    std::snprintf(b, sizeof b, "the increase of pipeline depth from %.0f to %.0f stages is the main cause of the overhead increase: fill-up %+.0f%%, "
+                  "empty-up %+.0f%%, direction changes %+.0f%% per process against the reference",
+                  ref.summary.at("depth"), d.summary.at("depth"), hc::difference_percent(d.summary.at("t_pl_fill"), ref.summary.at("t_pl_fill")),
+                  hc::difference_percent(d.summary.at("t_pl_empty"), ref.summary.at("t_pl_empty")),
+                  hc::difference_percent(d.summary.at("t_pl_directionchange"), ref.summary.at("t_pl_directionchange")));
+    cause = b;
+  } else {
+    cause = grew + " grew most against the reference run (" + format_seconds(grew_by) + " more per " + (d.model == "master-worker" ? "worker" : "process") + ")";
+  }
+  out.attribute("relative_cause", cause);
+  d.narrative += "Relative to " + path + " (" + scaling + " scaling): " + cause + ".\n";
 }
 
 void run_diagnosis(Context &ctx, const config::Values &cfg, StageOutput &out) {
   const ReplayModel &model = matched_model(ctx);
-  ctx.progress().begin("diagnosis: recognising the model");
-  const auto msgs = match_messages(ctx, model);
-  const Recognition r = recognise(ctx, model, msgs);
-  ctx.progress().end();
+  const Evaluated ev = evaluate(ctx, cfg, model, cfg.get_string("diagnosis.model"));
+  const Recognition &r = ev.r;
   io::Table rec;
   rec.description = "how well each model's communication structure fits the run";
   auto &rm = rec.strings("model", "master-worker or wavefront");
@@ -307,26 +576,26 @@ void run_diagnosis(Context &ctx, const config::Values &cfg, StageOutput &out) {
                 100 * r.grid.neighbour_share, r.grid.px, r.grid.py, 100 * r.forwarding);
   rd.push_back(r.grid.px ? buf : "no 2-D grid layout (the rank count is prime or below 4)");
   out.table("recognition", rec);
-
-  std::string chosen = cfg.get_string("diagnosis.model");
-  const double min_conf = cfg.get_float("diagnosis.min_confidence");
-  if (chosen == "auto") {
-    chosen = "none";
-    double best = min_conf;
-    if (r.mw.confidence >= best) chosen = "master-worker", best = r.mw.confidence;
-    if (r.wavefront() > best) chosen = "wavefront";
-    if (chosen == "wavefront") {
-      // The wavefront evaluator is not part of this build: say so instead of guessing.
-      ctx.warnings.push_back("diagnosis: the run looks like a wavefront (confidence " + std::to_string(r.wavefront()) +
-                             "), a model this version recognises but cannot yet diagnose");
-      chosen = "none";
+  out.attribute("model", ev.model);
+  if (ev.model == "none") return;
+  Diagnosis d = ev.d;
+  if (const std::string path = cfg.get_string("diagnosis.reference"); !path.empty()) {
+    io::TraceStore ref_store(path, ctx.comm());
+    Context rctx(ctx.comm(), ref_store, ctx.config(), ctx.progress());
+    const auto rmodel = build_replay_model(rctx, model.params);
+    const Evaluated rev = evaluate(rctx, cfg, *rmodel, ev.model);
+    std::string scaling = cfg.get_string("diagnosis.scaling");
+    if (scaling == "auto") {
+      // Weak scaling keeps the work per rank, strong the total: whichever ratio is nearer 1.
+      const double per_rank = d.summary.count("computation") && rev.d.summary.count("computation") && rev.d.summary.at("computation") > 0
+                                  ? d.summary.at("computation") / rev.d.summary.at("computation") : 1;
+      const double total = per_rank * static_cast<double>(ctx.nranks()) / static_cast<double>(rctx.nranks());
+      scaling = std::fabs(std::log(per_rank)) <= std::fabs(std::log(total)) ? "weak" : "strong";
     }
+    relative(d, rev.d, ctx.nranks(), rctx.nranks(), scaling, path, out);
   }
-  out.attribute("model", chosen);
-  if (chosen == "none") return;
-  if (chosen != "master-worker") throw std::runtime_error("diagnosis.model = " + chosen + ": only master-worker is diagnosed in this version");
-  const int32_t master = r.mw.master >= 0 ? r.mw.master : 0;
-  const Diagnosis d = diagnose_master_worker(ctx, cfg, model, msgs, master, r.mw.confidence, out);
+  for (const auto &f : d.findings) ctx.findings.push_back(f);
+  out.table(d.model == "master-worker" ? "workers" : "processes", d.entities);
   out.attribute("confidence", d.confidence);
   out.attribute("symptom", d.symptom);
   out.attribute("worst", d.worst);
@@ -354,6 +623,7 @@ void diagnosis_text(std::ostream &os, const io::ResultsStore &rs) {
     os << "\nModel diagnosis (Hercule): no master-worker or wavefront structure recognised\n";
     return;
   }
+  const std::string rel = attr_or<std::string>(a, "relative_cause", "");
   char conf[32];
   std::snprintf(conf, sizeof conf, "%.2f", attr_or<double>(a, "confidence", 0));
   os << "\nModel diagnosis (Hercule): " << model << " (confidence " << conf << "); " << attr_or<std::string>(a, "symptom", "") << "\n";
@@ -364,6 +634,7 @@ void diagnosis_text(std::ostream &os, const io::ResultsStore &rs) {
   os << " ";
   for (size_t i = 0; i < t.rows(); ++i) os << " " << id[i] << " " << format_percent(sh[i]) << " (" << format_seconds(se[i]) << ")" << (i + 1 < t.rows() ? "," : "");
   os << "\n";
+  if (!rel.empty()) os << "  against " << attr_or<std::string>(a, "reference", "") << " (" << attr_or<std::string>(a, "scaling", "") << " scaling): " << rel << "\n";
 }
 
 // "diagnosis": [{"model", "confidence", "symptom", "worst", "causes": [{"id", "share", "text"}], "narrative", "metrics"}]
@@ -385,6 +656,16 @@ void diagnosis_json(JsonWriter &j, const io::ResultsStore &rs) {
     for (const auto &[k, v] : a)
       if (k.rfind("metric_", 0) == 0 && std::holds_alternative<double>(v)) j.key(k.substr(7)).value(std::get<double>(v));
     j.end_object();
+    if (const std::string rel = attr_or<std::string>(a, "relative_cause", ""); !rel.empty()) {
+      j.key("relative").begin_object().key("reference").value(attr_or<std::string>(a, "reference", ""));
+      j.key("scaling").value(attr_or<std::string>(a, "scaling", "")).key("cause").value(rel).key("metrics").begin_array();
+      const auto r = rs.table("diagnosis/relative");
+      const auto &n = column<std::string>(r, "metric");
+      const auto &x = column<double>(r, "run"), &y = column<double>(r, "reference"), &e = column<double>(r, "expected"), &p = column<double>(r, "difference_percent");
+      for (size_t i = 0; i < r.rows(); ++i)
+        j.begin_object().key("metric").value(n[i]).key("run").value(x[i]).key("reference").value(y[i]).key("expected").value(e[i]).key("difference_percent").value(p[i]).end_object();
+      j.end_array().end_object();
+    }
     j.key("narrative").value(attr_or<std::string>(a, "narrative", "")).end_object();
   }
   j.end_array();
@@ -396,7 +677,9 @@ StageInfo diagnosis_stage() {
   StageInfo s{"diagnosis",
               "Hercule's model-based diagnosis: recognises master-worker or wavefront structure from the communication and "
               "explains the lost time in the model's terms (knowledge base in TOML), with a narrative",
-              {{"model", config::Type::String, std::string("auto"), "", "auto (recognise), master-worker, or none", 0, 0},
+              {{"model", config::Type::String, std::string("auto"), "", "auto (recognise), master-worker, wavefront, or none", 0, 0},
+               {"reference", config::Type::String, std::string(""), "", "a reference run's trace store: relative diagnosis against it (analyze --reference)", 0, 0},
+               {"scaling", config::Type::String, std::string("auto"), "", "how the run relates to the reference: weak, strong, or auto (from the work per rank)", 0, 0},
                {"min_confidence", config::Type::Float, 0.6, "", "recognition below this confidence diagnoses nothing", 0, 1},
                {"knowledge", config::Type::String, std::string(""), "", "directory of model files (<model>.toml) replacing the built-in ones", 0, 0},
                {"min_cause_share", config::Type::Float, 0.02, "", "tree nodes below this share of the lost time are evaluated but not reported (a node's own threshold can be higher)", 0, 1},

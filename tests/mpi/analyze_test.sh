@@ -475,6 +475,14 @@ hercule)
   mpirun -n 2 "$perfsift" analyze mw.h5 -o mw.r.h5 --json mw.json > mw.txt 2> mw.err || { cat mw.err; fail "analyze failed"; }
   $py "$here/check_results.py" master_worker mw.json 0
   grep -q "Model diagnosis (Hercule): master-worker" mw.txt || fail "no diagnosis in the text report"
+  # Wavefront on a 2 x 2 and a 2 x 4 grid (tests/apps/wavefront.c); the deeper one relative to the other.
+  for n in 4 8; do
+    "$perfsift" collect -o wf$n.h5 -- mpirun -n $n "$apps/app_wavefront" < /dev/null > wf$n.collect.txt 2>&1 || { cat wf$n.collect.txt; fail "wavefront $n: collection failed"; }
+  done
+  mpirun -n 2 "$perfsift" analyze wf4.h5 -o wf4.r.h5 --json wf4.json > wf4.txt 2>&1 || { cat wf4.txt; fail "wavefront 4: analyze failed"; }
+  mpirun -n 2 "$perfsift" analyze wf8.h5 --reference wf4.h5 -o wf8.r.h5 --json wf8.json > wf8.txt 2>&1 || { cat wf8.txt; fail "wavefront 8: analyze failed"; }
+  $py "$here/check_results.py" wavefront wf8.json wf4.json
+  grep -q "against wf4.h5 (weak scaling): the increase of pipeline depth" wf8.txt || fail "no relative diagnosis in the text report"
   # Other programs are not taken for master-worker programs.
   for app in ring binary_swap; do
     "$perfsift" collect -o $app.h5 -- mpirun -n 4 "$apps/app_$app" < /dev/null > /dev/null 2>&1 || fail "$app: collection failed"
