@@ -74,6 +74,39 @@ GridScore best_grid(const std::vector<PairCount> &pairs, int32_t nranks) {
   return best;
 }
 
+int32_t split_level(int32_t a, int32_t b) {
+  const uint32_t x = static_cast<uint32_t>(a ^ b);
+  if (x == 0 || (x & (x - 1))) return -1;
+  int32_t l = 0;
+  while ((1u << l) != x) ++l;
+  return l;
+}
+
+DivideConquerScore score_divide_and_conquer(const std::vector<PairCount> &pairs, int32_t nranks) {
+  DivideConquerScore s;
+  if (nranks < 4) return s;
+  int32_t depth = 0;
+  while ((int64_t{1} << (depth + 1)) <= nranks) ++depth;  // floor(log2 P)
+  std::vector<std::set<int32_t>> levels(static_cast<size_t>(nranks));
+  int64_t total = 0, pow2 = 0;
+  for (const auto &p : pairs) {
+    if (p.src == p.dst || p.src < 0 || p.dst < 0 || p.src >= nranks || p.dst >= nranks) continue;
+    total += p.messages;
+    const int32_t l = split_level(p.src, p.dst);
+    if (l < 0) continue;
+    pow2 += p.messages;
+    levels[static_cast<size_t>(p.src)].insert(l);
+    levels[static_cast<size_t>(p.dst)].insert(l);
+  }
+  if (total == 0) return s;
+  double cover = 0;
+  for (const auto &l : levels) cover += std::min(1.0, static_cast<double>(l.size()) / depth);
+  s.pow2 = static_cast<double>(pow2) / static_cast<double>(total);
+  s.levels = cover / nranks;
+  s.confidence = s.pow2 * s.levels;
+  return s;
+}
+
 std::pair<int64_t, int64_t> forwarding_blocks(const std::vector<Completion> &seq) {
   int64_t disjoint = 0, blocks = 0;
   for (size_t i = 0; i < seq.size();) {

@@ -45,6 +45,17 @@ struct GridScore {
 // between neighbours.
 GridScore best_grid(const std::vector<PairCount> &pairs, int32_t nranks);
 
+struct DivideConquerScore {
+  double confidence = 0;   // pow2 x levels (the caller discounts forwarding)
+  double pow2 = 0;         // share of messages between ranks whose numbers differ in one bit
+  double levels = 0;       // mean over ranks of the distinct one-bit distances they use, of log2(P)
+};
+// Recursive halving (or doubling) of process groups: every exchange is between ranks
+// r and r XOR 2^l, and each rank meets a partner at every level l.
+DivideConquerScore score_divide_and_conquer(const std::vector<PairCount> &pairs, int32_t nranks);
+// The level of a message between a and b (a XOR b = 2^level), or -1.
+int32_t split_level(int32_t a, int32_t b);
+
 // A rank's point-to-point completions in order: 'S' or 'R' with the partner, 'X' for a
 // call that sent and received at once (Sendrecv). Wavefront ranks forward: a block of
 // receives from upstream partners is followed by a block of sends to other (downstream)

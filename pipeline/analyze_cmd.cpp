@@ -158,9 +158,9 @@ int run_analyze(const AnalyzeOptions &o) {
     // file stops here, not after the other stages' work.
     if (std::find(stages.begin(), stages.end(), "diagnosis") != stages.end()) {
       const std::string m = cfg.get_string("diagnosis.model");
-      const std::vector<std::string> models = {"auto", "master-worker", "wavefront", "none"};
+      const std::vector<std::string> models = {"auto", "master-worker", "wavefront", "divide-and-conquer", "none"};
       if (std::find(models.begin(), models.end(), m) == models.end())
-        throw std::runtime_error(cfg.where("diagnosis.model") + ": unknown model '" + m + "' (this version diagnoses: auto, master-worker, wavefront, none; did you mean '" +
+        throw std::runtime_error(cfg.where("diagnosis.model") + ": unknown model '" + m + "' (this version diagnoses: auto, master-worker, wavefront, divide-and-conquer, none; did you mean '" +
                                  config::nearest(m, models) + "'?)");
       const std::string sc = cfg.get_string("diagnosis.scaling");
       if (sc != "auto" && sc != "weak" && sc != "strong")

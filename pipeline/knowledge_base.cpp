@@ -134,9 +134,15 @@ const std::vector<std::string> &wavefront_metrics() {
   return m;
 }
 
+const std::vector<std::string> &divide_and_conquer_metrics() {
+  static const std::vector<std::string> m = {"efficiency", "t_wait", "t_comm", "t_w-divide", "t_w-solve", "t_w-merge"};
+  return m;
+}
+
 void check_knowledge(const std::string &dir) {
   load_knowledge("master-worker", dir, master_worker_metrics());
   load_knowledge("wavefront", dir, wavefront_metrics());
+  load_knowledge("divide-and-conquer", dir, divide_and_conquer_metrics());
 }
 
 Inference infer(const KnowledgeBase &kb, const std::map<std::string, double> &shares, const std::map<std::string, double> &seconds,

@@ -44,6 +44,7 @@ void check_knowledge(const std::string &dir);
 // The metrics perfsift computes for a master-worker program (stage diagnosis).
 const std::vector<std::string> &master_worker_metrics();
 const std::vector<std::string> &wavefront_metrics();
+const std::vector<std::string> &divide_and_conquer_metrics();
 // The built-in files' text (generated from pipeline/models/*.toml), by model name.
 const std::map<std::string, std::string> &builtin_knowledge();
 

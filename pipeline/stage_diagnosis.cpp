@@ -4,10 +4,12 @@
 // (pipeline/models/*.toml, or diagnosis.knowledge); the metrics are computed here from the
 // matched trace (kernels/hercule.h).
 //
-// Recognition: the sparse communication matrix (every process sees it), the grid layout
-// that puts most messages between neighbours, and each rank's forwarding (receive blocks
-// followed by send blocks to other partners) decide between master-worker and wavefront,
-// with a confidence; diagnosis.model forces one.
+// Recognition: from the sparse communication matrix (every process sees it) and each
+// rank's forwarding (receive blocks followed by send blocks to other partners), a
+// confidence for each model: one rank serving all others (master-worker); a 2-D grid with
+// data passed on downstream (wavefront); partners one bit apart at every level of a
+// recursive halving, exchanged rather than forwarded (divide-and-conquer). The most
+// confident above diagnosis.min_confidence is diagnosed; diagnosis.model forces one.
 //
 // Cost: one all-to-all (the matched messages), gathers of the distinct communicating
 // pairs, of one record per rank, and of the messages to or from the master; O(messages)
@@ -52,8 +54,11 @@ struct MwMessage {
 struct Recognition {
   hc::MasterWorkerScore mw;
   hc::GridScore grid;
+  hc::DivideConquerScore dc;
   double forwarding = 0;  // receive blocks followed by sends to other partners, of all followed by sends
   double wavefront() const { return grid.neighbour_share * forwarding; }
+  // Splitting partners exchange (or hand results up); they do not forward data on.
+  double divide_and_conquer() const { return dc.confidence * (1 - forwarding); }
 };
 
 int64_t done_time(const kernels::TransferTiming &t) { return t.recv_nonblocking && t.recv_wait_exit >= 0 ? t.recv_wait_exit : t.recv_exit; }
@@ -107,6 +112,7 @@ Recognition recognise(const Context &ctx, const ReplayModel &model, const std::v
   Recognition r;
   r.mw = hc::score_master_worker(pairs, ctx.nranks());
   r.grid = hc::best_grid(pairs, ctx.nranks());
+  r.dc = hc::score_divide_and_conquer(pairs, ctx.nranks());
   // Forwarding, per owned rank: its send and receive completions in program order.
   std::vector<int64_t> blocks = {0, 0};
   for (size_t s = 0; s < model.programs.size(); ++s) {
@@ -474,6 +480,111 @@ Diagnosis diagnose_wavefront(const Context &ctx, const config::Values &cfg, cons
   return d;
 }
 
+// A divide-and-conquer process's waiting by stage.
+struct DcRank {
+  int32_t rank = 0, pad = 0;
+  int64_t divide = 0, solve = 0, merge = 0, comm = 0, comp = 0, elapsed = 0;
+  int64_t wait() const { return divide + solve + merge; }
+};
+
+Diagnosis diagnose_divide_and_conquer(const Context &ctx, const config::Values &cfg, const ReplayModel &model, const std::vector<MatchedMessage> &msgs,
+                                      double confidence) {
+  const auto kb = load_knowledge("divide-and-conquer", cfg.get_string("diagnosis.knowledge"), divide_and_conquer_metrics());
+  const auto times = rank_times(ctx, model);
+  const kernels::LogGPS &net = model.params;
+  std::map<int32_t, std::vector<const MatchedMessage *>> received;  // in receive order (msgs are sorted so)
+  for (const auto &m : msgs) received[m.dst].push_back(&m);
+  int32_t levels = 0;
+  while ((int64_t{1} << (levels + 1)) <= ctx.nranks()) ++levels;
+  std::vector<DcRank> mine;
+  for (size_t s = 0; s < model.programs.size(); ++s) {
+    const int32_t r = model.programs[s].rank;
+    DcRank w;
+    w.rank = r;
+    const auto &in = received[r];
+    // Splitting: the falling run of levels from the rank's highest; the rest with a
+    // one-bit partner is merging; any other partner moves load (solve).
+    int32_t top = -1;
+    for (const MatchedMessage *m : in) top = std::max(top, hc::split_level(m->src, m->dst));
+    bool dividing = !in.empty() && hc::split_level(in[0]->src, in[0]->dst) == top && top >= 0;
+    int32_t last = INT32_MAX;
+    for (const MatchedMessage *m : in) {
+      const int32_t l = hc::split_level(m->src, m->dst);
+      const int64_t wait = kernels::waitstates::late_sender(m->timing);
+      w.comm += net.flight(m->timing.bytes) + net.recv_overhead(m->timing.bytes);
+      if (dividing && l >= 0 && l < last) {
+        w.divide += wait;
+        last = l;
+        continue;
+      }
+      dividing = false;
+      (l >= 0 ? w.merge : w.solve) += wait;
+    }
+    const auto &t = times[static_cast<size_t>(r)];
+    w.merge += t.end - t.finalize_enter;  // idle once its part of the merge is done
+    w.elapsed = t.end - t.start;
+    w.comp = w.elapsed - t.mpi_ns;
+    mine.push_back(w);
+  }
+  auto all = ctx.allgatherv(mine);
+  std::sort(all.begin(), all.end(), [](const DcRank &a, const DcRank &b) { return a.rank < b.rank; });
+  Diagnosis d;
+  d.model = "divide-and-conquer";
+  d.confidence = confidence;
+  io::Table &t = d.entities;
+  t.description = "each process's time in the divide-and-conquer model (thesis eq. 3.1-3.7)";
+  auto &rank = t.ints("rank", "", "process");
+  auto &eff = t.floats("efficiency", "", "computation over elapsed time");
+  auto &comp = t.floats("compute_s", "s", "computation");
+  auto &dv = t.floats("t_w_divide_s", "s", "waiting in splitting exchanges");
+  auto &sv = t.floats("t_w_solve_s", "s", "waiting for load moved between processes");
+  auto &mg = t.floats("t_w_merge_s", "s", "waiting for siblings' results, and idle after handing its own on");
+  auto &com = t.floats("t_comm_s", "s", "effective communication (LogGPS transfer costs)");
+  auto &gran = t.floats("granularity", "", "computation over communication");
+  const DcRank *worst = nullptr;
+  std::map<std::string, double> sum;
+  auto efficiency = [](const DcRank &w) { return w.elapsed ? static_cast<double>(w.comp) / static_cast<double>(w.elapsed) : 0.0; };
+  for (const DcRank &w : all) {
+    rank.push_back(w.rank);
+    eff.push_back(efficiency(w));
+    comp.push_back(w.comp * 1e-9);
+    dv.push_back(w.divide * 1e-9);
+    sv.push_back(w.solve * 1e-9);
+    mg.push_back(w.merge * 1e-9);
+    com.push_back(w.comm * 1e-9);
+    gran.push_back(w.comm ? static_cast<double>(w.comp) / static_cast<double>(w.comm) : 0);
+    const double n = static_cast<double>(all.size());
+    for (const auto &[k, v] : std::map<std::string, int64_t>{{"computation", w.comp}, {"waiting", w.wait()}, {"t_w-divide", w.divide},
+                                                             {"t_w-solve", w.solve}, {"t_w-merge", w.merge}, {"communication", w.comm}})
+      sum[k] += static_cast<double>(v) * 1e-9 / n;
+    if (!worst || efficiency(w) < efficiency(*worst)) worst = &w;
+  }
+  d.summary = sum;
+  d.summary["runtime"] = ctx.wall_time_s();
+  d.summary["depth"] = levels;
+  if (!worst) return d;
+  const double loss = static_cast<double>(std::max<int64_t>(1, worst->elapsed - worst->comp));
+  auto share = [&](int64_t v) { return static_cast<double>(v) / loss; };
+  const std::map<std::string, double> shares = {{"efficiency", efficiency(*worst)}, {"t_wait", share(worst->wait())}, {"t_comm", share(worst->comm)},
+                                                {"t_w-divide", share(worst->divide)}, {"t_w-solve", share(worst->solve)}, {"t_w-merge", share(worst->merge)}};
+  const std::map<std::string, double> seconds = {{"t_wait", worst->wait() * 1e-9},    {"t_comm", worst->comm * 1e-9},  {"t_w-divide", worst->divide * 1e-9},
+                                                 {"t_w-solve", worst->solve * 1e-9}, {"t_w-merge", worst->merge * 1e-9}};
+  char e[32], g[32];
+  std::snprintf(e, sizeof e, "%.3f", efficiency(*worst));
+  std::snprintf(g, sizeof g, "%.3g", worst->comm ? static_cast<double>(worst->comp) / static_cast<double>(worst->comm) : 0.0);
+  const std::map<std::string, std::string> words = {{"worst", std::to_string(worst->rank)}, {"levels", std::to_string(levels)}, {"efficiency", e}, {"granularity", g}};
+  char head[160];
+  std::snprintf(head, sizeof head, "divide-and-conquer (%d ranks, %d levels of recursive halving; recognised with confidence %.2f)", ctx.nranks(), levels, confidence);
+  const auto inf = infer(kb, shares, seconds, words, head, cfg.get_float("diagnosis.min_cause_share"));
+  d.worst = "process " + std::to_string(worst->rank);
+  d.symptom = "low process efficiency: process " + std::to_string(worst->rank) + " at " + e;
+  d.metrics = {{"efficiency", efficiency(*worst)}, {"loss_s", loss * 1e-9},          {"t_wait_s", worst->wait() * 1e-9},
+               {"t_w_divide_s", worst->divide * 1e-9}, {"t_w_solve_s", worst->solve * 1e-9}, {"t_w_merge_s", worst->merge * 1e-9},
+               {"t_comm_s", worst->comm * 1e-9},      {"levels", static_cast<double>(levels)}};
+  conclude(d, inf, seconds, ctx, cfg, std::to_string(levels) + "-level recursion", std::to_string(worst->rank), {});
+  return d;
+}
+
 struct Evaluated {
   std::string model;  // "none" when nothing was recognised
   Diagnosis d;
@@ -492,13 +603,15 @@ Evaluated evaluate(Context &ctx, const config::Values &cfg, const ReplayModel &m
     ev.model = "none";
     double best = cfg.get_float("diagnosis.min_confidence");
     if (ev.r.mw.confidence >= best) ev.model = "master-worker", best = ev.r.mw.confidence;
-    if (ev.r.wavefront() > best) ev.model = "wavefront";
+    if (ev.r.wavefront() > best) ev.model = "wavefront", best = ev.r.wavefront();
+    if (ev.r.divide_and_conquer() > best) ev.model = "divide-and-conquer";
   }
   if (ev.model == "master-worker") ev.d = diagnose_master_worker(ctx, cfg, model, msgs, std::max(0, ev.r.mw.master), ev.r.mw.confidence);
   if (ev.model == "wavefront") {
     if (ev.r.grid.px == 0) throw std::runtime_error("diagnosis.model = wavefront: " + std::to_string(ctx.nranks()) + " ranks form no 2-D grid");
     ev.d = diagnose_wavefront(ctx, cfg, model, msgs, ev.r.grid, ev.r.wavefront());
   }
+  if (ev.model == "divide-and-conquer") ev.d = diagnose_divide_and_conquer(ctx, cfg, model, msgs, ev.r.divide_and_conquer());
   return ev;
 }
 
@@ -561,7 +674,7 @@ void run_diagnosis(Context &ctx, const config::Values &cfg, StageOutput &out) {
   const Recognition &r = ev.r;
   io::Table rec;
   rec.description = "how well each model's communication structure fits the run";
-  auto &rm = rec.strings("model", "master-worker or wavefront");
+  auto &rm = rec.strings("model", "master-worker, wavefront or divide-and-conquer");
   auto &rc = rec.floats("confidence", "", "0..1");
   auto &rd = rec.strings("evidence", "what was measured");
   char buf[256];
@@ -575,6 +688,11 @@ void run_diagnosis(Context &ctx, const config::Values &cfg, StageOutput &out) {
   std::snprintf(buf, sizeof buf, "%.0f%% of messages between neighbours of a %d x %d grid; %.0f%% of receive blocks forwarded to other partners",
                 100 * r.grid.neighbour_share, r.grid.px, r.grid.py, 100 * r.forwarding);
   rd.push_back(r.grid.px ? buf : "no 2-D grid layout (the rank count is prime or below 4)");
+  rm.push_back("divide-and-conquer");
+  rc.push_back(r.divide_and_conquer());
+  std::snprintf(buf, sizeof buf, "%.0f%% of messages between ranks one bit apart; ranks meet partners on %.0f%% of the levels; %.0f%% forwarded",
+                100 * r.dc.pow2, 100 * r.dc.levels, 100 * r.forwarding);
+  rd.push_back(ctx.nranks() >= 4 ? buf : "fewer than 4 ranks");
   out.table("recognition", rec);
   out.attribute("model", ev.model);
   if (ev.model == "none") return;
@@ -620,7 +738,7 @@ void diagnosis_text(std::ostream &os, const io::ResultsStore &rs) {
   const auto a = rs.attributes("diagnosis");
   const std::string model = attr_or<std::string>(a, "model", "none");
   if (model == "none") {
-    os << "\nModel diagnosis (Hercule): no master-worker or wavefront structure recognised\n";
+    os << "\nModel diagnosis (Hercule): no master-worker, wavefront or divide-and-conquer structure recognised\n";
     return;
   }
   const std::string rel = attr_or<std::string>(a, "relative_cause", "");
@@ -675,9 +793,9 @@ void diagnosis_json(JsonWriter &j, const io::ResultsStore &rs) {
 
 StageInfo diagnosis_stage() {
   StageInfo s{"diagnosis",
-              "Hercule's model-based diagnosis: recognises master-worker or wavefront structure from the communication and "
+              "Hercule's model-based diagnosis: recognises master-worker, wavefront or divide-and-conquer structure from the communication and "
               "explains the lost time in the model's terms (knowledge base in TOML), with a narrative",
-              {{"model", config::Type::String, std::string("auto"), "", "auto (recognise), master-worker, wavefront, or none", 0, 0},
+              {{"model", config::Type::String, std::string("auto"), "", "auto (recognise), master-worker, wavefront, divide-and-conquer, or none", 0, 0},
                {"reference", config::Type::String, std::string(""), "", "a reference run's trace store: relative diagnosis against it (analyze --reference)", 0, 0},
                {"scaling", config::Type::String, std::string("auto"), "", "how the run relates to the reference: weak, strong, or auto (from the work per rank)", 0, 0},
                {"min_confidence", config::Type::Float, 0.6, "", "recognition below this confidence diagnoses nothing", 0, 1},

@@ -483,11 +483,17 @@ hercule)
   mpirun -n 2 "$perfsift" analyze wf8.h5 --reference wf4.h5 -o wf8.r.h5 --json wf8.json > wf8.txt 2>&1 || { cat wf8.txt; fail "wavefront 8: analyze failed"; }
   $py "$here/check_results.py" wavefront wf8.json wf4.json
   grep -q "against wf4.h5 (weak scaling): the increase of pipeline depth" wf8.txt || fail "no relative diagnosis in the text report"
-  # Other programs are not taken for master-worker programs.
-  for app in ring binary_swap; do
-    "$perfsift" collect -o $app.h5 -- mpirun -n 4 "$apps/app_$app" < /dev/null > /dev/null 2>&1 || fail "$app: collection failed"
-    mpirun -n 2 "$perfsift" analyze $app.h5 -o $app.r.h5 --json $app.json > /dev/null 2>&1 || fail "$app: analyze failed"
-    $py -c "import json, sys; d = json.load(open('$app.json'))['diagnosis']; sys.exit(0 if d == [] else 1)" || fail "$app diagnosed as a model"
+  # Divide and conquer (tests/apps/divide_conquer.c), and binary-swap compositing, a recursive halving too.
+  "$perfsift" collect -o dc.h5 -- mpirun -n 4 "$apps/app_divide_conquer" < /dev/null > dc.collect.txt 2>&1 || { cat dc.collect.txt; fail "divide_conquer: collection failed"; }
+  mpirun -n 2 "$perfsift" analyze dc.h5 -o dc.r.h5 --json dc.json > dc.txt 2>&1 || { cat dc.txt; fail "divide_conquer: analyze failed"; }
+  $py "$here/check_results.py" divide_conquer dc.r.h5 dc.json
+  # Each program is taken for its own model, and a ring for none.
+  for case in "ring none" "binary_swap divide-and-conquer"; do
+    set -- $case
+    "$perfsift" collect -o $1.h5 -- mpirun -n 4 "$apps/app_$1" < /dev/null > /dev/null 2>&1 || fail "$1: collection failed"
+    mpirun -n 2 "$perfsift" analyze $1.h5 -o $1.r.h5 --json $1.json > /dev/null 2>&1 || fail "$1: analyze failed"
+    $py -c "import json, sys; d = json.load(open('$1.json'))['diagnosis']; sys.exit(0 if [x['model'] for x in d] == ([] if '$2' == 'none' else ['$2']) else 1)" \
+      || fail "$1 not diagnosed as $2"
   done
   # --model none skips; a knowledge file with an unknown metric stops at set-up: one line, exit 2.
   "$perfsift" analyze mw.h5 --model none -o none.r.h5 --json none.json > /dev/null 2>&1
@@ -505,7 +511,7 @@ hercule)
   sed 's/is least utilized, whose efficiency is/is the least busy worker, efficiency/' "$here/../../pipeline/models/master-worker.toml" > kb/master-worker.toml
   "$perfsift" analyze mw.h5 -c kb.toml -o kb.r.h5 --json kb.json > /dev/null 2>&1 || fail "analyze with an edited knowledge file failed"
   grep -q "is the least busy worker, efficiency" kb.json || fail "the edited text is not in the narrative"
-  echo "hercule: master-worker recognised and explained; ring and binary swap not taken for one; knowledge files checked"
+  echo "hercule: master-worker, wavefront and divide-and-conquer recognised and explained; binary swap is divide-and-conquer, a ring none; knowledge files checked"
   ;;
 *) fail "unknown mode $mode" ;;
 esac

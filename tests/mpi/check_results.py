@@ -8,6 +8,7 @@ usage: check_results.py contract RESULTS.h5 REPORT.json
        check_results.py apart REPORT.json PROPERTY NRANKS [CLASS]
        check_results.py master_worker REPORT.json MASTER
        check_results.py wavefront REPORT.json REFERENCE_REPORT.json
+       check_results.py divide_conquer RESULTS.h5 REPORT.json
 """
 import json
 import math
@@ -219,6 +220,27 @@ def wavefront(report, reference_report):
           f"empty-up {rel['t_pl_empty']['reference'] * 1e3:.1f} -> {rel['t_pl_empty']['run'] * 1e3:.1f} ms per process; {g['relative']['cause']}")
 
 
+def divide_conquer(results, report):
+    """Hercule on tests/apps/divide_conquer.c at 4 ranks: recognised; each rank's divide
+    waits are the app's 20, 10, 10, 0 ms and the merge waits on ranks 0 and 2 at least the
+    10 ms their odd siblings solve longer (within 20 %, 3 ms)."""
+    d = json.load(open(report))
+    g = d["diagnosis"]
+    assert len(g) == 1 and g[0]["model"] == "divide-and-conquer", g
+    assert g[0]["confidence"] >= 0.8, g[0]["confidence"]
+    with h5py.File(results, "r") as f:
+        t = f["diagnosis/processes"]
+        divide, merge = list(t["t_w_divide_s"]), list(t["t_w_merge_s"])
+    for r, expected in enumerate((0.020, 0.010, 0.010, 0.0)):
+        assert abs(divide[r] - expected) <= max(0.2 * expected, 0.003), f"rank {r}: divide wait {divide[r] * 1e3:.1f} ms, expected {expected * 1e3:.0f} ms"
+    for r in (0, 2):
+        assert merge[r] >= 0.8 * 0.010, f"rank {r}: merge wait {merge[r] * 1e3:.1f} ms, expected at least 10 ms"
+    ids = {c["id"] for c in g[0]["causes"]}
+    assert "divide_wait" in ids and "merge_wait" in ids, ids
+    print(f"divide-and-conquer: divide waits {[round(x * 1e3, 1) for x in divide]} ms, merge waits {[round(x * 1e3, 1) for x in merge]} ms; "
+          f"causes {sorted(ids)}")
+
+
 if __name__ == "__main__":
     {"contract": contract, "finding": finding, "missing": missing, "whatif": whatif, "gain": gain, "apart": apart,
-     "master_worker": master_worker, "wavefront": wavefront}[sys.argv[1]](*sys.argv[2:])
+     "master_worker": master_worker, "wavefront": wavefront, "divide_conquer": divide_conquer}[sys.argv[1]](*sys.argv[2:])

@@ -97,3 +97,20 @@ TEST(Hercule, ExchangesAreNotForwarding) {
   const std::vector<Completion> swap = {{'X', -1}, {'X', -1}};
   EXPECT_EQ(forwarding_blocks(swap), (std::pair<int64_t, int64_t>{0, 2}));
 }
+
+TEST(Hercule, RecursiveHalvingIsDivideAndConquer) {
+  EXPECT_EQ(split_level(5, 4), 0);
+  EXPECT_EQ(split_level(1, 5), 2);
+  EXPECT_EQ(split_level(1, 2), -1);
+  // 8 ranks splitting at distances 4, 2, 1 (each rank meets one partner per level).
+  std::vector<PairCount> dc;
+  for (int32_t r = 0; r < 8; ++r)
+    for (int32_t d : {4, 2, 1}) dc.push_back({r, r ^ d, 2});
+  const auto s = score_divide_and_conquer(dc, 8);
+  EXPECT_DOUBLE_EQ(s.pow2, 1.0);
+  EXPECT_DOUBLE_EQ(s.levels, 1.0);
+  // A ring of 8 has one-bit distances only for even-odd neighbours, at level 0.
+  std::vector<PairCount> ring;
+  for (int32_t r = 0; r < 8; ++r) ring.push_back({r, (r + 1) % 8, 1});
+  EXPECT_LT(score_divide_and_conquer(ring, 8).confidence, 0.3);
+}
