@@ -134,7 +134,12 @@ int run_analyze(const AnalyzeOptions &o) {
         throw std::runtime_error("--model: the pipeline's stages (" + cfg.where("pipeline.stages") + ") do not include diagnosis; add it to pipeline.stages");
       cfg.set("diagnosis.model", o.model, "command line --model");
     }
-    if (!o.reference.empty()) cfg.set("diagnosis.reference", o.reference, "command line --reference");
+    if (!o.reference.empty()) {
+      const auto &stages = cfg.get_list("pipeline.stages");
+      if (std::find(stages.begin(), stages.end(), "diagnosis") == stages.end())
+        throw std::runtime_error("--reference: the pipeline's stages (" + cfg.where("pipeline.stages") + ") do not include diagnosis; add it to pipeline.stages");
+      cfg.set("diagnosis.reference", o.reference, "command line --reference");
+    }
   } catch (const std::exception &e) {
     error = e.what();
   }
