@@ -148,12 +148,12 @@ Decomposition decompose(const Worker &w, const Master &m, int64_t last_finish) {
     const Cycle &c = w.cycles[i];
     const int64_t wait = std::max<int64_t>(0, c.assigned - c.request - c.comm);
     const int64_t seq = std::clamp<int64_t>(std::min(m.ready, c.assigned) - c.request, 0, wait);
-    const int64_t setup = std::clamp<int64_t>(c.replied - std::max(c.received, m.ready), 0, wait - seq);
+    const int64_t setup = std::clamp<int64_t>(c.setup >= 0 ? c.setup : c.replied - std::max(c.received, m.ready), 0, wait - seq);
     d.seq += seq;
     d.setup += setup;
     d.bn += wait - seq - setup;
     d.comm += c.comm;
-    d.compute += std::max<int64_t>(0, w.cycles[i + 1].request - c.assigned);
+    d.compute += c.compute >= 0 ? c.compute : std::max<int64_t>(0, w.cycles[i + 1].request - c.assigned);
   }
   // The stop and MPI_Finalize: waiting for the last worker, then for the master's finalisation.
   const Cycle &stop = w.cycles.back();

@@ -76,6 +76,10 @@ struct Cycle {
   int64_t replied = 0;   // the master enters its reply send
   int64_t assigned = 0;  // the worker has the reply (its receive completes)
   int64_t comm = 0;      // effective communication of the two messages
+  // When the user mapped the events to regions: the master's time in its setup region
+  // within received..replied, and the worker's in its compute region after `assigned`
+  // (-1: derived from the communication instead).
+  int64_t setup = -1, compute = -1;
 };
 struct Worker {
   std::vector<Cycle> cycles;  // in order; the last one brings the stop

@@ -145,6 +145,43 @@ void check_knowledge(const std::string &dir) {
   load_knowledge("divide-and-conquer", dir, divide_and_conquer_metrics());
 }
 
+std::map<std::string, std::vector<uint8_t>> map_events(const std::vector<std::string> &mapping, const std::vector<std::string> &paths,
+                                                        const std::vector<int32_t> &parents) {
+  static const std::vector<std::string> events = {"Setup", "Compute", "Divide", "Solve", "Merge"};
+  std::map<std::string, std::vector<uint8_t>> out;
+  for (const auto &entry : mapping) {
+    const auto eq = entry.find('=');
+    const std::string event = entry.substr(0, eq), region = eq == std::string::npos ? "" : entry.substr(eq + 1);
+    if (eq == std::string::npos || region.empty())
+      throw std::runtime_error("diagnosis.events: '" + entry + "' is not EVENT=REGION (e.g. Setup=master_setup)");
+    if (std::find(events.begin(), events.end(), event) == events.end())
+      throw std::runtime_error("diagnosis.events: unknown event '" + event + "' (events: Setup, Compute, Divide, Solve, Merge; did you mean '" +
+                               config::nearest(event, events) + "'?)");
+    std::vector<uint8_t> in(paths.size(), 0);
+    bool found = false;
+    for (size_t r = 0; r < paths.size(); ++r) {
+      const std::string &p = paths[r];
+      const std::string name = p.substr(p.rfind('/') == std::string::npos ? 0 : p.rfind('/') + 1);
+      in[r] = p == region || name == region;
+      found |= in[r] != 0;
+    }
+    if (!found) {
+      std::string names;
+      for (size_t r = 0; r < paths.size() && r < 12; ++r) names += (r ? ", " : "") + paths[r];
+      throw std::runtime_error("diagnosis.events: no region '" + region + "' in the trace store for " + event + " (regions: " + names +
+                               (paths.size() > 12 ? ", ..." : "") + "; see perfsift info)");
+    }
+    // Regions nested inside a mapped one belong to the event too (parents come first).
+    for (size_t r = 0; r < paths.size(); ++r)
+      if (!in[r] && parents[r] >= 0 && static_cast<size_t>(parents[r]) < r) in[r] = in[static_cast<size_t>(parents[r])];
+    auto &slot = out[event];
+    if (slot.empty()) slot = in;
+    else
+      for (size_t r = 0; r < in.size(); ++r) slot[r] |= in[r];
+  }
+  return out;
+}
+
 Inference infer(const KnowledgeBase &kb, const std::map<std::string, double> &shares, const std::map<std::string, double> &seconds,
                 const std::map<std::string, std::string> &words, const std::string &header, double min_share) {
   Inference out;

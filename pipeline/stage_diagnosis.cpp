@@ -144,6 +144,48 @@ Recognition recognise(const Context &ctx, const ReplayModel &model, const std::v
   return r;
 }
 
+std::map<std::string, std::vector<uint8_t>> event_regions(const Context &ctx, const config::Values &cfg) {
+  std::vector<std::string> paths;
+  std::vector<int32_t> parents;
+  for (const auto &r : ctx.store().regions()) {
+    paths.push_back(r.path);
+    parents.push_back(r.parent);
+  }
+  return map_events(cfg.get_list("diagnosis.events"), paths, parents);
+}
+
+// Time within [from, to] covered by the intervals (sorted, disjoint: one rank's executions).
+int64_t covered(const std::vector<std::pair<int64_t, int64_t>> &spans, int64_t from, int64_t to) {
+  int64_t t = 0;
+  for (const auto &[b, e] : spans) t += std::max<int64_t>(0, std::min(e, to) - std::max(b, from));
+  return t;
+}
+
+// Each rank's executions of the regions inside `in`, gathered everywhere.
+std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>> executions(const Context &ctx, const ReplayModel &model, const std::vector<uint8_t> &in) {
+  struct Span {
+    int32_t rank, pad;
+    int64_t begin, end;
+  };
+  std::vector<Span> mine;
+  for (size_t s = 0; s < model.side.size(); ++s)
+    for (const auto &x : model.side[s].executions)
+      if (x.region >= 0 && static_cast<size_t>(x.region) < in.size() && in[static_cast<size_t>(x.region)])
+        mine.push_back({model.programs[s].rank, 0, x.t_begin, x.t_end});
+  std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>> out;
+  for (const Span &x : ctx.allgatherv(mine)) out[x.rank].push_back({x.begin, x.end});
+  for (auto &[r, v] : out) {
+    std::sort(v.begin(), v.end());
+    // Nested executions of mapped regions: keep the outermost.
+    std::vector<std::pair<int64_t, int64_t>> merged;
+    for (const auto &x : v)
+      if (merged.empty() || x.first >= merged.back().second) merged.push_back(x);
+      else merged.back().second = std::max(merged.back().second, x.second);
+    v = merged;
+  }
+  return out;
+}
+
 // One diagnosis, as stored and reported.
 struct Diagnosis {
   std::string model, symptom, worst, narrative;
@@ -207,6 +249,9 @@ Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, 
     }
   }
   m.finalize_enter = times[static_cast<size_t>(master)].finalize_enter;
+  const auto mapped = event_regions(ctx, cfg);
+  const auto setup_spans = mapped.count("Setup") ? executions(ctx, model, mapped.at("Setup")) : decltype(executions(ctx, model, {})){};
+  const auto compute_spans = mapped.count("Compute") ? executions(ctx, model, mapped.at("Compute")) : decltype(executions(ctx, model, {})){};
   std::map<int32_t, hc::Worker> workers;
   for (auto &[w, req] : requests) {
     auto &rep = replies[w];
@@ -218,6 +263,15 @@ Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, 
     wk.end = times[static_cast<size_t>(w)].end;
     for (size_t k = 0; k < std::min(req.size(), rep.size()); ++k)
       wk.cycles.push_back({req[k]->send_enter, req[k]->done, rep[k]->send_enter, rep[k]->done, comm(req[k]->bytes) + comm(rep[k]->bytes)});
+    // Mapped events: the master's time in its setup region while this request waited; the
+    // worker's in its compute region until its next request.
+    for (size_t k = 0; k < wk.cycles.size(); ++k) {
+      hc::Cycle &c = wk.cycles[k];
+      if (const auto it = setup_spans.find(master); mapped.count("Setup"))
+        c.setup = it == setup_spans.end() ? 0 : covered(it->second, std::max(c.received, m.ready), c.replied);
+      if (const auto it = compute_spans.find(w); mapped.count("Compute") && k + 1 < wk.cycles.size())
+        c.compute = it == compute_spans.end() ? 0 : covered(it->second, c.assigned, wk.cycles[k + 1].request);
+    }
     if (!wk.cycles.empty()) workers[w] = std::move(wk);
   }
   Diagnosis d;
@@ -248,7 +302,8 @@ Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, 
   std::map<std::string, double> sum;
   for (const auto &[w, wk] : workers) {
     const auto x = hc::decompose(wk, m, last_finish);
-    for (size_t k = 0; k + 1 < wk.cycles.size(); ++k) setup_total += std::max<int64_t>(0, wk.cycles[k].replied - wk.cycles[k].received);
+    for (size_t k = 0; k + 1 < wk.cycles.size(); ++k)
+      setup_total += wk.cycles[k].setup >= 0 ? wk.cycles[k].setup : std::max<int64_t>(0, wk.cycles[k].replied - wk.cycles[k].received);
     compute_total += x.compute;
     task_total += x.tasks;
     rank.push_back(w);
@@ -496,6 +551,11 @@ Diagnosis diagnose_divide_and_conquer(const Context &ctx, const config::Values &
   for (const auto &m : msgs) received[m.dst].push_back(&m);
   int32_t levels = 0;
   while ((int64_t{1} << (levels + 1)) <= ctx.nranks()) ++levels;
+  const auto mapped = event_regions(ctx, cfg);
+  auto inside = [&](const char *event, int32_t region) {
+    const auto it = mapped.find(event);
+    return it != mapped.end() && region >= 0 && static_cast<size_t>(region) < it->second.size() && it->second[static_cast<size_t>(region)];
+  };
   std::vector<DcRank> mine;
   for (size_t s = 0; s < model.programs.size(); ++s) {
     const int32_t r = model.programs[s].rank;
@@ -512,6 +572,13 @@ Diagnosis diagnose_divide_and_conquer(const Context &ctx, const config::Values &
       const int32_t l = hc::split_level(m->src, m->dst);
       const int64_t wait = kernels::waitstates::late_sender(m->timing);
       w.comm += net.flight(m->timing.bytes) + net.recv_overhead(m->timing.bytes);
+      // The user's regions decide where they are given.
+      const int32_t region = m->recv_done >= 0 ? model.side[s].region[static_cast<size_t>(m->recv_done)] : m->recv_region;
+      if (inside("Divide", region) || inside("Solve", region) || inside("Merge", region)) {
+        (inside("Divide", region) ? w.divide : inside("Solve", region) ? w.solve : w.merge) += wait;
+        dividing = dividing && inside("Divide", region);
+        continue;
+      }
       if (dividing && l >= 0 && l < last) {
         w.divide += wait;
         last = l;
@@ -798,6 +865,8 @@ StageInfo diagnosis_stage() {
               {{"model", config::Type::String, std::string("auto"), "", "auto (recognise), master-worker, wavefront, divide-and-conquer, or none", 0, 0},
                {"reference", config::Type::String, std::string(""), "", "a reference run's trace store: relative diagnosis against it (analyze --reference)", 0, 0},
                {"scaling", config::Type::String, std::string("auto"), "", "how the run relates to the reference: weak, strong, or auto (from the work per rank)", 0, 0},
+               {"events", config::Type::StringList, std::vector<std::string>{}, "",
+                "abstract events mapped to regions, e.g. [\"Setup=master_setup\", \"Compute=worker_compute\"] (master-worker) or Divide=, Solve=, Merge= (divide-and-conquer); unmapped events are recognised from the communication", 0, 0},
                {"min_confidence", config::Type::Float, 0.6, "", "recognition below this confidence diagnoses nothing", 0, 1},
                {"knowledge", config::Type::String, std::string(""), "", "directory of model files (<model>.toml) replacing the built-in ones", 0, 0},
                {"min_cause_share", config::Type::Float, 0.02, "", "tree nodes below this share of the lost time are evaluated but not reported (a node's own threshold can be higher)", 0, 1},

@@ -495,6 +495,20 @@ hercule)
     $py -c "import json, sys; d = json.load(open('$1.json'))['diagnosis']; sys.exit(0 if [x['model'] for x in d] == ([] if '$2' == 'none' else ['$2']) else 1)" \
       || fail "$1 not diagnosed as $2"
   done
+  # Events mapped to the app's regions give the same split; a region the store lacks stops at set-up.
+  printf '[diagnosis]\nevents = ["Setup=master_setup", "Compute=worker_compute"]\n' > ev.toml
+  mpirun -n 2 "$perfsift" analyze mw.h5 -c ev.toml -o ev.r.h5 --json ev.json > /dev/null 2>&1 || fail "analyze with mapped events failed"
+  $py -c "
+import json, sys
+a, b = (json.load(open(f))['diagnosis'][0]['metrics'] for f in ('mw.json', 'ev.json'))
+print(f\"mapped events: setup {b['all_t_w_setup_s'] * 1e3:.1f} ms (derived {a['all_t_w_setup_s'] * 1e3:.1f} ms), waiting {b['all_t_wait_s'] * 1e3:.1f} ms\")
+sys.exit(0 if abs(b['all_t_w_setup_s'] - a['all_t_w_setup_s']) <= 0.1 * a['all_t_w_setup_s'] and abs(b['all_t_wait_s'] - a['all_t_wait_s']) <= 1e-6 else 1)" \
+    || fail "mapped setup region disagrees with the derived setup"
+  printf '[diagnosis]\nevents = ["Setup=master_stup"]\n' > ev2.toml
+  set +e
+  "$perfsift" analyze mw.h5 -c ev2.toml -o ev2.r.h5 > ev2.txt 2>&1; rc=$?
+  set -e
+  [ $rc -eq 2 ] && [ "$(wc -l < ev2.txt)" -eq 1 ] && grep -q "no region 'master_stup'" ev2.txt || { cat ev2.txt; fail "a mapping to a missing region: exit $rc"; }
   # --model none skips; a knowledge file with an unknown metric stops at set-up: one line, exit 2.
   "$perfsift" analyze mw.h5 --model none -o none.r.h5 --json none.json > /dev/null 2>&1
   $py -c "import json, sys; sys.exit(0 if json.load(open('none.json'))['diagnosis'] == [] else 1)" || fail "--model none still diagnosed"

@@ -114,3 +114,18 @@ TEST(Hercule, RecursiveHalvingIsDivideAndConquer) {
   for (int32_t r = 0; r < 8; ++r) ring.push_back({r, (r + 1) % 8, 1});
   EXPECT_LT(score_divide_and_conquer(ring, 8).confidence, 0.3);
 }
+
+TEST(Hercule, MappedRegionsReplaceTheDerivedSetupAndCompute) {
+  // As the hand-made trace, but the user's regions say the master's setup of A's first
+  // task took 2 of the 3 units and A computed 9 of the 10 units of each gap.
+  Worker a;
+  a.start = 0;
+  a.cycles = {{1, 5, 8, 8, 0, 2, 9}, {18, 22, 25, 25, 0, -1, 9}, {35, 35, 36, 36, 0}};
+  a.finalize_enter = 37;
+  a.end = 50;
+  const Decomposition d = decompose(a, Master{5, 45}, 40);
+  EXPECT_EQ(d.setup, 2 + 3);  // mapped, then derived
+  EXPECT_EQ(d.bn, 8 + 1);     // the unit the master spent outside its setup region
+  EXPECT_EQ(d.compute, 18);
+  EXPECT_EQ(d.wait(), 28);    // the split changes, not the total
+}
