@@ -225,6 +225,7 @@ int run_analyze(const AnalyzeOptions &o) {
     writer.attribute("", "stages", cfg.get_list("pipeline.stages"));
     writer.attribute("", "report_top", cfg.get_int("report.top"));
     writer.attribute("", "report_json_max_rows", cfg.get_int("report.json_max_rows"));
+    writer.attribute("", "report_width", cfg.get_int("report.width"));
     writer.attribute("", "perfsift_version", std::string(PERFSIFT_VERSION));
     writer.group("run", "the analysed run, from the trace store");
     writer.attribute("run", "ranks", static_cast<int64_t>(run.nranks));

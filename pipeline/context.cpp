@@ -211,6 +211,7 @@ const std::vector<config::KeyDef> &pipeline_keys() {
         {"report.top", Type::Int, int64_t{10}, "PERFSIFT_REPORT_TOP", "findings shown in the text report", 1, 1000},
         {"report.json_max_rows", Type::Int, int64_t{1000}, "",
          "tables longer than this appear in the JSON report as a pointer into the results file", 0, 1e9},
+        {"report.width", Type::Int, int64_t{100}, "PERFSIFT_REPORT_WIDTH", "columns of the text report: findings' causes wrap to two lines of it", 60, 1000},
     };
     for (const auto &s : stage_registry())
       for (auto d : s.keys) {

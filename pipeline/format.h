@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "io/trace_model.h"
 
@@ -28,6 +29,40 @@ inline std::string format_percent(double ratio) {
 
 // Cut to n characters, marking the cut.
 inline std::string clip(const std::string &s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
+
+// Words of `text` in lines of at most `width` characters, at most `max_lines` of them; a
+// cut text ends in "...". Words longer than a line are split.
+inline std::vector<std::string> wrap(const std::string &text, size_t width, size_t max_lines) {
+  std::vector<std::string> lines(1);
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    size_t j = text.find(' ', i);
+    if (j == std::string::npos) j = text.size();
+    std::string word = text.substr(i, j - i);
+    i = j;
+    while (!word.empty()) {
+      std::string &line = lines.back();
+      const size_t room = width - std::min(width, line.size() + (line.empty() ? 0 : 1));
+      if (word.size() <= room) {
+        line += (line.empty() ? "" : " ") + word;
+        word.clear();
+      } else if (line.empty()) {
+        line = word.substr(0, width);
+        word = word.substr(width);
+      } else {
+        lines.emplace_back();
+      }
+      if (lines.size() > max_lines) {
+        lines.pop_back();
+        std::string &last = lines.back();
+        last = last.substr(0, std::min(last.size(), width - 3)) + "...";
+        return lines;
+      }
+    }
+  }
+  return lines;
+}
 
 // "LAMMPS_NS::CommBrick::reverse_comm(int)" -> "CommBrick::reverse_comm".
 inline std::string short_function(const std::string &f) {

@@ -35,6 +35,8 @@ ReportLimits resolve(const io::ResultsStore &rs, ReportLimits l) {
   const auto root = rs.attributes("");
   if (l.top < 0) l.top = attr_or<int64_t>(root, "report_top", 10);
   if (l.json_max_rows < 0) l.json_max_rows = attr_or<int64_t>(root, "report_json_max_rows", 1000);
+  if (l.width < 0) l.width = attr_or<int64_t>(root, "report_width", 100);
+  l.width = std::max<int64_t>(l.width, 60);
   return l;
 }
 
@@ -164,7 +166,8 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
       std::snprintf(line, sizeof line, "  %2zu  %-15s %-24s %-12s %9s %9s\n", r + 1, clip(kind[r], 15).c_str(),
                     clip(where[r], 24).c_str(), clip(ranks[r], 12).c_str(), format_seconds(lost[r]).c_str(),
                     std::isnan(gain[r]) ? "n/a" : format_seconds(gain[r]).c_str());
-      os << line << "      " << cause[r] << "\n";
+      os << line;
+      for (const auto &w : wrap(cause[r], static_cast<size_t>(l.width) - 6, 2)) os << "      " << w << "\n";
     }
   }
   for (const auto &stage : attr_or<std::vector<std::string>>(root, "stages", {}))

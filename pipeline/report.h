@@ -15,6 +15,7 @@ namespace perfsift::pipeline {
 struct ReportLimits {
   int64_t top = -1;            // findings in the text report; -1: as stored by analyze
   int64_t json_max_rows = -1;  // longer tables become pointers into the file; -1: as stored
+  int64_t width = -1;          // columns of the text report (findings' causes wrap to two lines); -1: as stored
 };
 
 std::string render_text(const io::ResultsStore &results, const ReportLimits &limits = {});

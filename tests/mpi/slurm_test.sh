@@ -46,3 +46,18 @@ PERFSIFT="$perfsift" PERFSIFT_STORE="$work/batch.h5" PERFSIFT_RESULTS="$work/aga
   -o "$work/analyze.out" "$src/jobs/perfsift-analyze.sbatch"
 grep -q "perfsift analysis of" "$work/analyze.out" && test -f "$work/again.h5"
 echo "sbatch analyze template: results written"
+# The remote workflow (here without --host): submit, wait, fetch the report, results and
+# JSON — not the trace store; then an analysis chained with --after on a finished job.
+mkdir -p "$work/submit"
+PERFSIFT="$perfsift" timeout 240 bash "$src/jobs/perfsift-submit.sh" --dir "$work/submit" --fetch-to "$work/fetched" -- -n 2 -- "$app" > "$work/submit.txt"
+cat "$work/submit.txt"
+ls "$work/fetched"
+test "$(ls "$work/fetched"/*.out | wc -l)" = 1 && ls "$work/fetched"/*-results.h5 "$work/fetched"/*-report.json > /dev/null
+! ls "$work/fetched" | grep -v -e '-results.h5$' -e '-report.json$' -e '.out$' | grep -q . || { echo "fetched more than the report, results and JSON"; exit 1; }
+ls "$work/submit"/perfsift-*.h5 > /dev/null   # the store stayed on the cluster side
+first=$(sbatch --parsable -n 1 -o /dev/null --wrap true)
+PERFSIFT="$perfsift" timeout 240 bash "$src/jobs/perfsift-submit.sh" --dir "$work/submit" --after "${first%%;*}" --store "$work/batch.h5" \
+  --fetch-to "$work/fetched2" -- -n 1 > "$work/submit2.txt"
+cat "$work/submit2.txt"
+grep -q "perfsift analysis of $work/batch.h5" "$work/fetched2"/perfsift-analyze-*.out
+echo "perfsift-submit: run fetched without its store; analysis chained after job ${first%%;*}"
