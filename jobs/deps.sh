@@ -7,7 +7,7 @@ PERFSIFT_DEBIAN_PACKAGES=(
   openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools
   libpapi-dev papi-tools libeigen3-dev libboost-serialization-dev
   libtomlplusplus-dev libcli11-dev libgtest-dev libbenchmark-dev
-  python3-h5py time zlib1g-dev libopen-trace-format2-dev otf2-tools
+  python3-h5py time zlib1g-dev libopen-trace-format2-dev otf2-tools chromium
 )
 
 perfsift_ensure_deps() {

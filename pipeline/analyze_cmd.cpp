@@ -284,6 +284,7 @@ int run_report(const ReportOptions &o) {
   io::ResultsStore results(o.results);
   std::string text;
   if (o.format == "json") text = pipeline::render_json(results);
+  else if (o.format == "html") text = pipeline::render_html(results);
   else text = pipeline::render_text(results);
   if (o.output.empty()) std::fputs(text.c_str(), stdout);
   else pipeline::write_file_atomically(o.output, text);

@@ -36,20 +36,22 @@ io::PredictedTrace load(const ExportOptions &o) {
   std::sort(stored.begin(), stored.end());
   stored.erase(std::unique(stored.begin(), stored.end()), stored.end());
   // The question by row number or by its text.
-  int64_t want = -1;
+  int64_t want = -2;
   if (o.question.empty()) want = 0;
+  else if (o.question == "measured") want = -1;  // the run as recorded
   else {
     for (size_t i = 0; i < text.size(); ++i)
       if (text[i] == o.question) want = static_cast<int64_t>(i);
-    if (want < 0 && !o.question.empty() && std::all_of(o.question.begin(), o.question.end(), ::isdigit)) want = std::stoll(o.question);
+    if (want < -1 && !o.question.empty() && std::all_of(o.question.begin(), o.question.end(), ::isdigit)) want = std::stoll(o.question);
   }
-  if (want < 0 || !std::binary_search(stored.begin(), stored.end(), want)) {
+  if (want < -1 || !std::binary_search(stored.begin(), stored.end(), want)) {
     std::string avail;
-    for (int64_t k : stored) avail += (avail.empty() ? "" : ", ") + std::to_string(k) + " \"" + text[static_cast<size_t>(k)] + "\"";
+    for (int64_t k : stored)
+      avail += (avail.empty() ? "" : ", ") + (k < 0 ? std::string("\"measured\"") : std::to_string(k) + " \"" + text[static_cast<size_t>(k)] + "\"");
     throw std::runtime_error(o.results + ": no predicted trace for question '" + o.question + "'; stored: " + avail);
   }
   io::PredictedTrace p;
-  p.question = text[static_cast<size_t>(want)];
+  p.question = want < 0 ? "measured run" : text[static_cast<size_t>(want)];
   const auto a = rs.attributes("whatif");
   p.ops = attr_or<std::vector<std::string>>(a, "trace_operations", {});
   p.regions = attr_or<std::vector<std::string>>(a, "trace_regions", {});

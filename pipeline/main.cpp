@@ -59,14 +59,14 @@ int main(int argc, char **argv) {
   cli::ReportOptions rpo;
   auto *report = app.add_subcommand("report", "Render a results store again: the text report, or the JSON report");
   report->add_option("results", rpo.results, "results store written by perfsift analyze")->required();
-  report->add_option("--format", rpo.format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  report->add_option("--format", rpo.format, "text, json, or html (one self-contained page for a browser)")->check(CLI::IsMember({"text", "json", "html"}))->capture_default_str();
   report->add_option("-o,--output", rpo.output, "write to this file instead of stdout");
 
   cli::ExportOptions eo;
   auto *exp = app.add_subcommand("export", "Write a predicted trace (baseline replay or a user's what-if question) as Chrome trace JSON or OTF2");
   exp->add_option("results", eo.results, "results store written by perfsift analyze")->required();
   exp->add_option("--format", eo.format, "chrome (Perfetto) or otf2 (Vampir, otf2-print)")->check(CLI::IsMember({"chrome", "otf2"}))->capture_default_str();
-  exp->add_option("--question", eo.question, "row of whatif/questions or the question's text (default: the baseline)");
+  exp->add_option("--question", eo.question, "row of whatif/questions, the question's text, or measured (the run as recorded); default: the baseline");
   exp->add_option("-o,--output", eo.output, "file (chrome) or directory (otf2) to write")->required();
 
   cli::CalibrateOptions cao;

@@ -20,6 +20,8 @@ struct ReportLimits {
 
 std::string render_text(const io::ResultsStore &results, const ReportLimits &limits = {});
 std::string render_json(const io::ResultsStore &results, const ReportLimits &limits = {});
+// One self-contained HTML page (pipeline/html_report.cpp).
+std::string render_html(const io::ResultsStore &results);
 
 // Writes `text` to `path` through a temporary name (never half-written).
 using io::write_file_atomically;

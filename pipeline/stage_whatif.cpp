@@ -17,6 +17,7 @@
 #include <omp.h>
 
 #include "pipeline/format.h"
+#include "pipeline/message_table.h"
 #include "pipeline/replay_model.h"
 #include "pipeline/results_view.h"
 #include "pipeline/stage.h"
@@ -92,15 +93,15 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
 
   const bool traces = model.events <= cfg.get_int("whatif.trace_max_events");
   io::Table trace_rows;
-  auto &t_q = trace_rows.ints("question", "", "row of whatif/questions");
+  auto &t_q = trace_rows.ints("question", "", "row of whatif/questions; -1: the measured run");
   auto &t_rank = trace_rows.ints("rank", "", "application rank");
   auto &t_event = trace_rows.ints("event", "", "event index within the rank");
   auto &t_enter = trace_rows.ints("enter_ns", "ns", "predicted call start");
   auto &t_exit = trace_rows.ints("exit_ns", "ns", "predicted call end");
-  auto &t_wait = trace_rows.ints("wait_ns", "ns", "predicted waiting inside the call");
+  auto &t_wait = trace_rows.ints("wait_ns", "ns", "predicted waiting inside the call; -1: not predicted (the measured run)");
   auto &t_op = trace_rows.ints("op", "", "operation: index into the whatif group's trace_operations");
   auto &t_region = trace_rows.ints("region", "", "innermost region: index into trace_regions");
-  trace_rows.description = "predicted traces of the baseline and the user's questions (whatif.trace_max_events)";
+  trace_rows.description = "the measured run and the predicted traces of the baseline and the user's questions (whatif.trace_max_events)";
 
   io::Table qt;
   qt.description = "what-if questions: predicted run time and gain over the baseline replay";
@@ -190,6 +191,30 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   out.attribute("traces_stored", static_cast<int64_t>(traces));
   out.table("questions", qt);
   if (traces) {
+    // The measured run beside the predictions (question -1), and which calls each message
+    // joins: what a timeline of the run draws.
+    for (size_t s = 0; s < model.side.size(); ++s)
+      for (size_t i = 0; i < model.side[s].enter.size(); ++i) {
+        t_q.push_back(-1);
+        t_rank.push_back(model.programs[s].rank);
+        t_event.push_back(static_cast<int64_t>(i));
+        t_enter.push_back(model.side[s].enter[i]);
+        t_exit.push_back(model.side[s].exit[i]);
+        t_wait.push_back(-1);
+        t_op.push_back(model.side[s].op[i]);
+        t_region.push_back(model.side[s].region[i]);
+      }
+    io::Table links;
+    links.description = "matched point-to-point messages: the sending call and the call that completed the receive";
+    auto &ls = links.ints("sender", "", "sending rank"), &lse = links.ints("send_event", "", "its send call (event index)");
+    auto &lr = links.ints("receiver", "", "receiving rank"), &lre = links.ints("recv_event", "", "the call that completed the receive");
+    for (const auto &m : match_messages(ctx, model)) {
+      ls.push_back(m.src);
+      lse.push_back(m.send_event);
+      lr.push_back(m.dst);
+      lre.push_back(m.recv_done >= 0 ? m.recv_done : m.recv_event);
+    }
+    out.table_rows("messages", links);
     out.table_rows("trace", trace_rows);
     out.attribute("trace_operations", ctx.store().ops());
     out.attribute("trace_regions", paths);

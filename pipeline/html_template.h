@@ -1,0 +1,184 @@
+// The HTML report's page: styles and script inline, the data (html_report.cpp) replaces
+// the /*PERFSIFT_DATA*/ marker. No network fetches. The script sets body data
+// attributes a browser test reads: data-rendered="ok", data-errors (script errors),
+// data-highlighted (timeline calls lit by the last clicked finding), data-render-ms (from
+// navigation start until drawn). "#click=N" in the
+// address clicks finding N once the page is drawn.
+#pragma once
+
+namespace perfsift::pipeline {
+
+inline constexpr const char *kHtmlTemplate = R"HTML(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>perfsift report</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:0 auto;max-width:1400px;padding:0 16px;color:#222}
+h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;font-size:12px;margin:6px 0}td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}
+th{background:#f4f4f4}tr.sel{background:#fff3c4}#findings tbody tr{cursor:pointer}#findings tbody tr:hover{background:#eef}
+.num{text-align:right;font-variant-numeric:tabular-nums}.note{color:#666;font-size:12px}.warn{color:#a40}
+svg text{font:10px sans-serif}canvas{border:1px solid #ddd}
+.tl{border:1px solid #ccc;overflow:hidden;cursor:grab;background:#fff}
+.tl rect.mpi{fill:#e8734a}.tl rect.wait{fill:#d33}.tl rect.hl{stroke:#06f;stroke-width:2}.tl rect.dom{stroke:#000;stroke-width:2}
+.tl line.msg{stroke:#333;stroke-opacity:.35;stroke-width:.6}
+pre{background:#f7f7f7;padding:8px;overflow:auto;font-size:12px}select{margin:0 6px}
+.row{display:flex;gap:24px;flex-wrap:wrap}
+</style></head>
+<body data-rendered="no" data-errors="0" data-highlighted="0">
+<h1>perfsift report</h1><div id="run"></div>
+<h2>Findings, ranked</h2><div class="note">Click a finding to light its region and ranks in the timelines. lost = time at stake; gain = simulated payoff of the fix (what-if replay).</div><div id="findings"></div>
+<h2>Timelines: measured run and prediction</h2><div id="timeline"></div>
+<h2>Per rank (RPPA's views)</h2><div id="rppa"></div>
+<h2>Rank &times; region heatmap</h2><div id="heatmap"></div>
+<h2>Rank clusters</h2><div id="clusters"></div>
+<h2>Communication matrix (bytes, sender &times; receiver)</h2><div id="comm"></div>
+<h2>Model diagnosis</h2><div id="diagnosis"></div>
+<h2>Tables</h2><div id="tables"></div>
+<h2>Text report</h2><details><summary>as printed by perfsift analyze</summary><pre id="text"></pre></details>
+<script type="application/json" id="data">/*PERFSIFT_DATA*/</script>
+<script>
+"use strict";
+window.onerror=function(){document.body.dataset.errors=String(+document.body.dataset.errors+1)};
+const D=JSON.parse(document.getElementById("data").textContent);
+const $=id=>document.getElementById(id);
+const esc=s=>String(s).replace(/[&<>"]/g,c=>({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;"})[c]);
+function fmt(s){if(s===null||s===undefined||Number.isNaN(s))return "n/a";const a=Math.abs(s);
+ return a>=100?s.toFixed(0)+" s":a>=1?s.toFixed(2)+" s":a>=1e-3?(s*1e3).toFixed(1)+" ms":(s*1e6).toFixed(0)+" us"}
+function num(v){return typeof v==="number"?(Number.isInteger(v)?String(v):v.toPrecision(4)):esc(v)}
+function table(t,cls){let h="<table"+(cls?' class="'+cls+'"':"")+"><thead><tr>"+t.columns.map(c=>"<th>"+esc(c)+"</th>").join("")+"</tr></thead><tbody>";
+ for(const r of t.rows)h+="<tr>"+r.map(v=>'<td class="'+(typeof v==="number"?"num":"")+'">'+num(v)+"</td>").join("")+"</tr>";
+ h+="</tbody></table>";if(t.total>t.rows.length)h+='<div class="note">'+t.rows.length+" of "+t.total+" rows; the rest is in the results file</div>";return h}
+function parseRanks(s){const out=new Set();for(const p of String(s).split(",")){if(p==="all"){for(let r=0;r<D.run.ranks;r++)out.add(r);continue}
+ const m=p.match(/^(\d+)(?:-(\d+))?$/);if(m){for(let r=+m[1];r<=+(m[2]||m[1]);r++)out.add(r)}}return out}
+function color(x){x=Math.max(0,Math.min(1,x));const r=Math.round(255*Math.min(1,2*x)),g=Math.round(255*Math.min(1,2*(1-x))*0.85+30);return "rgb("+r+","+g+",60)"}
+function svgEl(tag,attrs){const e=document.createElementNS("http://www.w3.org/2000/svg",tag);for(const k in attrs)e.setAttribute(k,attrs[k]);return e}
+function bars(values,labels,title,unit){const w=Math.max(300,Math.min(1300,values.length*14+60)),h=160,max=Math.max(1e-30,...values.filter(Number.isFinite));
+ const mean=values.filter(Number.isFinite).reduce((a,b)=>a+b,0)/Math.max(1,values.filter(Number.isFinite).length);
+ const s=svgEl("svg",{width:w,height:h+30});const bw=(w-50)/values.length;
+ values.forEach((v,i)=>{if(!Number.isFinite(v))return;const bh=v/max*h;const r=svgEl("rect",{x:45+i*bw,y:h-bh+10,width:Math.max(1,bw-1),height:bh,fill:"#4a7ee8"});
+  const t=svgEl("title",{});t.textContent=labels[i]+": "+(unit==="s"?fmt(v):v.toPrecision(4)+" "+unit);r.appendChild(t);s.appendChild(r)});
+ const y=h-mean/max*h+10;s.appendChild(svgEl("line",{x1:45,x2:w,y1:y,y2:y,stroke:"#c00","stroke-dasharray":"4 3"}));
+ const tx=svgEl("text",{x:2,y:12});tx.textContent=unit==="s"?fmt(max):max.toPrecision(3);s.appendChild(tx);
+ const t2=svgEl("text",{x:45,y:h+24});t2.textContent=title+" (dashed: mean over ranks; hover a bar for its value)";s.appendChild(t2);return s}
+
+// ---- run
+(function(){const r=D.run;$("run").innerHTML="<b>"+esc(r.command)+"</b><br>"+r.ranks+" ranks, "+fmt(r.wall_s)+" wall, started "+esc(r.start)+
+ "<br>trace store "+esc(r.store)+", results "+esc(r.results)+(r.rank_block>1?'<br><span class="note">ranks are shown in blocks of '+r.rank_block+"</span>":"")+
+ r.warnings.map(w=>'<div class="warn">warning: '+esc(w)+"</div>").join("")})();
+
+// ---- findings
+const F=D.findings, fc=n=>F.columns.indexOf(n);
+(function(){let h='<table id="findings"><thead><tr><th>#</th><th>kind</th><th>where</th><th>ranks</th><th>lost</th><th>gain</th><th>why</th><th>stage</th></tr></thead><tbody>';
+ F.rows.forEach((r,i)=>{h+='<tr data-i="'+i+'"><td>'+(i+1)+"</td><td>"+esc(r[fc("kind")])+"</td><td>"+esc(r[fc("where")])+"</td><td>"+esc(r[fc("ranks")])+
+  '</td><td class="num">'+fmt(r[fc("lost_s")])+'</td><td class="num">'+fmt(r[fc("predicted_gain_s")])+"</td><td>"+esc(r[fc("cause")])+"</td><td>"+esc(r[fc("stage")])+"</td></tr>"});
+ $("findings").innerHTML=F.rows.length?h+"</tbody></table>":"No findings crossed the reporting thresholds.";
+ for(const tr of document.querySelectorAll("#findings tbody tr"))tr.addEventListener("click",()=>selectFinding(+tr.dataset.i))})();
+
+// ---- timelines
+const T=D.timeline||{absent:"no timeline"};const views=[];
+let view=null;
+function Timeline(host,qid,label){this.q=qid;const ev=T.events[String(qid)]||[];this.ev=ev;this.label=label;
+ this.byKey=new Map();ev.forEach((e,i)=>this.byKey.set(e[0]+":"+e[1],i));
+ let t0=Infinity,t1=-Infinity;for(const e of ev){t0=Math.min(t0,e[2]);t1=Math.max(t1,e[3])}this.t0=t0;this.t1=t1;
+ this.ranks=D.run.ranks;this.lane=Math.max(6,Math.min(18,Math.floor(420/Math.max(1,this.ranks))));
+ const w=host.clientWidth||1200;this.w=w;this.h=this.lane*this.ranks+20;
+ this.svg=svgEl("svg",{width:w,height:this.h,class:"tl"});host.appendChild(this.svg);this.hl=new Set();this.dom=new Set()}
+Timeline.prototype.draw=function(){const s=this.svg;while(s.firstChild)s.removeChild(s.firstChild);
+ const a=view.a,b=view.b,sc=(this.w-40)/(b-a),L=this.lane;const x=t=>40+(t-a)*sc;
+ for(let r=0;r<this.ranks;r++){const t=svgEl("text",{x:2,y:r*L+L-1});t.textContent=String(r);s.appendChild(t)}
+ let lit=0;this.ev.forEach((e,i)=>{if(e[3]<a||e[2]>b)return;const key=e[0]+":"+e[1];
+  const c=(this.hl.has(i)?" hl":"")+(this.dom.has(key)?" dom":"");if(this.hl.has(i))lit++;
+  const r=svgEl("rect",{x:x(e[2]),y:e[0]*L+2,width:Math.max(0.6,(e[3]-e[2])*sc),height:L-3,class:"mpi"+c});
+  const t=svgEl("title",{});t.textContent="rank "+e[0]+" call "+e[1]+": "+(T.ops[e[4]]||"?")+" in "+(T.regions[e[5]]||"?")+", "+fmt((e[3]-e[2])*1e-9);r.appendChild(t);s.appendChild(r)});
+ if(T.messages)for(const m of T.messages){const i=this.byKey.get(m[0]+":"+m[1]),j=this.byKey.get(m[2]+":"+m[3]);if(i===undefined||j===undefined)continue;
+  const e=this.ev[i],f=this.ev[j];if(Math.max(e[2],f[3])<a||Math.min(e[2],f[3])>b)continue;
+  s.appendChild(svgEl("line",{x1:x(e[2]),y1:e[0]*L+L/2,x2:x(f[3]),y2:f[0]*L+L/2,class:"msg"}))}
+ const t=svgEl("text",{x:40,y:this.h-4});t.textContent=this.label+": "+fmt((a-view.a0)*1e-9)+" to "+fmt((b-view.a0)*1e-9)+" (wheel: zoom, drag: pan)";s.appendChild(t);return lit};
+function redraw(){let lit=0;for(const v of views)lit+=v.draw();return lit}
+(function(){const host=$("timeline");
+ if(T.absent){host.innerHTML='<div class="note">'+esc(T.absent)+"</div>";return}
+ if(T.binned){host.innerHTML='<div class="note">'+T.questions.map(q=>q.events).reduce((a,b)=>a+b,0)+" calls are too many to draw one by one: share of time in MPI per rank block and time bin.</div>";
+  for(const q of T.questions){const b=T.binned[String(q.id)],cv=document.createElement("canvas"),rows=b.share.length,cols=b.share[0].length;
+   cv.width=cols*4;cv.height=Math.max(rows,60);const g=cv.getContext("2d");const hpx=cv.height/rows;
+   b.share.forEach((row,i)=>row.forEach((v,j)=>{g.fillStyle=color(v);g.fillRect(j*4,i*hpx,4,Math.ceil(hpx))}));
+   const d=document.createElement("div");d.innerHTML="<b>"+esc(q.label)+"</b> ("+fmt((b.t1-b.t0)*1e-9)+")";host.appendChild(d);host.appendChild(cv)}return}
+ const ctl=document.createElement("div");ctl.innerHTML='Prediction: <select id="tlq"></select> <span class="note">black outline: the domino path (PerWiz); message lines join each send to the call that completed its receive</span>';host.appendChild(ctl);
+ const sel=ctl.querySelector("select");for(const q of T.questions)if(q.id>=0){const o=document.createElement("option");o.value=q.id;o.textContent=q.label;sel.appendChild(o)}
+ const m=T.questions.find(q=>q.id<0),p=T.questions.find(q=>q.id>=0);
+ const mh=document.createElement("div"),ph=document.createElement("div");host.appendChild(mh);host.appendChild(ph);
+ let a0=Infinity,b0=-Infinity;for(const k in T.events)for(const e of T.events[k]){a0=Math.min(a0,e[2]);b0=Math.max(b0,e[3])}
+ view={a:a0,b:b0,a0:a0};
+ if(m)views.push(new Timeline(mh,m.id,"measured run"));
+ const makePred=id=>{ph.innerHTML="";const q=T.questions.find(x=>x.id===id);const v=new Timeline(ph,id,"predicted: "+q.label);
+  if(id===0&&T.domino)for(const d of T.domino)v.dom.add(d[0]+":"+d[1]);return v};
+ if(p){views.push(makePred(p.id));sel.onchange=()=>{views.pop();views.push(makePred(+sel.value));applyHighlight();redraw()}}
+ for(const v of views){let drag=null;
+  v.svg.addEventListener("wheel",ev=>{ev.preventDefault();const r=v.svg.getBoundingClientRect();const f=(ev.clientX-r.left-40)/(v.w-40);
+   const t=view.a+f*(view.b-view.a),k=ev.deltaY<0?0.8:1.25;view.a=t-(t-view.a)*k;view.b=t+(view.b-t)*k;redraw()},{passive:false});
+  v.svg.addEventListener("mousedown",ev=>{drag={x:ev.clientX,a:view.a,b:view.b}});
+  window.addEventListener("mouseup",()=>{drag=null});
+  v.svg.addEventListener("mousemove",ev=>{if(!drag)return;const d=(ev.clientX-drag.x)/(v.w-40)*(drag.b-drag.a);view.a=drag.a-d;view.b=drag.b-d;redraw()})}
+ redraw()})();
+let selected=-1;
+function applyHighlight(){if(selected<0||!T.events)return;const r=F.rows[selected],where=String(r[fc("where")]),ranks=parseRanks(r[fc("ranks")]);
+ const inRegion=path=>path===where||where.startsWith(path+" >")||path.startsWith(where+"/");
+ const anyRegion=T.regions.some(inRegion);
+ for(const v of views){v.hl=new Set();v.ev.forEach((e,i)=>{if(ranks.has(e[0])&&(!anyRegion||inRegion(T.regions[e[5]]||"")))v.hl.add(i)})}}
+function selectFinding(i){selected=i;for(const tr of document.querySelectorAll("#findings tbody tr"))tr.classList.toggle("sel",+tr.dataset.i===i);
+ applyHighlight();const lit=views.length?redraw():0;document.body.dataset.highlighted=String(lit);
+ if(views.length)$("timeline").scrollIntoView({block:"start"})}
+
+// ---- RPPA's views
+(function(){const host=$("rppa");if(!D.rank_region_wall_s){host.textContent="The profile stage did not run.";return}
+ const RW=D.rank_region_wall_s,C=D.rank_op_calls,B=D.rank_op_bytes,labels=D.rank_labels;
+ host.innerHTML='<div>Region <select id="rg"></select> Operation <select id="op"></select> Rank <select id="rk"></select></div><div id="rv"></div>';
+ const rg=$("rg"),op=$("op"),rk=$("rk");RW.cols.forEach((c,i)=>rg.add(new Option(c,i)));op.add(new Option("all operations",-1));C.cols.forEach((c,i)=>op.add(new Option(c,i)));labels.forEach((l,i)=>rk.add(new Option(l,i)));
+ const sum=(row,k)=>k<0?row.reduce((a,b)=>a+(Number.isFinite(b)?b:0),0):row[k];
+ const draw=()=>{const out=$("rv");out.innerHTML="";const g=+rg.value,o=+op.value,k=+rk.value;
+  const add=(t,e)=>{const d=document.createElement("div");d.innerHTML="<div><b>"+t+"</b></div>";d.appendChild(e);out.appendChild(d)};
+  add("1. Region time per rank: "+esc(RW.cols[g]),bars(RW.rows.map(r=>r[g]),labels,"inclusive wall time per rank","s"));
+  add("2. Calls per rank: "+esc(o<0?"all":C.cols[o]),bars(C.rows.map(r=>sum(r,o)),labels,"MPI calls per rank","calls"));
+  add("3. Communication volume per rank: "+esc(o<0?"all":B.cols[o]),bars(B.rows.map(r=>sum(r,o)),labels,"bytes moved per rank","B"));
+  const mean=j=>RW.rows.reduce((a,r)=>a+(Number.isFinite(r[j])?r[j]:0),0)/RW.rows.length;
+  const cmp=(rows,cols,unit,title)=>{const d=document.createElement("table");let h="<tr><th>"+title+"</th><th>rank "+esc(labels[k])+"</th><th>mean of ranks</th><th>ratio</th></tr>";
+   cols.forEach((c,j)=>{const v=rows[k][j],m=rows.reduce((a,r)=>a+(Number.isFinite(r[j])?r[j]:0),0)/rows.length;if(!(v>0||m>0))return;
+    h+="<tr><td>"+esc(c)+'</td><td class="num">'+(unit==="s"?fmt(v):num(v))+'</td><td class="num">'+(unit==="s"?fmt(m):num(m))+'</td><td class="num">'+(m>0?(v/m).toFixed(2):"-")+"</td></tr>"});d.innerHTML=h;return d};
+  const row=document.createElement("div");row.className="row";
+  for(const [t,e] of [["4. Region times of rank "+esc(labels[k])+" against all ranks",cmp(RW.rows,RW.cols,"s","region")],
+                      ["5. Calls of rank "+esc(labels[k])+" against all ranks",cmp(C.rows,C.cols,"","operation")],
+                      ["6. Volume of rank "+esc(labels[k])+" against all ranks",cmp(B.rows,B.cols,"","operation")]]){const d=document.createElement("div");d.innerHTML="<div><b>"+t+"</b></div>";d.appendChild(e);row.appendChild(d)}
+  out.appendChild(row);
+  add("7. Ranks compared: program wall time",bars(RW.rows.map(r=>r[0]),labels,"(program) wall time per rank","s"))};
+ rg.onchange=op.onchange=rk.onchange=draw;rg.value=Math.min(1,RW.cols.length-1);draw()})();
+
+// ---- heatmap
+(function(){const host=$("heatmap");const M=D.rank_region_wall_s;if(!M){host.textContent="The profile stage did not run.";return}
+ const rows=M.rows.length,cols=M.cols.length,cw=Math.max(6,Math.min(40,Math.floor(1000/cols))),rh=Math.max(1,Math.min(14,Math.floor(600/rows)));
+ const cv=document.createElement("canvas");cv.width=cols*cw;cv.height=rows*rh;const g=cv.getContext("2d");
+ const mx=[];for(let j=0;j<cols;j++){let m=0;for(const r of M.rows)if(Number.isFinite(r[j]))m=Math.max(m,r[j]);mx.push(m||1)}
+ M.rows.forEach((r,i)=>r.forEach((v,j)=>{g.fillStyle=Number.isFinite(v)?color(v/mx[j]):"#ccc";g.fillRect(j*cw,i*rh,cw,rh)}));
+ const info=document.createElement("div");info.className="note";info.textContent="each column scaled to its largest value; hover a cell";
+ cv.addEventListener("mousemove",ev=>{const r=cv.getBoundingClientRect(),j=Math.floor((ev.clientX-r.left)/cw),i=Math.floor((ev.clientY-r.top)/rh);
+  if(M.rows[i]&&j<cols)info.textContent="rank "+D.rank_labels[i]+", "+M.cols[j]+": "+fmt(M.rows[i][j])});
+ host.appendChild(cv);host.appendChild(info)})();
+
+// ---- clusters, communication matrix, diagnosis, tables, text
+(function(){const c=D.clusters;$("clusters").innerHTML=c?table({columns:["cluster","size","ranks"],rows:c.map(x=>[x.cluster,x.size,x.ranks]),total:c.length}):"The dissimilarity stage did not run."})();
+(function(){const host=$("comm");if(!D.comm){host.textContent="The profile stage did not run.";return}
+ const n=D.rank_labels.length,px=Math.max(1,Math.min(12,Math.floor(600/n))),cv=document.createElement("canvas");cv.width=cv.height=n*px;const g=cv.getContext("2d");
+ g.fillStyle="#fff";g.fillRect(0,0,n*px,n*px);let mx=1;for(const c of D.comm)mx=Math.max(mx,c[3]);
+ for(const c of D.comm){g.fillStyle=color(Math.log1p(c[3])/Math.log1p(mx));g.fillRect(c[1]*px,c[0]*px,px,px)}
+ const info=document.createElement("div");info.className="note";info.textContent=D.comm.length+" communicating pairs; rows: senders, columns: receivers; hover a cell";
+ cv.addEventListener("mousemove",ev=>{const r=cv.getBoundingClientRect(),j=Math.floor((ev.clientX-r.left)/px),i=Math.floor((ev.clientY-r.top)/px);
+  const c=D.comm.find(x=>x[0]===i&&x[1]===j);info.textContent=D.rank_labels[i]+" -> "+D.rank_labels[j]+": "+(c?c[2]+" messages, "+c[3]+" bytes":"nothing")});
+ host.appendChild(cv);host.appendChild(info)})();
+(function(){const d=D.diagnosis;$("diagnosis").innerHTML=!d?"The diagnosis stage did not run.":d.model==="none"?"No master-worker, wavefront or divide-and-conquer structure recognised.":"<pre>"+esc(d.narrative)+"</pre>"})();
+(function(){$("tables").innerHTML=D.tables.map(t=>"<h3>"+esc(t.title)+' <span class="note">'+esc(t.hdf5)+"</span></h3>"+table(t.table)).join("")||"none";$("text").textContent=D.text_report})();
+
+document.body.dataset.renderMs=String(Math.round(performance.now()));
+document.body.dataset.rendered="ok";
+const click=location.hash.match(/click=(\d+)/);if(click){const tr=document.querySelector('#findings tbody tr[data-i="'+click[1]+'"]');if(tr)tr.click()}
+</script></body></html>
+)HTML";
+
+}  // namespace perfsift::pipeline
