@@ -67,4 +67,17 @@ std::vector<int32_t> parse_ranks(const std::string &text, int32_t nranks) {
   return out;
 }
 
+std::string format_ranges_brief(const RankRanges &ranges, size_t max_chars) {
+  const std::string full = format_ranges(ranges);
+  if (full.size() <= max_chars) return full;
+  const std::string tail = ",...(" + std::to_string(count_ranks(ranges)) + " ranks)";
+  std::string out;
+  for (const auto &[a, b] : ranges) {
+    const std::string part = (out.empty() ? "" : ",") + (a == b ? std::to_string(a) : std::to_string(a) + "-" + std::to_string(b));
+    if (out.size() + part.size() + tail.size() > max_chars) break;
+    out += part;
+  }
+  return out + tail;
+}
+
 }  // namespace perfsift::kernels

@@ -13,6 +13,8 @@
 // bin. Cost: O(stored rows) to read; output O(kMaxRankRows x regions + events shown).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -47,6 +49,14 @@ struct RankBlocks {
   }
 };
 
+// Four significant digits are all a chart shows; they keep the file small.
+double round4(double x) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g", x);
+  return std::strtod(b, nullptr);
+}
+
 // A [ranks][cols] matrix as block means: [blocks][cols].
 void matrix_json(JsonWriter &j, const io::ResultsStore &rs, const std::string &path, const RankBlocks &rb) {
   const auto info = rs.matrix_info(path);
@@ -62,7 +72,7 @@ void matrix_json(JsonWriter &j, const io::ResultsStore &rs, const std::string &p
         const double x = v[static_cast<size_t>(r * info.cols + c)];
         if (!std::isnan(x)) s += x, ++n;
       }
-      j.value(n ? s / static_cast<double>(n) : std::nan(""));
+      j.value(n ? round4(s / static_cast<double>(n)) : std::nan(""));
     }
     j.end_array();
   }
@@ -133,24 +143,28 @@ void timeline_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &
       int64_t t0 = INT64_MAX, t1 = INT64_MIN;
       for (size_t i = 0; i < t.rows(); ++i)
         if (q[i] == k) t0 = std::min(t0, enter[i]), t1 = std::max(t1, exit[i]);
-      const double width = std::max<double>(1, static_cast<double>(t1 - t0) / kTimeBins);
+      // Integer bins: every step moves to the next bin boundary, so it always progresses.
+      const int64_t span = std::max<int64_t>(1, t1 - t0);
+      auto bin_of = [&](int64_t x) { return std::min<int64_t>(kTimeBins - 1, static_cast<int64_t>(static_cast<__int128>(x) * kTimeBins / span)); };
+      auto bin_end = [&](int64_t b) { return static_cast<int64_t>((static_cast<__int128>(b + 1) * span + kTimeBins - 1) / kTimeBins); };
       std::vector<double> busy(static_cast<size_t>(rb.blocks() * kTimeBins), 0.0);
       for (size_t i = 0; i < t.rows(); ++i) {
         if (q[i] != k) continue;
-        const int64_t b = rank[i] / rb.per;
-        const double e = static_cast<double>(exit[i] - t0);
-        for (double x = static_cast<double>(enter[i] - t0); x < e;) {
-          const auto bin = std::min<int64_t>(kTimeBins - 1, static_cast<int64_t>(x / width));
-          const double end = bin == kTimeBins - 1 ? e : std::min(e, static_cast<double>(bin + 1) * width);
-          busy[static_cast<size_t>(b * kTimeBins + bin)] += end - x;
+        const int64_t b = rank[i] / rb.per, e = exit[i] - t0;
+        for (int64_t x = enter[i] - t0; x < e;) {
+          const int64_t bin = bin_of(x);
+          const int64_t end = bin == kTimeBins - 1 ? e : std::min(e, bin_end(bin));
+          busy[static_cast<size_t>(b * kTimeBins + bin)] += static_cast<double>(end - x);
           x = end;
         }
       }
+      const double width = static_cast<double>(span) / kTimeBins;
       j.key(std::to_string(k)).begin_object().key("t0").value(t0).key("t1").value(t1).key("share").begin_array();
       for (int64_t b = 0; b < rb.blocks(); ++b) {
         const double ranks_in = static_cast<double>(std::min(rb.ranks, (b + 1) * rb.per) - b * rb.per);
         j.begin_array();
-        for (int64_t x = 0; x < kTimeBins; ++x) j.value(std::round(busy[static_cast<size_t>(b * kTimeBins + x)] / (width * ranks_in) * 1000) / 1000);
+        // Percent of the time in MPI, as integers.
+        for (int64_t x = 0; x < kTimeBins; ++x) j.value(static_cast<int64_t>(std::lround(busy[static_cast<size_t>(b * kTimeBins + x)] / (width * ranks_in) * 100)));
         j.end_array();
       }
       j.end_array().end_object();
@@ -176,7 +190,7 @@ void timeline_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &
 }
 
 std::string data_json(const io::ResultsStore &rs) {
-  JsonWriter j;
+  JsonWriter j(true);
   const auto root = rs.attributes("");
   const auto run = rs.attributes("run");
   RankBlocks rb;

@@ -69,7 +69,7 @@ function bars(values,labels,title,unit){const w=Math.max(300,Math.min(1300,value
 // ---- findings
 const F=D.findings, fc=n=>F.columns.indexOf(n);
 (function(){let h='<table id="findings"><thead><tr><th>#</th><th>kind</th><th>where</th><th>ranks</th><th>lost</th><th>gain</th><th>why</th><th>stage</th></tr></thead><tbody>';
- F.rows.forEach((r,i)=>{h+='<tr data-i="'+i+'"><td>'+(i+1)+"</td><td>"+esc(r[fc("kind")])+"</td><td>"+esc(r[fc("where")])+"</td><td>"+esc(r[fc("ranks")])+
+ F.rows.forEach((r,i)=>{h+='<tr data-i="'+i+'"><td>'+(i+1)+"</td><td>"+esc(r[fc("kind")])+"</td><td>"+esc(r[fc("where")])+'</td><td title="'+esc(r[fc("ranks")])+'">'+esc(String(r[fc("ranks")]).length>60?String(r[fc("ranks")]).slice(0,57)+"...":r[fc("ranks")])+
   '</td><td class="num">'+fmt(r[fc("lost_s")])+'</td><td class="num">'+fmt(r[fc("predicted_gain_s")])+"</td><td>"+esc(r[fc("cause")])+"</td><td>"+esc(r[fc("stage")])+"</td></tr>"});
  $("findings").innerHTML=F.rows.length?h+"</tbody></table>":"No findings crossed the reporting thresholds.";
  for(const tr of document.querySelectorAll("#findings tbody tr"))tr.addEventListener("click",()=>selectFinding(+tr.dataset.i))})();
@@ -97,10 +97,10 @@ Timeline.prototype.draw=function(){const s=this.svg;while(s.firstChild)s.removeC
 function redraw(){let lit=0;for(const v of views)lit+=v.draw();return lit}
 (function(){const host=$("timeline");
  if(T.absent){host.innerHTML='<div class="note">'+esc(T.absent)+"</div>";return}
- if(T.binned){host.innerHTML='<div class="note">'+T.questions.map(q=>q.events).reduce((a,b)=>a+b,0)+" calls are too many to draw one by one: share of time in MPI per rank block and time bin.</div>";
+ if(T.binned){host.innerHTML='<div class="note">'+T.questions.map(q=>q.events).reduce((a,b)=>a+b,0)+" calls are too many to draw one by one: the share of time in MPI per rank block (rows) and time bin (columns), green none, red all.</div>";
   for(const q of T.questions){const b=T.binned[String(q.id)],cv=document.createElement("canvas"),rows=b.share.length,cols=b.share[0].length;
    cv.width=cols*4;cv.height=Math.max(rows,60);const g=cv.getContext("2d");const hpx=cv.height/rows;
-   b.share.forEach((row,i)=>row.forEach((v,j)=>{g.fillStyle=color(v);g.fillRect(j*4,i*hpx,4,Math.ceil(hpx))}));
+   b.share.forEach((row,i)=>row.forEach((v,j)=>{g.fillStyle=color(v/100);g.fillRect(j*4,i*hpx,4,Math.ceil(hpx))}));
    const d=document.createElement("div");d.innerHTML="<b>"+esc(q.label)+"</b> ("+fmt((b.t1-b.t0)*1e-9)+")";host.appendChild(d);host.appendChild(cv)}return}
  const ctl=document.createElement("div");ctl.innerHTML='Prediction: <select id="tlq"></select> <span class="note">black outline: the domino path (PerWiz); message lines join each send to the call that completed its receive</span>';host.appendChild(ctl);
  const sel=ctl.querySelector("select");for(const q of T.questions)if(q.id>=0){const o=document.createElement("option");o.value=q.id;o.textContent=q.label;sel.appendChild(o)}

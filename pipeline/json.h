@@ -13,6 +13,8 @@ namespace perfsift::pipeline {
 
 class JsonWriter {
  public:
+  // compact: no newlines or indentation (data embedded in a page).
+  explicit JsonWriter(bool compact = false) : m_compact(compact) {}
   JsonWriter &begin_object() { return open('{'); }
   JsonWriter &end_object() { return close('}'); }
   JsonWriter &begin_array() { return open('['); }
@@ -20,7 +22,7 @@ class JsonWriter {
   JsonWriter &key(const std::string &k) {
     item();
     quote(k);
-    m_out += ": ";
+    m_out += m_compact ? ":" : ": ";
     m_after_key = true;
     return *this;
   }
@@ -88,11 +90,12 @@ class JsonWriter {
       return;
     }
     if (m_first.empty()) return;
-    if (!m_first.back()) m_out += m_inline ? ", " : ",";
+    if (!m_first.back()) m_out += m_inline && !m_compact ? ", " : ",";
     m_first.back() = false;
     if (!m_inline) newline();
   }
   void newline() {
+    if (m_compact) return;
     m_out += '\n';
     m_out.append(2 * m_first.size(), ' ');
   }
@@ -112,7 +115,7 @@ class JsonWriter {
   }
   std::string m_out;
   std::vector<bool> m_first;
-  bool m_after_key = false, m_inline = false;
+  bool m_after_key = false, m_inline = false, m_compact = false;
 };
 
 }  // namespace perfsift::pipeline

@@ -222,8 +222,8 @@ void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
     excess.push_back(static_cast<double>(ex) * 1e-9);
 
     const auto &ranks = pair_ranks[key];
-    const std::string sr = kernels::format_ranges(kernels::to_ranges(ranks[0]));
-    const std::string rr = kernels::format_ranges(kernels::to_ranges(ranks[1]));
+    const std::string sr = kernels::format_ranges_brief(kernels::to_ranges(ranks[0]));
+    const std::string rr = kernels::format_ranges_brief(kernels::to_ranges(ranks[1]));
     senders.push_back(sr);
     receivers.push_back(rr);
     // The predominant inefficiency of the pair: the most frequent non-normal class.

@@ -259,7 +259,7 @@ void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
     f.kind = pattern_key(w.pattern);
     std::replace(f.kind.begin(), f.kind.end(), '_', '-');
     f.where = region_path(w.region) + " > " + site_label(sites, w.site);
-    f.ranks = kernels::format_ranges(kernels::to_ranges(waiting));
+    f.ranks = kernels::format_ranges_brief(kernels::to_ranges(waiting));
     f.lost_s = worst;
     f.stage = "waitstates";
     if (w.site < sites.size()) f.question = "zero-wait callsite " + std::to_string(w.site);
@@ -315,7 +315,7 @@ void waitstates_json(JsonWriter &j, const io::ResultsStore &rs) {
     for (double x : by_rank) j.value(x);
     j.end_array().key("by_callpath").begin_array();
     for (const auto &[path, v] : by_path)
-      j.begin_object().key("callpath").value(path).key("total_s").value(v.first).key("ranks").value(kernels::format_ranges(kernels::to_ranges(v.second))).end_object();
+      j.begin_object().key("callpath").value(path).key("total_s").value(v.first).key("ranks").value(kernels::format_ranges_brief(kernels::to_ranges(v.second), 200)).end_object();
     j.end_array().end_object();
   }
   j.key("clock_violations").begin_object().key("p2p").value(attr_or<int64_t>(a, "clock_violations_p2p", 0));

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "kernels/rank_set.h"
+
 #include "kernels/message_balance.h"
 
 using namespace perfsift;
@@ -20,4 +22,15 @@ TEST(MessageBalance, AllMatched) {
   std::vector<kernels::Channel> m = {{0, 0, 1, 1}, {0, 1, 0, 1}};
   auto b = kernels::balance_messages(m, m);
   EXPECT_EQ(b.unmatched_sends + b.unmatched_receives, 0);
+}
+
+TEST(RankSet, BriefRangesStayShort) {
+  using namespace perfsift::kernels;
+  EXPECT_EQ(format_ranges_brief({{0, 3}, {7, 7}}), "0-3,7");
+  RankRanges many;
+  for (int32_t r = 0; r < 1000; r += 2) many.push_back({r, r});
+  const std::string b = format_ranges_brief(many, 40);
+  EXPECT_LE(b.size(), 40u);
+  EXPECT_EQ(b.substr(0, 6), "0,2,4,");
+  EXPECT_NE(b.find("...(500 ranks)"), std::string::npos);
 }
