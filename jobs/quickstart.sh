@@ -16,6 +16,8 @@ echo "== train the message classifier on this machine (Vetter's microbenchmarks;
 [ -s "$out/classifier.model" ] || "$perfsift" train -o "$out/classifier.model" -- mpirun -n 2
 echo "== analyze on 2 analysis ranks"
 PERFSIFT_CLASSIFY_MODEL="$out/classifier.model" OMPI_MCA_rmaps_base_oversubscribe=1 mpirun -n 2 "$perfsift" analyze "$out/run.h5" -o "$out/results.h5" --json "$out/report.json"
+echo "== the HTML report: one self-contained page for any browser"
+"$perfsift" report "$out/results.h5" --format html -o "$out/report.html"
 echo "== the replay's predicted trace of the run, for Perfetto (ui.perfetto.dev) or chrome://tracing"
 "$perfsift" export "$out/results.h5" -o "$out/predicted.json"
-echo "== trace store $out/run.h5 (docs/trace-store.md), results $out/results.h5 (docs/results.md), JSON $out/report.json"
+echo "== trace store $out/run.h5 (docs/trace-store.md), results $out/results.h5 (docs/results.md), JSON $out/report.json, HTML $out/report.html"

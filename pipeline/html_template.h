@@ -2,8 +2,7 @@
 // the /*PERFSIFT_DATA*/ marker. No network fetches. The script sets body data
 // attributes a browser test reads: data-rendered="ok", data-errors (script errors),
 // data-highlighted (timeline calls lit by the last clicked finding), data-render-ms (from
-// navigation start until drawn). "#click=N" in the
-// address clicks finding N once the page is drawn.
+// navigation start until drawn).
 #pragma once
 
 namespace perfsift::pipeline {
@@ -177,7 +176,6 @@ function selectFinding(i){selected=i;for(const tr of document.querySelectorAll("
 
 document.body.dataset.renderMs=String(Math.round(performance.now()));
 document.body.dataset.rendered="ok";
-const click=location.hash.match(/click=(\d+)/);if(click){const tr=document.querySelector('#findings tbody tr[data-i="'+click[1]+'"]');if(tr)tr.click()}
 </script></body></html>
 )HTML";
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The HTML report in a real browser (headless Chromium, Debian's `chromium`): a tests/apps
 # run is analysed, `perfsift report --format html` writes one file that fetches nothing;
-# Chromium renders every view without script errors, the screenshot is not blank, and a
-# click on a finding (a DOM click event, dispatched by the page for "#click=N") lights
-# that finding's region and ranks in the timelines.
+# Chromium renders every view without script errors or console errors, the screenshot is
+# not blank, and a mouse click on a finding, sent through Chromium's DevTools protocol
+# (tests/e2e/cdp_check.py), lights that finding's region and ranks in the timelines.
 # usage: html_report_test.sh PERFSIFT STORE WORK_DIR
 set -euo pipefail
 perfsift=$1 store=$2 work=$3
@@ -23,19 +23,15 @@ browse() {  # URL OUT: the DOM after the page's script ran, and the browser's lo
   chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars --virtual-time-budget=10000 --enable-logging=stderr --v=0 \
     --dump-dom "$1" > "$2.html" 2> "$2.log" || { cat "$2.log"; fail "chromium failed on $1"; }
 }
-browse "file://$PWD/report.html#click=0" clicked
+browse "file://$PWD/report.html" page
 attr() { grep -o "data-$1=\"[^\"]*\"" "$2" | head -1 | sed 's/.*="\(.*\)"/\1/'; }
-[ "$(attr rendered clicked.html)" = ok ] || fail "the page did not finish drawing"
-[ "$(attr errors clicked.html)" = 0 ] || fail "$(attr errors clicked.html) script errors"
-if grep -E "Uncaught|CONSOLE.*(Error|error)" clicked.log; then fail "console errors"; fi
-lit=$(attr highlighted clicked.html)
-[ "$lit" -gt 0 ] || fail "clicking finding 1 lit no call in the timelines"
-grep -q 'tr data-i="0" class="sel"' clicked.html || fail "the clicked finding is not marked"
-rects=$(grep -o '<rect' clicked.html | wc -l)
-lines=$(grep -o '<line[^>]*class="msg"' clicked.html | wc -l)
+[ "$(attr rendered page.html)" = ok ] || fail "the page did not finish drawing"
+[ "$(attr errors page.html)" = 0 ] || fail "$(attr errors page.html) script errors"
+rects=$(grep -o '<rect' page.html | wc -l)
+lines=$(grep -o '<line[^>]*class="msg"' page.html | wc -l)
 [ "$rects" -gt 20 ] && [ "$lines" -gt 0 ] || fail "timelines: $rects calls and $lines message lines drawn"
 for view in findings timeline rppa heatmap clusters comm diagnosis tables; do
-  $py - "$view" clicked.html <<'PY' || fail "view $view is empty"
+  $py - "$view" page.html <<'PY' || fail "view $view is empty"
 import re, sys
 view, path = sys.argv[1], sys.argv[2]
 html = open(path).read()
@@ -43,9 +39,12 @@ m = re.search(r'<div id="%s">(.*?)</div>\s*<h2' % view, html, re.S) or re.search
 sys.exit(0 if m and len(re.sub(r"\s", "", m.group(1))) > 40 else 1)
 PY
 done
-# A screenshot of the top of the page is not blank.
-chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars --virtual-time-budget=10000 --window-size=1280,1600 \
-  --screenshot="$PWD/shot.png" "file://$PWD/report.html" > /dev/null 2>&1 || fail "no screenshot"
+# Through the DevTools protocol: console errors, a mouse click on finding 1, a screenshot.
+$py "$(dirname "$0")/cdp_check.py" report.html shot.png > cdp.json || fail "the DevTools session failed"
+cat cdp.json
+$py -c "import json, sys; d = json.load(open('cdp.json')); sys.exit(0 if d['rendered'] == 'ok' and d['errors'] == 0 and not d['console'] and d['selected'] and d['highlighted'] > 0 else 1)" \
+  || fail "console errors, or the click lit nothing"
+lit=$($py -c "import json; print(json.load(open('cdp.json'))['highlighted'])")
 $py - shot.png <<'PY' || fail "the screenshot is blank"
 import struct, sys, zlib
 data = open(sys.argv[1], "rb").read()
@@ -61,4 +60,4 @@ distinct = len(set(raw))
 print(f"screenshot: {len(raw)} bytes of pixels, {distinct} distinct byte values")
 sys.exit(0 if distinct > 32 else 1)
 PY
-echo "html report: $bytes bytes, rendered in $(attr render-ms clicked.html) ms, no script errors; $rects calls and $lines message lines drawn; finding 1 lit $lit calls"
+echo "html report: $bytes bytes, drawn in $(attr render-ms page.html) ms, no script or console errors; $rects calls and $lines message lines; a click on finding 1 lit $lit calls"
