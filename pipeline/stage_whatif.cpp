@@ -119,6 +119,7 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   for (const auto &a : unique) parsed.push_back(parse_question(a.text, paths));
   std::vector<int64_t> predicted(n, INT64_MIN), selected(n, INT64_MIN), released(n, INT64_MIN);
   const size_t distributed_end = std::max<size_t>(1, traces ? user_end : 1);
+  std::vector<std::pair<int64_t, std::vector<std::vector<rp::EventTiming>>>> kept;  // (question, timings of the owned ranks)
   const bool spread = ctx.nprocs() > 1 && model.events <= cfg.get_int("whatif.spread_max_events");
   for (size_t k = 0; k < n; ++k) {
     if (k >= distributed_end && spread) break;
@@ -133,19 +134,7 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
       model.baseline = r.timings;
       model.replayed = true;
     }
-    if (keep && traces)
-      for (size_t s = 0; s < r.timings.size(); ++s)
-        for (size_t i = 0; i < r.timings[s].size(); ++i) {
-          const auto &x = r.timings[s][i];
-          t_q.push_back(static_cast<int64_t>(k));
-          t_rank.push_back(model.programs[s].rank);
-          t_event.push_back(static_cast<int64_t>(i));
-          t_enter.push_back(x.enter);
-          t_exit.push_back(x.exit);
-          t_wait.push_back(x.exit - x.nowait_exit);
-          t_op.push_back(model.side[s].op[i]);
-          t_region.push_back(model.side[s].region[i]);
-        }
+    if (keep && traces) kept.emplace_back(static_cast<int64_t>(k), std::move(r.timings));
   }
   if (spread && distributed_end < n) {
     ctx.progress().begin("whatif: " + std::to_string(n - distributed_end) + " questions spread over " + std::to_string(ctx.nprocs()) + " processes");
@@ -191,19 +180,27 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   out.attribute("traces_stored", static_cast<int64_t>(traces));
   out.table("questions", qt);
   if (traces) {
-    // The measured run beside the predictions (question -1), and which calls each message
-    // joins: what a timeline of the run draws.
-    for (size_t s = 0; s < model.side.size(); ++s)
-      for (size_t i = 0; i < model.side[s].enter.size(); ++i) {
-        t_q.push_back(-1);
-        t_rank.push_back(model.programs[s].rank);
-        t_event.push_back(static_cast<int64_t>(i));
-        t_enter.push_back(model.side[s].enter[i]);
-        t_exit.push_back(model.side[s].exit[i]);
-        t_wait.push_back(-1);
-        t_op.push_back(model.side[s].op[i]);
-        t_region.push_back(model.side[s].region[i]);
-      }
+    // Rank by rank (the same rows in the same order for any number of processes): the
+    // measured run (question -1), then each stored prediction; and which calls each
+    // message joins — what a timeline of the run draws.
+    auto row = [&](int64_t question, size_t s, size_t i, int64_t enter, int64_t exit, int64_t wait) {
+      t_q.push_back(question);
+      t_rank.push_back(model.programs[s].rank);
+      t_event.push_back(static_cast<int64_t>(i));
+      t_enter.push_back(enter);
+      t_exit.push_back(exit);
+      t_wait.push_back(wait);
+      t_op.push_back(model.side[s].op[i]);
+      t_region.push_back(model.side[s].region[i]);
+    };
+    for (size_t s = 0; s < model.side.size(); ++s) {
+      for (size_t i = 0; i < model.side[s].enter.size(); ++i) row(-1, s, i, model.side[s].enter[i], model.side[s].exit[i], -1);
+      for (const auto &[question, timings] : kept)
+        for (size_t i = 0; i < timings[s].size(); ++i) {
+          const auto &x = timings[s][i];
+          row(question, s, i, x.enter, x.exit, x.exit - x.nowait_exit);
+        }
+    }
     io::Table links;
     links.description = "matched point-to-point messages: the sending call and the call that completed the receive";
     auto &ls = links.ints("sender", "", "sending rank"), &lse = links.ints("send_event", "", "its send call (event index)");

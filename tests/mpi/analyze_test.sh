@@ -478,17 +478,24 @@ hercule)
   $py "$here/check_results.py" master_worker mw.json 0
   grep -q "Model diagnosis (Hercule): master-worker" mw.txt || fail "no diagnosis in the text report"
   # Wavefront on a 2 x 2 and a 2 x 4 grid (tests/apps/wavefront.c); the deeper one relative to the other.
-  for n in 4 8; do
-    "$perfsift" collect -o wf$n.h5 -- mpirun -n $n "$apps/app_wavefront" < /dev/null > wf$n.collect.txt 2>&1 || { cat wf$n.collect.txt; fail "wavefront $n: collection failed"; }
+  # Sleep-based apps on a shared machine: a disturbed run is collected once more.
+  for attempt in 1 2; do
+    for n in 4 8; do
+      "$perfsift" collect -o wf$n.h5 -- mpirun -n $n "$apps/app_wavefront" < /dev/null > wf$n.collect.txt 2>&1 || { cat wf$n.collect.txt; fail "wavefront $n: collection failed"; }
+    done
+    mpirun -n 2 "$perfsift" analyze wf4.h5 -o wf4.r.h5 --json wf4.json > wf4.txt 2>&1 || { cat wf4.txt; fail "wavefront 4: analyze failed"; }
+    mpirun -n 2 "$perfsift" analyze wf8.h5 --reference wf4.h5 -o wf8.r.h5 --json wf8.json > wf8.txt 2>&1 || { cat wf8.txt; fail "wavefront 8: analyze failed"; }
+    if $py "$here/check_results.py" wavefront wf8.json wf4.json; then break; fi
+    [ $attempt = 2 ] && fail "wavefront: wrong in two runs"
   done
-  mpirun -n 2 "$perfsift" analyze wf4.h5 -o wf4.r.h5 --json wf4.json > wf4.txt 2>&1 || { cat wf4.txt; fail "wavefront 4: analyze failed"; }
-  mpirun -n 2 "$perfsift" analyze wf8.h5 --reference wf4.h5 -o wf8.r.h5 --json wf8.json > wf8.txt 2>&1 || { cat wf8.txt; fail "wavefront 8: analyze failed"; }
-  $py "$here/check_results.py" wavefront wf8.json wf4.json
   grep -q "against wf4.h5 (weak scaling): the increase of pipeline depth" wf8.txt || fail "no relative diagnosis in the text report"
   # Divide and conquer (tests/apps/divide_conquer.c), and binary-swap compositing, a recursive halving too.
-  "$perfsift" collect -o dc.h5 -- mpirun -n 4 "$apps/app_divide_conquer" < /dev/null > dc.collect.txt 2>&1 || { cat dc.collect.txt; fail "divide_conquer: collection failed"; }
-  mpirun -n 2 "$perfsift" analyze dc.h5 -o dc.r.h5 --json dc.json > dc.txt 2>&1 || { cat dc.txt; fail "divide_conquer: analyze failed"; }
-  $py "$here/check_results.py" divide_conquer dc.r.h5 dc.json
+  for attempt in 1 2; do
+    "$perfsift" collect -o dc.h5 -- mpirun -n 4 "$apps/app_divide_conquer" < /dev/null > dc.collect.txt 2>&1 || { cat dc.collect.txt; fail "divide_conquer: collection failed"; }
+    mpirun -n 2 "$perfsift" analyze dc.h5 -o dc.r.h5 --json dc.json > dc.txt 2>&1 || { cat dc.txt; fail "divide_conquer: analyze failed"; }
+    if $py "$here/check_results.py" divide_conquer dc.r.h5 dc.json; then break; fi
+    [ $attempt = 2 ] && fail "divide_conquer: wrong in two runs"
+  done
   # Each program is taken for its own model, and a ring for none.
   for case in "ring none" "binary_swap divide-and-conquer"; do
     set -- $case
