@@ -119,10 +119,14 @@ function redraw(){let lit=0;for(const v of views)lit+=v.draw();return lit}
   v.svg.addEventListener("mousemove",ev=>{if(!drag)return;const d=(ev.clientX-drag.x)/(v.w-40)*(drag.b-drag.a);view.a=drag.a-d;view.b=drag.b-d;redraw()})}
  redraw()})();
 let selected=-1;
-function applyHighlight(){if(selected<0||!T.events)return;const r=F.rows[selected],where=String(r[fc("where")]),ranks=parseRanks(r[fc("ranks")]);
- const inRegion=path=>path===where||where.startsWith(path+" >")||path.startsWith(where+"/");
- const anyRegion=T.regions.some(inRegion);
- for(const v of views){v.hl=new Set();v.ev.forEach((e,i)=>{if(ranks.has(e[0])&&(!anyRegion||inRegion(T.regions[e[5]]||"")))v.hl.add(i)})}}
+// The calls of a finding: on its ranks, in its region (the part of "where" before " >"),
+// else in the nearest enclosing region that has calls (computation-only regions have
+// none), else all of the ranks' calls.
+function regionMatcher(where){const all=views.flatMap(v=>v.ev);let p=where.split(" >")[0];
+ while(p){const q=p,m=path=>path===q||path.startsWith(q+"/");if(all.some(e=>m(T.regions[e[5]]||"")))return m;const i=p.lastIndexOf("/");p=i>0?p.slice(0,i):""}
+ return ()=>true}
+function applyHighlight(){if(selected<0||!T.events)return;const r=F.rows[selected],ranks=parseRanks(r[fc("ranks")]),inRegion=regionMatcher(String(r[fc("where")]));
+ for(const v of views){v.hl=new Set();v.ev.forEach((e,i)=>{if(ranks.has(e[0])&&inRegion(T.regions[e[5]]||""))v.hl.add(i)})}}
 function selectFinding(i){selected=i;for(const tr of document.querySelectorAll("#findings tbody tr"))tr.classList.toggle("sel",+tr.dataset.i===i);
  applyHighlight();const lit=views.length?redraw():0;document.body.dataset.highlighted=String(lit);
  if(views.length)$("timeline").scrollIntoView({block:"start"})}
@@ -135,19 +139,20 @@ function selectFinding(i){selected=i;for(const tr of document.querySelectorAll("
  const sum=(row,k)=>k<0?row.reduce((a,b)=>a+(Number.isFinite(b)?b:0),0):row[k];
  const draw=()=>{const out=$("rv");out.innerHTML="";const g=+rg.value,o=+op.value,k=+rk.value;
   const add=(t,e)=>{const d=document.createElement("div");d.innerHTML="<div><b>"+t+"</b></div>";d.appendChild(e);out.appendChild(d)};
-  add("1. Region time per rank: "+esc(RW.cols[g]),bars(RW.rows.map(r=>r[g]),labels,"inclusive wall time per rank","s"));
-  add("2. Calls per rank: "+esc(o<0?"all":C.cols[o]),bars(C.rows.map(r=>sum(r,o)),labels,"MPI calls per rank","calls"));
-  add("3. Communication volume per rank: "+esc(o<0?"all":B.cols[o]),bars(B.rows.map(r=>sum(r,o)),labels,"bytes moved per rank","B"));
   const mean=j=>RW.rows.reduce((a,r)=>a+(Number.isFinite(r[j])?r[j]:0),0)/RW.rows.length;
   const cmp=(rows,cols,unit,title)=>{const d=document.createElement("table");let h="<tr><th>"+title+"</th><th>rank "+esc(labels[k])+"</th><th>mean of ranks</th><th>ratio</th></tr>";
    cols.forEach((c,j)=>{const v=rows[k][j],m=rows.reduce((a,r)=>a+(Number.isFinite(r[j])?r[j]:0),0)/rows.length;if(!(v>0||m>0))return;
     h+="<tr><td>"+esc(c)+'</td><td class="num">'+(unit==="s"?fmt(v):num(v))+'</td><td class="num">'+(unit==="s"?fmt(m):num(m))+'</td><td class="num">'+(m>0?(v/m).toFixed(2):"-")+"</td></tr>"});d.innerHTML=h;return d};
+  // RPPA's seven views: 1-3 one process, 4-6 compared across processes, 7 the space-time diagram.
   const row=document.createElement("div");row.className="row";
-  for(const [t,e] of [["4. Region times of rank "+esc(labels[k])+" against all ranks",cmp(RW.rows,RW.cols,"s","region")],
-                      ["5. Calls of rank "+esc(labels[k])+" against all ranks",cmp(C.rows,C.cols,"","operation")],
-                      ["6. Volume of rank "+esc(labels[k])+" against all ranks",cmp(B.rows,B.cols,"","operation")]]){const d=document.createElement("div");d.innerHTML="<div><b>"+t+"</b></div>";d.appendChild(e);row.appendChild(d)}
+  for(const [t,e] of [["1. Region running time of rank "+esc(labels[k]),cmp(RW.rows,RW.cols,"s","region")],
+                      ["2. Calls of rank "+esc(labels[k]),cmp(C.rows,C.cols,"","operation")],
+                      ["3. Communication volume of rank "+esc(labels[k]),cmp(B.rows,B.cols,"","operation")]]){const d=document.createElement("div");d.innerHTML="<div><b>"+t+"</b></div>";d.appendChild(e);row.appendChild(d)}
   out.appendChild(row);
-  add("7. Ranks compared: program wall time",bars(RW.rows.map(r=>r[0]),labels,"(program) wall time per rank","s"))};
+  add("4. Region running time compared across ranks: "+esc(RW.cols[g]),bars(RW.rows.map(r=>r[g]),labels,"inclusive wall time per rank","s"));
+  add("5. Calls compared across ranks: "+esc(o<0?"all operations":C.cols[o]),bars(C.rows.map(r=>sum(r,o)),labels,"MPI calls per rank","calls"));
+  add("6. Communication volume compared across ranks: "+esc(o<0?"all operations":B.cols[o]),bars(B.rows.map(r=>sum(r,o)),labels,"bytes moved per rank","B"));
+  const d7=document.createElement("div");d7.innerHTML='<b>7. Space-time diagram</b>: <a href="#timeline">the timelines above</a>';out.appendChild(d7)};
  rg.onchange=op.onchange=rk.onchange=draw;rg.value=Math.min(1,RW.cols.length-1);draw()})();
 
 // ---- heatmap
