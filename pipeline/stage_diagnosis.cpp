@@ -42,6 +42,8 @@ struct RankTimes {
   int64_t start = 0, finalize_enter = 0;
   int64_t end = 0;     // leaves MPI_Finalize, at the earliest when the last rank entered it
   int64_t mpi_ns = 0;  // in MPI calls after MPI_Init, the wait in MPI_Finalize included
+  int64_t elapsed() const { return end - start; }
+  int64_t computation() const { return elapsed() - mpi_ns; }
 };
 
 // A message to or from the master, gathered everywhere.
@@ -60,6 +62,14 @@ struct Recognition {
   // Splitting partners exchange (or hand results up); they do not forward data on.
   double divide_and_conquer() const { return dc.confidence * (1 - forwarding); }
 };
+
+// Every process's per-rank records, in rank order.
+template <class Record>
+std::vector<Record> gather_by_rank(const Context &ctx, const std::vector<Record> &mine) {
+  auto all = ctx.allgatherv(mine);
+  std::sort(all.begin(), all.end(), [](const Record &a, const Record &b) { return a.rank < b.rank; });
+  return all;
+}
 
 int64_t done_time(const kernels::TransferTiming &t) { return t.recv_nonblocking && t.recv_wait_exit >= 0 ? t.recv_wait_exit : t.recv_exit; }
 
@@ -86,8 +96,7 @@ std::vector<RankTimes> rank_times(const Context &ctx, const ReplayModel &model) 
     }
     mine.push_back(r);
   }
-  auto all = ctx.allgatherv(mine);
-  std::sort(all.begin(), all.end(), [](const RankTimes &a, const RankTimes &b) { return a.rank < b.rank; });
+  auto all = gather_by_rank(ctx, mine);
   // The trace ends as each rank enters MPI_Finalize; a rank that gets there first waits
   // inside it for the last one (the run's end), unrecorded: that wait is added here.
   int64_t run_end = INT64_MIN;
@@ -456,12 +465,11 @@ Diagnosis diagnose_wavefront(const Context &ctx, const config::Values &cfg, cons
     }
     const auto &t = times[static_cast<size_t>(r)];
     w.empty = std::clamp<int64_t>(last_finalize - t.finalize_enter, 0, t.end - t.finalize_enter);
-    w.elapsed = t.end - t.start;
-    w.comp = w.elapsed - t.mpi_ns;
+    w.elapsed = t.elapsed();
+    w.comp = t.computation();
     mine.push_back(w);
   }
-  auto all = ctx.allgatherv(mine);
-  std::sort(all.begin(), all.end(), [](const WfRank &a, const WfRank &b) { return a.rank < b.rank; });
+  const auto all = gather_by_rank(ctx, mine);
   Diagnosis d;
   d.model = "wavefront";
   d.confidence = confidence;
@@ -589,12 +597,11 @@ Diagnosis diagnose_divide_and_conquer(const Context &ctx, const config::Values &
     }
     const auto &t = times[static_cast<size_t>(r)];
     w.merge += t.end - t.finalize_enter;  // idle once its part of the merge is done
-    w.elapsed = t.end - t.start;
-    w.comp = w.elapsed - t.mpi_ns;
+    w.elapsed = t.elapsed();
+    w.comp = t.computation();
     mine.push_back(w);
   }
-  auto all = ctx.allgatherv(mine);
-  std::sort(all.begin(), all.end(), [](const DcRank &a, const DcRank &b) { return a.rank < b.rank; });
+  const auto all = gather_by_rank(ctx, mine);
   Diagnosis d;
   d.model = "divide-and-conquer";
   d.confidence = confidence;
