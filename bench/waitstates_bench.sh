@@ -27,7 +27,7 @@ mpirun -n "$k" /usr/bin/time -f "peak_kb %M" "$perfsift" analyze "$store" -c "$d
 wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.2f", e-s}')
 msgs=$("$perfsift" report "$dir/w.h5" --format json | /usr/bin/python3 -c "import json, sys; print(sum(json.load(sys.stdin)['classification']['counts'].values()))")
 echo "wait states and message classes of a synthetic store: $ranks ranks, $events events, $msgs messages, K=$k"
-grep -E "(matching messages|classify: classifying|waitstates: matching messages|classify: matching messages) done" "$dir/err.txt" | sed 's/^perfsift: /  /'
+grep -E "(matching messages|joining both sides of every message|classify: classifying) done" "$dir/err.txt" | sed 's/^perfsift: /  /'
 echo "  analyze wall $wall s (mpirun start to exit)"
 grep -E "^(Wait states|Message classes)" "$dir/report.txt" | sed 's/^/  /'
 awk '/^peak_kb/ { printf "  analysis rank %d: peak memory %.0f MB\n", n++, $2 / 1024 }' "$dir/err.txt"

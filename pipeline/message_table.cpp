@@ -23,7 +23,7 @@ bool blocking(const std::vector<OpTraits> &traits, uint16_t op) {
 
 }  // namespace
 
-const ReplayModel &matched_model(Context &ctx) {
+ReplayModel &matched_model(Context &ctx) {
   if (!ctx.replay) {
     ctx.progress().begin("matching messages");
     ctx.replay = build_replay_model(ctx, kernels::LogGPS{});
@@ -31,6 +31,8 @@ const ReplayModel &matched_model(Context &ctx) {
   }
   return *ctx.replay;
 }
+
+namespace {
 
 std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel &model) {
   const auto traits = classify_ops(ctx.store().ops());
@@ -96,6 +98,17 @@ std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel
     return a.dst != b.dst ? a.dst < b.dst : a.recv_event != b.recv_event ? a.recv_event < b.recv_event : a.src < b.src;
   });
   return out;
+}
+
+}  // namespace
+
+const std::vector<MatchedMessage> &matched_messages(const Context &ctx, ReplayModel &model) {
+  if (!model.matched) {
+    ctx.progress().begin("joining both sides of every message");
+    model.matched = std::make_shared<const std::vector<MatchedMessage>>(match_messages(ctx, model));
+    ctx.progress().end();
+  }
+  return *model.matched;
 }
 
 }  // namespace perfsift::pipeline

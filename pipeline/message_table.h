@@ -30,10 +30,11 @@ struct MatchedMessage {
 // The replay model of the run: the whatif stage's when it ran, else built here (default
 // network parameters; matching does not depend on them) and kept in ctx.replay.
 // Collective.
-const ReplayModel &matched_model(Context &ctx);
+ReplayModel &matched_model(Context &ctx);
 
-// Collective: the matched messages whose receiver this process owns, ordered by
-// (receiver, receive event).
-std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel &model);
+// Collective the first time for a model (every process asks in the same stage): the
+// matched messages whose receiver this process owns, ordered by (receiver, receive
+// event). Kept in the model for the stages after; about 120 bytes per message.
+const std::vector<MatchedMessage> &matched_messages(const Context &ctx, ReplayModel &model);
 
 }  // namespace perfsift::pipeline

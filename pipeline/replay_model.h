@@ -12,6 +12,8 @@
 
 namespace perfsift::pipeline {
 
+struct MatchedMessage;  // pipeline/message_table.h
+
 struct ReplayModel {
   kernels::LogGPS params;
   std::vector<kernels::replay::RankProgram> programs;  // owned ranks, in order
@@ -40,6 +42,9 @@ struct ReplayModel {
   // also on processes owning no rank).
   std::vector<std::vector<kernels::replay::EventTiming>> baseline;
   bool replayed = false;
+  // Messages of the owned receivers with both sides' timing, joined once on first use
+  // (matched_messages in pipeline/message_table.h) and shared by the stages after.
+  std::shared_ptr<const std::vector<MatchedMessage>> matched;
 };
 
 // Collective: reads the owned ranks' events, requests, completions and region executions

@@ -101,10 +101,7 @@ void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
                            model.platform.host_pattern + "), this run used " + here.mpi_library + " (" + here.host_pattern +
                            "); its classes may be wrong here: train it again with `perfsift train` on this platform");
   const bool fold = cfg.get_bool("classify.fold_to_operations");
-  const auto &replay = matched_model(ctx);
-  ctx.progress().begin("classify: matching messages");
-  const auto messages = match_messages(ctx, replay);
-  ctx.progress().end();
+  const auto &messages = matched_messages(ctx, matched_model(ctx));
 
   const int64_t max_rows = cfg.get_int("classify.max_message_rows");
   std::vector<int64_t> n_local = {static_cast<int64_t>(messages.size())};

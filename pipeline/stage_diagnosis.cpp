@@ -666,9 +666,9 @@ struct Evaluated {
 };
 
 // Recognises (or takes diagnosis.model) and diagnoses one run.
-Evaluated evaluate(Context &ctx, const config::Values &cfg, const ReplayModel &model, const std::string &forced) {
+Evaluated evaluate(Context &ctx, const config::Values &cfg, ReplayModel &model, const std::string &forced) {
+  const auto &msgs = matched_messages(ctx, model);
   ctx.progress().begin("diagnosis: recognising the model");
-  const auto msgs = match_messages(ctx, model);
   Evaluated ev;
   ev.r = recognise(ctx, model, msgs);
   ctx.progress().end();
@@ -743,7 +743,7 @@ void relative(Diagnosis &d, const Diagnosis &ref, int64_t ranks, int64_t ref_ran
 }
 
 void run_diagnosis(Context &ctx, const config::Values &cfg, StageOutput &out) {
-  const ReplayModel &model = matched_model(ctx);
+  ReplayModel &model = matched_model(ctx);
   const Evaluated ev = evaluate(ctx, cfg, model, cfg.get_string("diagnosis.model"));
   const Recognition &r = ev.r;
   io::Table rec;

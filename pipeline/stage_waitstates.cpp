@@ -172,10 +172,8 @@ void collectives(const Context &ctx, const ReplayModel &model, Sums &sums, Viola
 }
 
 void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
-  const ReplayModel &model = matched_model(ctx);
-  ctx.progress().begin("waitstates: matching messages");
-  const auto msgs = match_messages(ctx, model);
-  ctx.progress().end();
+  ReplayModel &model = matched_model(ctx);
+  const auto &msgs = matched_messages(ctx, model);
   Sums sums;
   Violations v;
   // Two ranks' corrected clocks may disagree by up to the sum of their offsets' error bounds.

@@ -205,7 +205,7 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
     links.description = "matched point-to-point messages: the sending call and the call that completed the receive";
     auto &ls = links.ints("sender", "", "sending rank"), &lse = links.ints("send_event", "", "its send call (event index)");
     auto &lr = links.ints("receiver", "", "receiving rank"), &lre = links.ints("recv_event", "", "the call that completed the receive");
-    for (const auto &m : match_messages(ctx, model)) {
+    for (const auto &m : matched_messages(ctx, model)) {
       ls.push_back(m.src);
       lse.push_back(m.send_event);
       lr.push_back(m.dst);

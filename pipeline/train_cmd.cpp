@@ -120,8 +120,7 @@ pipeline::MessageModel fit(const std::string &trace, const TrainOptions &o) {
   const config::Values cfg = pipeline::load_pipeline("", [](const std::string &) { return std::optional<std::string>{}; });
   pipeline::Progress progress(false);
   pipeline::Context ctx(MPI_COMM_SELF, store, cfg, progress);
-  const auto &model = pipeline::matched_model(ctx);
-  const auto messages = pipeline::match_messages(ctx, model);
+  const auto &messages = pipeline::matched_messages(ctx, pipeline::matched_model(ctx));
   std::vector<int32_t> label_of_region;
   for (const auto &r : store.regions()) label_of_region.push_back(phase_class(r.path));
   auto label = [&](const pipeline::MatchedMessage &m) {
