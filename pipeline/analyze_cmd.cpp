@@ -173,13 +173,7 @@ int run_analyze(const AnalyzeOptions &o) {
       if (const std::string ref = cfg.get_string("diagnosis.reference"); !ref.empty() && !fs::exists(ref))
         throw std::runtime_error(ref + ": the reference trace store does not exist (" + cfg.where("diagnosis.reference") + ")");
       pipeline::check_knowledge(cfg.get_string("diagnosis.knowledge"));
-      std::vector<std::string> paths;
-      std::vector<int32_t> parents;
-      for (const auto &r : store->regions()) {
-        paths.push_back(r.path);
-        parents.push_back(r.parent);
-      }
-      pipeline::map_events(cfg.get_list("diagnosis.events"), paths, parents);
+      pipeline::map_events(cfg.get_list("diagnosis.events"), store->regions());
     }
     if (std::find(stages.begin(), stages.end(), "classify") != stages.end() && !cfg.get_string("classify.model").empty())
       pipeline::load_model(cfg.get_string("classify.model"));

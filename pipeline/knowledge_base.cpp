@@ -145,8 +145,7 @@ void check_knowledge(const std::string &dir) {
   load_knowledge("divide-and-conquer", dir, divide_and_conquer_metrics());
 }
 
-std::map<std::string, std::vector<uint8_t>> map_events(const std::vector<std::string> &mapping, const std::vector<std::string> &paths,
-                                                        const std::vector<int32_t> &parents) {
+std::map<std::string, std::vector<uint8_t>> map_events(const std::vector<std::string> &mapping, const std::vector<io::RegionRow> &regions) {
   static const std::vector<std::string> events = {"Setup", "Compute", "Divide", "Solve", "Merge"};
   std::map<std::string, std::vector<uint8_t>> out;
   for (const auto &entry : mapping) {
@@ -157,23 +156,23 @@ std::map<std::string, std::vector<uint8_t>> map_events(const std::vector<std::st
     if (std::find(events.begin(), events.end(), event) == events.end())
       throw std::runtime_error("diagnosis.events: unknown event '" + event + "' (events: Setup, Compute, Divide, Solve, Merge; did you mean '" +
                                config::nearest(event, events) + "'?)");
-    std::vector<uint8_t> in(paths.size(), 0);
+    std::vector<uint8_t> in(regions.size(), 0);
     bool found = false;
-    for (size_t r = 0; r < paths.size(); ++r) {
-      const std::string &p = paths[r];
-      const std::string name = p.substr(p.rfind('/') == std::string::npos ? 0 : p.rfind('/') + 1);
-      in[r] = p == region || name == region;
+    for (size_t r = 0; r < regions.size(); ++r) {
+      in[r] = regions[r].path == region || regions[r].name == region;
       found |= in[r] != 0;
     }
     if (!found) {
       std::string names;
-      for (size_t r = 0; r < paths.size() && r < 12; ++r) names += (r ? ", " : "") + paths[r];
+      for (size_t r = 0; r < regions.size() && r < 12; ++r) names += (r ? ", " : "") + regions[r].path;
       throw std::runtime_error("diagnosis.events: no region '" + region + "' in the trace store for " + event + " (regions: " + names +
-                               (paths.size() > 12 ? ", ..." : "") + "; see perfsift info)");
+                               (regions.size() > 12 ? ", ..." : "") + "; see perfsift info)");
     }
     // Regions nested inside a mapped one belong to the event too (parents come first).
-    for (size_t r = 0; r < paths.size(); ++r)
-      if (!in[r] && parents[r] >= 0 && static_cast<size_t>(parents[r]) < r) in[r] = in[static_cast<size_t>(parents[r])];
+    for (size_t r = 0; r < regions.size(); ++r) {
+      const int32_t parent = regions[r].parent;
+      if (!in[r] && parent >= 0 && static_cast<size_t>(parent) < r) in[r] = in[static_cast<size_t>(parent)];
+    }
     auto &slot = out[event];
     if (slot.empty()) slot = in;
     else

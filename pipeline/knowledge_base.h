@@ -7,8 +7,11 @@
 #pragma once
 
 #include <map>
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "io/trace_store.h"
 
 namespace perfsift::pipeline {
 
@@ -48,8 +51,7 @@ const std::vector<std::string> &divide_and_conquer_metrics();
 // The user's mapping of abstract events to regions (diagnosis.events: "Setup=master_setup",
 // "Compute=...", "Divide=...", "Solve=...", "Merge=..."): per event, which of the store's
 // regions lie inside one of that name or path. Throws naming the entry and the fix.
-std::map<std::string, std::vector<uint8_t>> map_events(const std::vector<std::string> &mapping, const std::vector<std::string> &region_paths,
-                                                        const std::vector<int32_t> &region_parents);
+std::map<std::string, std::vector<uint8_t>> map_events(const std::vector<std::string> &mapping, const std::vector<io::RegionRow> &regions);
 // The built-in files' text (generated from pipeline/models/*.toml), by model name.
 const std::map<std::string, std::string> &builtin_knowledge();
 

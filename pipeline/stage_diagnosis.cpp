@@ -154,13 +154,7 @@ Recognition recognise(const Context &ctx, const ReplayModel &model, const std::v
 }
 
 std::map<std::string, std::vector<uint8_t>> event_regions(const Context &ctx, const config::Values &cfg) {
-  std::vector<std::string> paths;
-  std::vector<int32_t> parents;
-  for (const auto &r : ctx.store().regions()) {
-    paths.push_back(r.path);
-    parents.push_back(r.parent);
-  }
-  return map_events(cfg.get_list("diagnosis.events"), paths, parents);
+  return map_events(cfg.get_list("diagnosis.events"), ctx.store().regions());
 }
 
 // Time within [from, to] covered by the intervals (sorted, disjoint: one rank's executions).
