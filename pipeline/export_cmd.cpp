@@ -23,9 +23,7 @@ namespace {
 io::PredictedTrace load(const ExportOptions &o) {
   io::ResultsStore rs(o.results);
   const auto root = rs.attributes("");
-  bool has = false;
-  for (const auto &c : rs.children("whatif")) has |= c.name == "trace";
-  if (!has)
+  if (!pipeline::has_child(rs, "whatif", "trace"))
     throw std::runtime_error(o.results + ": no predicted traces (the whatif stage did not run, or the run has more events than "
                              "whatif.trace_max_events); analyse again with the whatif stage and a larger whatif.trace_max_events");
   const auto questions = rs.table("whatif/questions");

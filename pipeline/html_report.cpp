@@ -33,12 +33,6 @@ constexpr int64_t kMaxRankRows = 512;
 constexpr int64_t kMaxTimelineEvents = 60000;
 constexpr int64_t kTimeBins = 240;
 
-bool has(const io::ResultsStore &rs, const std::string &group, const std::string &child) {
-  for (const auto &c : rs.children(group))
-    if (c.name == child) return true;
-  return false;
-}
-
 // Ranks in blocks of `per` (1 when the run is small): block labels "a" or "a-b".
 struct RankBlocks {
   int64_t ranks = 0, per = 1;
@@ -94,7 +88,7 @@ void table_json(JsonWriter &j, const io::Table &t, size_t max_rows) {
 
 void timeline_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &rb) {
   const auto a = rs.attributes("whatif");
-  if (!has(rs, "whatif", "trace")) {
+  if (!has_child(rs, "whatif", "trace")) {
     j.key("timeline").begin_object().key("absent").value(attr_or<int64_t>(a, "traces_stored", 0) ? "no trace rows" :
         "the run has more events than whatif.trace_max_events: no timeline was stored").end_object();
     return;
@@ -127,7 +121,7 @@ void timeline_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &
       j.end_array();
     }
     j.end_object();
-    if (has(rs, "whatif", "messages")) {
+    if (has_child(rs, "whatif", "messages")) {
       const auto m = rs.table("whatif/messages");
       const auto &s = column<int64_t>(m, "sender"), &se = column<int64_t>(m, "send_event"), &r = column<int64_t>(m, "receiver"),
                  &re = column<int64_t>(m, "recv_event");
@@ -171,7 +165,7 @@ void timeline_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &
     }
     j.end_object();
   }
-  if (has(rs, "domino", "paths")) {
+  if (has_child(rs, "domino", "paths")) {
     const auto d = rs.table("domino/paths");
     const auto &kind = column<std::string>(d, "kind");
     const auto &reaches = column<int64_t>(d, "reaches_best"), &path = column<int64_t>(d, "path"), &dr = column<int64_t>(d, "rank"),
@@ -232,7 +226,7 @@ std::string data_json(const io::ResultsStore &rs) {
     for (const auto &[k, v] : cells) j.begin_array().value(k.first).value(k.second).value(v.first).value(v.second).end_array();
     j.end_array();
   }
-  if (has(rs, "dissimilarity", "ranks")) {
+  if (has_child(rs, "dissimilarity", "ranks")) {
     const auto t = rs.table("dissimilarity/ranks");
     const auto &rank = column<int64_t>(t, "rank"), &cl = column<int64_t>(t, "cluster");
     std::map<int64_t, std::vector<int32_t>> clusters;
@@ -253,7 +247,7 @@ std::string data_json(const io::ResultsStore &rs) {
                                                                                       {"whatif/questions", "What-if questions (PerWiz)"},
                                                                                       {"bounds/bounds", "Lower bounds (PerWiz)"}}) {
     const auto slash = path.find('/');
-    if (!has(rs, path.substr(0, slash), path.substr(slash + 1))) continue;
+    if (!has_child(rs, path.substr(0, slash), path.substr(slash + 1))) continue;
     j.begin_object().key("title").value(title).key("hdf5").value("/" + path).key("table");
     table_json(j, rs.table(path), 200);
     j.end_object();

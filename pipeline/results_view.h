@@ -18,6 +18,13 @@ T attr_or(const Attrs &attrs, const std::string &name, T fallback) {
   return fallback;
 }
 
+// Whether `group` holds an object named `name` (a stage writes some tables only sometimes).
+inline bool has_child(const io::ResultsStore &rs, const std::string &group, const std::string &name) {
+  for (const auto &c : rs.children(group))
+    if (c.name == name) return true;
+  return false;
+}
+
 // A table column of type T (IntColumn, FloatColumn, StringColumn); empty when absent.
 template <class T>
 const std::vector<T> &column(const io::Table &t, const std::string &name) {
