@@ -70,6 +70,18 @@ void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<doubl
 
 }  // namespace
 
+bool warn_if_cores_were_busy(const char *command, const char *what, const std::vector<double> &seconds) {
+  if (seconds.empty()) return false;
+  const double fastest = *std::min_element(seconds.begin(), seconds.end());
+  const auto slow = std::count_if(seconds.begin(), seconds.end(), [&](double t) { return t > 10 * fastest && t > fastest + 100e-6; });
+  if (slow * 10 <= static_cast<long>(seconds.size())) return false;
+  std::fprintf(stderr,
+               "perfsift: %s: warning: %ld of %zu %ss took over 100 us more than the fastest (%.1f us): the ranks shared their "
+               "cores with other work, so the figures measure the scheduler; run it on idle cores, one rank per core\n",
+               command, static_cast<long>(slow), seconds.size(), what, fastest * 1e6);
+  return true;
+}
+
 int run_calibrate(const CalibrateOptions &o) {
   if (o.launch.empty()) throw std::runtime_error("calibrate: give the launcher after --, e.g. -- mpirun -n 2");
   const std::string out = fs::absolute(o.output).string();
@@ -182,6 +194,7 @@ int run_calibrate_worker(const CalibrateOptions &o) {
       orr.push_back(mr * 1e9);
     }
     // Ping-pong one-way time per size.
+    std::vector<double> smallest_rt;  // the smallest message's round trips tell a busy machine
     auto pingpong = [&](int b) {
       std::vector<double> rt;
       sync();
@@ -197,12 +210,14 @@ int run_calibrate_worker(const CalibrateOptions &o) {
         }
       }
       double m = median(rt) / 2;
+      if (smallest_rt.empty()) smallest_rt = rt;
       MPI_Bcast(&m, 1, MPI_DOUBLE, 0, pair);
       return m * 1e9;
     };
     for (double b : eager_sizes) one_way.push_back(pingpong(static_cast<int>(b)));
     std::vector<double> large_one_way;
     for (double b : large_sizes) large_one_way.push_back(pingpong(static_cast<int>(b)));
+    if (me == 0) warn_if_cores_were_busy("calibrate", "round trip", smallest_rt);
 
     const auto [os0, os1] = fit(eager_sizes, os);
     const auto [or0, or1] = fit(eager_sizes, orr);

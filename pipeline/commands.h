@@ -24,6 +24,11 @@ struct CalibrateOptions {
 int run_calibrate(const CalibrateOptions &o);
 // The measuring side, run by the launcher on two ranks.
 int run_calibrate_worker(const CalibrateOptions &o);
+// Microbenchmarks (calibrate, train) measure the machine only when their ranks have cores
+// to themselves. Warns on stderr when over 10 % of the small transfers timed (seconds) took
+// over ten times, and 100 us more than, the fastest: those ranks waited for a core.
+// Returns whether it warned.
+bool warn_if_cores_were_busy(const char *command, const char *what, const std::vector<double> &seconds);
 
 struct TrainOptions {
   std::string output;

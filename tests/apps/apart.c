@@ -1,6 +1,10 @@
 /* APART test suite properties (re-implemented from their published description,
  * notes/peers.md 3.1), one per run: `apart PROPERTY [r]`, r repetitions (default 3).
- * Work is sleeping, so oversubscribed runs keep the analytic answers:
+ * Work is sleeping until a deadline: repetition k's phases end at t0 + k x PERIOD + offset,
+ * t0 shared by all ranks (one node's clock). A rank the machine delayed in one repetition
+ * (a late wake-up, a late exit from the last collective) thus starts the next one on time
+ * instead of carrying the delay forward as waiting nobody injected; oversubscribed or busy
+ * machines keep the analytic answers:
  *
  *   late_sender      even ranks work BASE+EXTRA then MPI_Ssend to me+1; odd ranks work
  *                    BASE then MPI_Recv.       Late Sender on odd ranks: r x EXTRA.
@@ -19,17 +23,47 @@
  *                                              Early Reduce on the root: r x EXTRA.
  *   none             the same work everywhere; Sendrecv, Barrier, Allreduce: no waits.
  * An odd communicator size leaves the last rank out of the pairwise properties. */
+#define _POSIX_C_SOURCE 200809L /* clock_nanosleep */
+#include <errno.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "common.h"
+#include <time.h>
 
 #define BASE 20.0  /* ms */
 #define EXTRA 40.0 /* ms */
+#define PERIOD 160.0 /* ms: the longest repetition's work (BASE+EXTRA) and slack */
 
 static int me, np;
+static struct timespec t0;
+
+/* The shared start, set up outside the tool's sight (PMPI) so it adds no waiting. */
+static void start_clock(void) {
+  double start = 0;
+  PMPI_Barrier(MPI_COMM_WORLD);
+  if (me == 0) {
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    start = t0.tv_sec + t0.tv_nsec * 1e-9 + 0.05;
+  }
+  PMPI_Bcast(&start, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  t0.tv_sec = (time_t)start;
+  t0.tv_nsec = (long)((start - (double)t0.tv_sec) * 1e9);
+}
+
+/* Work of repetition k that ends OFFSET ms into it. */
+static void work_until(int k, double offset) {
+  const double ms = k * PERIOD + offset;
+  struct timespec at = t0;
+  at.tv_sec += (time_t)(ms / 1000.0);
+  at.tv_nsec += (long)((ms - (double)(time_t)(ms / 1000.0) * 1000.0) * 1e6);
+  if (at.tv_nsec >= 1000000000L) {
+    at.tv_sec += 1;
+    at.tv_nsec -= 1000000000L;
+  }
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR) {
+  }
+}
 
 static int paired(void) { return me < np - np % 2; }
 
@@ -38,7 +72,7 @@ static void late_sender(int r, int swap) {
   for (int k = 0; k < r; ++k) {
     if (!paired()) continue;
     const int sender = me % 2 == 0;
-    sleep_ms(BASE + ((sender != swap) ? EXTRA : 0));
+    work_until(k, BASE + ((sender != swap) ? EXTRA : 0));
     if (sender) MPI_Ssend(&v, 1, MPI_INT, me + 1, k, MPI_COMM_WORLD);
     else MPI_Recv(&v, 1, MPI_INT, me - 1, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
@@ -49,10 +83,12 @@ static void wrong_order(int r) {
   for (int k = 0; k < r; ++k) {
     if (!paired()) continue;
     if (me % 2) {
+      work_until(k, 0);
       MPI_Send(&a, 1, MPI_INT, me - 1, 1, MPI_COMM_WORLD);
-      sleep_ms(EXTRA);
+      work_until(k, EXTRA);
       MPI_Send(&b, 1, MPI_INT, me - 1, 2, MPI_COMM_WORLD);
     } else {
+      work_until(k, 0);
       MPI_Recv(&b, 1, MPI_INT, me + 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       MPI_Recv(&a, 1, MPI_INT, me + 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
@@ -63,6 +99,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
+  start_clock();
   const char *p = argc > 1 ? argv[1] : "none";
   const int r = argc > 2 ? atoi(argv[2]) : 3;
   const int root = np > 1 ? 1 : 0;
@@ -72,31 +109,31 @@ int main(int argc, char **argv) {
   else if (!strcmp(p, "wrong_order")) wrong_order(r);
   else if (!strcmp(p, "imbalance_at_mpi_barrier"))
     for (int k = 0; k < r; ++k) {
-      sleep_ms(me < np / 2 ? 0 : EXTRA);
+      work_until(k, me < np / 2 ? 0 : EXTRA);
       MPI_Barrier(MPI_COMM_WORLD);
     }
   else if (!strcmp(p, "imbalance_at_mpi_alltoall"))
     for (int k = 0; k < r; ++k) {
-      sleep_ms(me % 2 ? EXTRA : 0);
+      work_until(k, me % 2 ? EXTRA : 0);
       MPI_Alltoall(buf, 64, MPI_INT, out, 64, MPI_INT, MPI_COMM_WORLD);
     }
   else if (!strcmp(p, "late_broadcast"))
     for (int k = 0; k < r; ++k) {
-      sleep_ms(BASE + (me == root ? EXTRA : 0));
+      work_until(k, BASE + (me == root ? EXTRA : 0));
       MPI_Bcast(buf, 64, MPI_INT, root, MPI_COMM_WORLD);
     }
   else if (!strcmp(p, "early_reduce"))
     for (int k = 0; k < r; ++k) {
-      sleep_ms(BASE + (me == root ? 0 : EXTRA));
+      work_until(k, BASE + (me == root ? 0 : EXTRA));
       MPI_Reduce(buf, out, 64, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
     }
   else if (!strcmp(p, "none"))
     for (int k = 0; k < r; ++k) {
-      sleep_ms(BASE);
+      work_until(k, BASE);
       MPI_Sendrecv(buf, 64, MPI_INT, (me + 1) % np, k, out, 64, MPI_INT, (me + np - 1) % np, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      sleep_ms(BASE);
+      work_until(k, 2 * BASE);
       MPI_Barrier(MPI_COMM_WORLD);
-      sleep_ms(BASE);
+      work_until(k, 3 * BASE);
       MPI_Allreduce(buf, out, 64, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     }
   else {
