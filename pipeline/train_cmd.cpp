@@ -129,14 +129,14 @@ pipeline::MessageModel fit(const std::string &trace, const TrainOptions &o) {
     return a == b ? a : -1;
   };
   pipeline::MessageModel out;
-  std::vector<double> small_normal_s;  // message durations of normal transfers up to 256 B
+  std::vector<double> small_normal_s;  // receive durations (one clock) of normal transfers up to 256 B
   for (const auto &m : messages)
     if (label(m) == vt::kNormal) {
       const auto raw = vt::raw_features(m.timing);
       out.normalizer.add_normal(raw);
-      if (raw[vt::kMsgSize] <= 256) small_normal_s.push_back(raw[vt::kMsgDur] * 1e-9);
+      if (raw[vt::kMsgSize] <= 256) small_normal_s.push_back(raw[vt::kRecvDur] * 1e-9);
     }
-  warn_if_cores_were_busy("train", "normal transfer", small_normal_s);
+  warn_if_cores_were_busy("train", "normal receive", small_normal_s);
   out.normalizer.finish();
   if (out.normalizer.empty()) throw std::runtime_error(trace + ": no labelled normal transfers; did the microbenchmark run (vetter.* phases)?");
   kernels::c45::Dataset d = vt::empty_dataset();
