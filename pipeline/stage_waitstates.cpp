@@ -1,12 +1,15 @@
 // Stage `waitstates`: Scalasca's wait-state patterns (kernels/wait_states.h) in seconds
 // per call path and rank, from the matched trace: Late Sender (the latest sender's wait
 // of the messages one Waitall completes; "wrong order" when a message posted for later
-// was sent earlier), Late Receiver, Wait at Barrier, Wait at NxN (Allreduce, Alltoall*,
+// was sent earlier), Late Receiver (beyond the same call's Late Sender: a Sendrecv or a
+// mixed Waitall waits once), Wait at Barrier, Wait at NxN (Allreduce, Alltoall*,
 // Allgather*, Reduce_scatter*), Late Broadcast (Bcast, Scatter*), Early Reduce (Reduce,
 // Gather*). Clock-condition violations beyond the clocks' measured error bounds are
-// counted and reported, since every wait compares two ranks' clocks.//
+// counted and reported, since every wait compares two ranks' clocks.
+//
 // Cost: the message join of pipeline/message_table.h (one all-to-all), one more
-// all-to-all routing each collective instance's entries to one process, O(messages +
+// all-to-all routing each collective instance's entries to one process, one routing
+// Late Receiver candidates to their sender's owner, O(messages +
 // collective entries) work; the (pattern, rank, call path) sums meet on every process.
 #include <algorithm>
 #include <cmath>
@@ -95,9 +98,11 @@ int32_t collective_pattern(const std::string &op, const OpTraits &t) {
   return -1;
 }
 
-void point_to_point(const std::vector<MatchedMessage> &msgs, Sums &sums, Violations &v) {
-  // Late Sender: per blocking receive call (a Waitall may complete several), the latest
-  // sender's wait. msgs are ordered by (receiver, receive event), the posting order.
+void point_to_point(const Context &ctx, const std::vector<MatchedMessage> &msgs, Sums &sums, Violations &v) {
+  // Waiting is counted once per blocking call (rank, event), as the largest wait of the
+  // transfers it completes: a Waitall finishing several, or a Sendrecv, waited once.
+  // Late Sender per receive call here, where the messages are (their receiver's owner);
+  // msgs are ordered by (receiver, receive event), the posting order.
   struct Blocked {
     int32_t rank, event, region;
     uint64_t site;
@@ -113,6 +118,7 @@ void point_to_point(const std::vector<MatchedMessage> &msgs, Sums &sums, Violati
     std::copy(w.begin(), w.end(), wrong.begin() + static_cast<long>(i));
     i = k;
   }
+  std::vector<std::vector<Blocked>> late_receivers(static_cast<size_t>(ctx.nprocs()));  // to the sender's owner
   for (size_t i = 0; i < msgs.size(); ++i) {
     const MatchedMessage &m = msgs[i];
     const auto &t = m.timing;
@@ -126,8 +132,24 @@ void point_to_point(const std::vector<MatchedMessage> &msgs, Sums &sums, Violati
       Blocked &b = by_call[{m.dst, ev}];
       if (wait > b.ns) b = {m.dst, ev, m.recv_region, in_wait ? m.recv_done_site : m.recv_site, wait, wrong[i] ? wait : 0};
     }
-    if (const int64_t wait = late_receiver(t); wait > 0)
-      sums.add(kLateReceiver, m.src, sender_call(t).in_completion ? m.send_done_site : m.send_site, m.send_region, wait);
+    if (const int64_t wait = late_receiver(t); wait > 0) {
+      const bool in_wait = sender_call(t).in_completion;
+      late_receivers[static_cast<size_t>(ctx.owner_of(m.src))].push_back(
+          {m.src, in_wait ? m.send_done : m.send_event, m.send_region, in_wait ? m.send_done_site : m.send_site, wait, 0});
+    }
+  }
+  // Late Receiver per send call at the sender's owner, which also holds that rank's
+  // receive calls: a call that waited for a late sender too (a Sendrecv, a Waitall over
+  // Irecvs and Isends) counts only its wait beyond the Late Sender part, so the call's
+  // waiting is max(late sender, late receiver), split without counting twice.
+  std::map<std::pair<int32_t, int32_t>, Blocked> by_send_call;
+  for (const Blocked &b : ctx.alltoallv(late_receivers)) {
+    Blocked &c = by_send_call[{b.rank, b.event}];
+    if (b.ns > c.ns) c = b;
+  }
+  for (auto &[key, b] : by_send_call) {
+    const auto ls = by_call.find(key);
+    sums.add(kLateReceiver, b.rank, b.site, b.region, b.ns - (ls == by_call.end() ? 0 : ls->second.ns));
   }
   for (const auto &[key, b] : by_call) sums.add(kLateSender, b.rank, b.site, b.region, b.ns, b.wrong_order);
 }
@@ -178,7 +200,7 @@ void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
   Violations v;
   // Two ranks' corrected clocks may disagree by up to the sum of their offsets' error bounds.
   for (const auto &c : ctx.store().clocks()) v.tolerance_ns = std::max({v.tolerance_ns, 2 * c.error_init_ns, 2 * c.error_fin_ns});
-  point_to_point(msgs, sums, v);
+  point_to_point(ctx, msgs, sums, v);
   collectives(ctx, model, sums, v);
   // Every process gets every sum, in one deterministic order.
   auto all = ctx.allgatherv(sums.rows());

@@ -22,6 +22,14 @@
  *   early_reduce     root (rank 1) works BASE, others BASE+EXTRA, then MPI_Reduce.
  *                                              Early Reduce on the root: r x EXTRA.
  *   none             the same work everywhere; Sendrecv, Barrier, Allreduce: no waits.
+ * Two more, for MPI_Sendrecv, which waits once for both its halves:
+ *   sendrecv_pair    pairs exchange 64 ints; even ranks work BASE+EXTRA, odd BASE.
+ *                                              Late Sender on odd ranks: r x EXTRA, and no
+ *                                              Late Receiver (the same wait, not a second).
+ *   sendrecv_ring    a shift of 1 MiB (rendezvous) to me+1 from me-1; rank 0 works
+ *                    BASE+EXTRA, the others BASE.  Late Sender on rank 1, Late Receiver on
+ *                                              rank np-1 (its send waits for rank 0's post):
+ *                                              r x EXTRA each.
  * An odd communicator size leaves the last rank out of the pairwise properties. */
 #define _POSIX_C_SOURCE 200809L /* clock_nanosleep */
 #include <errno.h>
@@ -127,7 +135,23 @@ int main(int argc, char **argv) {
       work_until(k, BASE + (me == root ? 0 : EXTRA));
       MPI_Reduce(buf, out, 64, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
     }
-  else if (!strcmp(p, "none"))
+  else if (!strcmp(p, "sendrecv_pair"))
+    for (int k = 0; k < r; ++k) {
+      if (!paired()) continue;
+      work_until(k, BASE + (me % 2 ? 0 : EXTRA));
+      const int peer = me % 2 ? me - 1 : me + 1;
+      MPI_Sendrecv(buf, 64, MPI_INT, peer, k, out, 64, MPI_INT, peer, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  else if (!strcmp(p, "sendrecv_ring")) {
+    const int n = 1 << 18; /* ints: 1 MiB, beyond any eager limit */
+    int *big = calloc((size_t)n, sizeof(int)), *big_out = calloc((size_t)n, sizeof(int));
+    for (int k = 0; k < r; ++k) {
+      work_until(k, BASE + (me == 0 ? EXTRA : 0));
+      MPI_Sendrecv(big, n, MPI_INT, (me + 1) % np, k, big_out, n, MPI_INT, (me + np - 1) % np, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    free(big);
+    free(big_out);
+  } else if (!strcmp(p, "none"))
     for (int k = 0; k < r; ++k) {
       work_until(k, BASE);
       MPI_Sendrecv(buf, 64, MPI_INT, (me + 1) % np, k, out, 64, MPI_INT, (me + np - 1) % np, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

@@ -117,15 +117,17 @@ def gain(report, question, expected, tolerance):
 
 # tests/apps/apart.c: r = 3 repetitions of EXTRA = 100 ms; the ranks that wait and the pattern.
 APART_EXTRA_S = 3 * 0.100
-APART = {
-    "late_sender": ("late_sender", lambda r, n: r % 2 == 1 and r < n - n % 2),
-    "late_receiver": ("late_receiver", lambda r, n: r % 2 == 0 and r < n - n % 2),
-    "wrong_order": ("late_sender", lambda r, n: r % 2 == 0 and r < n - n % 2),
-    "imbalance_at_mpi_barrier": ("wait_at_barrier", lambda r, n: r < n // 2),
-    "imbalance_at_mpi_alltoall": ("wait_at_nxn", lambda r, n: r % 2 == 0),
-    "late_broadcast": ("late_broadcast", lambda r, n: r != 1),
-    "early_reduce": ("early_reduce", lambda r, n: r == 1),
-    "none": (None, lambda r, n: False),
+APART = {  # property: [(pattern, the ranks that wait), ...]
+    "late_sender": [("late_sender", lambda r, n: r % 2 == 1 and r < n - n % 2)],
+    "late_receiver": [("late_receiver", lambda r, n: r % 2 == 0 and r < n - n % 2)],
+    "wrong_order": [("late_sender", lambda r, n: r % 2 == 0 and r < n - n % 2)],
+    "imbalance_at_mpi_barrier": [("wait_at_barrier", lambda r, n: r < n // 2)],
+    "imbalance_at_mpi_alltoall": [("wait_at_nxn", lambda r, n: r % 2 == 0)],
+    "late_broadcast": [("late_broadcast", lambda r, n: r != 1)],
+    "early_reduce": [("early_reduce", lambda r, n: r == 1)],
+    "sendrecv_pair": [("late_sender", lambda r, n: r % 2 == 1 and r < n - n % 2)],
+    "sendrecv_ring": [("late_sender", lambda r, n: r == 1), ("late_receiver", lambda r, n: r == n - 1)],
+    "none": [],
 }
 CLASSES = ["normal", "late_send", "late_recv", "late_send_post", "late_send_wait", "late_recv_post", "late_recv_wait"]
 PATTERNS = ["late_sender", "late_receiver", "wait_at_barrier", "wait_at_nxn", "late_broadcast", "early_reduce"]
@@ -138,13 +140,13 @@ def apart(report, prop, nranks, cls=None):
     d = json.load(open(report))
     n = int(nranks)
     w = d["waitstates"]
-    pattern, waits = APART[prop]
+    injected = APART[prop]
     noise = 0.05 * APART_EXTRA_S
     lines = []
     for p in PATTERNS:
         by_rank = w[p]["by_rank"] + [0.0] * (n - len(w[p]["by_rank"]))
         for r in range(n):
-            if p == pattern and waits(r, n):
+            if any(p == pattern and waits(r, n) for pattern, waits in injected):
                 assert abs(by_rank[r] - APART_EXTRA_S) <= 0.2 * APART_EXTRA_S, \
                     f"{prop}: {p} on rank {r} is {by_rank[r] * 1e3:.1f} ms, expected {APART_EXTRA_S * 1e3:.0f} ms +- 20 %"
                 lines.append(f"{p}@{r} {by_rank[r] * 1e3:.1f} ms")
@@ -154,7 +156,7 @@ def apart(report, prop, nranks, cls=None):
         assert w["late_sender"]["wrong_order_s"] >= 0.8 * w["late_sender"]["total_s"] > 0, w["late_sender"]
         lines.append(f"wrong order {w['late_sender']['wrong_order_s'] * 1e3:.1f} ms")
     kinds = {f["kind"] for f in d["findings"] if f["stage"] == "waitstates"}
-    expected = {pattern.replace("_", "-")} if pattern else set()
+    expected = {pattern.replace("_", "-") for pattern, _ in injected}
     assert kinds == expected, f"{prop}: wait-state findings {kinds}, expected {expected}"
     v = w["clock_violations"]
     assert v["p2p"] == 0 and v["collective"] == 0, f"clock-condition violations on one node: {v}"
