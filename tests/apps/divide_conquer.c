@@ -3,17 +3,18 @@
  * long on the rank of each pair whose bit d is set) and exchanges half with r XOR d
  * (MPI_Sendrecv). Solve: SOLVE ms, half as much again on odd ranks. Merge, for d = 1, 2,
  * ...: the rank whose bit d is set sends its result to r XOR d and is done; the other
- * receives it and merges (MERGE ms). Known answer at P = 4: divide waits 20, 10, 10, 0 ms
- * on ranks 0-3; merge waits 10 ms on ranks 0 and 2 for their odd siblings' longer solve;
- * ranks 1 and 3 then idle until the root's last merge. */
+ * receives it and merges (MERGE ms). Known answer at P = 4: divide waits 2, 1, 1, 0 x SPLIT
+ * (100, 50, 50, 0 ms) on ranks 0-3; merge waits SOLVE / 2 (50 ms) on ranks 0 and 2 for
+ * their odd siblings' longer solve; ranks 1 and 3 then idle until the root's last merge.
+ * The times are long beside the few ms a shared, oversubscribed VM delays a wake-up by. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 #include "common.h"
 
-#define SPLIT 10.0
-#define SOLVE 20.0
-#define MERGE 5.0
+#define SPLIT 50.0
+#define SOLVE 100.0
+#define MERGE 25.0
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
