@@ -368,14 +368,16 @@ baselines)
   # LogGPS measured here; then the tests/apps programs, collected here one at a time (a
   # run that shares the cores with other tests measures the scheduler, not MPI), each
   # replay within 5 % of its measured time. A run the machine disturbed anyway (an error
-  # beyond 5 %) is collected once more; a replay that is wrong fails twice.
+  # beyond 5 %) is collected again, up to three times: the latency-bound spill ring (40,000
+  # messages of a few us) was disturbed twice running in one CI run (-5 %, then -25 %
+  # with the run 2.4 times its usual length). A replay that is wrong fails every time.
   apps=$store   # the directory holding the app_* executables
   "$perfsift" calibrate -o loggps.toml -- mpirun -n 2
   cat loggps.toml
   printf '[whatif]\nloggps = "%s"\nstandard_questions = false\n[pipeline]\nstages = ["profile", "whatif"]\n' "$PWD/loggps.toml" > p.toml
   n=0
   while read -r name ranks app args; do
-    for attempt in 1 2; do
+    for attempt in 1 2 3; do
       [ "$name" = spill ] && export PERFSIFT_BUFFER_MB=1
       # stdin from /dev/null: mpirun would read the list this loop reads.
       "$perfsift" collect -o "$name.h5" -- mpirun -n "$ranks" "$apps/$app" $args < /dev/null > "$name.collect.txt" 2>&1 || { cat "$name.collect.txt"; fail "$name: collection failed"; }
@@ -383,7 +385,7 @@ baselines)
       mpirun -n 2 "$perfsift" analyze "$name.h5" -c p.toml -o "$name.r.h5" --json "$name.json" < /dev/null > "$name.txt" 2> "$name.err" || { cat "$name.err"; fail "$name: analyze failed"; }
       echo -n "$name (run $attempt): "
       if $py "$here/check_results.py" whatif "$name.json" 0.05; then break; fi
-      [ $attempt = 2 ] && fail "$name: the baseline replay is off by more than 5 % in two runs"
+      [ $attempt = 3 ] && fail "$name: the baseline replay is off by more than 5 % in three runs"
     done
     n=$((n + 1))
   done <<'APPS'
