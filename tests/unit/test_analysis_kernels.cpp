@@ -5,7 +5,7 @@
 
 #include "kernels/exact_sum.h"
 #include "kernels/rank_set.h"
-#include "pipeline/json.h"
+#include "pipeline/format/json_writer.h"
 
 using namespace perfsift;
 

@@ -1,10 +1,10 @@
-// The microbenchmarks' busy-machine rule (pipeline/commands.h): quiet runs stay silent, a
+// The microbenchmarks' busy-machine rule (pipeline/cli/commands.h): quiet runs stay silent, a
 // run whose ranks waited for cores is named, from the figures measured on this VM.
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "pipeline/commands.h"
+#include "pipeline/cli/commands.h"
 
 using perfsift::cli::warn_if_cores_were_busy;
 

@@ -1,9 +1,9 @@
 // Hercule's knowledge base as data: the built-in files parse, errors name file:line:col,
-// the inference walks the tree level by level (pipeline/knowledge_base.h).
+// the inference walks the tree level by level (pipeline/knowledge/knowledge_base.h).
 #include <gtest/gtest.h>
 
 #include "config/schema.h"
-#include "pipeline/knowledge_base.h"
+#include "pipeline/knowledge/knowledge_base.h"
 
 using namespace perfsift::pipeline;
 

@@ -1,5 +1,5 @@
 // The classifier's model file: Boost.Serialization round trip, platform fingerprint,
-// one-line errors for files that are not models (pipeline/message_model.h).
+// one-line errors for files that are not models (pipeline/classifier/trained_classifier.h).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "kernels/message_class.h"
-#include "pipeline/message_model.h"
+#include "pipeline/classifier/trained_classifier.h"
 
 using namespace perfsift;
 namespace vt = kernels::vetter;

@@ -1,0 +1,314 @@
+// perfsift analyze: the distributed analysis. K processes (mpirun/srun -n K, OpenMP
+// inside) each own a contiguous block of application ranks, run the configured stages
+// in order, and write one results store; rank 0 prints the text report from it.
+#include <omp.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <memory>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "io/checksum.h"
+#include "pipeline/cli/commands.h"
+#include "pipeline/report/report.h"
+#include "pipeline/engine/stage.h"
+#include "pipeline/knowledge/knowledge_base.h"
+#include "pipeline/classifier/trained_classifier.h"
+#include "pipeline/replay/questions.h"
+
+namespace fs = std::filesystem;
+
+namespace perfsift::cli {
+
+namespace {
+
+std::string default_output(const std::string &store) {
+  fs::path p(store);
+  return (p.parent_path() / (p.stem().string() + "-results.h5")).string();
+}
+
+std::string effective_config(const config::Values &v) {
+  std::ostringstream os;
+  for (const auto &d : pipeline::pipeline_keys()) {
+    const std::string &k = d.key;
+    config::Value val;
+    switch (d.type) {
+      case config::Type::Bool: val = v.get_bool(k); break;
+      case config::Type::Int: val = v.get_int(k); break;
+      case config::Type::Float: val = v.get_float(k); break;
+      case config::Type::String: val = v.get_string(k); break;
+      case config::Type::StringList: val = v.get_list(k); break;
+    }
+    os << k << " = " << config::to_string(val) << "\n";
+  }
+  return os.str();
+}
+
+std::string checksum(MPI_Comm comm, const std::string &path) {
+  int me = 0, np = 1;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &np);
+  const int64_t size = io::file_size(path);
+  const int64_t blocks = (size + io::kChecksumBlockBytes - 1) / io::kChecksumBlockBytes;
+  std::vector<uint64_t> h(static_cast<size_t>(blocks), 0);
+  for (int64_t b = me; b < blocks; b += np) h[b] = io::hash_block(path, b);
+  MPI_Allreduce(MPI_IN_PLACE, h.data(), static_cast<int>(blocks), MPI_UINT64_T, MPI_BOR, comm);
+  return io::format_checksum(io::combine_block_hashes(h.data(), blocks, size));
+}
+
+// Ranks first by simulated payoff, then by time at stake; ties by kind and place.
+void rank_findings(std::vector<pipeline::Finding> &f) {
+  std::stable_sort(f.begin(), f.end(), [](const pipeline::Finding &a, const pipeline::Finding &b) {
+    const bool ga = !std::isnan(a.predicted_gain_s), gb = !std::isnan(b.predicted_gain_s);
+    if (ga != gb) return ga;
+    if (ga && a.predicted_gain_s != b.predicted_gain_s) return a.predicted_gain_s > b.predicted_gain_s;
+    if (a.lost_s != b.lost_s) return a.lost_s > b.lost_s;
+    if (a.kind != b.kind) return a.kind < b.kind;
+    return a.where < b.where;
+  });
+}
+
+io::Table findings_table(const std::vector<pipeline::Finding> &f) {
+  io::Table t;
+  t.description = "findings of every stage, ranked: simulated payoff first, then time at stake";
+  auto &rank = t.ints("rank", "", "position in the ranking, 1 = most important");
+  auto &kind = t.strings("kind", "what kind of problem");
+  auto &where = t.strings("where", "region path, call site or (program)");
+  auto &ranks = t.strings("ranks", "application ranks involved, e.g. 0-3,7");
+  auto &cause = t.strings("cause", "why, in plain words with figures");
+  auto &lost = t.floats("lost_s", "s", "wall time at stake: the most a perfect fix could remove");
+  auto &gain = t.floats("predicted_gain_s", "s", "simulated reduction of the run's wall time; NaN (JSON null) until a stage prices it");
+  auto &stage = t.strings("stage", "stage that found it");
+  for (size_t i = 0; i < f.size(); ++i) {
+    rank.push_back(static_cast<int64_t>(i + 1));
+    kind.push_back(f[i].kind);
+    where.push_back(f[i].where);
+    ranks.push_back(f[i].ranks);
+    cause.push_back(f[i].cause);
+    lost.push_back(f[i].lost_s);
+    gain.push_back(f[i].predicted_gain_s);
+    stage.push_back(f[i].stage);
+  }
+  return t;
+}
+
+std::vector<int64_t> as64(const std::vector<int32_t> &v) { return {v.begin(), v.end()}; }
+
+}  // namespace
+
+int run_analyze(const AnalyzeOptions &o) {
+  ensure_mpi();
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int me = 0, np = 1;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &np);
+
+  // ---- set-up: every process checks the same inputs; all agree before any collective work.
+  // Rank 0 says why: its own error, or that another rank failed.
+  auto all_fine = [&](const std::string &error, const char *elsewhere) {
+    int bad = !error.empty(), any_bad = 0;
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, comm);
+    if (any_bad && me == 0) std::fprintf(stderr, "perfsift: %s\n", bad ? error.c_str() : elsewhere);
+    return !any_bad;
+  };
+  std::string error;
+  config::Values cfg;
+  try {
+    cfg = pipeline::load_pipeline(o.config, config::process_environment());
+    if (!o.whatif.empty()) {
+      const auto &stages = cfg.get_list("pipeline.stages");
+      if (std::find(stages.begin(), stages.end(), "whatif") == stages.end())
+        throw std::runtime_error("--whatif: the pipeline's stages (" + cfg.where("pipeline.stages") +
+                                 ") do not include whatif; add it to pipeline.stages");
+      auto questions = cfg.get_list("whatif.questions");
+      questions.insert(questions.end(), o.whatif.begin(), o.whatif.end());
+      cfg.set("whatif.questions", questions, "command line --whatif");
+    }
+    if (!o.model.empty()) {
+      const auto &stages = cfg.get_list("pipeline.stages");
+      if (std::find(stages.begin(), stages.end(), "diagnosis") == stages.end())
+        throw std::runtime_error("--model: the pipeline's stages (" + cfg.where("pipeline.stages") + ") do not include diagnosis; add it to pipeline.stages");
+      cfg.set("diagnosis.model", o.model, "command line --model");
+    }
+    if (!o.reference.empty()) {
+      const auto &stages = cfg.get_list("pipeline.stages");
+      if (std::find(stages.begin(), stages.end(), "diagnosis") == stages.end())
+        throw std::runtime_error("--reference: the pipeline's stages (" + cfg.where("pipeline.stages") + ") do not include diagnosis; add it to pipeline.stages");
+      cfg.set("diagnosis.reference", o.reference, "command line --reference");
+    }
+  } catch (const std::exception &e) {
+    error = e.what();
+  }
+  if (!all_fine(error, "the pipeline could not be read on every analysis rank")) return 2;
+  std::unique_ptr<io::TraceStore> store;
+  try {
+    store = std::make_unique<io::TraceStore>(o.store, comm);
+  } catch (const std::exception &e) {
+    error = e.what();
+  }
+  if (!all_fine(error, "the store could not be opened on every analysis rank")) return 2;
+  // What-if questions are checked against the store's regions before any work.
+  try {
+    const auto &stages = cfg.get_list("pipeline.stages");
+    if (std::find(stages.begin(), stages.end(), "whatif") != stages.end()) {
+      std::vector<std::string> paths;
+      for (const auto &r : store->regions()) paths.push_back(r.path);
+      for (const auto &q : cfg.get_list("whatif.questions")) pipeline::parse_question(q, paths);
+    }
+    // The diagnosis model and its knowledge base, and the classifier model: a wrong name or
+    // file stops here, not after the other stages' work.
+    if (std::find(stages.begin(), stages.end(), "diagnosis") != stages.end()) {
+      const std::string m = cfg.get_string("diagnosis.model");
+      const std::vector<std::string> models = {"auto", "master-worker", "wavefront", "divide-and-conquer", "none"};
+      if (std::find(models.begin(), models.end(), m) == models.end())
+        throw std::runtime_error(cfg.where("diagnosis.model") + ": unknown model '" + m + "' (this version diagnoses: auto, master-worker, wavefront, divide-and-conquer, none; did you mean '" +
+                                 config::nearest(m, models) + "'?)");
+      const std::string sc = cfg.get_string("diagnosis.scaling");
+      if (sc != "auto" && sc != "weak" && sc != "strong")
+        throw std::runtime_error(cfg.where("diagnosis.scaling") + ": '" + sc + "' is not auto, weak or strong");
+      if (const std::string ref = cfg.get_string("diagnosis.reference"); !ref.empty() && !fs::exists(ref))
+        throw std::runtime_error(ref + ": the reference trace store does not exist (" + cfg.where("diagnosis.reference") + ")");
+      pipeline::check_knowledge(cfg.get_string("diagnosis.knowledge"));
+      pipeline::map_events(cfg.get_list("diagnosis.events"), store->regions());
+    }
+    if (std::find(stages.begin(), stages.end(), "classify") != stages.end() && !cfg.get_string("classify.model").empty())
+      pipeline::load_model(cfg.get_string("classify.model"));
+  } catch (const std::exception &e) {
+    error = e.what();
+  }
+  if (!all_fine(error, "a what-if question or the classifier model could not be read on every analysis rank")) return 2;
+  const std::string output = o.output.empty() ? default_output(o.store) : o.output;
+  if (fs::exists(output) && fs::equivalent(output, o.store)) {
+    if (me == 0) std::fprintf(stderr, "perfsift: %s: the results file would overwrite the input store; choose another -o\n", output.c_str());
+    return 2;
+  }
+  if (const int64_t t = cfg.get_int("analysis.threads"); t > 0) omp_set_num_threads(static_cast<int>(t));
+
+  pipeline::Progress progress(me == 0 && (o.progress || isatty(STDERR_FILENO)));
+  const auto &run = store->run();
+  std::vector<std::string> warnings;
+  if (!run.missing_ranks.empty())
+    warnings.push_back("ranks " + kernels::format_ranges(kernels::to_ranges(run.missing_ranks)) +
+                       " have no data (lost in a crash); results cover the other " +
+                       std::to_string(run.nranks - static_cast<int32_t>(run.missing_ranks.size())) + " ranks");
+  if (!run.truncated_ranks.empty())
+    warnings.push_back("ranks " + kernels::format_ranges(kernels::to_ranges(run.truncated_ranks)) +
+                       " stop early (no MPI_Finalize): their data ends where they died");
+  if (run.incomplete) warnings.push_back("the store is marked incomplete (rebuilt by `perfsift recover` after a crash)");
+  if (me == 0)
+    for (const auto &w : warnings) std::fprintf(stderr, "perfsift: warning: %s\n", w.c_str());
+
+  // ---- analysis: an error on one process cannot be agreed on without risking a hang
+  // in the next collective, so that process removes the temporary output and aborts the job.
+  try {
+    progress.begin("checksum of the store");
+    const std::string sum = checksum(comm, o.store);
+    progress.end();
+    pipeline::Context ctx(comm, *store, cfg, progress);
+    ctx.warnings = warnings;
+    io::ResultsWriter writer(comm, output);
+    writer.attribute("", "source_store", fs::absolute(o.store).lexically_normal().string());
+    writer.attribute("", "source_checksum", sum);
+    writer.attribute("", "source_checksum_algorithm", std::string(io::kChecksumAlgorithm));
+    writer.attribute("", "configuration", cfg.source_text);
+    writer.attribute("", "configuration_effective", effective_config(cfg));
+    writer.attribute("", "stages", cfg.get_list("pipeline.stages"));
+    writer.attribute("", "report_top", cfg.get_int("report.top"));
+    writer.attribute("", "report_json_max_rows", cfg.get_int("report.json_max_rows"));
+    writer.attribute("", "report_width", cfg.get_int("report.width"));
+    writer.attribute("", "perfsift_version", std::string(PERFSIFT_VERSION));
+    writer.group("run", "the analysed run, from the trace store");
+    writer.attribute("run", "ranks", static_cast<int64_t>(run.nranks));
+    writer.attribute("run", "wall_time_s", ctx.wall_time_s());
+    writer.attribute("run", "command", run.command);
+    writer.attribute("run", "start_time", run.start_time);
+    writer.attribute("run", "mpi_library", run.mpi_library);
+    writer.attribute("run", "counters_recorded", run.counters_recorded);
+    writer.attribute("run", "counters_unavailable", run.counters_unavailable);
+    writer.attribute("run", "missing_ranks", as64(run.missing_ranks));
+    writer.attribute("run", "truncated_ranks", as64(run.truncated_ranks));
+    writer.attribute("run", "incomplete", static_cast<int64_t>(run.incomplete));
+    writer.attribute("run", "events", store->event_offsets().back());
+
+    for (const auto &name : cfg.get_list("pipeline.stages")) {
+      const auto *stage = pipeline::find_stage(name);
+      writer.group(name, stage->description);
+      pipeline::StageOutput out(writer, name);
+      stage->run(ctx, cfg, out);
+    }
+    // Located bottlenecks become findings, with their root causes when known.
+    for (const auto &b : ctx.bottlenecks) {
+      pipeline::Finding f;
+      f.kind = b.kind;
+      f.where = b.where;
+      f.ranks = b.ranks;
+      f.lost_s = b.lost_s;
+      f.stage = b.kind;
+      f.question = b.question;
+      f.predicted_gain_s = b.predicted_gain_s;
+      auto rc = ctx.root_causes.find(b.kind + "|" + b.where);
+      f.cause = b.symptom + (rc == ctx.root_causes.end() ? "" : "; root cause: " + rc->second);
+      ctx.findings.push_back(f);
+    }
+    rank_findings(ctx.findings);
+    writer.table("findings", findings_table(ctx.findings));
+    writer.attribute("", "warnings", ctx.warnings);
+    writer.commit();
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "perfsift: analysis rank %d: %s\n", me, e.what());
+    if (np > 1) MPI_Abort(comm, 2);
+    return 2;
+  }
+
+  if (me == 0) {
+    io::ResultsStore results(output);
+    std::fputs(pipeline::render_text(results).c_str(), stdout);
+    if (!o.json.empty()) pipeline::write_file_atomically(o.json, pipeline::render_json(results));
+    std::fflush(stdout);
+  }
+  MPI_Barrier(comm);
+  return 0;
+}
+
+int run_report(const ReportOptions &o) {
+  io::ResultsStore results(o.results);
+  std::string text;
+  if (o.format == "json") text = pipeline::render_json(results);
+  else if (o.format == "html") text = pipeline::render_html(results);
+  else text = pipeline::render_text(results);
+  if (o.output.empty()) std::fputs(text.c_str(), stdout);
+  else pipeline::write_file_atomically(o.output, text);
+  return 0;
+}
+
+int run_stages() {
+  for (const auto &s : pipeline::stage_registry()) {
+    std::printf("%s\n    %s\n", s.name.c_str(), s.description.c_str());
+    std::vector<config::KeyDef> keys;
+    for (const auto &d : pipeline::pipeline_keys())
+      if (d.key.rfind(s.name + ".", 0) == 0) keys.push_back(d);
+    if (keys.empty()) std::printf("  (no keys)\n");
+    std::printf("%s\n", config::describe(keys).c_str());
+  }
+  std::printf("general sections\n");
+  std::vector<config::KeyDef> general;
+  for (const auto &d : pipeline::pipeline_keys())
+    if (!pipeline::find_stage(d.key.substr(0, d.key.find('.')))) general.push_back(d);
+  std::printf("%s", config::describe(general).c_str());
+  return 0;
+}
+
+int run_config_check(const std::string &path) {
+  const auto v = pipeline::load_pipeline(path, config::process_environment());
+  std::printf("%s: valid; stages: ", path.c_str());
+  const auto &st = v.get_list("pipeline.stages");
+  for (size_t i = 0; i < st.size(); ++i) std::printf("%s%s", i ? ", " : "", st[i].c_str());
+  std::printf("\n");
+  return 0;
+}
+
+}  // namespace perfsift::cli

@@ -1,0 +1,131 @@
+// perfsift collect: set the collector's environment, run the launcher, check the store.
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "config/collect_config.h"
+#include "io/trace_store.h"
+#include "pipeline/cli/commands.h"
+
+namespace fs = std::filesystem;
+
+namespace perfsift::cli {
+
+std::string collector_library() {
+  if (const char *env = std::getenv("PERFSIFT_COLLECT_LIB")) return env;
+  fs::path exe = fs::read_symlink("/proc/self/exe").parent_path();
+  for (const auto &candidate : {exe / "../lib/libperfsift_collect.so", exe / "../collect/libperfsift_collect.so",
+                                exe / "../lib64/libperfsift_collect.so"})
+    if (fs::exists(candidate)) return fs::canonical(candidate).string();
+  throw std::runtime_error("cannot find libperfsift_collect.so beside " + exe.string() +
+                           " (set PERFSIFT_COLLECT_LIB to its path)");
+}
+
+namespace {
+
+std::string capture(const std::string &cmd) {
+  std::string out;
+  FILE *p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return out;
+  std::array<char, 512> buf;
+  while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
+  pclose(p);
+  return out;
+}
+
+bool is_open_mpi_launcher(const std::string &launcher) {
+  const std::string base = fs::path(launcher).filename().string();
+  if (base != "mpirun" && base != "mpiexec" && base != "orterun" && base != "mpiexec.openmpi" && base != "mpirun.openmpi")
+    return false;
+  const std::string v = capture("'" + launcher + "' --version");
+  return v.find("Open MPI") != std::string::npos || v.find("OpenRTE") != std::string::npos;
+}
+
+}  // namespace
+
+int run_command(std::vector<std::string> argv_s) {
+  std::vector<char *> argv;
+  for (auto &s : argv_s) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed: " + std::string(std::strerror(errno)));
+  if (pid == 0) {
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "perfsift: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int run_collect(const CollectOptions &o) {
+  if (o.launch.empty()) throw std::runtime_error("collect: give the launcher after --, e.g. -- mpirun -n 4 ./app");
+  const std::string output = fs::absolute(o.output).string();
+  std::string config_path;
+  if (!o.config.empty()) {
+    config_path = fs::absolute(o.config).string();
+    config::load_collect_config(config_path, [](const std::string &) { return std::nullopt; });  // validate now
+  }
+  const std::string lib = collector_library();
+  const std::string spill = output + ".spill";
+  std::error_code ec;
+  if (fs::exists(output)) {
+    std::fprintf(stderr, "perfsift: replacing existing %s\n", output.c_str());
+    fs::remove(output, ec);
+  }
+  fs::remove_all(spill, ec);
+
+  setenv("PERFSIFT_OUTPUT", output.c_str(), 1);
+  if (!config_path.empty()) setenv("PERFSIFT_CONFIG", config_path.c_str(), 1);
+  std::vector<std::string> argv_s = o.launch;
+  if (is_open_mpi_launcher(o.launch.front())) {
+    // Open MPI does not forward the environment to remote nodes by default; -x does.
+    std::vector<std::string> extra = {"-x", "LD_PRELOAD=" + lib, "-x", "PERFSIFT_OUTPUT"};
+    // When a rank dies, Open MPI sends the others SIGTERM and, 1 s later, SIGKILL; give
+    // them time to save their data (unless the user chose a grace period).
+    if (!std::getenv("OMPI_MCA_odls_base_sigkill_timeout"))
+      extra.insert(extra.end(), {"--mca", "odls_base_sigkill_timeout", "3"});
+    if (!config_path.empty()) extra.insert(extra.end(), {"-x", "PERFSIFT_CONFIG"});
+    for (const char *v : {"PERFSIFT_BUFFER_MB", "PERFSIFT_PAPI_EVENTS", "PERFSIFT_MPI_GROUPS", "PERFSIFT_TEST_CLOCK_SKEW",
+                          "PERFSIFT_FUNCTION_REGIONS", "PERFSIFT_FUNCTION_INCLUDE", "PERFSIFT_FUNCTION_EXCLUDE"})
+      if (std::getenv(v)) extra.insert(extra.end(), {"-x", v});
+    argv_s.insert(argv_s.begin() + 1, extra.begin(), extra.end());
+  } else {
+    // srun and Hydra pass the environment on; preload through it.
+    std::string pre = lib;
+    if (const char *old = std::getenv("LD_PRELOAD"); old && *old) pre += std::string(":") + old;
+    setenv("LD_PRELOAD", pre.c_str(), 1);
+  }
+
+  const int app_rc = run_command(argv_s);
+
+  if (fs::exists(output)) {
+    io::TraceStore store(output);
+    std::fprintf(stderr, "perfsift: wrote %s (%d ranks, %lld events)\n", output.c_str(), store.nranks(),
+                 static_cast<long long>(store.event_offsets().back()));
+    return app_rc;
+  }
+  if (fs::exists(spill) && !fs::is_empty(spill)) {
+    std::fprintf(stderr, "perfsift: the run ended without writing %s (exit code %d); recovering from %s\n",
+                 output.c_str(), app_rc, spill.c_str());
+    RecoverOptions r{spill, output};
+    run_recover(r);
+    return app_rc ? app_rc : 1;
+  }
+  std::fprintf(stderr, "perfsift: no trace store was written (exit code %d). Is the program an MPI program that reached "
+                       "MPI_Init? Statically linked MPI cannot be preloaded; link with -lperfsift_collect instead.\n", app_rc);
+  return app_rc ? app_rc : 1;
+}
+
+}  // namespace perfsift::cli

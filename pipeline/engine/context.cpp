@@ -1,0 +1,245 @@
+// The analysis context and the pipeline file's key table.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "pipeline/engine/stage.h"
+
+namespace perfsift::pipeline {
+
+namespace {
+
+// Per-rank cost of the block split: events dominate; the constant covers profile rows.
+constexpr int64_t kRankWeight = 256;
+
+template <class T>
+MPI_Datatype bytes_type() {
+  static MPI_Datatype t = [] {
+    MPI_Datatype d;
+    MPI_Type_contiguous(sizeof(T), MPI_BYTE, &d);
+    MPI_Type_commit(&d);
+    return d;
+  }();
+  return t;
+}
+
+template <class T>
+MPI_Op merge_op() {
+  static MPI_Op op = [] {
+    MPI_Op o;
+    MPI_Op_create(
+        [](void *in, void *inout, int *len, MPI_Datatype *) {
+          for (int i = 0; i < *len; ++i) {
+            T a, b;  // copies: MPI's buffers need not be aligned for __int128
+            std::memcpy(&a, static_cast<char *>(in) + i * sizeof(T), sizeof(T));
+            std::memcpy(&b, static_cast<char *>(inout) + i * sizeof(T), sizeof(T));
+            b.merge(a);
+            std::memcpy(static_cast<char *>(inout) + i * sizeof(T), &b, sizeof(T));
+          }
+        },
+        1, &o);
+    return o;
+  }();
+  return op;
+}
+
+}  // namespace
+
+Context::Context(MPI_Comm comm, const io::TraceStore &store, const config::Values &config, Progress &progress)
+    : m_comm(comm), m_store(store), m_config(config), m_progress(progress) {
+  MPI_Comm_rank(comm, &m_me);
+  MPI_Comm_size(comm, &m_np);
+  const int32_t n = store.nranks();
+  const auto &off = store.event_offsets();
+  // Contiguous blocks of equal weight: process k owns ranks whose cumulative weight
+  // starts in [k W / K, (k+1) W / K).
+  std::vector<int64_t> cum(static_cast<size_t>(n) + 1, 0);
+  for (int32_t r = 0; r < n; ++r) cum[r + 1] = cum[r] + (off[r + 1] - off[r]) + kRankWeight;
+  const __int128 total = cum[n];
+  auto boundary = [&](int k) -> int32_t {
+    if (k >= m_np) return n;
+    const int64_t target = static_cast<int64_t>(total * k / m_np);
+    return static_cast<int32_t>(std::lower_bound(cum.begin(), cum.end() - 1, target) - cum.begin());
+  };
+  for (int k = 0; k <= m_np; ++k) m_bounds.push_back(boundary(k));
+  m_first = m_bounds[static_cast<size_t>(m_me)];
+  m_last = m_bounds[static_cast<size_t>(m_me) + 1];
+
+  const auto &regions = store.regions();
+  m_children.assign(regions.size(), {});
+  m_depth.assign(regions.size(), 0);
+  for (const auto &r : regions)  // parents precede children in the store
+    if (r.parent >= 0 && r.parent < static_cast<int32_t>(regions.size())) {
+      m_children[r.parent].push_back(r.id);
+      m_depth[r.id] = m_depth[r.parent] + 1;
+    }
+  m_missing.assign(static_cast<size_t>(n), false);
+  for (int32_t r : store.run().missing_ranks)
+    if (r >= 0 && r < n) m_missing[r] = true;
+
+  progress.begin("loading the profile");
+  for (const auto &metric : store.metrics()) m_profile[metric] = store.profile(metric, m_first, m_last);
+  progress.end();
+  // A rank whose row is NaN has no profile (it died before writing one).
+  const auto &wall = profile(io::kMetricNames[io::kWall]);
+  double wmax = 0;
+  for (int32_t r = m_first; r < m_last; ++r) {
+    const double w = wall.empty() ? std::nan("") : wall[static_cast<size_t>(r - m_first) * nregions()];
+    if (std::isnan(w)) m_missing[r] = true;
+    else wmax = std::max(wmax, w);
+  }
+  MPI_Allreduce(&wmax, &m_wall_time_s, 1, MPI_DOUBLE, MPI_MAX, comm);
+}
+
+int Context::owner_of(int32_t rank) const {
+  // The last process whose block starts at or before `rank` (empty blocks are skipped).
+  return static_cast<int>(std::upper_bound(m_bounds.begin(), m_bounds.end() - 1, rank) - m_bounds.begin()) - 1;
+}
+
+std::vector<char> Context::alltoallv_bytes(const std::vector<std::vector<char>> &out) const {
+  std::vector<int> sc(static_cast<size_t>(m_np)), rc(static_cast<size_t>(m_np)), sd(static_cast<size_t>(m_np), 0),
+      rd(static_cast<size_t>(m_np), 0);
+  for (int k = 0; k < m_np; ++k) sc[k] = static_cast<int>(out[k].size());
+  MPI_Alltoall(sc.data(), 1, MPI_INT, rc.data(), 1, MPI_INT, m_comm);
+  std::vector<char> send;
+  for (int k = 0; k < m_np; ++k) {
+    sd[k] = static_cast<int>(send.size());
+    send.insert(send.end(), out[k].begin(), out[k].end());
+  }
+  for (int k = 1; k < m_np; ++k) rd[k] = rd[k - 1] + rc[k - 1];
+  std::vector<char> in(static_cast<size_t>(rd.back() + rc.back()));
+  MPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_BYTE, in.data(), rc.data(), rd.data(), MPI_BYTE, m_comm);
+  return in;
+}
+
+const std::vector<double> &Context::profile(const std::string &metric) const {
+  static const std::vector<double> none;
+  auto it = m_profile.find(metric);
+  return it == m_profile.end() ? none : it->second;
+}
+
+void Context::scan_events(const std::string &label, const EventSlice &fn) const {
+  const auto &off = m_store.event_offsets();
+  const int64_t begin = off[m_first], total = off[m_last] - off[m_first];
+  m_progress.begin(label);
+  int32_t rank = m_first;
+  m_store.scan_events(m_first, m_last, m_config.get_int("analysis.rows_per_read"), omp_get_max_threads(),
+                      [&](int64_t first_row, const std::vector<io::Event> &ev) {
+                        const int64_t end_row = first_row + static_cast<int64_t>(ev.size());
+                        for (int64_t row = first_row; row < end_row;) {
+                          while (off[rank + 1] <= row) ++rank;
+                          const int64_t stop = std::min<int64_t>(end_row, off[rank + 1]);
+                          fn(rank, row - off[rank], ev.data() + (row - first_row), ev.data() + (stop - first_row));
+                          row = stop;
+                        }
+                        m_progress.update(total ? static_cast<double>(end_row - begin) / static_cast<double>(total) : 1.0);
+                      });
+  m_progress.end();
+}
+
+void Context::scan_requests(const RequestBlock &fn) const {
+  const auto off = m_store.offsets("requests");
+  const int64_t limit = m_config.get_int("analysis.rows_per_read");
+  std::vector<std::pair<int32_t, int32_t>> blocks;
+  for (int32_t a = m_first; a < m_last;) {
+    int32_t b = a + 1;
+    while (b < m_last && off[b + 1] - off[a] <= limit) ++b;
+    blocks.emplace_back(a, b);
+    a = b;
+  }
+  // Every process makes the same number of reads: opening a dataset is collective.
+  int64_t rounds = static_cast<int64_t>(blocks.size());
+  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, m_comm);
+  for (int64_t k = 0; k < rounds; ++k) {
+    const bool mine = k < static_cast<int64_t>(blocks.size());
+    const auto [a, b] = mine ? blocks[k] : std::pair<int32_t, int32_t>{m_first, m_first};
+    const auto rows = m_store.requests(a, b);
+    if (mine) fn(a, b, rows, off);
+  }
+}
+
+void Context::allreduce(std::vector<kernels::Summary> &v) const {
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), bytes_type<kernels::Summary>(),
+                merge_op<kernels::Summary>(), m_comm);
+}
+
+void Context::allreduce(std::vector<kernels::FixedSum> &v) const {
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), bytes_type<kernels::FixedSum>(),
+                merge_op<kernels::FixedSum>(), m_comm);
+}
+
+void Context::allreduce_sum(std::vector<int64_t> &v) const {
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_INT64_T, MPI_SUM, m_comm);
+}
+
+kernels::RankRanges Context::allgather(const kernels::RankRanges &mine) const {
+  return kernels::merge_ranges(allgatherv(mine));
+}
+
+// ---------------------------------------------------------------- the pipeline file
+
+namespace {
+
+std::string env_name(const std::string &key) {
+  std::string s = "PERFSIFT_";
+  for (char c : key) s += c == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+const std::vector<std::string> kGeneralSections = {"pipeline", "analysis", "report"};
+
+}  // namespace
+
+const StageInfo *find_stage(const std::string &name) {
+  for (const auto &s : stage_registry())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+const std::vector<config::KeyDef> &pipeline_keys() {
+  static const std::vector<config::KeyDef> keys = [] {
+    using config::Type;
+    std::vector<std::string> all;
+    for (const auto &s : stage_registry()) all.push_back(s.name);
+    std::vector<config::KeyDef> k = {
+        {"pipeline.stages", Type::StringList, all, "", "stages to run, in order (`perfsift stages` lists them)"},
+        {"analysis.rows_per_read", Type::Int, int64_t{1} << 18, "PERFSIFT_ROWS_PER_READ",
+         "events per read when streaming the store (memory per analysis rank is about 150 bytes per row)", 65536, 1e9},
+        {"analysis.threads", Type::Int, int64_t{0}, "PERFSIFT_THREADS",
+         "OpenMP threads per analysis rank; 0 keeps OMP_NUM_THREADS or the runtime's default", 0, 4096},
+        {"report.top", Type::Int, int64_t{10}, "PERFSIFT_REPORT_TOP", "findings shown in the text report", 1, 1000},
+        {"report.json_max_rows", Type::Int, int64_t{1000}, "",
+         "tables longer than this appear in the JSON report as a pointer into the results file", 0, 1e9},
+        {"report.width", Type::Int, int64_t{100}, "PERFSIFT_REPORT_WIDTH", "columns of the text report: findings' causes wrap to two lines of it", 60, 1000},
+    };
+    for (const auto &s : stage_registry())
+      for (auto d : s.keys) {
+        d.key = s.name + "." + d.key;
+        if (d.env.empty()) d.env = env_name(d.key);
+        k.push_back(std::move(d));
+      }
+    return k;
+  }();
+  return keys;
+}
+
+std::vector<std::string> pipeline_sections() {
+  std::vector<std::string> s = kGeneralSections;
+  for (const auto &st : stage_registry()) s.push_back(st.name);
+  return s;
+}
+
+config::Values load_pipeline(const std::string &path, const config::EnvLookup &env) {
+  config::Values v = path.empty() ? config::parse(pipeline_keys(), "", "", env, pipeline_sections())
+                                  : config::parse_file(pipeline_keys(), path, env, pipeline_sections());
+  std::vector<std::string> names;
+  for (const auto &s : stage_registry()) names.push_back(s.name);
+  for (const auto &s : v.get_list("pipeline.stages"))
+    if (!find_stage(s))
+      throw config::ConfigError(v.where("pipeline.stages") + ": unknown stage '" + s + "' in pipeline.stages; did you mean '" +
+                                config::nearest(s, names) + "'? (`perfsift stages` lists every stage)");
+  return v;
+}
+
+}  // namespace perfsift::pipeline

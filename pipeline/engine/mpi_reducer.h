@@ -1,0 +1,81 @@
+// The reductions the clustering kernels need, over the analysis ranks: the smallest id,
+// a sum, and a point's row from whichever process holds it.
+#pragma once
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/clustering.h"
+#include "pipeline/engine/stage.h"
+
+namespace perfsift::pipeline {
+
+struct MpiReducer {
+  MPI_Comm comm;
+  const kernels::RowMatrix &points;
+  const std::vector<int64_t> &ids;  // global id per local row, ascending
+  int64_t min(int64_t v) const {
+    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_MIN, comm);
+    return v;
+  }
+  int64_t sum(int64_t v) const {
+    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_SUM, comm);
+    return v;
+  }
+  // Lexicographic (value, id) minimum in two reductions: MPI_MINLOC's int index is too narrow.
+  std::pair<double, int64_t> argmin(std::pair<double, int64_t> v) const {
+    double best = v.first;
+    MPI_Allreduce(MPI_IN_PLACE, &best, 1, MPI_DOUBLE, MPI_MIN, comm);
+    int64_t id = v.first == best ? v.second : INT64_MAX;
+    MPI_Allreduce(MPI_IN_PLACE, &id, 1, MPI_INT64_T, MPI_MIN, comm);
+    return {best, id};
+  }
+  std::vector<double> smallest(std::vector<double> v, size_t k) const {
+    std::sort(v.begin(), v.end());
+    if (v.size() > k) v.resize(k);
+    v.resize(k, std::numeric_limits<double>::infinity());
+    int np = 1;
+    MPI_Comm_size(comm, &np);
+    std::vector<double> all(k * static_cast<size_t>(np));
+    MPI_Allgather(v.data(), static_cast<int>(k), MPI_DOUBLE, all.data(), static_cast<int>(k), MPI_DOUBLE, comm);
+    std::sort(all.begin(), all.end());
+    all.resize(k);
+    while (!all.empty() && std::isinf(all.back())) all.pop_back();
+    return all;
+  }
+  // The owner contributes the row, every other process zeros: the sum is exact.
+  std::vector<double> row(int64_t id) const {
+    std::vector<double> r(static_cast<size_t>(points.cols()), 0.0);
+    auto it = std::lower_bound(ids.begin(), ids.end(), id);
+    if (it != ids.end() && *it == id) {
+      const auto i = it - ids.begin();
+      std::copy(points.row(i).data(), points.row(i).data() + points.cols(), r.begin());
+    }
+    MPI_Allreduce(MPI_IN_PLACE, r.data(), static_cast<int>(r.size()), MPI_DOUBLE, MPI_SUM, comm);
+    return r;
+  }
+};
+
+// OpticsParams::length_floor for `radius_reference`: 0 for "pivot" (the paper), else
+// the mean length of the rows (columns where `base` is set) over all processes.
+inline double radius_floor(Context &ctx, const std::string &reference, const kernels::RowMatrix &points,
+                           const std::vector<uint8_t> &base) {
+  if (reference != "pivot-or-mean") return 0.0;
+  std::vector<kernels::FixedSum> len(1);
+  for (Eigen::Index i = 0; i < points.rows(); ++i) {
+    double s2 = 0;
+    for (Eigen::Index c = 0; c < points.cols(); ++c)
+      if (base[static_cast<size_t>(c)]) s2 += points(i, c) * points(i, c);
+    len[0].add(std::sqrt(s2));
+  }
+  ctx.allreduce(len);
+  int64_t n = points.rows();
+  MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+  return n ? len[0].value() / static_cast<double>(n) : 0.0;
+}
+
+}  // namespace perfsift::pipeline

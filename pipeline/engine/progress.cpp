@@ -1,0 +1,37 @@
+#include "pipeline/engine/progress.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace perfsift::pipeline {
+
+void Progress::begin(const std::string &what) {
+  if (!m_enabled) return;
+  m_tty = isatty(STDERR_FILENO);
+  m_what = what;
+  m_start = m_last = Clock::now();
+  m_last_percent = -1;
+  std::fprintf(stderr, m_tty ? "\rperfsift: %s ..." : "perfsift: %s ...\n", what.c_str());
+}
+
+void Progress::update(double fraction) {
+  if (!m_enabled) return;
+  const auto now = Clock::now();
+  const int percent = static_cast<int>(fraction * 100);
+  if (percent == m_last_percent || now - m_last < std::chrono::milliseconds(m_tty ? 200 : 2000)) return;
+  m_last = now;
+  m_last_percent = percent;
+  const double elapsed = std::chrono::duration<double>(now - m_start).count();
+  const double eta = fraction > 0.01 ? elapsed * (1 - fraction) / fraction : 0;
+  std::fprintf(stderr, m_tty ? "\rperfsift: %s %3d%% ETA %.0f s   " : "perfsift: %s %d%% ETA %.0f s\n", m_what.c_str(),
+               percent, eta);
+}
+
+void Progress::end() {
+  if (!m_enabled) return;
+  const double elapsed = std::chrono::duration<double>(Clock::now() - m_start).count();
+  std::fprintf(stderr, m_tty ? "\rperfsift: %s done in %.1f s        \n" : "perfsift: %s done in %.1f s\n", m_what.c_str(), elapsed);
+}
+
+}  // namespace perfsift::pipeline

@@ -1,0 +1,205 @@
+// The analysis pipeline's building blocks: the context every stage reads from, the
+// findings stages report, and the one self-describing stage registry that drives
+// `perfsift analyze`, `perfsift stages` and `perfsift config check`.
+#pragma once
+
+#include <mpi.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <type_traits>
+#include <string>
+#include <vector>
+
+#include "config/schema.h"
+#include "io/results_store.h"
+#include "io/trace_store.h"
+#include "kernels/exact_sum.h"
+#include "kernels/rank_set.h"
+#include "pipeline/format/json_writer.h"
+#include "pipeline/engine/progress.h"
+
+namespace perfsift::pipeline {
+
+struct ReplayModel;  // pipeline/replay/replay_model.h
+
+// A problem a stage found. Identical on every analysis process.
+struct Finding {
+  std::string kind;    // e.g. "load-imbalance"
+  std::string where;   // region path, call site, or "(program)"
+  std::string ranks;   // "0-3,7"
+  std::string cause;   // one sentence, plain words, with figures
+  double lost_s = 0;   // wall time at stake (what a perfect fix could remove at most)
+  double predicted_gain_s = std::nan("");  // simulated payoff; NaN until a stage prices it
+  std::string stage;
+  std::string question;  // the what-if question whose answer prices the fix (empty: none)
+};
+
+// What the analysis processes share: the store, who owns which application ranks,
+// the profile slices of the owned block, and the findings so far.
+class Context {
+ public:
+  Context(MPI_Comm comm, const io::TraceStore &store, const config::Values &config, Progress &progress);
+
+  MPI_Comm comm() const { return m_comm; }
+  int me() const { return m_me; }
+  int nprocs() const { return m_np; }
+  const io::TraceStore &store() const { return m_store; }
+  const config::Values &config() const { return m_config; }
+  Progress &progress() const { return m_progress; }
+  int32_t nranks() const { return m_store.nranks(); }
+  int32_t nregions() const { return static_cast<int32_t>(m_store.regions().size()); }
+
+  // This process's application ranks: [first(), last()), contiguous, balanced by
+  // event count; the same split for every stage.
+  int32_t first() const { return m_first; }
+  int32_t last() const { return m_last; }
+  int32_t owned() const { return m_last - m_first; }
+  // The process owning an application rank.
+  int owner_of(int32_t rank) const;
+  // Ranks with no data (lost in a crash): excluded from statistics, named in warnings.
+  bool missing(int32_t rank) const { return m_missing[static_cast<size_t>(rank)]; }
+  const std::vector<int32_t> &missing_ranks() const { return m_store.run().missing_ranks; }
+
+  // Owned rows of a profile metric, [owned()][nregions()]; empty when the store
+  // lacks the metric. Loaded collectively once, at construction.
+  const std::vector<double> &profile(const std::string &metric) const;
+  bool has_metric(const std::string &metric) const { return m_profile.count(metric) != 0; }
+  // Program wall time: the slowest rank's (program) region.
+  double wall_time_s() const { return m_wall_time_s; }
+
+  // Collective: streams the owned ranks' events; fn(rank, index, first, last) per rank
+  // slice of each read, ranks in order; `index` is the slice's first event within its rank.
+  using EventSlice = std::function<void(int32_t rank, int64_t index, const io::Event *first, const io::Event *last)>;
+  void scan_events(const std::string &label, const EventSlice &fn) const;
+  // Collective: the owned ranks' request activations, in rank blocks of about
+  // analysis.rows_per_read rows; fn(first_rank, last_rank, rows, offsets of the block).
+  using RequestBlock = std::function<void(int32_t first, int32_t last, const std::vector<io::RequestRecord> &rows,
+                                          const std::vector<int64_t> &offsets)>;
+  void scan_requests(const RequestBlock &fn) const;
+
+  // ---- collective reductions that give the same bits for any number of processes
+  void allreduce(std::vector<kernels::Summary> &v) const;
+  void allreduce(std::vector<kernels::FixedSum> &v) const;
+  void allreduce_sum(std::vector<int64_t> &v) const;
+  // Every process sends out[k] to process k (plain data of type T); returns what arrived,
+  // in process order.
+  template <class T>
+  std::vector<T> alltoallv(const std::vector<std::vector<T>> &out) const {
+    static_assert(std::is_trivially_copyable_v<T>, "plain data");
+    std::vector<std::vector<char>> bytes(out.size());
+    for (size_t k = 0; k < out.size(); ++k) {
+      bytes[k].resize(out[k].size() * sizeof(T));
+      if (!out[k].empty()) std::memcpy(bytes[k].data(), out[k].data(), bytes[k].size());
+    }
+    const std::vector<char> in = alltoallv_bytes(bytes);
+    std::vector<T> items(in.size() / sizeof(T));
+    if (!items.empty()) std::memcpy(items.data(), in.data(), in.size());
+    return items;
+  }
+  std::vector<char> alltoallv_bytes(const std::vector<std::vector<char>> &out) const;
+  // Union of every process's ranges.
+  kernels::RankRanges allgather(const kernels::RankRanges &mine) const;
+  // Every process's items, concatenated in process order (plain data).
+  template <class T>
+  std::vector<T> allgatherv(const std::vector<T> &mine) const {
+    static_assert(std::is_standard_layout_v<T> && std::is_trivially_destructible_v<T>, "plain data");
+    int n = static_cast<int>(mine.size() * sizeof(T));
+    std::vector<int> counts(static_cast<size_t>(m_np)), displs(static_cast<size_t>(m_np), 0);
+    MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, m_comm);
+    for (int i = 1; i < m_np; ++i) displs[i] = displs[i - 1] + counts[i - 1];
+    std::vector<T> all(static_cast<size_t>(displs.back() + counts.back()) / sizeof(T));
+    MPI_Allgatherv(mine.data(), n, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, m_comm);
+    return all;
+  }
+
+  std::vector<Finding> findings;
+  std::vector<std::string> warnings;  // said once, on stderr and in the results
+
+  // ---- typed tables stages publish for later stages (data moves one way)
+  // A located bottleneck; the pipeline turns each into a finding after the last stage,
+  // with the root causes `rootcause` found for it.
+  struct Bottleneck {
+    std::string kind, where, ranks, symptom;
+    double lost_s = 0;
+    std::string question;  // the what-if question that prices its fix (whatif stage)
+    double predicted_gain_s = std::nan("");
+  };
+  std::vector<Bottleneck> bottlenecks;
+  std::map<std::string, std::string> root_causes;  // "kind|where" -> plain words
+  // dissimilarity: cluster (its pivot rank) of each owned rank, -1 when not clustered.
+  // `ranks_clustered` says the stage ran (the same on every process; a process may own
+  // no ranks).
+  std::vector<int64_t> rank_cluster;
+  bool ranks_clustered = false;
+  // disparity: per region severity 0..4 and whether it is a CCR (empty: not run).
+  std::vector<int> region_severity;
+  std::vector<uint8_t> region_ccr;
+  // whatif: the replayable program of the owned ranks and its baseline (bounds and
+  // domino reuse them); null until the whatif stage built it.
+  std::shared_ptr<ReplayModel> replay;
+
+  // Region tree.
+  const std::vector<std::vector<int32_t>> &children() const { return m_children; }
+  int depth(int32_t region) const { return m_depth[static_cast<size_t>(region)]; }
+
+ private:
+  MPI_Comm m_comm;
+  int m_me = 0, m_np = 1;
+  const io::TraceStore &m_store;
+  const config::Values &m_config;
+  Progress &m_progress;
+  int32_t m_first = 0, m_last = 0;
+  std::vector<int32_t> m_bounds;  // process k owns [m_bounds[k], m_bounds[k+1])
+  std::vector<bool> m_missing;
+  std::map<std::string, std::vector<double>> m_profile;
+  double m_wall_time_s = 0;
+  std::vector<std::vector<int32_t>> m_children;
+  std::vector<int> m_depth;
+};
+
+// Where a stage puts its results: a group named after the stage in the results store.
+class StageOutput {
+ public:
+  StageOutput(io::ResultsWriter &writer, std::string stage) : m_writer(writer), m_stage(std::move(stage)) {}
+  const std::string &name() const { return m_stage; }
+  void attribute(const std::string &name, const io::AttrValue &v) { m_writer.attribute(m_stage, name, v); }
+  void table(const std::string &name, const io::Table &t) { m_writer.table(m_stage + "/" + name, t); }
+  void table_rows(const std::string &name, const io::Table &mine) { m_writer.table_rows(m_stage + "/" + name, mine); }
+  void matrix(const std::string &name, const io::MatrixBlock &mine) { m_writer.matrix(m_stage + "/" + name, mine); }
+
+ private:
+  io::ResultsWriter &m_writer;
+  std::string m_stage;
+};
+
+// A stage: complexity stated in its file's header comment.
+struct StageInfo {
+  std::string name;
+  std::string description;            // one line, for `perfsift stages`
+  std::vector<config::KeyDef> keys;   // its [name] table; key names without the prefix
+  std::function<void(Context &, const config::Values &, StageOutput &)> run;
+  // Reports, from the results file: a few lines for the text report, and keys added to
+  // the stage's JSON object besides its group's generic rendering. Optional.
+  std::function<void(std::ostream &, const io::ResultsStore &)> text;
+  std::function<void(JsonWriter &, const io::ResultsStore &)> json;
+  // Replaces the group's generic JSON rendering with a value of the stage's own shape.
+  std::function<void(JsonWriter &, const io::ResultsStore &)> json_value;
+  std::string json_key;  // the stage's key in the JSON report when not its name
+};
+
+// Every stage, in default pipeline order.
+const std::vector<StageInfo> &stage_registry();
+const StageInfo *find_stage(const std::string &name);
+
+// The pipeline file's keys: general sections plus every stage's table (keys prefixed
+// with the stage name, environment overrides PERFSIFT_<STAGE>_<KEY>).
+const std::vector<config::KeyDef> &pipeline_keys();
+std::vector<std::string> pipeline_sections();
+// Parses and validates a pipeline file (empty path: defaults). Throws ConfigError.
+config::Values load_pipeline(const std::string &path, const config::EnvLookup &env);
+
+}  // namespace perfsift::pipeline

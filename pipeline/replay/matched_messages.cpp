@@ -1,0 +1,114 @@
+// Matched messages with both sides' timing (see message_table.h).
+#include "pipeline/replay/matched_messages.h"
+
+#include <algorithm>
+
+#include "pipeline/engine/op_traits.h"
+#include "pipeline/replay/replay_model.h"
+
+namespace perfsift::pipeline {
+
+namespace {
+
+// A message on its way to the receiver's owner: its send half, and the receive it meets.
+struct Routed {
+  MatchedMessage m;
+  int32_t recv_index;
+};
+
+bool blocking(const std::vector<OpTraits> &traits, uint16_t op) {
+  const OpClass c = op < traits.size() ? traits[op].cls : OpClass::Local;
+  return c == OpClass::Send || c == OpClass::Recv || c == OpClass::Sendrecv;
+}
+
+}  // namespace
+
+ReplayModel &matched_model(Context &ctx) {
+  if (!ctx.replay) {
+    ctx.progress().begin("matching messages");
+    ctx.replay = build_replay_model(ctx, kernels::LogGPS{});
+    ctx.progress().end();
+  }
+  return *ctx.replay;
+}
+
+namespace {
+
+std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel &model) {
+  const auto traits = classify_ops(ctx.store().ops());
+  // The sender's owner fills the send half of each record; the receiver's owner, which
+  // knows the receive by its index, fills the rest.
+  std::vector<std::vector<Routed>> route(static_cast<size_t>(ctx.nprocs()));
+  for (size_t s = 0; s < model.programs.size(); ++s) {
+    const auto &p = model.programs[s];
+    const auto &side = model.side[s];
+    for (size_t k = 0; k < p.sends.size(); ++k) {
+      const auto &msg = p.sends[k];
+      if (msg.dst < 0 || msg.recv_index < 0) continue;
+      Routed x{};
+      x.recv_index = msg.recv_index;
+      MatchedMessage &m = x.m;
+      const auto ev = static_cast<size_t>(side.send_event[k]);
+      m.src = p.rank;
+      m.dst = msg.dst;
+      m.send_event = static_cast<int32_t>(ev);
+      m.send_done = side.send_done[k];
+      m.send_region = side.region[ev];
+      m.send_site = side.site[ev];
+      m.send_op = side.op[ev];
+      m.timing.send_nonblocking = !blocking(traits, side.op[ev]);
+      m.timing.send_enter = side.enter[ev];
+      m.timing.send_exit = side.exit[ev];
+      if (m.send_done >= 0) {
+        const auto d = static_cast<size_t>(m.send_done);
+        m.send_done_site = side.site[d];
+        m.send_done_op = side.op[d];
+        m.timing.send_wait_enter = side.enter[d];
+        m.timing.send_wait_exit = side.exit[d];
+      }
+      route[static_cast<size_t>(ctx.owner_of(msg.dst))].push_back(x);
+    }
+  }
+  std::vector<MatchedMessage> out;
+  for (const Routed &x : ctx.alltoallv(route)) {
+    MatchedMessage m = x.m;
+    const auto s = static_cast<size_t>(m.dst - ctx.first());
+    const auto &side = model.side[s];
+    const auto ri = static_cast<size_t>(x.recv_index);
+    const auto ev = static_cast<size_t>(side.recv_event[ri]);
+    m.recv_event = static_cast<int32_t>(ev);
+    m.recv_done = side.recv_done[ri];
+    m.recv_region = side.region[ev];
+    m.recv_site = side.site[ev];
+    m.recv_op = side.op[ev];
+    m.timing.recv_nonblocking = !blocking(traits, side.op[ev]);
+    m.timing.recv_enter = side.enter[ev];
+    m.timing.recv_exit = side.exit[ev];
+    if (m.recv_done >= 0) {
+      const auto d = static_cast<size_t>(m.recv_done);
+      m.recv_done_site = side.site[d];
+      m.recv_done_op = side.op[d];
+      m.timing.recv_wait_enter = side.enter[d];
+      m.timing.recv_wait_exit = side.exit[d];
+    }
+    m.timing.bytes = model.programs[s].recvs[ri].bytes;
+    out.push_back(m);
+  }
+  std::sort(out.begin(), out.end(), [](const MatchedMessage &a, const MatchedMessage &b) {
+    return a.dst != b.dst ? a.dst < b.dst : a.recv_event != b.recv_event ? a.recv_event < b.recv_event : a.src < b.src;
+  });
+  return out;
+}
+
+}  // namespace
+
+const std::vector<MatchedMessage> &matched_messages(const Context &ctx, ReplayModel &model) {
+  if (!model.matched) {
+    ctx.progress().begin("joining both sides of every message");
+    model.matched = std::make_shared<const std::vector<MatchedMessage>>(match_messages(ctx, model));
+    ctx.progress().end();
+  }
+  return *model.matched;
+}
+
+}  // namespace perfsift::pipeline

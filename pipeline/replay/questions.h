@@ -1,0 +1,83 @@
+// What-if questions (PerWiz's function F2): their grammar, and turning one into a replay
+// scenario for the owned ranks.
+//
+//   question  := clause ("and" clause)*
+//   clause    := "baseline" | "ideal-network" | action selector
+//   action    := "zero-wait" | "zero" | "balance" | "balance-messages" | "scale" FACTOR
+//   selector  := term+ ; term := "all" | "region" PATH | "step" N ["of"] REGION
+//              | "steps" ["of"] REGION | "callsite" ID | "event" RANK:INDEX | "ranks" A-B[,C...]
+//
+// Computation is located by region executions (/steps): "region R" is the time inside
+// R's executions, "step N of R" inside its N-th, "steps of R" every step separately.
+// "callsite ID" is the computation right before those calls (balance, scale) or the calls
+// themselves (zero, zero-wait); "event R:I" is one call.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/rank_set.h"
+#include "kernels/replay.h"
+#include "pipeline/replay/replay_model.h"
+
+namespace perfsift::pipeline {
+
+
+class QuestionError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Action { ZeroWait, Zero, Balance, BalanceMessages, Scale };
+
+struct Selector {
+  enum class Kind { All, Region, Step, Steps, Callsite, Event } kind = Kind::All;
+  std::string region;   // Region, Step, Steps
+  int32_t region_id = -1;
+  int64_t step = -1;    // Step
+  int64_t callsite = -1;
+  int32_t rank = -1;    // Event
+  int64_t index = -1;
+  kernels::RankRanges ranks;  // empty: every rank
+};
+
+struct Clause {
+  Action action = Action::Zero;
+  double factor = 0;  // Scale
+  Selector sel;
+};
+
+struct Question {
+  std::string text;
+  bool baseline = false, ideal_network = false;
+  std::vector<Clause> clauses;
+};
+
+// Where a selector falls on one rank. Groups are the steps for "steps of R", else 0.
+struct Located {
+  // Computation before an event inside the selection, per group: a gap that spans the
+  // end of one step and the start of the next gives two parts. By event, then group.
+  struct Part {
+    int64_t event;
+    int32_t group;
+    int64_t ns;
+  };
+  std::vector<Part> parts;
+  std::vector<int32_t> call;          // per event: the group of the call itself, -1 if not selected
+  std::vector<uint8_t> participates;  // per group: the rank executed it
+};
+Located locate(const Selector &sel, const kernels::replay::RankProgram &p, const ReplayModel::Side &side, int32_t ngroups);
+
+// Parses one question against the store's region paths. Throws QuestionError with the
+// question, the offending word and the fix.
+Question parse_question(const std::string &text, const std::vector<std::string> &region_paths);
+
+// The scenario for the model's ranks. With a context: collective over it, the model
+// holding the owned ranks (balance needs every rank's totals). Without (nullptr): the
+// model holds every rank; no communication. `selected` counts what the question touched
+// (calls plus computation spans), run-wide.
+kernels::replay::Scenario build_scenario(const Context *ctx, const ReplayModel &model, const Question &q,
+                                         int64_t &selected);
+
+}  // namespace perfsift::pipeline

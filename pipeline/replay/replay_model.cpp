@@ -1,0 +1,498 @@
+// Building replay programs from the store, matching messages, and the distributed
+// replay driver.
+//
+// Matching (kernels/message_match.h): both sides number their own messages, so a match
+// is a join on (c, s, d, t, k): senders route their keys to the receiver's owner, which
+// answers with the receive's index. O(messages) work and one all-to-all each way.
+#include "pipeline/replay/replay_model.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <type_traits>
+#include <sstream>
+#include <unordered_map>
+
+#include "config/schema.h"
+#include "kernels/message_match.h"
+#include "pipeline/engine/op_traits.h"
+#include "pipeline/report/report.h"
+
+namespace perfsift::pipeline {
+
+namespace rp = kernels::replay;
+
+namespace {
+
+using kernels::MessageKey;
+
+struct SendKey {
+  MessageKey key;
+  int32_t send_index;
+  int32_t pad = 0;
+  int64_t bytes;
+};
+struct MatchReply {
+  int32_t src, send_index, dst, recv_index;
+};
+
+}  // namespace
+
+std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernels::LogGPS &params) {
+  auto model = std::make_shared<ReplayModel>();
+  model->params = params;
+  const io::TraceStore &store = ctx.store();
+  const int32_t first = ctx.first(), last = ctx.last();
+  const auto traits = classify_ops(store.ops());
+  const auto &comms = store.comms();
+  const int np = ctx.nprocs();
+
+  // Collective expected members: members with data.
+  std::vector<int32_t> comm_members(comms.size(), 0);
+  model->comm_owners.assign(comms.size(), {});
+  for (size_t c = 0; c < comms.size(); ++c) {
+    std::vector<int> owners;
+    for (int32_t m : comms[c].members)
+      if (m >= 0 && m < ctx.nranks() && !ctx.missing(m)) {
+        ++comm_members[c];
+        owners.push_back(ctx.owner_of(m));
+      }
+    std::sort(owners.begin(), owners.end());
+    owners.erase(std::unique(owners.begin(), owners.end()), owners.end());
+    model->comm_owners[c] = std::move(owners);
+  }
+  int32_t alive = 0;
+  for (int32_t r = 0; r < ctx.nranks(); ++r) alive += !ctx.missing(r);
+
+  // Requests, completions and region executions of the owned ranks (one read each).
+  const auto req_off = store.offsets("requests"), cmp_off = store.offsets("completions"), step_off = store.offsets("steps");
+  const auto requests = store.requests(first, last);
+  const auto completions = store.completions(first, last);
+  const auto executions = store.steps(first, last);
+
+  const int32_t owned = ctx.owned();
+  model->programs.resize(static_cast<size_t>(owned));
+  model->side.resize(static_cast<size_t>(owned));
+  std::vector<std::vector<SendKey>> route(static_cast<size_t>(np));
+  kernels::ReceiveIndex<std::pair<int32_t, int32_t>> waiting;  // key -> (slot, recv index)
+  std::vector<int64_t> finalize_exit(static_cast<size_t>(owned), rp::kUnknown);
+  std::vector<int32_t> finalize_coll(static_cast<size_t>(owned), -1);
+  int64_t local_max_finalize_enter = rp::kUnknown, local_end = 0;
+
+  // Per-rank building state, kept across event slices.
+  struct Building {
+    int64_t prev_exit = 0;
+    size_t next_request = 0, next_completion = 0;
+    // Request ids are small and dense per rank (the collector numbers them): vectors.
+    std::vector<int32_t> slot_of_id;        // id -> request slot, -1 none
+    std::vector<int32_t> completion_of_id;  // id -> completion row (index into `completions`), -1 none
+    kernels::MessageCounter sends, recvs;
+    std::unordered_map<int32_t, int64_t> coll_seq;
+    std::vector<std::pair<bool, int32_t>> slot_message;  // request slot -> (is a send, message index), or index -1
+  };
+  std::vector<Building> building(static_cast<size_t>(owned));
+  for (int32_t r = first; r < last; ++r) {
+    const size_t s = static_cast<size_t>(r - first);
+    model->programs[s].rank = r;
+    Building &b = building[s];
+    int64_t max_id = -1;
+    for (int64_t k = req_off[r]; k < req_off[r + 1]; ++k) max_id = std::max(max_id, requests[static_cast<size_t>(k - req_off[first])].id);
+    b.slot_of_id.assign(static_cast<size_t>(max_id + 1), -1);
+    b.completion_of_id.assign(static_cast<size_t>(max_id + 1), -1);
+    for (int64_t k = cmp_off[r]; k < cmp_off[r + 1]; ++k) {
+      const auto &c = completions[static_cast<size_t>(k - cmp_off[first])];
+      if (c.request >= 0 && c.request <= max_id) b.completion_of_id[static_cast<size_t>(c.request)] = static_cast<int32_t>(k - cmp_off[first]);
+    }
+    for (int64_t k = step_off[r]; k < step_off[r + 1]; ++k) model->side[s].executions.push_back(executions[static_cast<size_t>(k - step_off[first])]);
+    b.next_request = static_cast<size_t>(req_off[r] - req_off[first]);
+    b.next_completion = static_cast<size_t>(cmp_off[r] - cmp_off[first]);
+  }
+
+  ctx.scan_events("building the replay program", [&](int32_t rank, int64_t index, const io::Event *ev, const io::Event *end) {
+    const size_t s = static_cast<size_t>(rank - first);
+    rp::RankProgram &p = model->programs[s];
+    ReplayModel::Side &side = model->side[s];
+    Building &b = building[s];
+    const size_t req_end = static_cast<size_t>(req_off[rank + 1] - req_off[first]);
+    const size_t cmp_end = static_cast<size_t>(cmp_off[rank + 1] - cmp_off[first]);
+    for (int64_t i = index; ev != end; ++ev, ++i) {
+      const io::Event &e = *ev;
+      const OpTraits t = e.op < traits.size() ? traits[e.op] : OpTraits{};
+      rp::Event out;
+      out.gap = e.t_enter - b.prev_exit;
+      out.first_item = static_cast<int32_t>(p.items.size());
+      b.prev_exit = e.t_exit;
+      local_end = std::max(local_end, e.t_exit);
+      side.enter.push_back(e.t_enter);
+      side.exit.push_back(e.t_exit);
+      side.region.push_back(e.region);
+      side.step.push_back(e.step);
+      side.site.push_back(static_cast<uint32_t>(e.site));
+      side.op.push_back(e.op);
+      const bool inter = e.flags & (io::kInterComm | io::kInterrupted);
+      auto add_send = [&](int32_t dst, int32_t tag, int32_t comm, int64_t bytes) {
+        const auto idx = static_cast<int32_t>(p.sends.size());
+        p.sends.push_back({bytes, -1, -1});
+        side.send_event.push_back(static_cast<int32_t>(i));
+        side.send_done.push_back(-1);
+        const MessageKey key = b.sends.next(comm, rank, dst, tag);
+        route[static_cast<size_t>(ctx.owner_of(dst))].push_back({key, idx, 0, bytes});
+        return idx;
+      };
+      auto add_recv = [&](int32_t src, int32_t tag, int32_t comm, int64_t bytes) {
+        const auto idx = static_cast<int32_t>(p.recvs.size());
+        p.recvs.push_back({bytes, -1, -1, e.t_exit - e.t_enter});
+        side.recv_event.push_back(static_cast<int32_t>(i));
+        side.recv_done.push_back(-1);
+        if (src >= 0 && src < ctx.nranks()) waiting.add(b.recvs.next(comm, src, rank, tag), {static_cast<int32_t>(s), idx});
+        return idx;
+      };
+      auto add_coll = [&](int32_t comm, int64_t bytes, int32_t root) {
+        rp::Collective c;
+        c.instance = rp::instance_id(comm, b.coll_seq[comm]++);
+        c.members = comm >= 0 && comm < static_cast<int32_t>(comms.size()) ? comm_members[comm] : 1;
+        c.flow = t.flow;
+        c.root = root;
+        c.rounds = kernels::collective_rounds(c.members, t.linear);
+        c.bytes = bytes;
+        p.colls.push_back(c);
+        side.coll_event.push_back(static_cast<int32_t>(i));
+        return static_cast<int32_t>(p.colls.size() - 1);
+      };
+      const bool message = e.peer >= 0 && !(e.flags & io::kProcNull) && !inter;
+      if (!inter && (t.cls == OpClass::Send || t.cls == OpClass::Sendrecv) && message)
+        p.items.push_back({rp::ItemType::Send, add_send(e.peer, e.tag, e.comm, e.bytes - e.bytes_recv)});
+      if (!inter && t.cls == OpClass::Recv && message) p.items.push_back({rp::ItemType::Recv, add_recv(e.peer, e.tag, e.comm, e.bytes_recv)});
+      if (!inter && t.cls == OpClass::Collective && e.comm >= 0) {
+        const bool rooted = t.flow != kernels::CollectiveFlow::All;
+        p.items.push_back({rp::ItemType::Collective, add_coll(e.comm, e.bytes, rooted ? e.peer : -1)});
+      }
+      if (t.cls == OpClass::Finalize) {
+        rp::Collective c;
+        c.instance = rp::instance_id(-2, 0);
+        c.members = alive;
+        c.flow = kernels::CollectiveFlow::Finalize;
+        p.colls.push_back(c);
+        side.coll_event.push_back(static_cast<int32_t>(i));
+        finalize_coll[s] = static_cast<int32_t>(p.colls.size() - 1);
+        finalize_exit[s] = e.t_exit;
+        local_max_finalize_enter = std::max(local_max_finalize_enter, e.t_enter);
+        p.items.push_back({rp::ItemType::Collective, finalize_coll[s]});
+      }
+      // Requests this call activated (nonblocking operations, MPI_Start).
+      while (b.next_request < req_end && requests[b.next_request].event < i) ++b.next_request;
+      for (; b.next_request < req_end && requests[b.next_request].event == i; ++b.next_request) {
+        const io::RequestRecord &q = requests[b.next_request];
+        if (t.templ || inter || q.id < 0) continue;  // persistent templates: MPI_Start activates them
+        const int32_t slot = p.request_slots++;
+        b.slot_of_id[static_cast<size_t>(q.id)] = slot;
+        b.slot_message.resize(static_cast<size_t>(p.request_slots), {false, -1});
+        if (q.kind == io::kReqSend && q.peer >= 0) {
+          const int32_t m = add_send(q.peer, q.tag, q.comm, q.bytes);
+          b.slot_message[static_cast<size_t>(slot)] = {true, m};
+          p.items.push_back({rp::ItemType::PostSend, m, slot});
+        } else if (q.kind == io::kReqRecv) {
+          const int32_t row = b.completion_of_id[static_cast<size_t>(q.id)];
+          const io::CompletionRecord *c = row < 0 ? nullptr : &completions[static_cast<size_t>(row)];
+          const bool resolved = c && c->source >= 0 && !c->cancelled;
+          const int32_t m = add_recv(resolved ? c->source : -1, resolved ? c->tag : q.tag, q.comm, resolved ? c->bytes : 0);
+          b.slot_message[static_cast<size_t>(slot)] = {false, m};
+          p.items.push_back({rp::ItemType::PostRecv, m, slot});
+        } else if (q.kind == io::kReqCollective && q.comm >= 0) {
+          const bool rooted = t.flow != kernels::CollectiveFlow::All;
+          p.items.push_back({rp::ItemType::PostCollective, add_coll(q.comm, e.bytes, rooted ? e.peer : -1), slot});
+        } else {
+          --p.request_slots;
+          b.slot_of_id[static_cast<size_t>(q.id)] = -1;
+        }
+      }
+      // Requests this call completed; the receive half of a Sendrecv.
+      while (b.next_completion < cmp_end && completions[b.next_completion].event < i) ++b.next_completion;
+      for (; b.next_completion < cmp_end && completions[b.next_completion].event == i; ++b.next_completion) {
+        const io::CompletionRecord &c = completions[b.next_completion];
+        if (c.request < 0) {
+          if (t.cls == OpClass::Sendrecv && c.source >= 0 && !inter)
+            p.items.push_back({rp::ItemType::Recv, add_recv(c.source, c.tag, e.comm, c.bytes)});
+          continue;
+        }
+        if (static_cast<size_t>(c.request) < b.slot_of_id.size() && b.slot_of_id[static_cast<size_t>(c.request)] >= 0) {
+          const int32_t slot = b.slot_of_id[static_cast<size_t>(c.request)];
+          p.items.push_back({rp::ItemType::Complete, slot});
+          const auto [is_send, m] = b.slot_message[static_cast<size_t>(slot)];
+          if (m >= 0) (is_send ? side.send_done : side.recv_done)[static_cast<size_t>(m)] = static_cast<int32_t>(i);
+        }
+      }
+      out.items = static_cast<uint16_t>(p.items.size() - static_cast<size_t>(out.first_item));
+      if (out.items == 0) p.add_local(out.gap, e.t_exit - e.t_enter);
+      else p.events.push_back(out);
+    }
+  });
+
+  for (auto &p : model->programs) {  // exact sizes: the program is most of the stage's memory
+    p.events.shrink_to_fit();
+    p.items.shrink_to_fit();
+    p.sends.shrink_to_fit();
+    p.recvs.shrink_to_fit();
+    p.colls.shrink_to_fit();
+    p.owns.shrink_to_fit();
+  }
+  // Finalize: everything after the last rank entered is the measured remainder.
+  int64_t max_finalize_enter = local_max_finalize_enter;
+  MPI_Allreduce(MPI_IN_PLACE, &max_finalize_enter, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+  for (size_t s = 0; s < finalize_coll.size(); ++s)
+    if (finalize_coll[s] >= 0)
+      model->programs[s].colls[static_cast<size_t>(finalize_coll[s])].remainder = std::max<int64_t>(0, finalize_exit[s] - max_finalize_enter);
+
+  // Match: send keys to the receiver's owner, replies back to the sender's owner.
+  const auto arrived = ctx.alltoallv(route);
+  std::vector<std::vector<MatchReply>> replies(static_cast<size_t>(np));
+  int64_t unmatched_sends = 0, sends = 0;
+  for (const SendKey &k : arrived) {
+    const auto found = waiting.take(k.key);
+    if (!found) {
+      ++unmatched_sends;
+      continue;
+    }
+    const auto [slot, ri] = *found;
+    rp::RecvMessage &m = model->programs[static_cast<size_t>(slot)].recvs[static_cast<size_t>(ri)];
+    m.src = k.key.src;
+    m.send_index = k.send_index;
+    m.bytes = k.bytes;
+    replies[static_cast<size_t>(ctx.owner_of(k.key.src))].push_back({k.key.src, k.send_index, k.key.dst, ri});
+  }
+  for (const MatchReply &r : ctx.alltoallv(replies)) {
+    rp::SendMessage &m = model->programs[static_cast<size_t>(r.src - first)].sends[static_cast<size_t>(r.send_index)];
+    m.dst = r.dst;
+    m.recv_index = r.recv_index;
+  }
+  int64_t receives = 0, collectives = 0, local_events = 0, events = 0;
+  for (const auto &p : model->programs) {
+    sends += static_cast<int64_t>(p.sends.size());
+    receives += static_cast<int64_t>(p.recvs.size());
+    collectives += static_cast<int64_t>(p.colls.size());
+    events += static_cast<int64_t>(p.events.size());
+    for (const auto &e : p.events) local_events += e.items == 0;
+  }
+  // Receives whose source is unknown never entered `waiting`; count them as unmatched too.
+  int64_t unmatched_receives = 0;
+  for (const auto &p : model->programs)
+    for (const auto &m : p.recvs) unmatched_receives += m.src < 0;
+  std::vector<int64_t> sums = {sends, receives, unmatched_sends, unmatched_receives, collectives, local_events, events};
+  ctx.allreduce_sum(sums);
+  model->sends = sums[0];
+  model->receives = sums[1];
+  model->unmatched_sends = sums[2];
+  model->unmatched_receives = sums[3];
+  model->collectives = sums[4];
+  model->local_events = sums[5];
+  model->events = sums[6];
+  MPI_Allreduce(&local_end, &model->measured_ns, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+  return model;
+}
+
+namespace {
+template <class T>
+void put(std::vector<char> &b, const std::vector<T> &v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  const int64_t n = static_cast<int64_t>(v.size());
+  b.insert(b.end(), reinterpret_cast<const char *>(&n), reinterpret_cast<const char *>(&n) + sizeof n);
+  if (n) b.insert(b.end(), reinterpret_cast<const char *>(v.data()), reinterpret_cast<const char *>(v.data() + v.size()));
+}
+template <class T>
+void get(const char *&p, std::vector<T> &v) {
+  int64_t n = 0;
+  std::memcpy(&n, p, sizeof n);
+  p += sizeof n;
+  v.resize(static_cast<size_t>(n));
+  if (n) std::memcpy(static_cast<void *>(v.data()), p, static_cast<size_t>(n) * sizeof(T));
+  p += static_cast<size_t>(n) * sizeof(T);
+}
+}  // namespace
+
+namespace {
+// One rank's share of the model, field by field, for both packing and unpacking: `f`
+// is called on each vector in the same order either way. The per-message timing links
+// (exit, recv_event, *_done, coll_event) stay with the owner: only the owner's
+// message table (pipeline/replay/matched_messages.h) reads them.
+template <class Program, class Side, class Timings, class F>
+void each_field(Program &p, Side &d, Timings &t, F &&f) {
+  f(p.events);
+  f(p.items);
+  f(p.sends);
+  f(p.recvs);
+  f(p.colls);
+  f(p.owns);
+  f(t);
+  f(d.enter);
+  f(d.region);
+  f(d.step);
+  f(d.site);
+  f(d.op);
+  f(d.send_event);
+  f(d.executions);
+}
+}  // namespace
+
+std::shared_ptr<ReplayModel> gather_whole(const Context &ctx, const ReplayModel &m) {
+  std::vector<char> mine;
+  const std::vector<rp::EventTiming> none;
+  for (size_t s = 0; s < m.programs.size(); ++s) {
+    const auto &p = m.programs[s];
+    put(mine, std::vector<int32_t>{p.rank, p.request_slots});
+    each_field(p, m.side[s], s < m.baseline.size() ? m.baseline[s] : none, [&](const auto &v) { put(mine, v); });
+  }
+  const auto all = ctx.allgatherv(mine);
+  auto w = std::make_shared<ReplayModel>();
+  w->params = m.params;
+  w->measured_ns = m.measured_ns;
+  w->events = m.events;
+  w->sends = m.sends;
+  w->receives = m.receives;
+  w->unmatched_sends = m.unmatched_sends;
+  w->unmatched_receives = m.unmatched_receives;
+  w->collectives = m.collectives;
+  w->local_events = m.local_events;
+  w->comm_owners = m.comm_owners;
+  const char *p = all.data(), *end = all.data() + all.size();
+  while (p < end) {
+    rp::RankProgram q;
+    ReplayModel::Side d;
+    std::vector<rp::EventTiming> t;
+    std::vector<int32_t> head;
+    get(p, head);
+    q.rank = head[0];
+    q.request_slots = head[1];
+    each_field(q, d, t, [&](auto &v) { get(p, v); });
+    w->programs.push_back(std::move(q));
+    w->side.push_back(std::move(d));
+    w->baseline.push_back(std::move(t));
+  }
+  return w;
+}
+
+ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const rp::Scenario &sc, bool record_timings) {
+  const int np = ctx.nprocs();
+  rp::Engine engine(model.programs, sc, ctx.nranks(), record_timings, np > 1);
+  ReplayOutcome out;
+  while (true) {
+    bool moved = engine.advance();
+    if (np > 1) {
+      // Route what crossed owners; arrivals go to every other owner of the communicator.
+      auto box = engine.take_outbox();
+      std::vector<std::vector<rp::Engine::SendPost>> sends(static_cast<size_t>(np));
+      std::vector<std::vector<rp::Engine::RecvPost>> recvs(static_cast<size_t>(np));
+      std::vector<std::vector<rp::Engine::Arrival>> arrivals(static_cast<size_t>(np));
+      for (const auto &p : box.sends) sends[static_cast<size_t>(ctx.owner_of(p.dst))].push_back(p);
+      for (const auto &p : box.recvs) recvs[static_cast<size_t>(ctx.owner_of(p.src))].push_back(p);
+      for (const auto &a : box.arrivals) {
+        const int32_t comm = rp::instance_comm(a.instance);
+        if (comm >= 0 && comm < static_cast<int32_t>(model.comm_owners.size())) {
+          for (int k : model.comm_owners[static_cast<size_t>(comm)])
+            if (k != ctx.me()) arrivals[static_cast<size_t>(k)].push_back(a);
+        } else {
+          for (int k = 0; k < np; ++k)
+            if (k != ctx.me()) arrivals[static_cast<size_t>(k)].push_back(a);
+        }
+      }
+      const auto in_sends = ctx.alltoallv(sends);
+      const auto in_recvs = ctx.alltoallv(recvs);
+      const auto in_arrivals = ctx.alltoallv(arrivals);
+      for (const auto &p : in_sends) engine.apply(p);
+      for (const auto &p : in_recvs) engine.apply(p);
+      for (const auto &a : in_arrivals) engine.apply(a);
+      moved |= !in_sends.empty() || !in_recvs.empty() || !in_arrivals.empty();
+    }
+    int64_t state[2] = {moved ? 1 : 0, engine.unfinished()};
+    MPI_Allreduce(MPI_IN_PLACE, state, 2, MPI_INT64_T, MPI_SUM, ctx.comm());
+    if (state[1] == 0) break;
+    // Stuck everywhere at once: release every blocked rank together (a crashed rank or a
+    // message the trace lacks), so the answer does not depend on the split.
+    if (state[0] == 0) engine.release_stuck();
+  }
+  int64_t end = 0;
+  for (int64_t t : engine.end_times()) end = std::max(end, t);
+  MPI_Allreduce(&end, &out.makespan_ns, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+  int64_t released = engine.released();
+  MPI_Allreduce(&released, &out.released, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+  if (record_timings) out.timings = engine.timings();
+  return out;
+}
+
+namespace {
+// Every LogGPS parameter once: its key in a parameter file, its attribute in /whatif, its
+// help and range. Defaults come from kernels::LogGPS.
+struct LogGPSField {
+  const char *key, *attribute, *help;
+  double kernels::LogGPS::*real;      // one of the two is set
+  int64_t kernels::LogGPS::*integer;
+  double min, max;
+};
+const std::vector<LogGPSField> &loggps_fields() {
+  using P = kernels::LogGPS;
+  static const std::vector<LogGPSField> fields = {
+      {"L_ns", "L_ns", "latency, ns", &P::L, nullptr, 0, 1e12},
+      {"os0_ns", "os_ns", "send overhead per message, ns", &P::os0, nullptr, 0, 1e12},
+      {"os1_ns_per_byte", "os_ns_per_byte", "send overhead per byte, ns", &P::os1, nullptr, 0, 1e6},
+      {"or0_ns", "or_ns", "receive overhead per message, ns", &P::or0, nullptr, 0, 1e12},
+      {"or1_ns_per_byte", "or_ns_per_byte", "receive overhead per byte, ns", &P::or1, nullptr, 0, 1e6},
+      {"g_ns", "g_ns", "gap between injections, ns", &P::g, nullptr, 0, 1e12},
+      {"G_ns_per_byte", "G_ns_per_byte", "gap per byte, ns", &P::G, nullptr, 0, 1e6},
+      {"S_bytes", "S_bytes", "eager to rendezvous threshold, bytes", nullptr, &P::S, 0, 9e18},
+      {"s_bytes", "s_bytes", "packet size threshold, bytes", nullptr, &P::s, 1, 9e18},
+  };
+  return fields;
+}
+
+const std::vector<config::KeyDef> &loggps_keys() {
+  static const std::vector<config::KeyDef> keys = [] {
+    const kernels::LogGPS defaults;
+    std::vector<config::KeyDef> k;
+    for (const auto &f : loggps_fields())
+      k.push_back({std::string("loggps.") + f.key, f.real ? config::Type::Float : config::Type::Int,
+                   f.real ? config::Value(defaults.*f.real) : config::Value(defaults.*f.integer), "", f.help, f.min, f.max});
+    return k;
+  }();
+  return keys;
+}
+
+// TOML floats need a decimal point or exponent.
+std::string toml_float(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  std::string s = b;
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+}  // namespace
+
+kernels::LogGPS read_loggps(const std::string &path) {
+  const auto v = config::parse_file(loggps_keys(), path, [](const std::string &) { return std::optional<std::string>{}; });
+  kernels::LogGPS p;
+  for (const auto &f : loggps_fields()) {
+    const std::string key = std::string("loggps.") + f.key;
+    if (f.real) p.*f.real = v.get_float(key);
+    else p.*f.integer = v.get_int(key);
+  }
+  p.source = path;
+  return p;
+}
+
+void write_loggps(const std::string &path, const kernels::LogGPS &p, const std::string &comment) {
+  std::ostringstream os;
+  os << "# LogGPS parameters for perfsift's replay (perfsift calibrate).\n# " << comment << "\n[loggps]\n";
+  for (const auto &f : loggps_fields()) {
+    os << f.key << " = ";
+    if (f.real) os << toml_float(p.*f.real) << "\n";
+    else os << p.*f.integer << "\n";
+  }
+  write_file_atomically(path, os.str());
+}
+
+std::vector<std::pair<std::string, io::AttrValue>> loggps_attributes(const kernels::LogGPS &p) {
+  std::vector<std::pair<std::string, io::AttrValue>> out = {{"loggps_source", p.source}};
+  for (const auto &f : loggps_fields())
+    out.emplace_back(std::string("loggps_") + f.attribute, f.real ? io::AttrValue(p.*f.real) : io::AttrValue(p.*f.integer));
+  return out;
+}
+
+}  // namespace perfsift::pipeline

@@ -1,0 +1,75 @@
+// The replayable form of a trace store: each owned rank's events turned into a
+// kernels::replay program (messages matched across analysis processes), what locates
+// computation (region executions, steps), and the distributed replay driver.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/replay.h"
+#include "pipeline/engine/stage.h"
+
+namespace perfsift::pipeline {
+
+struct MatchedMessage;  // pipeline/replay/matched_messages.h
+
+struct ReplayModel {
+  kernels::LogGPS params;
+  std::vector<kernels::replay::RankProgram> programs;  // owned ranks, in order
+  // Per owned rank, per event: measured enter time, innermost region, step, call site.
+  struct Side {
+    std::vector<int64_t> enter, exit;
+    std::vector<int32_t> region, step;
+    std::vector<uint32_t> site;
+    std::vector<uint16_t> op;
+    std::vector<int32_t> send_event;  // per send: its event
+    std::vector<int32_t> recv_event;  // per receive: the event that posted it
+    // Per send / receive: the event that completed its request (Wait*, Test*), -1 when
+    // the call itself was blocking or nothing completed it.
+    std::vector<int32_t> send_done, recv_done;
+    std::vector<int32_t> coll_event;  // per collective: its event
+    std::vector<io::StepRecord> executions;  // region executions (/steps), by end time
+  };
+  std::vector<Side> side;
+  // Run-wide figures (identical on every process).
+  int64_t measured_ns = 0;  // the last rank's last exit
+  int64_t events = 0, sends = 0, receives = 0, unmatched_sends = 0, unmatched_receives = 0;
+  int64_t collectives = 0, local_events = 0;
+  // Per communicator index: the analysis processes owning a member (arrival routing).
+  std::vector<std::vector<int>> comm_owners;
+  // Baseline replay of the owned ranks (filled by the whatif stage; `replayed` says it ran,
+  // also on processes owning no rank).
+  std::vector<std::vector<kernels::replay::EventTiming>> baseline;
+  bool replayed = false;
+  // Messages of the owned receivers with both sides' timing, joined once on first use
+  // (matched_messages in pipeline/replay/matched_messages.h) and shared by the stages after.
+  std::shared_ptr<const std::vector<MatchedMessage>> matched;
+};
+
+// Collective: reads the owned ranks' events, requests, completions and region executions
+// and matches messages across processes.
+std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernels::LogGPS &params);
+
+struct ReplayOutcome {
+  int64_t makespan_ns = 0;
+  int64_t released = 0;  // dependencies released at a stuck fixpoint (crashed ranks)
+  std::vector<std::vector<kernels::replay::EventTiming>> timings;  // when asked for
+};
+// Collective: a copy of the model holding every rank (programs, side data, baseline) on
+// every process, for work that replays the whole run many times (domino candidates,
+// questions spread over processes). Memory: O(all events) per process.
+std::shared_ptr<ReplayModel> gather_whole(const Context &ctx, const ReplayModel &model);
+
+// Collective: replays the owned ranks under a scenario, exchanging cross-owner message
+// times and collective arrivals in rounds.
+ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const kernels::replay::Scenario &sc,
+                                 bool record_timings);
+
+// Reads a LogGPS parameter file (`perfsift calibrate` writes it). Throws config::ConfigError.
+kernels::LogGPS read_loggps(const std::string &path);
+void write_loggps(const std::string &path, const kernels::LogGPS &p, const std::string &comment);
+// The parameters as /whatif attributes: loggps_source, loggps_L_ns, ...
+std::vector<std::pair<std::string, io::AttrValue>> loggps_attributes(const kernels::LogGPS &p);
+
+}  // namespace perfsift::pipeline

@@ -1,0 +1,179 @@
+#include "pipeline/report/report.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "pipeline/format/text.h"
+#include "pipeline/format/json_writer.h"
+#include "pipeline/format/results_view.h"
+#include "pipeline/engine/stage.h"
+
+namespace perfsift::pipeline {
+
+namespace {
+
+
+void write_attr_value(JsonWriter &j, const io::AttrValue &v) {
+  std::visit(
+      [&](const auto &x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, std::vector<int64_t>>) j.values(x);
+        else j.value(x);
+      },
+      v);
+}
+
+ReportLimits resolve(const io::ResultsStore &rs, ReportLimits l) {
+  const auto root = rs.attributes("");
+  if (l.top < 0) l.top = attr_or<int64_t>(root, "report_top", 10);
+  if (l.json_max_rows < 0) l.json_max_rows = attr_or<int64_t>(root, "report_json_max_rows", 1000);
+  if (l.width < 0) l.width = attr_or<int64_t>(root, "report_width", 100);
+  l.width = std::max<int64_t>(l.width, 60);
+  return l;
+}
+
+void write_table_json(JsonWriter &j, const io::Table &t) {
+  j.begin_array();
+  for (size_t r = 0; r < t.rows(); ++r) {
+    j.begin_object();
+    for (const auto &c : t.columns) {
+      j.key(c.name);
+      std::visit([&](const auto &col) { j.value(col[r]); }, c.values);
+    }
+    j.end_object();
+  }
+  j.end_array();
+}
+
+using JsonHook = std::function<void(JsonWriter &, const io::ResultsStore &)>;
+
+void write_group_json(JsonWriter &j, const io::ResultsStore &rs, const std::string &group, int64_t max_rows,
+                      const JsonHook *extra = nullptr) {
+  j.begin_object();
+  for (const auto &[k, v] : rs.attributes(group)) {
+    if (k == "description") continue;
+    j.key(k);
+    write_attr_value(j, v);
+  }
+  for (const auto &c : rs.children(group)) {
+    const std::string path = group + "/" + c.name;
+    j.key(c.name);
+    if (c.kind == io::ResultsStore::Kind::Group) {
+      write_group_json(j, rs, path, max_rows);
+    } else if (c.kind == io::ResultsStore::Kind::Table) {
+      const auto t = rs.table(path);
+      if (static_cast<int64_t>(t.rows()) <= max_rows) write_table_json(j, t);
+      else {
+        std::vector<std::string> cols;
+        for (const auto &col : t.columns) cols.push_back(col.name);
+        j.begin_object().key("rows").value(static_cast<int64_t>(t.rows())).key("columns").values(cols);
+        j.key("hdf5").value("/" + path).end_object();
+      }
+    } else {
+      const auto info = rs.matrix_info(path);
+      j.begin_object();
+      j.key("dims").values(std::vector<std::string>{info.row_dim, info.col_dim});
+      j.key("shape").values(std::vector<int64_t>{info.rows, info.cols});
+      j.key("units").value(info.units);
+      j.key("columns").values(info.col_labels);
+      j.key("hdf5").value("/" + path);
+      if (info.rows <= max_rows) {
+        const auto m = rs.matrix(path);
+        j.key("values").begin_array();
+        for (int64_t r = 0; r < info.rows; ++r)
+          j.values(std::vector<double>(m.begin() + r * info.cols, m.begin() + (r + 1) * info.cols));
+        j.end_array();
+      }
+      j.end_object();
+    }
+  }
+  if (extra) (*extra)(j, rs);
+  j.end_object();
+}
+
+std::string join(const std::vector<std::string> &v) {
+  std::string s;
+  for (const auto &x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+
+}  // namespace
+
+std::string render_json(const io::ResultsStore &rs, const ReportLimits &lim) {
+  const ReportLimits l = resolve(rs, lim);
+  JsonWriter j;
+  const auto root = rs.attributes("");
+  j.begin_object();
+  j.key("format").value(attr_or<std::string>(root, "format", ""));
+  j.key("version").value(attr_or<int64_t>(root, "version", 0));
+  j.key("source").begin_object();
+  j.key("path").value(attr_or<std::string>(root, "source_store", ""));
+  j.key("checksum").value(attr_or<std::string>(root, "source_checksum", ""));
+  j.end_object();
+  j.key("run");
+  write_group_json(j, rs, "run", l.json_max_rows);
+  j.key("warnings").values(attr_or<std::vector<std::string>>(root, "warnings", {}));
+  j.key("configuration").value(attr_or<std::string>(root, "configuration_effective", ""));
+  j.key("findings");
+  write_table_json(j, rs.table("findings"));
+  for (const auto &stage : attr_or<std::vector<std::string>>(root, "stages", {})) {
+    const auto *info = find_stage(stage);
+    j.key(info && !info->json_key.empty() ? info->json_key : stage);
+    if (info && info->json_value) info->json_value(j, rs);
+    else write_group_json(j, rs, stage, l.json_max_rows, info && info->json ? &info->json : nullptr);
+  }
+  j.end_object();
+  return j.take();
+}
+
+std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
+  const ReportLimits l = resolve(rs, lim);
+  std::ostringstream os;
+  const auto root = rs.attributes("");
+  const auto run = rs.attributes("run");
+  os << "perfsift analysis of " << attr_or<std::string>(root, "source_store", "?") << "\n";
+  os << "run: " << attr_or<int64_t>(run, "ranks", 0) << " ranks, " << format_seconds(attr_or<double>(run, "wall_time_s", 0))
+     << " wall, started " << attr_or<std::string>(run, "start_time", "?") << "\n";
+  const auto cmd = attr_or<std::string>(run, "command", "");
+  if (!cmd.empty()) os << "command: " << clip(cmd, 100) << "\n";
+  const auto unavailable = attr_or<std::vector<std::string>>(run, "counters_unavailable", {});
+  if (!unavailable.empty())
+    os << "counters not recorded: " << join(unavailable) << " (analyses that need them fall back and say so)\n";
+  for (const auto &w : attr_or<std::vector<std::string>>(root, "warnings", {})) os << "warning: " << w << "\n";
+
+  const auto f = rs.table("findings");
+  const auto &kind = column<std::string>(f, "kind"), &where = column<std::string>(f, "where"), &ranks = column<std::string>(f, "ranks"),
+             &cause = column<std::string>(f, "cause");
+  const auto &lost = column<double>(f, "lost_s"), &gain = column<double>(f, "predicted_gain_s");
+  os << "\n";
+  if (f.rows() == 0) os << "No findings: no region, rank or operation crossed the reporting thresholds.\n";
+  else {
+    os << "Top findings (" << std::min<int64_t>(l.top, static_cast<int64_t>(f.rows())) << " of " << f.rows()
+       << "; lost = time at stake, gain = simulated payoff of a fix):\n";
+    char line[512];
+    std::snprintf(line, sizeof line, "  %2s  %-15s %-24s %-12s %9s %9s\n", "#", "kind", "where", "ranks", "lost", "gain");
+    os << line;
+    for (size_t r = 0; r < f.rows() && static_cast<int64_t>(r) < l.top; ++r) {
+      std::snprintf(line, sizeof line, "  %2zu  %-15s %-24s %-12s %9s %9s\n", r + 1, clip(kind[r], 15).c_str(),
+                    clip(where[r], 24).c_str(), clip(ranks[r], 12).c_str(), format_seconds(lost[r]).c_str(),
+                    std::isnan(gain[r]) ? "n/a" : format_seconds(gain[r]).c_str());
+      os << line;
+      for (const auto &w : wrap(cause[r], static_cast<size_t>(l.width) - 6, 2)) os << "      " << w << "\n";
+    }
+  }
+  for (const auto &stage : attr_or<std::vector<std::string>>(root, "stages", {}))
+    if (const auto *info = find_stage(stage); info && info->text) info->text(os, rs);
+  os << "\nDetails: " << rs.path() << " (HDF5; see docs/results.md), or perfsift report " << rs.path() << " --format json\n";
+  return os.str();
+}
+
+}  // namespace perfsift::pipeline

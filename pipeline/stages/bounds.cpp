@@ -1,0 +1,202 @@
+// Stage `bounds` (PerWiz F3): lower bounds per parallel region from the time breakdown
+// alone — no DAG, so they hold for any reordering of the region's messages. For each
+// region (the whole program, every step region, `bounds.regions`) and each of its steps,
+// every rank's time splits into computation, communication and waiting (from the
+// baseline replay). Q1 zeroes waiting, Q2 gives every rank the mean computation, Q3 the
+// mean communication; a step lasts as long as its slowest rank, a region as its steps.
+//
+// Cost: O(owned events x regions) per process and one reduction of 8 values per step.
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+
+#include "pipeline/format/text.h"
+#include "pipeline/replay/replay_model.h"
+#include "pipeline/format/results_view.h"
+#include "pipeline/engine/stage.h"
+#include "pipeline/replay/questions.h"
+
+namespace perfsift::pipeline {
+
+namespace {
+
+// The 8 conjunctions of Q1 (zero wait), Q2 (balance work), Q3 (balance messages); bit k = Q(k+1).
+const char *kCombo[8] = {"none", "Q1", "Q2", "Q1 and Q2", "Q3", "Q1 and Q3", "Q2 and Q3", "Q1 and Q2 and Q3"};
+const char *kMeaning[8] = {"as replayed",
+                           "no waiting",
+                           "balanced computation",
+                           "no waiting, balanced computation",
+                           "balanced communication",
+                           "no waiting, balanced communication",
+                           "balanced computation and communication",
+                           "no waiting, balanced computation and communication"};
+
+void run_bounds(Context &ctx, const config::Values &cfg, StageOutput &out) {
+  if (!ctx.replay || !ctx.replay->replayed) throw std::runtime_error("bounds: needs the whatif stage before it in pipeline.stages (it builds the replay)");
+  const ReplayModel &model = *ctx.replay;
+  const auto &regions = ctx.store().regions();
+  std::vector<std::string> paths;
+  for (const auto &r : regions) paths.push_back(r.path);
+
+  // The parallel regions: the program, step regions, and the user's.
+  struct Target {
+    std::string name;
+    Selector sel;
+    int64_t groups = 1;
+  };
+  std::vector<Target> targets;
+  targets.push_back({io::kRootRegionPath, Selector{}, 1});
+  {
+    std::vector<int64_t> top(regions.size(), -1);
+    for (const auto &side : model.side)
+      for (const auto &x : side.executions)
+        if (x.step >= 0 && x.region >= 0 && static_cast<size_t>(x.region) < top.size()) top[static_cast<size_t>(x.region)] = std::max<int64_t>(top[static_cast<size_t>(x.region)], x.step);
+    MPI_Allreduce(MPI_IN_PLACE, top.data(), static_cast<int>(top.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
+    for (size_t g = 0; g < top.size(); ++g)
+      if (top[g] >= 0) {
+        Selector s;
+        s.kind = Selector::Kind::Steps;
+        s.region = paths[g];
+        s.region_id = static_cast<int32_t>(g);
+        targets.push_back({paths[g], s, top[g] + 1});
+      }
+  }
+  for (const auto &name : cfg.get_list("bounds.regions")) {
+    auto it = std::find(paths.begin(), paths.end(), name);
+    if (it == paths.end())
+      throw std::runtime_error("bounds.regions (" + cfg.where("bounds.regions") + "): no region '" + name + "' in the store (did you mean '" +
+                               config::nearest(name, paths) + "'?)");
+    Selector s;
+    s.kind = Selector::Kind::Region;
+    s.region = name;
+    s.region_id = static_cast<int32_t>(it - paths.begin());
+    targets.push_back({name, s, 1});
+  }
+
+  io::Table bt, br;
+  bt.description = "PerWiz F3 lower bounds per parallel region: Q1 zero wait, Q2 balanced computation, Q3 balanced communication";
+  auto &b_region = bt.strings("region", "parallel region");
+  auto &b_question = bt.strings("question", "none, Q1, Q2, Q3 or a conjunction");
+  auto &b_meaning = bt.strings("meaning", "the hypothesis in words");
+  auto &b_pred = bt.floats("predicted_s", "s", "sum over the region's steps of the slowest rank's time");
+  br.description = "time breakdown per parallel region (baseline replay), mean per rank summed over steps";
+  auto &r_region = br.strings("region", "parallel region");
+  auto &r_steps = br.ints("steps", "", "parallel steps (1 for a plain region)");
+  auto &r_calc = br.floats("computation_s", "s", "computation, mean per rank");
+  auto &r_comm = br.floats("communication_s", "s", "time in MPI not waiting, mean per rank");
+  auto &r_wait = br.floats("waiting_s", "s", "waiting in MPI, mean per rank");
+
+  for (const Target &t : targets) {
+    const size_t ng = static_cast<size_t>(t.groups);
+    const size_t owned = model.programs.size();
+    std::vector<int64_t> calc(owned * ng, 0), comm(owned * ng, 0), wait(owned * ng, 0);
+    std::vector<uint8_t> part(owned * ng, 0);
+    for (size_t s = 0; s < owned; ++s) {
+      const auto &p = model.programs[s];
+      if (p.events.empty() || model.baseline.size() <= s) continue;
+      const Located L = locate(t.sel, p, model.side[s], static_cast<int32_t>(ng));
+      for (size_t g = 0; g < ng; ++g) part[s * ng + g] = L.participates[g];
+      for (const auto &part : L.parts) calc[s * ng + static_cast<size_t>(part.group)] += part.ns;
+      for (size_t i = 0; i < p.events.size(); ++i) {
+        if (L.call[i] < 0) continue;
+        const size_t g = s * ng + static_cast<size_t>(L.call[i]);
+        const auto &x = model.baseline[s][i];
+        if (p.events[i].items == 0) calc[g] += x.exit - x.enter;  // local calls are not communication
+        else {
+          comm[g] += x.nowait_exit - x.enter;
+          wait[g] += x.exit - x.nowait_exit;
+        }
+      }
+    }
+    std::vector<int64_t> sums(4 * ng, 0);  // calc, comm, wait, ranks per group
+    for (size_t s = 0; s < owned; ++s)
+      for (size_t g = 0; g < ng; ++g)
+        if (part[s * ng + g]) {
+          sums[g] += calc[s * ng + g];
+          sums[ng + g] += comm[s * ng + g];
+          sums[2 * ng + g] += wait[s * ng + g];
+          ++sums[3 * ng + g];
+        }
+    ctx.allreduce_sum(sums);
+    std::vector<int64_t> worst(8 * ng, 0);
+    for (size_t s = 0; s < owned; ++s)
+      for (size_t g = 0; g < ng; ++g) {
+        if (!part[s * ng + g]) continue;
+        const int64_t n = std::max<int64_t>(1, sums[3 * ng + g]);
+        const int64_t mean_calc = sums[g] / n, mean_comm = sums[ng + g] / n;
+        for (int c = 0; c < 8; ++c) {
+          const int64_t v = ((c & 2) ? mean_calc : calc[s * ng + g]) + ((c & 4) ? mean_comm : comm[s * ng + g]) +
+                            ((c & 1) ? 0 : wait[s * ng + g]);
+          worst[g * 8 + static_cast<size_t>(c)] = std::max(worst[g * 8 + static_cast<size_t>(c)], v);
+        }
+      }
+    MPI_Allreduce(MPI_IN_PLACE, worst.data(), static_cast<int>(worst.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
+    for (int c = 0; c < 8; ++c) {
+      int64_t total = 0;
+      for (size_t g = 0; g < ng; ++g) total += worst[g * 8 + static_cast<size_t>(c)];
+      b_region.push_back(t.name);
+      b_question.push_back(kCombo[c]);
+      b_meaning.push_back(kMeaning[c]);
+      b_pred.push_back(static_cast<double>(total) * 1e-9);
+    }
+    double mc = 0, mm = 0, mw = 0;
+    for (size_t g = 0; g < ng; ++g) {
+      const double n = static_cast<double>(std::max<int64_t>(1, sums[3 * ng + g]));
+      mc += static_cast<double>(sums[g]) / n * 1e-9;
+      mm += static_cast<double>(sums[ng + g]) / n * 1e-9;
+      mw += static_cast<double>(sums[2 * ng + g]) / n * 1e-9;
+    }
+    r_region.push_back(t.name);
+    r_steps.push_back(t.groups);
+    r_calc.push_back(mc);
+    r_comm.push_back(mm);
+    r_wait.push_back(mw);
+  }
+  out.table("bounds", bt);
+  out.table("breakdown", br);
+}
+
+void bounds_text(std::ostream &os, const io::ResultsStore &rs) {
+  const auto t = rs.table("bounds/bounds");
+  const auto &region = column<std::string>(t, "region"), &q = column<std::string>(t, "question");
+  const auto &pred = column<double>(t, "predicted_s");
+  os << "\nLower bounds per parallel region (PerWiz F3; Q1 no waiting, Q2 balanced computation, Q3 balanced communication):\n";
+  for (size_t i = 0; i + 7 < t.rows(); i += 8) {
+    os << "  " << clip(region[i], 28) << ":";
+    for (int c : {0, 1, 2, 3, 7}) os << " " << q[i + static_cast<size_t>(c)] << " " << format_seconds(pred[i + static_cast<size_t>(c)]) << (c == 7 ? "" : ";");
+    os << "\n";
+  }
+}
+
+// "bounds": {region: {"steps", "breakdown": {...}, "none": s, "Q1": s, ...}}
+void bounds_json(JsonWriter &j, const io::ResultsStore &rs) {
+  const auto t = rs.table("bounds/bounds");
+  const auto b = rs.table("bounds/breakdown");
+  const auto &region = column<std::string>(t, "region"), &q = column<std::string>(t, "question");
+  const auto &pred = column<double>(t, "predicted_s");
+  const auto &steps = column<int64_t>(b, "steps");
+  const auto &calc = column<double>(b, "computation_s"), &comm = column<double>(b, "communication_s"), &wait = column<double>(b, "waiting_s");
+  j.begin_object();
+  for (size_t r = 0; r < b.rows(); ++r) {
+    j.key(region[r * 8]).begin_object();
+    j.key("steps").value(steps[r]);
+    j.key("breakdown").begin_object().key("computation_s").value(calc[r]).key("communication_s").value(comm[r]).key("waiting_s").value(wait[r]).end_object();
+    for (size_t c = 0; c < 8; ++c) j.key(q[r * 8 + c]).value(pred[r * 8 + c]);
+    j.end_object();
+  }
+  j.end_object();
+}
+
+}  // namespace
+
+StageInfo bounds_stage() {
+  StageInfo s{"bounds",
+              "PerWiz's lower bounds per parallel region (F3): the time breakdown with waiting zeroed (Q1), computation "
+              "balanced (Q2), communication balanced (Q3) and their conjunctions, step by step",
+              {{"regions", config::Type::StringList, std::vector<std::string>{}, "", "further regions to bound besides the program and the step regions"}},
+              run_bounds, bounds_text, nullptr};
+  s.json_value = bounds_json;
+  return s;
+}
+
+}  // namespace perfsift::pipeline

@@ -1,0 +1,327 @@
+// Stage `classify` (Vetter, ICS 2000): every matched message gets one of the seven
+// classes and a confidence from the C4.5 tree `perfsift train` learnt on this machine;
+// counts per (sender call site, receiver call site) pair as the paper's Table 4; each
+// pair whose transfers are mostly of one inefficient class becomes a finding with the
+// paper's advice. The tree is tied to the platform that trained it: a store from another
+// MPI library or other hosts gets a warning.
+//
+// Cost: one all-to-all of the messages' send sides (pipeline/replay/matched_messages.h), then
+// O(messages x tree depth) work spread over the receivers' owners and their threads;
+// the pair tables (pairs x 7 counts) meet on every process.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+#include <ostream>
+
+#include "kernels/message_class.h"
+#include "kernels/rank_set.h"
+#include "pipeline/format/text.h"
+#include "pipeline/classifier/trained_classifier.h"
+#include "pipeline/replay/matched_messages.h"
+#include "pipeline/format/results_view.h"
+#include "pipeline/engine/stage.h"
+
+namespace perfsift::pipeline {
+
+namespace vt = kernels::vetter;
+
+namespace {
+
+// A pair's tally, plain data for the gather.
+struct PairTally {
+  uint64_t send_site = 0, recv_site = 0;
+  int64_t counts[vt::kClasses] = {};
+  // Integers, so sums do not depend on how messages are split over processes.
+  int64_t confidence_ppb = 0;          // sum over its messages, in 1e-9
+  int64_t excess_ns[vt::kClasses] = {};  // time in the calls beyond normal, per class
+};
+// A rank taking part in a pair, on one side.
+struct PairRank {
+  uint64_t send_site, recv_site;
+  int32_t receiving, rank;
+  bool operator<(const PairRank &o) const {
+    return std::tie(send_site, recv_site, receiving, rank) < std::tie(o.send_site, o.recv_site, o.receiving, o.rank);
+  }
+};
+
+// Vetter's optional post-filter (spec A7): a class that names an operation the transfer
+// did not use becomes its counterpart that did (late send <-> late send post, ...).
+int32_t fold_to_operations(int32_t cls, const vt::TransferTiming &t) {
+  switch (cls) {
+    case vt::kLateSend: return t.send_nonblocking ? vt::kLateSendPost : cls;
+    case vt::kLateSendPost: return t.send_nonblocking ? cls : vt::kLateSend;
+    case vt::kLateSendWait: return t.send_nonblocking ? cls : vt::kLateSend;
+    case vt::kLateRecv: return t.recv_nonblocking ? vt::kLateRecvPost : cls;
+    case vt::kLateRecvPost: return t.recv_nonblocking ? cls : vt::kLateRecv;
+    case vt::kLateRecvWait: return t.recv_nonblocking ? cls : vt::kLateRecv;
+    default: return cls;
+  }
+}
+
+// Time the transfer's calls took beyond what normal ones of its kind and size take (ns).
+int64_t excess_ns(const vt::Normalizer &n, const std::array<double, vt::kFeatures> &raw) {
+  double s = 0;
+  for (int32_t f : {vt::kSendDur, vt::kSendWaitDur, vt::kRecvDur, vt::kRecvWaitDur}) {
+    const int32_t kind = f == vt::kSendDur || f == vt::kSendWaitDur ? raw[vt::kSendType] != 0 : raw[vt::kRecvType] != 0;
+    s += std::max(0.0, raw[static_cast<size_t>(f)] - n.baseline(f, kind, raw[vt::kMsgSize]));
+  }
+  return std::llround(s);
+}
+
+void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
+  const std::string path = cfg.get_string("classify.model");
+  io::Table pairs_table;
+  pairs_table.description = "transfers per (sender call site, receiver call site) and class (Vetter's Table 4)";
+  auto &sender = pairs_table.strings("sender", "sender's call site, function+offset");
+  auto &receiver = pairs_table.strings("receiver", "receiver's call site");
+  auto &sender_id = pairs_table.ints("sender_site", "", "call-site id (/callsites of the trace store)");
+  auto &receiver_id = pairs_table.ints("receiver_site", "", "call-site id");
+  std::vector<std::vector<int64_t> *> count_cols;
+  for (const char *k : vt::class_keys()) count_cols.push_back(&pairs_table.ints(k, "", std::string("transfers classified ") + k));
+  auto &predominant = pairs_table.strings("predominant", "the most frequent class");
+  auto &confidence = pairs_table.floats("mean_confidence", "", "mean confidence of the tree's answers");
+  auto &excess = pairs_table.floats("excess_s", "s", "time in the pair's MPI calls beyond normal transfers, summed");
+  auto &senders = pairs_table.strings("senders", "sending ranks");
+  auto &receivers = pairs_table.strings("receivers", "receiving ranks");
+  if (path.empty()) {
+    out.attribute("skipped", std::string("no classifier model: train one on this machine with `perfsift train -o classifier.model -- "
+                                         "mpirun -n 2` and set classify.model"));
+    out.table("pairs", pairs_table);
+    return;
+  }
+  const MessageModel model = load_model(path);
+  const Platform here = platform_of(ctx.store().run());
+  const bool same_platform = here == model.platform;
+  if (!same_platform)
+    ctx.warnings.push_back("classify: the model " + path + " was trained on " + model.platform.mpi_library + " (" +
+                           model.platform.host_pattern + "), this run used " + here.mpi_library + " (" + here.host_pattern +
+                           "); its classes may be wrong here: train it again with `perfsift train` on this platform");
+  const bool fold = cfg.get_bool("classify.fold_to_operations");
+  const auto &messages = matched_messages(ctx, matched_model(ctx));
+
+  const int64_t max_rows = cfg.get_int("classify.max_message_rows");
+  std::vector<int64_t> n_local = {static_cast<int64_t>(messages.size())};
+  ctx.allreduce_sum(n_local);
+  const int64_t total = n_local[0];
+  const bool keep_rows = total <= max_rows;
+
+  ctx.progress().begin("classify: classifying");
+  std::vector<int32_t> cls(messages.size());
+  std::vector<double> conf(messages.size());
+  std::vector<int64_t> extra(messages.size());
+  std::vector<std::array<double, vt::kFeatures>> features(keep_rows ? messages.size() : 0);
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const auto raw = vt::raw_features(messages[i].timing);
+    const auto f = model.normalizer.normalise(raw);
+    if (keep_rows) features[i] = f;
+    int32_t c = model.tree.classify(f.data(), &conf[i]);
+    if (fold) c = fold_to_operations(c, messages[i].timing);
+    cls[i] = c;
+    extra[i] = excess_ns(model.normalizer, raw);
+  }
+  ctx.progress().end();
+
+  std::map<std::pair<uint64_t, uint64_t>, PairTally> mine;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const auto &m = messages[i];
+    PairTally &p = mine[{m.send_site, m.recv_site}];
+    p.send_site = m.send_site;
+    p.recv_site = m.recv_site;
+    ++p.counts[cls[i]];
+    p.confidence_ppb += std::llround(conf[i] * 1e9);
+    p.excess_ns[cls[i]] += extra[i];
+  }
+  std::set<PairRank> local_ranks;
+  for (const auto &m : messages) {
+    local_ranks.insert({m.send_site, m.recv_site, 0, m.src});
+    local_ranks.insert({m.send_site, m.recv_site, 1, m.dst});
+  }
+  std::map<std::pair<uint64_t, uint64_t>, std::array<std::vector<int32_t>, 2>> pair_ranks;
+  for (const PairRank &r : ctx.allgatherv(std::vector<PairRank>(local_ranks.begin(), local_ranks.end())))
+    pair_ranks[{r.send_site, r.recv_site}][static_cast<size_t>(r.receiving)].push_back(r.rank);
+  std::vector<PairTally> local;
+  for (const auto &kv : mine) local.push_back(kv.second);
+  std::map<std::pair<uint64_t, uint64_t>, PairTally> all;
+  for (const PairTally &p : ctx.allgatherv(local)) {  // process order: the same sums everywhere
+    PairTally &a = all[{p.send_site, p.recv_site}];
+    a.send_site = p.send_site;
+    a.recv_site = p.recv_site;
+    for (int c = 0; c < vt::kClasses; ++c) {
+      a.counts[c] += p.counts[c];
+      a.excess_ns[c] += p.excess_ns[c];
+    }
+    a.confidence_ppb += p.confidence_ppb;
+  }
+
+  // Optional per-message rows: who, which class, how sure, and the normalised features.
+  if (keep_rows) {
+    io::Table rows;
+    rows.description = "every matched message: its class and the tree's confidence (Vetter's Fig. 7)";
+    auto &src = rows.ints("sender", "", "sending rank"), &dst = rows.ints("receiver", "", "receiving rank");
+    auto &sev = rows.ints("send_event", "", "the send call's index within the sender's events");
+    auto &rev = rows.ints("recv_event", "", "the receive call's index within the receiver's events");
+    auto &c = rows.strings("class", "Vetter's class");
+    auto &cf = rows.floats("confidence", "", "the leaf's pessimistic accuracy");
+    auto &bytes = rows.ints("bytes", "B", "message size");
+    auto &md = rows.floats("msg_dur_s", "s", "receive completion minus send start");
+    // The tree's inputs: durations in multiples of a normal transfer's (Vetter's Fig. 7).
+    const auto attrs = vt::empty_dataset().attributes;
+    std::vector<std::vector<double> *> normalised;
+    for (int32_t a : {vt::kSendDur, vt::kSendWaitDur, vt::kRecvDur, vt::kRecvWaitDur, vt::kMsgDur, vt::kPostGap})
+      normalised.push_back(&rows.floats(attrs[static_cast<size_t>(a)] + "_norm", "", attrs[static_cast<size_t>(a)] + " over a normal transfer's of the same kind and size"));
+    for (size_t i = 0; i < messages.size(); ++i) {
+      src.push_back(messages[i].src);
+      dst.push_back(messages[i].dst);
+      sev.push_back(messages[i].send_event);
+      rev.push_back(messages[i].recv_event);
+      c.push_back(vt::class_keys()[static_cast<size_t>(cls[i])]);
+      cf.push_back(conf[i]);
+      bytes.push_back(messages[i].timing.bytes);
+      md.push_back(static_cast<double>(vt::message_duration(messages[i].timing)) * 1e-9);
+      size_t k = 0;
+      for (int32_t a : {vt::kSendDur, vt::kSendWaitDur, vt::kRecvDur, vt::kRecvWaitDur, vt::kMsgDur, vt::kPostGap})
+        normalised[k++]->push_back(features[i][static_cast<size_t>(a)]);
+    }
+    out.table_rows("messages", rows);
+  } else {
+    out.attribute("messages_table_skipped", "the run has " + std::to_string(total) + " messages, more than classify.max_message_rows = " +
+                                                 std::to_string(max_rows));
+  }
+
+  const auto &sites = ctx.store().callsites();
+  const double min_share = cfg.get_float("classify.min_share");
+  const int64_t min_messages = cfg.get_int("classify.min_messages");
+  const double min_lost = cfg.get_float("classify.min_lost_share");
+  std::vector<int64_t> totals(vt::kClasses, 0);
+  for (const auto &[key, p] : all) {
+    int64_t n = 0;
+    int32_t top = 0;
+    for (int c = 0; c < vt::kClasses; ++c) {
+      n += p.counts[c];
+      totals[static_cast<size_t>(c)] += p.counts[c];
+      if (p.counts[c] > p.counts[top]) top = c;
+    }
+    const std::string snd = site_label(sites, p.send_site), rcv = site_label(sites, p.recv_site);
+    sender.push_back(snd);
+    receiver.push_back(rcv);
+    sender_id.push_back(static_cast<int64_t>(p.send_site));
+    receiver_id.push_back(static_cast<int64_t>(p.recv_site));
+    for (int c = 0; c < vt::kClasses; ++c) count_cols[static_cast<size_t>(c)]->push_back(p.counts[c]);
+    predominant.push_back(vt::class_keys()[static_cast<size_t>(top)]);
+    confidence.push_back(n ? static_cast<double>(p.confidence_ppb) * 1e-9 / static_cast<double>(n) : 0);
+    int64_t ex = 0;
+    for (int c = 0; c < vt::kClasses; ++c) ex += p.excess_ns[c];
+    excess.push_back(static_cast<double>(ex) * 1e-9);
+
+    const auto &ranks = pair_ranks[key];
+    const std::string sr = kernels::format_ranges_brief(kernels::to_ranges(ranks[0]));
+    const std::string rr = kernels::format_ranges_brief(kernels::to_ranges(ranks[1]));
+    senders.push_back(sr);
+    receivers.push_back(rr);
+    // The predominant inefficiency of the pair: the most frequent non-normal class.
+    int32_t worst = -1;
+    for (int c = 1; c < vt::kClasses; ++c)
+      if (p.counts[c] > 0 && (worst < 0 || p.counts[c] > p.counts[worst])) worst = c;
+    const double worst_s = worst < 0 ? 0.0 : static_cast<double>(p.excess_ns[worst]) * 1e-9;
+    if (worst < 0 || n < min_messages || static_cast<double>(p.counts[worst]) < min_share * static_cast<double>(n) ||
+        worst_s < min_lost * ctx.wall_time_s())
+      continue;
+    Finding f;
+    f.kind = std::string(vt::class_keys()[static_cast<size_t>(worst)]);
+    std::replace(f.kind.begin(), f.kind.end(), '_', '-');
+    f.where = snd + " -> " + rcv;
+    const bool receiver_waits = worst == vt::kLateSend || worst == vt::kLateSendPost;
+    f.ranks = receiver_waits ? rr : sr;
+    f.lost_s = worst_s;
+    f.stage = "classify";
+    f.cause = std::to_string(p.counts[worst]) + " of " + std::to_string(n) + " transfers (" +
+              format_percent(static_cast<double>(p.counts[worst]) / static_cast<double>(n)) + ") from ranks " + sr + " to " + rr +
+              " are " + vt::class_keys()[static_cast<size_t>(worst)] + ": " + vt::class_advice(worst) + "; they spent " +
+              format_seconds(worst_s) + " in MPI beyond normal transfers";
+    ctx.findings.push_back(f);
+  }
+  out.attribute("model", path);
+  out.attribute("model_trained_at", model.trained_at);
+  out.attribute("model_platform", model.platform.mpi_library + " (" + model.platform.host_pattern + ")");
+  out.attribute("platform_matches", static_cast<int64_t>(same_platform));
+  out.attribute("model_cross_validation_accuracy", model.cross_validation_accuracy);
+  out.attribute("messages", total);
+  for (int c = 0; c < vt::kClasses; ++c) out.attribute(std::string("count_") + vt::class_keys()[static_cast<size_t>(c)], totals[static_cast<size_t>(c)]);
+  out.table("pairs", pairs_table);
+}
+
+void classify_text(std::ostream &os, const io::ResultsStore &rs) {
+  const auto a = rs.attributes("classify");
+  if (const auto why = attr_or<std::string>(a, "skipped", ""); !why.empty()) {
+    os << "\nMessage classes (Vetter): skipped (" << why << ")\n";
+    return;
+  }
+  os << "\nMessage classes (Vetter), " << attr_or<int64_t>(a, "messages", 0) << " transfers:";
+  for (const char *k : vt::class_keys()) os << " " << k << " " << attr_or<int64_t>(a, std::string("count_") + k, 0);
+  os << "\n";
+  if (!attr_or<int64_t>(a, "platform_matches", 1)) os << "  (the model was trained on another platform: " << attr_or<std::string>(a, "model_platform", "") << ")\n";
+  const auto t = rs.table("classify/pairs");
+  const auto &snd = column<std::string>(t, "sender"), &rcv = column<std::string>(t, "receiver"), &top = column<std::string>(t, "predominant");
+  const auto &ex = column<double>(t, "excess_s");
+  std::vector<size_t> order(t.rows());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return ex[x] != ex[y] ? ex[x] > ex[y] : x < y; });
+  for (size_t k = 0; k < order.size() && k < 5; ++k) {
+    const size_t i = order[k];
+    int64_t n = 0;
+    for (const char *c : vt::class_keys()) n += column<int64_t>(t, c)[i];
+    os << "  " << clip(snd[i], 28) << " -> " << clip(rcv[i], 28) << ": " << n << " transfers, mostly " << top[i] << ", "
+       << format_seconds(ex[i]) << " beyond normal\n";
+  }
+}
+
+// "classification": {"counts": {...}, "pairs": [{"sender", "receiver", "counts", "predominant", ...}]}
+void classify_json(JsonWriter &j, const io::ResultsStore &rs) {
+  const auto a = rs.attributes("classify");
+  j.begin_object();
+  if (const auto why = attr_or<std::string>(a, "skipped", ""); !why.empty()) j.key("skipped").value(why);
+  j.key("counts").begin_object();
+  for (const char *k : vt::class_keys()) j.key(k).value(attr_or<int64_t>(a, std::string("count_") + k, 0));
+  j.end_object();
+  j.key("model").value(attr_or<std::string>(a, "model", "")).key("platform_matches").value(attr_or<int64_t>(a, "platform_matches", 0) != 0);
+  const auto t = rs.table("classify/pairs");
+  const auto &snd = column<std::string>(t, "sender"), &rcv = column<std::string>(t, "receiver"), &top = column<std::string>(t, "predominant"),
+             &sr = column<std::string>(t, "senders"), &rr = column<std::string>(t, "receivers");
+  const auto &sid = column<int64_t>(t, "sender_site"), &rid = column<int64_t>(t, "receiver_site");
+  const auto &conf = column<double>(t, "mean_confidence"), &ex = column<double>(t, "excess_s");
+  j.key("pairs").begin_array();
+  for (size_t i = 0; i < t.rows(); ++i) {
+    j.begin_object().key("sender").value(snd[i]).key("receiver").value(rcv[i]).key("sender_site").value(sid[i]).key("receiver_site").value(rid[i]);
+    j.key("sender_ranks").value(sr[i]).key("receiver_ranks").value(rr[i]);
+    j.key("counts").begin_object();
+    for (const char *k : vt::class_keys()) j.key(k).value(column<int64_t>(t, k)[i]);
+    j.end_object();
+    j.key("predominant").value(top[i]).key("mean_confidence").value(conf[i]).key("excess_s").value(ex[i]).end_object();
+  }
+  j.end_array().end_object();
+}
+
+}  // namespace
+
+StageInfo classify_stage() {
+  StageInfo s{"classify",
+              "Vetter's decision-tree classification of every matched message (normal, late send, late receive, late "
+              "send/receive post or wait), counted per sender/receiver call-site pair, with the paper's advice",
+              {{"model", config::Type::String, std::string(""), "", "classifier written by `perfsift train` on this platform (empty: the stage says how to make one)", 0, 0},
+               {"fold_to_operations", config::Type::Bool, true, "", "a class naming an operation the transfer did not use becomes its counterpart (late send <-> late send post)", 0, 0},
+               {"min_share", config::Type::Float, 0.5, "", "a pair becomes a finding when this share of its transfers has one inefficient class", 0, 1},
+               {"min_messages", config::Type::Int, int64_t{4}, "", "... and it carries at least this many transfers", 1, 1e12},
+               {"min_lost_share", config::Type::Float, 0.01, "", "... and they spent this share of the run's wall time in MPI beyond normal transfers", 0, 1e6},
+               {"max_message_rows", config::Type::Int, int64_t{1000000}, "", "write the per-message table (classify/messages) up to this many messages", 0, 1e12}},
+              run_classify, classify_text, nullptr};
+  s.json_value = classify_json;
+  s.json_key = "classification";
+  return s;
+}
+
+}  // namespace perfsift::pipeline

@@ -1,0 +1,169 @@
+// Stage `disparity` (AutoAnalyzer 4.2.2 and 4.3): which regions cost the most?
+// CRNM = (region wall / program wall) x CPI per rank and region, averaged over ranks;
+// an exact 1-D k-means puts the averages into five severities (very low 0 .. very
+// high 4); high and very high regions are CCRs; a leaf CCR, or a CCR more severe than
+// each child, is a CCCR. Without cycle and instruction counters CPI is unknown: the
+// CRNM falls back to the wall-time share, and the results and report say so.
+//
+// Cost: O(owned ranks x regions) per process, one reduction of O(regions); the k-means
+// is O(5 regions log regions) on every process (identical inputs, identical results).
+#include <algorithm>
+#include <limits>
+#include <cstdio>
+#include <ostream>
+
+#include "kernels/kmeans1d.h"
+#include "pipeline/format/text.h"
+#include "pipeline/format/results_view.h"
+#include "pipeline/engine/stage.h"
+
+namespace perfsift::pipeline {
+
+namespace {
+
+const char *kSeverityNames[] = {"very low", "low", "medium", "high", "very high"};
+
+void run_disparity(Context &ctx, const config::Values &cfg, StageOutput &out) {
+  const auto &regions = ctx.store().regions();
+  const int32_t nreg = ctx.nregions(), first = ctx.first(), owned = ctx.owned();
+  const auto &wall = ctx.profile("wall");
+  const auto &cyc = ctx.profile("PAPI_TOT_CYC");
+  const auto &ins = ctx.profile("PAPI_TOT_INS");
+  // From the store, not the slices: a process may own no ranks and hold empty slices.
+  const bool have_cpi = ctx.has_metric("PAPI_TOT_CYC") && ctx.has_metric("PAPI_TOT_INS");
+  std::string fallback;
+  if (!have_cpi) {
+    fallback = "CPI unknown (PAPI_TOT_CYC and PAPI_TOT_INS not recorded): CRNM is the wall-time share";
+  }
+  std::vector<kernels::FixedSum> sum(static_cast<size_t>(nreg));
+  std::vector<int64_t> count(static_cast<size_t>(nreg), 0);
+  for (int32_t l = 0; l < owned; ++l) {
+    if (ctx.missing(first + l)) continue;
+    const size_t row = static_cast<size_t>(l) * nreg;
+    const double program = wall[row];
+    if (!(program > 0)) continue;
+    for (int32_t g = 1; g < nreg; ++g) {
+      double cpi = 1.0;
+      if (have_cpi) cpi = ins[row + g] > 0 ? cyc[row + g] / ins[row + g] : 0.0;
+      // A region not on this rank's path counts as zero (the paper's 'if' branches).
+      sum[g].add(std::isnan(wall[row + g]) ? 0.0 : wall[row + g] / program * cpi);
+      ++count[g];
+    }
+  }
+  ctx.allreduce(sum);
+  ctx.allreduce_sum(count);
+  // Mean CPI per region, for the time at stake: what the region would save at the CPI
+  // of the program's most efficient region.
+  std::vector<kernels::FixedSum> cpi_sum(static_cast<size_t>(nreg));
+  std::vector<int64_t> cpi_n(static_cast<size_t>(nreg), 0);
+  if (have_cpi)
+    for (int32_t l = 0; l < owned; ++l)
+      if (!ctx.missing(first + l))
+        for (int32_t g = 1; g < nreg; ++g) {
+          const size_t i = static_cast<size_t>(l) * nreg + g;
+          if (ins[i] > 0) cpi_sum[g].add(cyc[i] / ins[i]), ++cpi_n[g];
+        }
+  ctx.allreduce(cpi_sum);
+  ctx.allreduce_sum(cpi_n);
+  std::vector<double> cpi(static_cast<size_t>(nreg), std::nan(""));
+  double cpi_best = std::numeric_limits<double>::infinity();
+  for (int32_t g = 1; g < nreg; ++g)
+    if (cpi_n[g]) cpi[g] = cpi_sum[g].value() / static_cast<double>(cpi_n[g]), cpi_best = std::min(cpi_best, cpi[g]);
+  std::vector<double> crnm(static_cast<size_t>(std::max(0, nreg - 1)));
+  for (int32_t g = 1; g < nreg; ++g) crnm[g - 1] = count[g] ? sum[g].value() / static_cast<double>(count[g]) : 0.0;
+  const auto sev = kernels::severity_categories(crnm);
+  ctx.region_severity.assign(static_cast<size_t>(nreg), 0);
+  ctx.region_ccr.assign(static_cast<size_t>(nreg), 0);
+  for (int32_t g = 1; g < nreg; ++g) ctx.region_severity[g] = sev[g - 1], ctx.region_ccr[g] = sev[g - 1] >= 3;
+  std::vector<uint8_t> cccr(static_cast<size_t>(nreg), 0);
+  for (int32_t g = 1; g < nreg; ++g) {
+    if (!ctx.region_ccr[g]) continue;
+    const auto &ch = ctx.children()[g];
+    cccr[g] = std::all_of(ch.begin(), ch.end(), [&](int32_t c) { return ctx.region_severity[g] > ctx.region_severity[c]; });
+  }
+
+  out.attribute("measure", std::string(have_cpi ? "CRNM = wall share x CPI" : "wall share (no CPI)"));
+  out.attribute("fallback", fallback);
+  io::Table t;
+  t.description = "per region: mean CRNM over ranks, severity by exact 1-D k-means (0 very low .. 4 very high), CCR and CCCR";
+  auto &path = t.strings("path", "region path");
+  auto &c = t.floats("crnm", "ratio", have_cpi ? "mean of (region wall / program wall) x CPI over ranks" : "mean of region wall / program wall over ranks (CPI not recorded)");
+  auto &sv = t.ints("severity", "", "0 very low, 1 low, 2 medium, 3 high, 4 very high");
+  auto &is_ccr = t.ints("ccr", "", "1 for a critical code region (high or very high)");
+  auto &is_cccr = t.ints("cccr", "", "1 for a CCR that is a leaf or more severe than each of its children");
+  for (int32_t g = 1; g < nreg; ++g) {
+    path.push_back(regions[g].path);
+    c.push_back(crnm[g - 1]);
+    sv.push_back(sev[g - 1]);
+    is_ccr.push_back(ctx.region_ccr[g]);
+    is_cccr.push_back(cccr[g]);
+  }
+  out.table("regions", t);
+
+  for (int32_t g = 1; g < nreg; ++g) {
+    if (!cccr[g]) continue;
+    std::vector<kernels::Summary> w(1);
+    for (int32_t l = 0; l < owned; ++l)
+      if (!ctx.missing(first + l)) w[0].add(wall[static_cast<size_t>(l) * nreg + g], first + l);
+    ctx.allreduce(w);
+    char buf[96];
+    const bool priced = have_cpi && !std::isnan(cpi[g]) && cpi[g] > 0;
+    if (priced) std::snprintf(buf, sizeof buf, "CRNM %.3g, CPI %.2f against %.2f at best", crnm[g - 1], cpi[g], cpi_best);
+    else std::snprintf(buf, sizeof buf, "wall share %.3g; time at stake unknown without CPI", crnm[g - 1]);
+    ctx.bottlenecks.push_back({"disparity", regions[g].path, "all",
+                               regions[g].path + " is a " + kSeverityNames[sev[g - 1]] + " disparity bottleneck: " +
+                                   format_percent(w[0].mean() / std::max(1e-300, ctx.wall_time_s())) + " of the run, " + buf,
+                               priced ? w[0].mean() * (1 - cpi_best / cpi[g]) : 0.0});
+    // The fix: the region at the program's best CPI, i.e. its time scaled by best / own.
+    if (priced) {
+      char q[64];
+      std::snprintf(q, sizeof q, "scale %.4f region ", cpi_best / cpi[g]);
+      ctx.bottlenecks.back().question = q + regions[g].path;
+    }
+  }
+}
+
+
+void disparity_text(std::ostream &os, const io::ResultsStore &rs) {
+  const auto t = rs.table("disparity/regions");
+  const auto &path = column<std::string>(t, "path");
+  const auto &sev = column<int64_t>(t, "severity");
+  const auto &cccr = column<int64_t>(t, "cccr");
+  const auto fb = attr_or<std::string>(rs.attributes("disparity"), "fallback", "");
+  os << "\nDisparity by " << (fb.empty() ? "CRNM (wall share x CPI)" : "wall share (CPI not recorded)") << ":\n";
+  for (int level = 4; level >= 3; --level) {
+    std::string list;
+    for (size_t i = 0; i < path.size(); ++i)
+      if (sev[i] == level) list += (list.empty() ? "" : ", ") + path[i] + (cccr[i] ? " (CCCR)" : "");
+    os << "  " << kSeverityNames[level] << ": " << (list.empty() ? "-" : clip(list, 90)) << "\n";
+  }
+}
+
+void disparity_json(JsonWriter &j, const io::ResultsStore &rs) {
+  const auto t = rs.table("disparity/regions");
+  const auto &path = column<std::string>(t, "path");
+  const auto &sev = column<int64_t>(t, "severity");
+  const auto &ccr = column<int64_t>(t, "ccr"), &cccr = column<int64_t>(t, "cccr");
+  j.key("severity").begin_object();
+  for (size_t i = 0; i < path.size(); ++i) j.key(path[i]).value(sev[i]);
+  j.end_object();
+  std::vector<std::string> a, b;
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (ccr[i]) a.push_back(path[i]);
+    if (cccr[i]) b.push_back(path[i]);
+  }
+  j.key("ccr").values(a);
+  j.key("cccr").values(b);
+}
+
+}  // namespace
+
+StageInfo disparity_stage() {
+  return {"disparity",
+          "AutoAnalyzer's code-region disparity: mean CRNM (wall share x CPI) per region, five severities by exact "
+          "1-D k-means, critical code regions (CCR, CCCR); falls back to wall share without counters",
+          {},
+          run_disparity, disparity_text, disparity_json};
+}
+
+}  // namespace perfsift::pipeline

@@ -1,0 +1,493 @@
+// Stage `dissimilarity` (AutoAnalyzer 4.2.1 and Algorithm 2): do the ranks behave
+// alike? One performance vector per rank over the code regions (CPU time by default),
+// clustered by the simplified OPTICS (Algorithm 1). More than one cluster means a
+// dissimilarity bottleneck; the top-down search zeroes each depth-1 region's column
+// (then composites of s adjacent ones when none matters), restores children one by one
+// and keeps the regions that decide the clustering: CCRs, and the deepest, CCCRs.
+//
+// Cost: each clustering is O(clusters x ranks / K) per process with cached pivot
+// distances (one term updated per changed column, never recomputed) and three small
+// collectives per cluster; the search runs O(regions) clusterings. Memory:
+// O(owned ranks x regions) plus one cached distance vector per pivot. The full
+// distance matrix is written only for small runs (max_matrix_ranks).
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <ostream>
+
+#include "pipeline/format/text.h"
+#include "pipeline/engine/mpi_reducer.h"
+#include "pipeline/format/results_view.h"
+#include "pipeline/engine/stage.h"
+
+namespace perfsift::pipeline {
+
+namespace {
+
+struct Search {
+  Context &ctx;
+  kernels::PivotDistances &pd;
+  const std::vector<int64_t> &ids;
+  const kernels::OpticsParams &params;
+  MpiReducer red;
+  std::vector<int64_t> baseline;
+  int64_t clusterings = 0;
+  // Full OPTICS instead of the simplified one (option): distances recomputed per clustering.
+  bool full = false;
+  kernels::FullOpticsParams full_params;
+  std::vector<uint8_t> base;
+  kernels::OpticsOrdering ordering;  // of the last full clustering
+
+  std::vector<int64_t> cluster(const kernels::ColumnChange &change) {
+    ++clusterings;
+    if (!full) return kernels::simplified_optics(pd, ids, change, params, red);
+    std::vector<uint8_t> active = base;
+    for (int j : change.off) active[j] = 0;
+    for (int j : change.on) active[j] = 1;
+    return kernels::full_optics(pd.points(), active, ids, full_params, red, &ordering);
+  }
+  bool differs(const std::vector<int64_t> &labels) {
+    int d = labels != baseline;
+    MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPI_INT, MPI_MAX, ctx.comm());
+    return d != 0;
+  }
+};
+
+int64_t count_clusters(Context &ctx, const std::vector<int64_t> &labels, const std::vector<int64_t> &ids) {
+  int64_t pivots = 0;  // a cluster's pivot is its own label
+  for (size_t i = 0; i < labels.size(); ++i) pivots += labels[i] == ids[i];
+  MPI_Allreduce(MPI_IN_PLACE, &pivots, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+  return pivots;
+}
+
+// The columns of the rank vectors: code regions, or — for a program without user
+// regions (an uninstrumented binary) — regions derived from its MPI call sites: the
+// computation burst that ends at each call site, and the time inside it.
+struct Columns {
+  std::vector<std::string> names;          // [0] is the whole program
+  std::vector<std::string> fixes;          // per column: the what-if question pricing a balanced fix
+  std::vector<std::vector<int32_t>> kids;  // children per column
+  std::vector<int> depth;
+  std::vector<double> values;              // [owned][names.size()]
+  std::string measure;
+  bool derived = false;
+};
+
+Columns user_regions(Context &ctx, const std::string &metric) {
+  Columns c;
+  for (const auto &r : ctx.store().regions()) {
+    c.names.push_back(r.path);
+    c.fixes.push_back(r.id == 0 ? "balance all" : "balance region " + r.path);
+  }
+  c.kids = ctx.children();
+  for (size_t g = 0; g < c.names.size(); ++g) c.depth.push_back(ctx.depth(static_cast<int32_t>(g)));
+  if (metric == "comp") {
+    // Computation outside MPI: wall minus MPI time, both inclusive. Unlike CPU time it does
+    // not count an MPI library's busy polling as work.
+    const auto &wall = ctx.profile(io::kMetricNames[io::kWall]), &mpi = ctx.profile(io::kMetricNames[io::kMpiTime]);
+    c.values.resize(wall.size());
+    for (size_t i = 0; i < wall.size(); ++i) c.values[i] = std::isnan(wall[i]) ? wall[i] : std::max(0.0, wall[i] - mpi[i]);
+  } else {
+    if (!ctx.has_metric(metric)) throw std::runtime_error("dissimilarity: the store has no '" + metric + "' metric");
+    c.values = ctx.profile(metric);
+  }
+  c.measure = metric;
+  return c;
+}
+
+// With metric cpu a call-site region is the computation burst before the call (wall
+// time outside MPI, the CPU time of a rank that does not oversubscribe); with wall, the
+// time inside each call site is a region too.
+Columns call_site_regions(Context &ctx, bool with_mpi) {
+  Columns c;
+  const int per = with_mpi ? 2 : 1;
+  const auto &sites = ctx.store().callsites();
+  const int32_t nsites = static_cast<int32_t>(sites.size()) + 1;  // the last: calls without a site
+  c.names.push_back(io::kRootRegionPath);
+  c.fixes.push_back("balance all");
+  for (int32_t k = 0; k < nsites; ++k) {
+    std::string where = k + 1 < nsites ? short_function(sites[k].function.empty() ? sites[k].module : sites[k].function) : "unknown";
+    if (k + 1 < nsites && sites[k].line > 0) where += ":" + std::to_string(sites[k].line);
+    c.names.push_back("compute before #" + std::to_string(k) + " " + where);
+    c.fixes.push_back("balance callsite " + std::to_string(k));
+    if (with_mpi) {
+      c.names.push_back("MPI at #" + std::to_string(k) + " " + where);
+      c.fixes.push_back("zero-wait callsite " + std::to_string(k));
+    }
+  }
+  const size_t n = c.names.size();
+  c.kids.assign(n, {});
+  c.depth.assign(n, 1);
+  c.depth[0] = 0;
+  for (size_t g = 1; g < n; ++g) c.kids[0].push_back(static_cast<int32_t>(g));
+  c.values.assign(static_cast<size_t>(ctx.owned()) * n, 0.0);
+  std::vector<int64_t> prev_exit(static_cast<size_t>(ctx.owned()), -1);
+  ctx.scan_events("dissimilarity: call-site regions", [&](int32_t rank, int64_t, const io::Event *b, const io::Event *e) {
+    const size_t l = static_cast<size_t>(rank - ctx.first());
+    for (const io::Event *x = b; x < e; ++x) {
+      const int64_t site = static_cast<int64_t>(x->site);
+      const size_t k = site >= 0 && site + 1 < nsites ? static_cast<size_t>(site) : static_cast<size_t>(nsites - 1);
+      if (prev_exit[l] >= 0) c.values[l * n + 1 + per * k] += std::max<int64_t>(0, x->t_enter - prev_exit[l]) * 1e-9;
+      if (with_mpi) c.values[l * n + 2 + per * k] += (x->t_exit - x->t_enter) * 1e-9;
+      prev_exit[l] = x->t_exit;
+    }
+  });
+  c.measure = with_mpi ? "wall" : "computation (wall time between MPI calls)";
+  c.derived = true;
+  return c;
+}
+
+void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out) {
+  const int32_t first = ctx.first(), owned = ctx.owned();
+  const std::string metric = cfg.get_string("dissimilarity.metric");
+  const std::string source = cfg.get_string("dissimilarity.regions");
+  const bool derive = source == "call-sites" || (source == "auto" && ctx.nregions() <= 1);
+  const Columns cols = derive ? call_site_regions(ctx, metric == "wall") : user_regions(ctx, metric);
+  const auto &names = cols.names;
+  const int32_t nreg = static_cast<int32_t>(names.size());
+  const auto &values = cols.values;
+  kernels::OpticsParams params{cfg.get_float("dissimilarity.radius_fraction"), cfg.get_int("dissimilarity.count_threshold")};
+  std::vector<int32_t> excluded_ranks;
+  if (!cfg.get_string("dissimilarity.exclude_ranks").empty())
+    excluded_ranks = kernels::parse_ranks(cfg.get_string("dissimilarity.exclude_ranks"), ctx.nranks());
+  std::vector<uint8_t> region_excluded(static_cast<size_t>(nreg), 0);
+  for (const auto &p : cfg.get_list("dissimilarity.exclude_regions")) {
+    bool found = false;
+    for (int32_t g = 1; g < nreg; ++g)
+      if (names[g] == p || names[g].rfind(p + "/", 0) == 0) region_excluded[g] = 1, found = true;
+    if (!found) ctx.warnings.push_back("dissimilarity.exclude_regions: no region '" + p + "' in this store");
+  }
+
+  // Points: owned ranks with data, not excluded; columns: regions 1..nreg-1.
+  std::vector<int64_t> ids;
+  for (int32_t l = 0; l < owned; ++l) {
+    const int32_t r = first + l;
+    if (!ctx.missing(r) && !std::binary_search(excluded_ranks.begin(), excluded_ranks.end(), r)) ids.push_back(r);
+  }
+  const int32_t ncol = std::max(0, nreg - 1);
+  kernels::RowMatrix points(static_cast<Eigen::Index>(ids.size()), ncol);
+  for (size_t i = 0; i < ids.size(); ++i)
+    for (int32_t g = 1; g < nreg; ++g) {
+      const double v = values[static_cast<size_t>(ids[i] - first) * nreg + g];
+      points(static_cast<Eigen::Index>(i), g - 1) = region_excluded[g] || std::isnan(v) ? 0.0 : v;
+    }
+  std::vector<uint8_t> base(static_cast<size_t>(ncol), 0);
+  std::vector<int32_t> top;  // depth-1 regions in the search
+  for (int32_t g = 1; g < nreg; ++g)
+    if (cols.depth[g] == 1 && !region_excluded[g]) base[g - 1] = 1, top.push_back(g);
+
+  // Vectors of a few hundred microseconds (a program that mostly sleeps or waits) differ
+  // by noise: lengths below noise_share of the run do not set the radius.
+  params.length_floor = std::max(radius_floor(ctx, cfg.get_string("dissimilarity.radius_reference"), points, base),
+                                 cfg.get_float("dissimilarity.noise_share") * ctx.wall_time_s());
+  kernels::PivotDistances pd(points, base);
+  Search s{ctx, pd, ids, params, MpiReducer{ctx.comm(), points, ids}, {}};
+  s.full = cfg.get_string("dissimilarity.algorithm") == "optics";
+  if (s.full) {
+    // Clusters are cut at radius_fraction x the mean vector length.
+    s.full_params = {cfg.get_int("dissimilarity.min_pts"), params.radius_fraction * radius_floor(ctx, "pivot-or-mean", points, base)};
+    s.base = base;
+  }
+  s.baseline = s.cluster({});
+  const kernels::OpticsOrdering baseline_ordering = s.ordering;
+  const int64_t nclusters = count_clusters(ctx, s.baseline, ids);
+  int64_t npoints = static_cast<int64_t>(ids.size());
+  MPI_Allreduce(MPI_IN_PLACE, &npoints, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+
+  // ---- Algorithm 2
+  std::vector<uint8_t> ccr(static_cast<size_t>(nreg), 0), cccr(static_cast<size_t>(nreg), 0);
+  struct Composite {
+    std::vector<int32_t> members;
+    bool ccr = false;
+  };
+  std::vector<Composite> composites;
+  int64_t composite_size = 0;
+  // Below a CCR whose columns `zeroed` are off: a child whose column alone restores the
+  // baseline clustering is a CCR; recurse into it.
+  std::function<bool(int32_t, const std::vector<int>&)> analyse_children = [&](int32_t node, const std::vector<int> &zeroed) {
+    bool any = false;
+    for (int32_t k : cols.kids[node]) {
+      if (region_excluded[k]) continue;
+      if (!s.differs(s.cluster({zeroed, {k - 1}}))) {
+        ccr[k] = 1;
+        any = true;
+        if (!analyse_children(k, zeroed)) cccr[k] = 1;  // a leaf, or no child is a CCR
+      }
+    }
+    return any;
+  };
+  if (nclusters > 1) {
+    ctx.progress().begin("dissimilarity: searching critical code regions");
+    for (size_t t = 0; t < top.size(); ++t) {
+      const int32_t j = top[t];
+      if (s.differs(s.cluster({{j - 1}, {}}))) {
+        ccr[j] = 1;
+        if (!analyse_children(j, {j - 1})) cccr[j] = 1;
+      }
+      ctx.progress().update(static_cast<double>(t + 1) / static_cast<double>(top.size()));
+    }
+    ctx.progress().end();
+    const bool none = std::none_of(ccr.begin(), ccr.end(), [](uint8_t c) { return c != 0; });
+    // No single region decides: composites of s adjacent depth-1 regions, s = 2 .. r-1.
+    for (int64_t sz = 2; none && sz < static_cast<int64_t>(top.size()); ++sz) {
+      bool found = false;
+      for (size_t a = 0; a < top.size(); a += static_cast<size_t>(sz)) {
+        Composite c;
+        std::vector<int> cols;
+        for (size_t b = a; b < std::min(top.size(), a + static_cast<size_t>(sz)); ++b) c.members.push_back(top[b]), cols.push_back(top[b] - 1);
+        if (c.members.size() < 2) continue;
+        if (s.differs(s.cluster({cols, {}}))) {
+          c.ccr = found = true;
+          for (int32_t m : c.members) {  // a member that alone restores the baseline
+            std::vector<int> others;
+            for (int col : cols)
+              if (col != m - 1) others.push_back(col);
+            if (!s.differs(s.cluster({others, {}}))) {
+              ccr[m] = 1;
+              if (!analyse_children(m, cols)) cccr[m] = 1;
+            }
+          }
+        }
+        composites.push_back(std::move(c));
+      }
+      if (found) {
+        composite_size = sz;
+        break;
+      }
+      composites.clear();
+    }
+  }
+
+  // ---- severity: the share of region time that deviates from the largest cluster
+  // (sum over ranks outside it of |V_i - centroid| / sum over all ranks of |V_i|, L1).
+  std::vector<int64_t> cluster_size;  // by pivot, gathered: small (number of clusters)
+  std::map<int64_t, int64_t> sizes;
+  for (int64_t l : s.baseline) ++sizes[l];
+  {
+    std::vector<std::pair<int64_t, int64_t>> mine(sizes.begin(), sizes.end());
+    sizes.clear();
+    for (auto [k, v] : ctx.allgatherv(mine)) sizes[k] += v;
+  }
+  int64_t major = -1, major_size = 0;
+  for (auto [k, v] : sizes)
+    if (v > major_size) major = k, major_size = v;
+  std::vector<kernels::FixedSum> centroid(static_cast<size_t>(ncol));
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (s.baseline[i] == major)
+      for (int32_t c = 0; c < ncol; ++c)
+        if (base[c]) centroid[c].add(points(static_cast<Eigen::Index>(i), c));
+  ctx.allreduce(centroid);
+  std::vector<kernels::FixedSum> dev(2);  // deviation outside the major cluster, total
+  for (size_t i = 0; i < ids.size(); ++i)
+    for (int32_t c = 0; c < ncol; ++c) {
+      if (!base[c]) continue;
+      const double x = points(static_cast<Eigen::Index>(i), c);
+      dev[1].add(std::fabs(x));
+      if (s.baseline[i] != major) dev[0].add(std::fabs(x - centroid[c].value() / static_cast<double>(major_size)));
+    }
+  ctx.allreduce(dev);
+  const double severity = nclusters > 1 && dev[1].value() > 0 ? dev[0].value() / dev[1].value() : 0.0;
+
+  // ---- publish for rootcause; results
+  ctx.rank_cluster.assign(static_cast<size_t>(owned), -1);
+  ctx.ranks_clustered = true;
+  for (size_t i = 0; i < ids.size(); ++i) ctx.rank_cluster[ids[i] - first] = s.baseline[i];
+  out.attribute("metric", cols.measure);
+  out.attribute("regions_from", std::string(cols.derived ? "call sites: the computation before each MPI call site (and with "
+                                                          "metric wall the time in it); #N is row N of the store's /callsites"
+                                                        : "user regions"));
+  out.attribute("cluster_count", nclusters);
+  out.attribute("severity", severity);
+  out.attribute("ranks_clustered", npoints);
+  out.attribute("clusterings", s.clusterings);
+  out.attribute("composite_size", composite_size);
+  {
+    io::Table t;
+    t.description = "each clustered rank's cluster, named by its lowest rank (the simplified OPTICS pivot)";
+    auto &rank = t.ints("rank", "rank", "application rank");
+    auto &cl = t.ints("cluster", "rank", "cluster: its lowest member");
+    for (size_t i = 0; i < ids.size(); ++i) rank.push_back(ids[i]), cl.push_back(s.baseline[i]);
+    out.table_rows("ranks", t);
+  }
+  {
+    io::Table t;
+    t.description = "clusters of ranks by " + cols.measure + " time per region";
+    auto &id = t.ints("cluster", "rank", "cluster id: its lowest member, its representative");
+    auto &size = t.ints("size", "count", "ranks in the cluster");
+    auto &major_col = t.ints("largest", "", "1 for the largest cluster (the reference of the severity)");
+    for (auto [k, v] : sizes) id.push_back(k), size.push_back(v), major_col.push_back(k == major);
+    out.table("cluster_table", t);
+  }
+  {
+    io::Table t;
+    t.description = "critical code regions of the dissimilarity search (Algorithm 2)";
+    auto &path = t.strings("path", "region path, or members joined by + for a composite");
+    auto &depth = t.ints("depth", "", "depth in the region tree (1 = below the program)");
+    auto &is_cccr = t.ints("cccr", "", "1 for a core of critical code regions: a CCR none of whose children is one");
+    for (int32_t g = 1; g < nreg; ++g)
+      if (ccr[g]) path.push_back(names[g]), depth.push_back(cols.depth[g]), is_cccr.push_back(cccr[g]);
+    for (const auto &c : composites)
+      if (c.ccr) {
+        std::string name;
+        for (int32_t m : c.members) name += (name.empty() ? "" : "+") + names[m];
+        path.push_back(name), depth.push_back(1), is_cccr.push_back(0);
+      }
+    out.table("ccr_table", t);
+  }
+  out.attribute("algorithm", cfg.get_string("dissimilarity.algorithm"));
+  if (s.full) {
+    io::Table t;
+    t.description = "OPTICS reachability ordering of the ranks (the reachability plot): valleys are clusters";
+    auto &rank = t.ints("rank", "rank", "application rank, in ordering order");
+    auto &reach = t.floats("reachability", "s", "reachability distance; NaN for the first of a component");
+    auto &core = t.floats("core_distance", "s", "distance to the (min_pts - 1)-th nearest other rank");
+    for (size_t k = 0; k < baseline_ordering.order.size(); ++k) {
+      rank.push_back(baseline_ordering.order[k]);
+      reach.push_back(std::isinf(baseline_ordering.reachability[k]) ? std::nan("") : baseline_ordering.reachability[k]);
+      core.push_back(std::isinf(baseline_ordering.core_distance[k]) ? std::nan("") : baseline_ordering.core_distance[k]);
+    }
+    out.attribute("extract_radius", s.full_params.extract_radius);
+    out.table("optics_ordering", t);
+  }
+  if (npoints <= cfg.get_int("dissimilarity.max_matrix_ranks") && npoints > 0) {
+    // Small runs: the whole distance matrix, each process its rows against all points.
+    std::vector<double> mine(points.data(), points.data() + points.size());
+    for (size_t i = 0; i < ids.size(); ++i)
+      for (int32_t c = 0; c < ncol; ++c)
+        if (!base[c]) mine[i * ncol + c] = 0;
+    const std::vector<double> all = ctx.allgatherv(mine);
+    // Pair by pair in a fixed order (not a GEMM, whose rounding depends on the tile
+    // shapes): the same bits for any number of processes.
+    kernels::RowMatrix d(static_cast<Eigen::Index>(ids.size()), static_cast<Eigen::Index>(npoints));
+    for (size_t i = 0; i < ids.size(); ++i)
+      for (int64_t j = 0; j < npoints; ++j) {
+        double s2 = 0;
+        for (int32_t c = 0; c < ncol; ++c) {
+          const double x = mine[i * ncol + c] - all[static_cast<size_t>(j) * ncol + c];
+          s2 += x * x;
+        }
+        d(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = std::sqrt(s2);
+      }
+    const std::vector<int64_t> all_ids = ctx.allgatherv(ids);
+    std::vector<std::string> labels;
+    for (int64_t r : all_ids) labels.push_back(std::to_string(r));
+    int64_t row_first = 0, mine_rows = static_cast<int64_t>(ids.size());
+    MPI_Exscan(&mine_rows, &row_first, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+    if (ctx.me() == 0) row_first = 0;
+    io::MatrixBlock m{"s", "Euclidean distance between the ranks' vectors of depth-1 region times", "rank", "rank", labels,
+                      npoints, row_first, std::vector<double>(d.data(), d.data() + d.size())};
+    out.matrix("distance", m);
+  }
+
+  // ---- bottlenecks: each CCCR; the ranks outside the largest cluster
+  const std::string metric_word = cols.derived ? (metric == "wall" ? "wall" : "computation") : metric;
+  if (nclusters > 1) {
+    std::vector<int32_t> outliers;
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (s.baseline[i] != major) outliers.push_back(static_cast<int32_t>(ids[i]));
+    const std::string ranks = kernels::format_ranges(ctx.allgather(kernels::to_ranges(outliers)));
+    for (int32_t g = 1; g < nreg; ++g) {
+      if (!cccr[g]) continue;
+      std::vector<kernels::Summary> one(1);
+      for (size_t i = 0; i < ids.size(); ++i) one[0].add(values[static_cast<size_t>(ids[i] - first) * nreg + g], ids[i]);
+      ctx.allreduce(one);
+      char sev[32];
+      std::snprintf(sev, sizeof sev, "%.2f", severity);
+      ctx.bottlenecks.push_back({"dissimilarity", names[g], ranks,
+                                 "ranks fall into " + std::to_string(nclusters) + " clusters by " + metric_word +
+                                     " time per " + (cols.derived ? "call-site region" : "region") + " (severity " + sev + "); " + names[g] +
+                                     " decides the split: " + format_seconds(one[0].min) + " to " + format_seconds(one[0].max) +
+                                     " per rank",
+                                 one[0].max - one[0].mean()});
+      ctx.bottlenecks.back().question = cols.fixes[static_cast<size_t>(g)];
+    }
+  }
+}
+
+
+void dissimilarity_text(std::ostream &os, const io::ResultsStore &rs) {
+  const auto a = rs.attributes("dissimilarity");
+  const auto ranks = rs.table("dissimilarity/ranks");
+  const auto &rank = column<int64_t>(ranks, "rank"), &cl = column<int64_t>(ranks, "cluster");
+  std::map<int64_t, std::vector<int32_t>> groups;
+  for (size_t i = 0; i < rank.size(); ++i) groups[cl[i]].push_back(static_cast<int32_t>(rank[i]));
+  std::string list;
+  for (const auto &[k, v] : groups) list += (list.empty() ? "" : " | ") + kernels::format_ranges(kernels::to_ranges(v));
+  char sev[32];
+  std::snprintf(sev, sizeof sev, "%.2f", attr_or<double>(a, "severity", 0));
+  os << "\nRank clusters by " << attr_or<std::string>(a, "metric", "?") << " time per region: " << groups.size() << " ("
+     << clip(list, 60) << "), severity " << sev << "\n";
+  const auto ccr = rs.table("dissimilarity/ccr_table");
+  const auto &path = column<std::string>(ccr, "path");
+  const auto &cccr = column<int64_t>(ccr, "cccr");
+  if (groups.size() > 1) {
+    std::string c1, c2;
+    for (size_t i = 0; i < path.size(); ++i) (cccr[i] ? c2 : c1) += (cccr[i] ? (c2.empty() ? "" : ", ") : (c1.empty() ? "" : ", ")) + path[i];
+    os << "  CCCR: " << (c2.empty() ? "none found" : clip(c2, 70)) << (c1.empty() ? "" : "; other CCRs: " + clip(c1, 40)) << "\n";
+  }
+}
+
+void dissimilarity_json(JsonWriter &j, const io::ResultsStore &rs) {
+  const auto ranks = rs.table("dissimilarity/ranks");
+  const auto &rank = column<int64_t>(ranks, "rank"), &cl = column<int64_t>(ranks, "cluster");
+  std::map<int64_t, std::vector<int64_t>> groups;
+  for (size_t i = 0; i < rank.size(); ++i) groups[cl[i]].push_back(rank[i]);
+  j.key("clusters").begin_array();
+  for (const auto &[k, v] : groups) j.values(v);
+  j.end_array();
+  const auto ccr = rs.table("dissimilarity/ccr_table");
+  const auto &path = column<std::string>(ccr, "path");
+  const auto &cccr = column<int64_t>(ccr, "cccr");
+  std::vector<std::string> all, core;
+  for (size_t i = 0; i < path.size(); ++i) {
+    all.push_back(path[i]);
+    if (cccr[i]) core.push_back(path[i]);
+  }
+  j.key("ccr").values(all);
+  j.key("cccr").values(core);
+}
+
+}  // namespace
+
+StageInfo dissimilarity_stage() {
+  using config::Type;
+  config::KeyDef metric{"metric", Type::String, std::string("cpu"), "",
+                        "per-region measure of the rank vectors: cpu (the paper; includes an MPI library's busy polling), "
+                        "comp (wall time outside MPI) or wall"};
+  metric.choices = {"cpu", "comp", "wall"};
+  config::KeyDef radius_ref{"radius_reference", Type::String, std::string("pivot-or-mean"), "",
+                            "length the radius is a share of: pivot (the paper) or pivot-or-mean (the larger of the pivot's and "
+                            "the mean vector length, so nearly idle ranks can group)"};
+  radius_ref.choices = {"pivot", "pivot-or-mean"};
+  config::KeyDef algorithm{"algorithm", Type::String, std::string("simplified"), "",
+                           "simplified (the paper's Algorithm 1: one pass per cluster) or optics (full OPTICS: reachability "
+                           "ordering, clusters cut at radius_fraction x the mean vector length; O(ranks^2) work per clustering)"};
+  algorithm.choices = {"simplified", "optics"};
+  config::KeyDef regions_key{"regions", Type::String, std::string("auto"), "",
+                             "vector columns: user regions; call-sites (for uninstrumented binaries: the computation burst ending at "
+                             "each MPI call site, with metric wall also the time in it; wall time); or auto (call sites when the "
+                             "store has no user regions)"};
+  regions_key.choices = {"auto", "user", "call-sites"};
+  return {"dissimilarity",
+          "AutoAnalyzer's process dissimilarity: clusters ranks by their per-region time (simplified OPTICS) and "
+          "searches the critical code regions that split them (CCR, CCCR; Algorithm 2)",
+          {
+              metric,
+              algorithm,
+              {"min_pts", Type::Int, int64_t{2}, "", "optics: ranks (itself included) within the radius that make a rank a core point", 1, 1e6},
+              {"radius_fraction", Type::Float, 0.1, "", "neighbourhood radius as a share of the pivot vector's length (paper: 10%)", 1e-6, 10},
+              radius_ref,
+              {"noise_share", Type::Float, 0.01, "",
+               "vector lengths below this share of the run's wall time count as noise: the radius is at least "
+               "radius_fraction x noise_share x wall time", 0, 1},
+              {"count_threshold", Type::Int, int64_t{0}, "", "a pivot with more neighbours than this forms a cluster; fewer: an isolated point", 0, 1e9},
+              {"exclude_ranks", Type::String, std::string(""), "", "ranks left out, e.g. a master: 0 or 0-1,7", },
+              {"exclude_regions", Type::StringList, std::vector<std::string>{}, "", "region paths left out with their subtrees (management routines)"},
+              {"max_matrix_ranks", Type::Int, int64_t{256}, "", "write the rank x rank distance matrix up to this many ranks", 0, 65536},
+              regions_key,
+          },
+          run_dissimilarity, dissimilarity_text, dissimilarity_json};
+}
+
+}  // namespace perfsift::pipeline

@@ -1,0 +1,307 @@
+// Stage `whatif` (PerWiz F2): how much would a fix buy? Builds the replayable program
+// (messages matched across processes), replays the run on LogGPS as measured (the
+// baseline, with its error against the measured run), then every question: the user's
+// (`whatif.questions`, `--whatif`), the standard ones (ideal network, no waiting, each
+// step region balanced, each step balanced), and one per finding of the earlier stages
+// that states its fix — which prices that finding (predicted_gain_s).
+//
+// Cost per question: one distributed replay, O(owned events) per process plus one
+// exchange round per cross-owner dependency level; building the program is one pass over
+// the owned events and one all-to-all of message keys.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <ostream>
+#include <set>
+#include <omp.h>
+
+#include "pipeline/format/text.h"
+#include "pipeline/replay/matched_messages.h"
+#include "pipeline/replay/replay_model.h"
+#include "pipeline/format/results_view.h"
+#include "pipeline/engine/stage.h"
+#include "pipeline/replay/questions.h"
+
+namespace perfsift::pipeline {
+
+namespace rp = kernels::replay;
+
+namespace {
+
+std::vector<std::string> region_paths(const io::TraceStore &store) {
+  std::vector<std::string> p;
+  for (const auto &r : store.regions()) p.push_back(r.path);
+  return p;
+}
+
+// Step regions present anywhere, and their largest step number (collective).
+std::map<int32_t, int64_t> step_regions(const Context &ctx, const ReplayModel &model) {
+  std::vector<int64_t> top(static_cast<size_t>(ctx.nregions()), -1);
+  for (const auto &side : model.side)
+    for (const auto &x : side.executions)
+      if (x.step >= 0 && x.region >= 0 && x.region < ctx.nregions()) top[static_cast<size_t>(x.region)] = std::max<int64_t>(top[static_cast<size_t>(x.region)], x.step);
+  MPI_Allreduce(MPI_IN_PLACE, top.data(), static_cast<int>(top.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
+  std::map<int32_t, int64_t> out;
+  for (size_t g = 0; g < top.size(); ++g)
+    if (top[g] >= 0) out[static_cast<int32_t>(g)] = top[g];
+  return out;
+}
+
+struct Asked {
+  std::string text, origin;
+};
+
+void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
+  const std::string params_path = cfg.get_string("whatif.loggps");
+  const kernels::LogGPS params = params_path.empty() ? kernels::LogGPS{} : read_loggps(params_path);
+  if (ctx.replay) {
+    ctx.replay->params = params;  // matched already by an earlier stage (waitstates, classify)
+  } else {
+    ctx.progress().begin("whatif: matching messages");
+    ctx.replay = build_replay_model(ctx, params);
+    ctx.progress().end();
+  }
+  ReplayModel &model = *ctx.replay;
+  const auto paths = region_paths(ctx.store());
+
+  // ---- the questions, baseline first; the same text is replayed once.
+  std::vector<Asked> asked = {{"baseline", "baseline"}};
+  for (const auto &q : cfg.get_list("whatif.questions")) asked.push_back({q, "user"});
+  const size_t user_end = asked.size();
+  if (cfg.get_bool("whatif.standard_questions")) {
+    asked.push_back({"ideal-network", "standard"});
+    asked.push_back({"zero-wait all", "standard"});
+    const int64_t cap = cfg.get_int("whatif.max_step_questions");
+    int64_t used = 0;
+    for (const auto &[region, top] : step_regions(ctx, model)) {
+      const std::string &path = paths[static_cast<size_t>(region)];
+      asked.push_back({"balance steps of " + path, "standard"});
+      asked.push_back({"balance-messages steps of " + path, "standard"});
+      asked.push_back({"zero-wait region " + path, "standard"});
+      for (int64_t k = 0; k <= top && used < cap; ++k, ++used) asked.push_back({"balance step " + std::to_string(k) + " of " + path, "standard"});
+    }
+  }
+  for (const auto &f : ctx.findings)
+    if (!f.question.empty()) asked.push_back({f.question, "finding"});
+  for (const auto &b : ctx.bottlenecks)
+    if (!b.question.empty()) asked.push_back({b.question, "finding"});
+  std::vector<Asked> unique;
+  std::set<std::string> seen;
+  for (auto &a : asked)
+    if (seen.insert(a.text).second) unique.push_back(a);
+
+  const bool traces = model.events <= cfg.get_int("whatif.trace_max_events");
+  io::Table trace_rows;
+  auto &t_q = trace_rows.ints("question", "", "row of whatif/questions; -1: the measured run");
+  auto &t_rank = trace_rows.ints("rank", "", "application rank");
+  auto &t_event = trace_rows.ints("event", "", "event index within the rank");
+  auto &t_enter = trace_rows.ints("enter_ns", "ns", "predicted call start");
+  auto &t_exit = trace_rows.ints("exit_ns", "ns", "predicted call end");
+  auto &t_wait = trace_rows.ints("wait_ns", "ns", "predicted waiting inside the call; -1: not predicted (the measured run)");
+  auto &t_op = trace_rows.ints("op", "", "operation: index into the whatif group's trace_operations");
+  auto &t_region = trace_rows.ints("region", "", "innermost region: index into trace_regions");
+  trace_rows.description = "the measured run and the predicted traces of the baseline and the user's questions (whatif.trace_max_events)";
+
+  io::Table qt;
+  qt.description = "what-if questions: predicted run time and gain over the baseline replay";
+  auto &q_text = qt.strings("question", "the question as asked");
+  auto &q_origin = qt.strings("origin", "baseline, user, standard, or finding (prices a finding)");
+  auto &q_pred = qt.floats("predicted_s", "s", "predicted run time");
+  auto &q_gain = qt.floats("gain_s", "s", "baseline replay minus predicted");
+  auto &q_sel = qt.ints("selected", "", "events and computation spans the question changed");
+  auto &q_rel = qt.ints("released", "", "dependencies released at a stuck point (crashed ranks, missing messages)");
+  // Questions with stored traces (the baseline, the user's) replay distributed: every
+  // process advances its own ranks. The rest are spread over the processes and their
+  // threads, each replaying the whole run alone, when it fits (whatif.spread_max_events).
+  const size_t n = unique.size();
+  std::vector<Question> parsed;
+  for (const auto &a : unique) parsed.push_back(parse_question(a.text, paths));
+  std::vector<int64_t> predicted(n, INT64_MIN), selected(n, INT64_MIN), released(n, INT64_MIN);
+  const size_t distributed_end = std::max<size_t>(1, traces ? user_end : 1);
+  std::vector<std::pair<int64_t, std::vector<std::vector<rp::EventTiming>>>> kept;  // (question, timings of the owned ranks)
+  const bool spread = ctx.nprocs() > 1 && model.events <= cfg.get_int("whatif.spread_max_events");
+  for (size_t k = 0; k < n; ++k) {
+    if (k >= distributed_end && spread) break;
+    const rp::Scenario sc = build_scenario(&ctx, model, parsed[k], selected[k]);
+    const bool keep = k < distributed_end;
+    ctx.progress().begin("whatif: " + unique[k].text);
+    ReplayOutcome r = replay_distributed(ctx, model, sc, keep);
+    ctx.progress().end();
+    predicted[k] = r.makespan_ns;
+    released[k] = r.released;
+    if (k == 0) {
+      model.baseline = r.timings;
+      model.replayed = true;
+    }
+    if (keep && traces) kept.emplace_back(static_cast<int64_t>(k), std::move(r.timings));
+  }
+  if (spread && distributed_end < n) {
+    ctx.progress().begin("whatif: " + std::to_string(n - distributed_end) + " questions spread over " + std::to_string(ctx.nprocs()) + " processes");
+    const auto whole = gather_whole(ctx, model);
+    std::vector<size_t> mine;
+    for (size_t k = distributed_end + static_cast<size_t>(ctx.me()); k < n; k += static_cast<size_t>(ctx.nprocs())) mine.push_back(k);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t j = 0; j < mine.size(); ++j) {
+      const size_t k = mine[j];
+      const rp::Scenario sc = build_scenario(nullptr, *whole, parsed[k], selected[k]);
+      const auto r = rp::replay_serial(whole->programs, sc, false);
+      predicted[k] = r.makespan;
+      released[k] = r.released;
+    }
+    for (auto *v : {&predicted, &selected, &released})
+      MPI_Allreduce(MPI_IN_PLACE, v->data(), static_cast<int>(n), MPI_INT64_T, MPI_MAX, ctx.comm());
+    ctx.progress().end();
+  }
+  std::map<std::string, double> gain_of;
+  const double baseline_s = static_cast<double>(predicted[0]) * 1e-9;
+  for (size_t k = 0; k < n; ++k) {
+    const double pred = static_cast<double>(predicted[k]) * 1e-9;
+    q_text.push_back(unique[k].text);
+    q_origin.push_back(unique[k].origin);
+    q_pred.push_back(pred);
+    q_gain.push_back(baseline_s - pred);
+    q_sel.push_back(selected[k]);
+    q_rel.push_back(released[k]);
+    gain_of[unique[k].text] = baseline_s - pred;
+  }
+  const double measured = static_cast<double>(model.measured_ns) * 1e-9;
+  for (const auto &[name, value] : loggps_attributes(params)) out.attribute(name, value);
+  out.attribute("measured_s", measured);
+  out.attribute("baseline_s", baseline_s);
+  out.attribute("baseline_error", measured > 0 ? (baseline_s - measured) / measured : 0.0);
+  out.attribute("events", model.events);
+  out.attribute("sends", model.sends);
+  out.attribute("receives", model.receives);
+  out.attribute("unmatched_sends", model.unmatched_sends);
+  out.attribute("unmatched_receives", model.unmatched_receives);
+  out.attribute("collective_calls", model.collectives);
+  out.attribute("local_calls", model.local_events);
+  out.attribute("traces_stored", static_cast<int64_t>(traces));
+  out.table("questions", qt);
+  if (traces) {
+    // Rank by rank (the same rows in the same order for any number of processes): the
+    // measured run (question -1), then each stored prediction; and which calls each
+    // message joins — what a timeline of the run draws.
+    auto row = [&](int64_t question, size_t s, size_t i, int64_t enter, int64_t exit, int64_t wait) {
+      t_q.push_back(question);
+      t_rank.push_back(model.programs[s].rank);
+      t_event.push_back(static_cast<int64_t>(i));
+      t_enter.push_back(enter);
+      t_exit.push_back(exit);
+      t_wait.push_back(wait);
+      t_op.push_back(model.side[s].op[i]);
+      t_region.push_back(model.side[s].region[i]);
+    };
+    for (size_t s = 0; s < model.side.size(); ++s) {
+      for (size_t i = 0; i < model.side[s].enter.size(); ++i) row(-1, s, i, model.side[s].enter[i], model.side[s].exit[i], -1);
+      for (const auto &[question, timings] : kept)
+        for (size_t i = 0; i < timings[s].size(); ++i) {
+          const auto &x = timings[s][i];
+          row(question, s, i, x.enter, x.exit, x.exit - x.nowait_exit);
+        }
+    }
+    io::Table links;
+    links.description = "matched point-to-point messages: the sending call and the call that completed the receive";
+    auto &ls = links.ints("sender", "", "sending rank"), &lse = links.ints("send_event", "", "its send call (event index)");
+    auto &lr = links.ints("receiver", "", "receiving rank"), &lre = links.ints("recv_event", "", "the call that completed the receive");
+    for (const auto &m : matched_messages(ctx, model)) {
+      ls.push_back(m.src);
+      lse.push_back(m.send_event);
+      lr.push_back(m.dst);
+      lre.push_back(m.recv_done >= 0 ? m.recv_done : m.recv_event);
+    }
+    out.table_rows("messages", links);
+    out.table_rows("trace", trace_rows);
+    out.attribute("trace_operations", ctx.store().ops());
+    out.attribute("trace_regions", paths);
+  }
+  if (model.unmatched_sends + model.unmatched_receives > 0)
+    ctx.warnings.push_back("whatif: " + std::to_string(model.unmatched_sends) + " sends and " +
+                           std::to_string(model.unmatched_receives) +
+                           " receives have no partner in the trace; the replay keeps their measured time");
+
+  // ---- price the findings that stated their fix
+  for (auto &f : ctx.findings)
+    if (auto it = gain_of.find(f.question); !f.question.empty() && it != gain_of.end()) f.predicted_gain_s = it->second;
+  for (auto &b : ctx.bottlenecks)
+    if (auto it = gain_of.find(b.question); !b.question.empty() && it != gain_of.end()) b.predicted_gain_s = it->second;
+}
+
+void whatif_text(std::ostream &os, const io::ResultsStore &rs) {
+  const auto a = rs.attributes("whatif");
+  const auto t = rs.table("whatif/questions");
+  const auto &text = column<std::string>(t, "question");
+  const auto &pred = column<double>(t, "predicted_s"), &gain = column<double>(t, "gain_s");
+  char line[256];
+  std::snprintf(line, sizeof line, "\nWhat if (LogGPS replay, parameters: %s): baseline %s against %s measured (error %+.1f%%)\n",
+                attr_or<std::string>(a, "loggps_source", "?").c_str(), format_seconds(attr_or<double>(a, "baseline_s", 0)).c_str(),
+                format_seconds(attr_or<double>(a, "measured_s", 0)).c_str(), 100 * attr_or<double>(a, "baseline_error", 0));
+  os << line;
+  std::vector<size_t> order;
+  for (size_t i = 1; i < t.rows(); ++i) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return gain[x] > gain[y]; });
+  for (size_t k = 0; k < order.size() && k < 4; ++k) {  // the rest: JSON and /whatif/questions
+    const size_t i = order[k];
+    std::snprintf(line, sizeof line, "  %-44s %10s  gain %10s\n", clip(text[i], 44).c_str(), format_seconds(pred[i]).c_str(),
+                  format_seconds(gain[i]).c_str());
+    os << line;
+  }
+}
+
+// "whatif": [{question, predicted_s, gain_s, ...}], the baseline first.
+void whatif_json(JsonWriter &j, const io::ResultsStore &rs) {
+  const auto a = rs.attributes("whatif");
+  const auto t = rs.table("whatif/questions");
+  const auto &text = column<std::string>(t, "question"), &origin = column<std::string>(t, "origin");
+  const auto &pred = column<double>(t, "predicted_s"), &gain = column<double>(t, "gain_s");
+  const auto &sel = column<int64_t>(t, "selected"), &rel = column<int64_t>(t, "released");
+  j.begin_array();
+  for (size_t i = 0; i < t.rows(); ++i) {
+    j.begin_object();
+    j.key("question").value(text[i]).key("predicted_s").value(pred[i]).key("gain_s").value(gain[i]);
+    j.key("origin").value(origin[i]).key("selected").value(sel[i]).key("released").value(rel[i]);
+    if (i == 0) {
+      j.key("measured_s").value(attr_or<double>(a, "measured_s", 0)).key("error").value(attr_or<double>(a, "baseline_error", 0));
+      j.key("loggps").begin_object();
+      for (const auto &[k, v] : a)
+        if (k.rfind("loggps_", 0) == 0) {
+          j.key(k.substr(7));
+          if (auto *d = std::get_if<double>(&v)) j.value(*d);
+          else if (auto *n = std::get_if<int64_t>(&v)) j.value(*n);
+          else if (auto *s = std::get_if<std::string>(&v)) j.value(*s);
+        }
+      j.end_object();
+      j.key("matching").begin_object();
+      for (const char *k : {"events", "sends", "receives", "unmatched_sends", "unmatched_receives", "collective_calls", "local_calls"})
+        j.key(k).value(attr_or<int64_t>(a, k, 0));
+      j.end_object();
+    }
+    j.end_object();
+  }
+  j.end_array();
+}
+
+}  // namespace
+
+StageInfo whatif_stage() {
+  StageInfo s{"whatif",
+              "PerWiz's what-if prediction: LogGPS replay of the matched message DAG, the baseline's error against the "
+              "measured run, questions (zero-wait, zero, balance, balance-messages, scale, ideal-network; and), and the "
+              "simulated payoff of every finding that states its fix",
+              {{"loggps", config::Type::String, std::string(""), "", "LogGPS parameter file from `perfsift calibrate` (empty: documented defaults)"},
+               {"questions", config::Type::StringList, std::vector<std::string>{}, "",
+                "what-if questions, e.g. \"balance step 1 of composite\", \"zero-wait region solve and ideal-network\""},
+               {"standard_questions", config::Type::Bool, true, "", "also ask ideal-network, zero-wait all, and balance every step region and step"},
+               {"max_step_questions", config::Type::Int, int64_t{64}, "", "at most this many single-step balance questions", 0, 1e6},
+               {"trace_max_events", config::Type::Int, int64_t{2000000}, "",
+                "store predicted traces (baseline and user questions) when the run has at most this many events", 0, 1e12},
+               {"spread_max_events", config::Type::Int, int64_t{5000000}, "",
+                "runs up to this many events: questions are spread over processes and threads, each replaying the "
+                "whole run (every process then holds every rank's program); larger runs replay each question distributed", 0, 1e12}},
+              run_whatif, whatif_text, nullptr};
+  s.json_value = whatif_json;
+  return s;
+}
+
+}  // namespace perfsift::pipeline
