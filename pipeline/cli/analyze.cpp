@@ -14,8 +14,9 @@
 
 #include "io/checksum.h"
 #include "pipeline/cli/commands.h"
+#include "pipeline/engine/check.h"
 #include "pipeline/report/report.h"
-#include "pipeline/engine/stage.h"
+#include "pipeline/stages/registry.h"
 #include "pipeline/knowledge/knowledge_base.h"
 #include "pipeline/classifier/trained_classifier.h"
 #include "pipeline/replay/questions.h"
@@ -151,32 +152,14 @@ int run_analyze(const AnalyzeOptions &o) {
     error = e.what();
   }
   if (!all_fine(error, "the store could not be opened on every analysis rank")) return 2;
-  // What-if questions are checked against the store's regions before any work.
+  // Each stage checks its settings against the store before any work (what-if questions,
+  // the diagnosis model and knowledge base, the classifier model): a wrong name or file
+  // stops here, not after the other stages' work.
+  std::vector<pipeline::PlanStep> plan;
   try {
-    const auto &stages = cfg.get_list("pipeline.stages");
-    if (std::find(stages.begin(), stages.end(), "whatif") != stages.end()) {
-      std::vector<std::string> paths;
-      for (const auto &r : store->regions()) paths.push_back(r.path);
-      for (const auto &q : cfg.get_list("whatif.questions")) pipeline::parse_question(q, paths);
-    }
-    // The diagnosis model and its knowledge base, and the classifier model: a wrong name or
-    // file stops here, not after the other stages' work.
-    if (std::find(stages.begin(), stages.end(), "diagnosis") != stages.end()) {
-      const std::string m = cfg.get_string("diagnosis.model");
-      const std::vector<std::string> models = {"auto", "master-worker", "wavefront", "divide-and-conquer", "none"};
-      if (std::find(models.begin(), models.end(), m) == models.end())
-        throw std::runtime_error(cfg.where("diagnosis.model") + ": unknown model '" + m + "' (this version diagnoses: auto, master-worker, wavefront, divide-and-conquer, none; did you mean '" +
-                                 config::nearest(m, models) + "'?)");
-      const std::string sc = cfg.get_string("diagnosis.scaling");
-      if (sc != "auto" && sc != "weak" && sc != "strong")
-        throw std::runtime_error(cfg.where("diagnosis.scaling") + ": '" + sc + "' is not auto, weak or strong");
-      if (const std::string ref = cfg.get_string("diagnosis.reference"); !ref.empty() && !fs::exists(ref))
-        throw std::runtime_error(ref + ": the reference trace store does not exist (" + cfg.where("diagnosis.reference") + ")");
-      pipeline::check_knowledge(cfg.get_string("diagnosis.knowledge"));
-      pipeline::map_events(cfg.get_list("diagnosis.events"), store->regions());
-    }
-    if (std::find(stages.begin(), stages.end(), "classify") != stages.end() && !cfg.get_string("classify.model").empty())
-      pipeline::load_model(cfg.get_string("classify.model"));
+    plan = pipeline::plan_pipeline(cfg);
+    for (const auto &step : plan)
+      if (step.stage && step.stage->check) step.stage->check(cfg, *store);
   } catch (const std::exception &e) {
     error = e.what();
   }
@@ -234,34 +217,28 @@ int run_analyze(const AnalyzeOptions &o) {
     writer.attribute("run", "incomplete", static_cast<int64_t>(run.incomplete));
     writer.attribute("run", "events", store->event_offsets().back());
 
-    for (const auto &name : cfg.get_list("pipeline.stages")) {
-      const auto *stage = pipeline::find_stage(name);
-      writer.group(name, stage->description);
-      pipeline::StageOutput out(writer, name);
-      stage->run(ctx, cfg, out);
+    for (const auto &step : plan) {
+      if (step.builder) {
+        step.builder->build(ctx);  // collective, at the same boundary on every process
+        continue;
+      }
+      const auto &stage = *step.stage;
+      writer.group(stage.name, stage.description);
+      pipeline::StageOutput out(writer, stage.name);
+      stage.run(ctx, cfg, out);
     }
     // Located bottlenecks become findings, with their root causes when known.
-    for (const auto &b : ctx.bottlenecks) {
-      pipeline::Finding f;
-      f.kind = b.kind;
-      f.where = b.where;
-      f.ranks = b.ranks;
-      f.lost_s = b.lost_s;
-      f.stage = b.kind;
-      f.question = b.question;
-      f.predicted_gain_s = b.predicted_gain_s;
-      auto rc = ctx.root_causes.find(b.kind + "|" + b.where);
-      f.cause = b.symptom + (rc == ctx.root_causes.end() ? "" : "; root cause: " + rc->second);
-      ctx.findings.push_back(f);
-    }
-    rank_findings(ctx.findings);
-    writer.table("findings", findings_table(ctx.findings));
+    auto findings = pipeline::all_findings(std::move(ctx.findings), ctx.products().find<pipeline::Bottlenecks>(),
+                                           ctx.products().find<pipeline::RootCauses>());
+    rank_findings(findings);
+    writer.table("findings", findings_table(findings));
     writer.attribute("", "warnings", ctx.warnings);
     writer.commit();
   } catch (const std::exception &e) {
+    const int code = dynamic_cast<const InternalError *>(&e) ? kExitInternalError : kExitUserError;
     std::fprintf(stderr, "perfsift: analysis rank %d: %s\n", me, e.what());
-    if (np > 1) MPI_Abort(comm, 2);
-    return 2;
+    if (np > 1) MPI_Abort(comm, code);
+    return code;
   }
 
   if (me == 0) {
@@ -285,15 +262,32 @@ int run_report(const ReportOptions &o) {
   return 0;
 }
 
+namespace {
+
+std::string joined(const std::vector<std::string_view> &names) {
+  std::string s;
+  for (auto n : names) s += (s.empty() ? "" : ", ") + std::string(n);
+  return s;
+}
+
+}  // namespace
+
 int run_stages() {
   for (const auto &s : pipeline::stage_registry()) {
     std::printf("%s\n    %s\n", s.name.c_str(), s.description.c_str());
+    if (!s.requires_products.empty()) std::printf("    requires: %s\n", joined(s.requires_products).c_str());
+    if (!s.uses_products.empty()) std::printf("    uses when present: %s\n", joined(s.uses_products).c_str());
+    if (!s.provides_products.empty()) std::printf("    provides: %s\n", joined(s.provides_products).c_str());
     std::vector<config::KeyDef> keys;
     for (const auto &d : pipeline::pipeline_keys())
       if (d.key.rfind(s.name + ".", 0) == 0) keys.push_back(d);
     if (keys.empty()) std::printf("  (no keys)\n");
     std::printf("%s\n", config::describe(keys).c_str());
   }
+  std::printf("shared products (built before the first stage that requires them)\n");
+  for (const auto &b : pipeline::product_builders())
+    std::printf("  %s%s%s\n    %s\n", std::string(b.product).c_str(), b.requires_products.empty() ? "" : ", from the ",
+                joined(b.requires_products).c_str(), b.description.c_str());
   std::printf("general sections\n");
   std::vector<config::KeyDef> general;
   for (const auto &d : pipeline::pipeline_keys())

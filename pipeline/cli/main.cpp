@@ -9,6 +9,7 @@
 #include "config/collect_config.h"
 #include "io/trace_store.h"
 #include "pipeline/cli/commands.h"
+#include "pipeline/engine/check.h"
 
 
 int main(int argc, char **argv) {
@@ -145,6 +146,9 @@ int main(int argc, char **argv) {
     if (*stages) return cli::run_stages();
     if (*config_check) return cli::run_config_check(check_path);
     if (*synth) return cli::run_synth(so);
+  } catch (const perfsift::InternalError &e) {  // a bug, not the user's to fix: its own exit code
+    std::fprintf(stderr, "perfsift: %s\n", e.what());
+    return perfsift::kExitInternalError;
   } catch (const config::ConfigError &e) {
     std::fprintf(stderr, "perfsift: %s\n", e.what());
     return 2;

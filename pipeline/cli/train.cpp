@@ -32,6 +32,7 @@
 #include "pipeline/classifier/trained_classifier.h"
 #include "pipeline/replay/matched_messages.h"
 #include "pipeline/replay/replay_model.h"
+#include "pipeline/stages/registry.h"
 
 namespace perfsift::cli {
 
@@ -120,7 +121,8 @@ pipeline::MessageModel fit(const std::string &trace, const TrainOptions &o) {
   const config::Values cfg = pipeline::load_pipeline("", [](const std::string &) { return std::optional<std::string>{}; });
   pipeline::Progress progress(false);
   pipeline::Context ctx(MPI_COMM_SELF, store, cfg, progress);
-  const auto &messages = pipeline::matched_messages(ctx, pipeline::matched_model(ctx));
+  const auto model = pipeline::build_replay_model(ctx, kernels::LogGPS{});
+  const auto messages = pipeline::match_messages(ctx, *model);
   std::vector<int32_t> label_of_region;
   for (const auto &r : store.regions()) label_of_region.push_back(phase_class(r.path));
   auto label = [&](const pipeline::MatchedMessage &m) {

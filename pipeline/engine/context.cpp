@@ -1,10 +1,10 @@
-// The analysis context and the pipeline file's key table.
+// The analysis context.
 #include <omp.h>
 
 #include <algorithm>
 #include <cstring>
 
-#include "pipeline/engine/stage.h"
+#include "pipeline/engine/context.h"
 
 namespace perfsift::pipeline {
 
@@ -175,71 +175,6 @@ void Context::allreduce_sum(std::vector<int64_t> &v) const {
 
 kernels::RankRanges Context::allgather(const kernels::RankRanges &mine) const {
   return kernels::merge_ranges(allgatherv(mine));
-}
-
-// ---------------------------------------------------------------- the pipeline file
-
-namespace {
-
-std::string env_name(const std::string &key) {
-  std::string s = "PERFSIFT_";
-  for (char c : key) s += c == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
-const std::vector<std::string> kGeneralSections = {"pipeline", "analysis", "report"};
-
-}  // namespace
-
-const StageInfo *find_stage(const std::string &name) {
-  for (const auto &s : stage_registry())
-    if (s.name == name) return &s;
-  return nullptr;
-}
-
-const std::vector<config::KeyDef> &pipeline_keys() {
-  static const std::vector<config::KeyDef> keys = [] {
-    using config::Type;
-    std::vector<std::string> all;
-    for (const auto &s : stage_registry()) all.push_back(s.name);
-    std::vector<config::KeyDef> k = {
-        {"pipeline.stages", Type::StringList, all, "", "stages to run, in order (`perfsift stages` lists them)"},
-        {"analysis.rows_per_read", Type::Int, int64_t{1} << 18, "PERFSIFT_ROWS_PER_READ",
-         "events per read when streaming the store (memory per analysis rank is about 150 bytes per row)", 65536, 1e9},
-        {"analysis.threads", Type::Int, int64_t{0}, "PERFSIFT_THREADS",
-         "OpenMP threads per analysis rank; 0 keeps OMP_NUM_THREADS or the runtime's default", 0, 4096},
-        {"report.top", Type::Int, int64_t{10}, "PERFSIFT_REPORT_TOP", "findings shown in the text report", 1, 1000},
-        {"report.json_max_rows", Type::Int, int64_t{1000}, "",
-         "tables longer than this appear in the JSON report as a pointer into the results file", 0, 1e9},
-        {"report.width", Type::Int, int64_t{100}, "PERFSIFT_REPORT_WIDTH", "columns of the text report: findings' causes wrap to two lines of it", 60, 1000},
-    };
-    for (const auto &s : stage_registry())
-      for (auto d : s.keys) {
-        d.key = s.name + "." + d.key;
-        if (d.env.empty()) d.env = env_name(d.key);
-        k.push_back(std::move(d));
-      }
-    return k;
-  }();
-  return keys;
-}
-
-std::vector<std::string> pipeline_sections() {
-  std::vector<std::string> s = kGeneralSections;
-  for (const auto &st : stage_registry()) s.push_back(st.name);
-  return s;
-}
-
-config::Values load_pipeline(const std::string &path, const config::EnvLookup &env) {
-  config::Values v = path.empty() ? config::parse(pipeline_keys(), "", "", env, pipeline_sections())
-                                  : config::parse_file(pipeline_keys(), path, env, pipeline_sections());
-  std::vector<std::string> names;
-  for (const auto &s : stage_registry()) names.push_back(s.name);
-  for (const auto &s : v.get_list("pipeline.stages"))
-    if (!find_stage(s))
-      throw config::ConfigError(v.where("pipeline.stages") + ": unknown stage '" + s + "' in pipeline.stages; did you mean '" +
-                                config::nearest(s, names) + "'? (`perfsift stages` lists every stage)");
-  return v;
 }
 
 }  // namespace perfsift::pipeline

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kernels/clustering.h"
-#include "pipeline/engine/stage.h"
+#include "pipeline/engine/context.h"
 
 namespace perfsift::pipeline {
 

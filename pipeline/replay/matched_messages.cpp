@@ -1,9 +1,10 @@
-// Matched messages with both sides' timing (see message_table.h).
+// Matched messages with both sides' timing (see matched_messages.h).
 #include "pipeline/replay/matched_messages.h"
 
 #include <algorithm>
 
 #include "pipeline/engine/op_traits.h"
+#include "pipeline/engine/stage_info.h"
 #include "pipeline/replay/replay_model.h"
 
 namespace perfsift::pipeline {
@@ -23,16 +24,6 @@ bool blocking(const std::vector<OpTraits> &traits, uint16_t op) {
 
 }  // namespace
 
-ReplayModel &matched_model(Context &ctx) {
-  if (!ctx.replay) {
-    ctx.progress().begin("matching messages");
-    ctx.replay = build_replay_model(ctx, kernels::LogGPS{});
-    ctx.progress().end();
-  }
-  return *ctx.replay;
-}
-
-namespace {
 
 std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel &model) {
   const auto traits = classify_ops(ctx.store().ops());
@@ -100,15 +91,17 @@ std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel
   return out;
 }
 
-}  // namespace
-
-const std::vector<MatchedMessage> &matched_messages(const Context &ctx, ReplayModel &model) {
-  if (!model.matched) {
-    ctx.progress().begin("joining both sides of every message");
-    model.matched = std::make_shared<const std::vector<MatchedMessage>>(match_messages(ctx, model));
-    ctx.progress().end();
-  }
-  return *model.matched;
+ProductBuilder matched_messages_builder() {
+  return {product_name<MatchedMessages>(),
+          "both sides' timing of every message, joined by the receiver's owner (one all-to-all)",
+          {product_name<MatchedRun>()},
+          [](Context &ctx) {
+            ctx.progress().begin("joining both sides of every message");
+            auto items = std::make_shared<const std::vector<MatchedMessage>>(
+                match_messages(ctx, *ctx.products().get<MatchedRun>().model));
+            ctx.progress().end();
+            ctx.products().publish(MatchedMessages{std::move(items)});
+          }};
 }
 
 }  // namespace perfsift::pipeline

@@ -7,10 +7,11 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "kernels/message_class.h"
-#include "pipeline/engine/stage.h"
+#include "pipeline/engine/context.h"
 
 namespace perfsift::pipeline {
 
@@ -27,14 +28,15 @@ struct MatchedMessage {
   kernels::vetter::TransferTiming timing;
 };
 
-// The replay model of the run: the whatif stage's when it ran, else built here (default
-// network parameters; matching does not depend on them) and kept in ctx.replay.
-// Collective.
-ReplayModel &matched_model(Context &ctx);
+// Collective: the matched messages whose receiver this process owns, ordered by
+// (receiver, receive event); about 120 bytes per message.
+std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel &model);
 
-// Collective the first time for a model (every process asks in the same stage): the
-// matched messages whose receiver this process owns, ordered by (receiver, receive
-// event). Kept in the model for the stages after; about 120 bytes per message.
-const std::vector<MatchedMessage> &matched_messages(const Context &ctx, ReplayModel &model);
+// Product: the messages of the owned receivers with both sides' timing, joined once at
+// the first stage boundary that needs them and shared by the stages after.
+struct MatchedMessages {
+  static constexpr std::string_view kProduct = "matched messages";
+  std::shared_ptr<const std::vector<MatchedMessage>> items;
+};
 
 }  // namespace perfsift::pipeline

@@ -16,7 +16,8 @@
 #include "config/schema.h"
 #include "kernels/message_match.h"
 #include "pipeline/engine/op_traits.h"
-#include "pipeline/report/report.h"
+#include "io/atomic_file.h"
+#include "pipeline/engine/stage_info.h"
 
 namespace perfsift::pipeline {
 
@@ -37,6 +38,18 @@ struct MatchReply {
 };
 
 }  // namespace
+
+ProductBuilder matched_run_builder() {
+  return {product_name<MatchedRun>(),
+          "each owned rank's events as a replay program, messages matched across analysis processes",
+          {},
+          [](Context &ctx) {
+            ctx.progress().begin("matching messages");
+            auto model = build_replay_model(ctx, kernels::LogGPS{});
+            ctx.progress().end();
+            ctx.products().publish(MatchedRun{std::move(model)});
+          }};
+}
 
 std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernels::LogGPS &params) {
   auto model = std::make_shared<ReplayModel>();
@@ -485,7 +498,7 @@ void write_loggps(const std::string &path, const kernels::LogGPS &p, const std::
     if (f.real) os << toml_float(p.*f.real) << "\n";
     else os << p.*f.integer << "\n";
   }
-  write_file_atomically(path, os.str());
+  io::write_file_atomically(path, os.str());
 }
 
 std::vector<std::pair<std::string, io::AttrValue>> loggps_attributes(const kernels::LogGPS &p) {

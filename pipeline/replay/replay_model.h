@@ -5,10 +5,12 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "io/results_store.h"
 #include "kernels/replay.h"
-#include "pipeline/engine/stage.h"
+#include "pipeline/engine/context.h"
 
 namespace perfsift::pipeline {
 
@@ -42,9 +44,21 @@ struct ReplayModel {
   // also on processes owning no rank).
   std::vector<std::vector<kernels::replay::EventTiming>> baseline;
   bool replayed = false;
-  // Messages of the owned receivers with both sides' timing, joined once on first use
-  // (matched_messages in pipeline/replay/matched_messages.h) and shared by the stages after.
-  std::shared_ptr<const std::vector<MatchedMessage>> matched;
+};
+
+// Product: the run as replay programs with every message matched, built once at the
+// first stage boundary that needs it (waitstates, classify, diagnosis, whatif) with
+// default network parameters: matching does not depend on them.
+struct MatchedRun {
+  static constexpr std::string_view kProduct = "matched run";
+  std::shared_ptr<ReplayModel> model;
+};
+
+// Product of the whatif stage: the matched run under the configured LogGPS parameters,
+// with its baseline replay (bounds and domino start from it).
+struct ReplayBaseline {
+  static constexpr std::string_view kProduct = "replay baseline";
+  std::shared_ptr<const ReplayModel> model;
 };
 
 // Collective: reads the owned ranks' events, requests, completions and region executions

@@ -23,7 +23,7 @@
 #include "pipeline/format/json_writer.h"
 #include "pipeline/report/report.h"
 #include "pipeline/format/results_view.h"
-#include "pipeline/engine/stage.h"
+#include "pipeline/stages/registry.h"
 
 namespace perfsift::pipeline {
 

@@ -14,7 +14,7 @@
 #include "pipeline/format/text.h"
 #include "pipeline/format/json_writer.h"
 #include "pipeline/format/results_view.h"
-#include "pipeline/engine/stage.h"
+#include "pipeline/stages/registry.h"
 
 namespace perfsift::pipeline {
 

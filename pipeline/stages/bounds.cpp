@@ -13,7 +13,7 @@
 #include "pipeline/format/text.h"
 #include "pipeline/replay/replay_model.h"
 #include "pipeline/format/results_view.h"
-#include "pipeline/engine/stage.h"
+#include "pipeline/engine/stage_info.h"
 #include "pipeline/replay/questions.h"
 
 namespace perfsift::pipeline {
@@ -32,8 +32,7 @@ const char *kMeaning[8] = {"as replayed",
                            "no waiting, balanced computation and communication"};
 
 void run_bounds(Context &ctx, const config::Values &cfg, StageOutput &out) {
-  if (!ctx.replay || !ctx.replay->replayed) throw std::runtime_error("bounds: needs the whatif stage before it in pipeline.stages (it builds the replay)");
-  const ReplayModel &model = *ctx.replay;
+  const ReplayModel &model = *ctx.products().get<ReplayBaseline>().model;
   const auto &regions = ctx.store().regions();
   std::vector<std::string> paths;
   for (const auto &r : regions) paths.push_back(r.path);
@@ -196,6 +195,7 @@ StageInfo bounds_stage() {
               {{"regions", config::Type::StringList, std::vector<std::string>{}, "", "further regions to bound besides the program and the step regions"}},
               run_bounds, bounds_text, nullptr};
   s.json_value = bounds_json;
+  s.requires_products = {product_name<ReplayBaseline>()};
   return s;
 }
 

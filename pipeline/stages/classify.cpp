@@ -23,7 +23,7 @@
 #include "pipeline/classifier/trained_classifier.h"
 #include "pipeline/replay/matched_messages.h"
 #include "pipeline/format/results_view.h"
-#include "pipeline/engine/stage.h"
+#include "pipeline/engine/stage_info.h"
 
 namespace perfsift::pipeline {
 
@@ -101,7 +101,7 @@ void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
                            model.platform.host_pattern + "), this run used " + here.mpi_library + " (" + here.host_pattern +
                            "); its classes may be wrong here: train it again with `perfsift train` on this platform");
   const bool fold = cfg.get_bool("classify.fold_to_operations");
-  const auto &messages = matched_messages(ctx, matched_model(ctx));
+  const auto &messages = *ctx.products().get<MatchedMessages>().items;
 
   const int64_t max_rows = cfg.get_int("classify.max_message_rows");
   std::vector<int64_t> n_local = {static_cast<int64_t>(messages.size())};
@@ -306,6 +306,11 @@ void classify_json(JsonWriter &j, const io::ResultsStore &rs) {
   j.end_array().end_object();
 }
 
+// Set-up: the classifier model reads back.
+void check_classify(const config::Values &cfg, const io::TraceStore &) {
+  if (const std::string path = cfg.get_string("classify.model"); !path.empty()) load_model(path);
+}
+
 }  // namespace
 
 StageInfo classify_stage() {
@@ -321,6 +326,8 @@ StageInfo classify_stage() {
               run_classify, classify_text, nullptr};
   s.json_value = classify_json;
   s.json_key = "classification";
+  s.requires_products = {product_name<MatchedMessages>()};
+  s.check = check_classify;
   return s;
 }
 

@@ -15,6 +15,7 @@
 // pairs, of one record per rank, and of the messages to or from the master; O(messages)
 // work; the inference itself is a walk over a tree of a few nodes.
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <map>
 #include <ostream>
@@ -28,7 +29,7 @@
 #include "pipeline/engine/op_traits.h"
 #include "pipeline/replay/replay_model.h"
 #include "pipeline/format/results_view.h"
-#include "pipeline/engine/stage.h"
+#include "pipeline/engine/stage_info.h"
 
 namespace perfsift::pipeline {
 
@@ -660,8 +661,8 @@ struct Evaluated {
 };
 
 // Recognises (or takes diagnosis.model) and diagnoses one run.
-Evaluated evaluate(Context &ctx, const config::Values &cfg, ReplayModel &model, const std::string &forced) {
-  const auto &msgs = matched_messages(ctx, model);
+Evaluated evaluate(Context &ctx, const config::Values &cfg, const ReplayModel &model, const std::vector<MatchedMessage> &msgs,
+                   const std::string &forced) {
   ctx.progress().begin("diagnosis: recognising the model");
   Evaluated ev;
   ev.r = recognise(ctx, model, msgs);
@@ -737,8 +738,8 @@ void relative(Diagnosis &d, const Diagnosis &ref, int64_t ranks, int64_t ref_ran
 }
 
 void run_diagnosis(Context &ctx, const config::Values &cfg, StageOutput &out) {
-  ReplayModel &model = matched_model(ctx);
-  const Evaluated ev = evaluate(ctx, cfg, model, cfg.get_string("diagnosis.model"));
+  const ReplayModel &model = *ctx.products().get<MatchedRun>().model;
+  const Evaluated ev = evaluate(ctx, cfg, model, *ctx.products().get<MatchedMessages>().items, cfg.get_string("diagnosis.model"));
   const Recognition &r = ev.r;
   io::Table rec;
   rec.description = "how well each model's communication structure fits the run";
@@ -769,7 +770,7 @@ void run_diagnosis(Context &ctx, const config::Values &cfg, StageOutput &out) {
     io::TraceStore ref_store(path, ctx.comm());
     Context rctx(ctx.comm(), ref_store, ctx.config(), ctx.progress());
     const auto rmodel = build_replay_model(rctx, model.params);
-    const Evaluated rev = evaluate(rctx, cfg, *rmodel, ev.model);
+    const Evaluated rev = evaluate(rctx, cfg, *rmodel, match_messages(rctx, *rmodel), ev.model);
     std::string scaling = cfg.get_string("diagnosis.scaling");
     if (scaling == "auto") {
       // Weak scaling keeps the work per rank, strong the total: whichever ratio is nearer 1.
@@ -857,6 +858,24 @@ void diagnosis_json(JsonWriter &j, const io::ResultsStore &rs) {
   j.end_array();
 }
 
+// Set-up: the model's name, the scaling, the reference store, the knowledge base and
+// the event mapping.
+void check_diagnosis(const config::Values &cfg, const io::TraceStore &store) {
+  const std::string m = cfg.get_string("diagnosis.model");
+  const std::vector<std::string> models = {"auto", "master-worker", "wavefront", "divide-and-conquer", "none"};
+  if (std::find(models.begin(), models.end(), m) == models.end())
+    throw std::runtime_error(cfg.where("diagnosis.model") + ": unknown model '" + m +
+                             "' (this version diagnoses: auto, master-worker, wavefront, divide-and-conquer, none; did you mean '" +
+                             config::nearest(m, models) + "'?)");
+  const std::string sc = cfg.get_string("diagnosis.scaling");
+  if (sc != "auto" && sc != "weak" && sc != "strong")
+    throw std::runtime_error(cfg.where("diagnosis.scaling") + ": '" + sc + "' is not auto, weak or strong");
+  if (const std::string ref = cfg.get_string("diagnosis.reference"); !ref.empty() && !std::filesystem::exists(ref))
+    throw std::runtime_error(ref + ": the reference trace store does not exist (" + cfg.where("diagnosis.reference") + ")");
+  check_knowledge(cfg.get_string("diagnosis.knowledge"));
+  map_events(cfg.get_list("diagnosis.events"), store.regions());
+}
+
 }  // namespace
 
 StageInfo diagnosis_stage() {
@@ -874,6 +893,8 @@ StageInfo diagnosis_stage() {
                {"min_share", config::Type::Float, 0.01, "", "a fired cause becomes a finding when it accounts for this share of the run", 0, 1}},
               run_diagnosis, diagnosis_text, nullptr};
   s.json_value = diagnosis_json;
+  s.requires_products = {product_name<MatchedRun>(), product_name<MatchedMessages>()};
+  s.check = check_diagnosis;
   return s;
 }
 

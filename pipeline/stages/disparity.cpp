@@ -15,7 +15,7 @@
 #include "kernels/kmeans1d.h"
 #include "pipeline/format/text.h"
 #include "pipeline/format/results_view.h"
-#include "pipeline/engine/stage.h"
+#include "pipeline/engine/stage_info.h"
 
 namespace perfsift::pipeline {
 
@@ -72,14 +72,16 @@ void run_disparity(Context &ctx, const config::Values &cfg, StageOutput &out) {
   std::vector<double> crnm(static_cast<size_t>(std::max(0, nreg - 1)));
   for (int32_t g = 1; g < nreg; ++g) crnm[g - 1] = count[g] ? sum[g].value() / static_cast<double>(count[g]) : 0.0;
   const auto sev = kernels::severity_categories(crnm);
-  ctx.region_severity.assign(static_cast<size_t>(nreg), 0);
-  ctx.region_ccr.assign(static_cast<size_t>(nreg), 0);
-  for (int32_t g = 1; g < nreg; ++g) ctx.region_severity[g] = sev[g - 1], ctx.region_ccr[g] = sev[g - 1] >= 3;
+  RegionSeverity published;
+  published.severity.assign(static_cast<size_t>(nreg), 0);
+  published.ccr.assign(static_cast<size_t>(nreg), 0);
+  for (int32_t g = 1; g < nreg; ++g) published.severity[g] = sev[g - 1], published.ccr[g] = sev[g - 1] >= 3;
+  const RegionSeverity &severity = ctx.products().publish(std::move(published));
   std::vector<uint8_t> cccr(static_cast<size_t>(nreg), 0);
   for (int32_t g = 1; g < nreg; ++g) {
-    if (!ctx.region_ccr[g]) continue;
+    if (!severity.ccr[g]) continue;
     const auto &ch = ctx.children()[g];
-    cccr[g] = std::all_of(ch.begin(), ch.end(), [&](int32_t c) { return ctx.region_severity[g] > ctx.region_severity[c]; });
+    cccr[g] = std::all_of(ch.begin(), ch.end(), [&](int32_t c) { return severity.severity[g] > severity.severity[c]; });
   }
 
   out.attribute("measure", std::string(have_cpi ? "CRNM = wall share x CPI" : "wall share (no CPI)"));
@@ -95,11 +97,12 @@ void run_disparity(Context &ctx, const config::Values &cfg, StageOutput &out) {
     path.push_back(regions[g].path);
     c.push_back(crnm[g - 1]);
     sv.push_back(sev[g - 1]);
-    is_ccr.push_back(ctx.region_ccr[g]);
+    is_ccr.push_back(severity.ccr[g]);
     is_cccr.push_back(cccr[g]);
   }
   out.table("regions", t);
 
+  auto &bottlenecks = ctx.products().get_or_publish<Bottlenecks>().items;
   for (int32_t g = 1; g < nreg; ++g) {
     if (!cccr[g]) continue;
     std::vector<kernels::Summary> w(1);
@@ -110,7 +113,7 @@ void run_disparity(Context &ctx, const config::Values &cfg, StageOutput &out) {
     const bool priced = have_cpi && !std::isnan(cpi[g]) && cpi[g] > 0;
     if (priced) std::snprintf(buf, sizeof buf, "CRNM %.3g, CPI %.2f against %.2f at best", crnm[g - 1], cpi[g], cpi_best);
     else std::snprintf(buf, sizeof buf, "wall share %.3g; time at stake unknown without CPI", crnm[g - 1]);
-    ctx.bottlenecks.push_back({"disparity", regions[g].path, "all",
+    bottlenecks.push_back({"disparity", regions[g].path, "all",
                                regions[g].path + " is a " + kSeverityNames[sev[g - 1]] + " disparity bottleneck: " +
                                    format_percent(w[0].mean() / std::max(1e-300, ctx.wall_time_s())) + " of the run, " + buf,
                                priced ? w[0].mean() * (1 - cpi_best / cpi[g]) : 0.0});
@@ -118,7 +121,7 @@ void run_disparity(Context &ctx, const config::Values &cfg, StageOutput &out) {
     if (priced) {
       char q[64];
       std::snprintf(q, sizeof q, "scale %.4f region ", cpi_best / cpi[g]);
-      ctx.bottlenecks.back().question = q + regions[g].path;
+      bottlenecks.back().question = q + regions[g].path;
     }
   }
 }
@@ -159,11 +162,13 @@ void disparity_json(JsonWriter &j, const io::ResultsStore &rs) {
 }  // namespace
 
 StageInfo disparity_stage() {
-  return {"disparity",
-          "AutoAnalyzer's code-region disparity: mean CRNM (wall share x CPI) per region, five severities by exact "
-          "1-D k-means, critical code regions (CCR, CCCR); falls back to wall share without counters",
-          {},
-          run_disparity, disparity_text, disparity_json};
+  StageInfo s{"disparity",
+              "AutoAnalyzer's code-region disparity: mean CRNM (wall share x CPI) per region, five severities by exact "
+              "1-D k-means, critical code regions (CCR, CCCR); falls back to wall share without counters",
+              {},
+              run_disparity, disparity_text, disparity_json};
+  s.provides_products = {product_name<RegionSeverity>(), product_name<Bottlenecks>()};
+  return s;
 }
 
 }  // namespace perfsift::pipeline

@@ -19,7 +19,7 @@
 #include "pipeline/format/text.h"
 #include "pipeline/engine/mpi_reducer.h"
 #include "pipeline/format/results_view.h"
-#include "pipeline/engine/stage.h"
+#include "pipeline/engine/stage_info.h"
 
 namespace perfsift::pipeline {
 
@@ -290,9 +290,10 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
   const double severity = nclusters > 1 && dev[1].value() > 0 ? dev[0].value() / dev[1].value() : 0.0;
 
   // ---- publish for rootcause; results
-  ctx.rank_cluster.assign(static_cast<size_t>(owned), -1);
-  ctx.ranks_clustered = true;
-  for (size_t i = 0; i < ids.size(); ++i) ctx.rank_cluster[ids[i] - first] = s.baseline[i];
+  RankClusters clusters;
+  clusters.cluster_of_owned.assign(static_cast<size_t>(owned), -1);
+  for (size_t i = 0; i < ids.size(); ++i) clusters.cluster_of_owned[ids[i] - first] = s.baseline[i];
+  ctx.products().publish(std::move(clusters));
   out.attribute("metric", cols.measure);
   out.attribute("regions_from", std::string(cols.derived ? "call sites: the computation before each MPI call site (and with "
                                                           "metric wall the time in it); #N is row N of the store's /callsites"
@@ -387,6 +388,7 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
     for (size_t i = 0; i < ids.size(); ++i)
       if (s.baseline[i] != major) outliers.push_back(static_cast<int32_t>(ids[i]));
     const std::string ranks = kernels::format_ranges(ctx.allgather(kernels::to_ranges(outliers)));
+    auto &bottlenecks = ctx.products().get_or_publish<Bottlenecks>().items;
     for (int32_t g = 1; g < nreg; ++g) {
       if (!cccr[g]) continue;
       std::vector<kernels::Summary> one(1);
@@ -394,13 +396,13 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
       ctx.allreduce(one);
       char sev[32];
       std::snprintf(sev, sizeof sev, "%.2f", severity);
-      ctx.bottlenecks.push_back({"dissimilarity", names[g], ranks,
+      bottlenecks.push_back({"dissimilarity", names[g], ranks,
                                  "ranks fall into " + std::to_string(nclusters) + " clusters by " + metric_word +
                                      " time per " + (cols.derived ? "call-site region" : "region") + " (severity " + sev + "); " + names[g] +
                                      " decides the split: " + format_seconds(one[0].min) + " to " + format_seconds(one[0].max) +
                                      " per rank",
                                  one[0].max - one[0].mean()});
-      ctx.bottlenecks.back().question = cols.fixes[static_cast<size_t>(g)];
+      bottlenecks.back().question = cols.fixes[static_cast<size_t>(g)];
     }
   }
 }
@@ -469,7 +471,7 @@ StageInfo dissimilarity_stage() {
                              "each MPI call site, with metric wall also the time in it; wall time); or auto (call sites when the "
                              "store has no user regions)"};
   regions_key.choices = {"auto", "user", "call-sites"};
-  return {"dissimilarity",
+  StageInfo s{"dissimilarity",
           "AutoAnalyzer's process dissimilarity: clusters ranks by their per-region time (simplified OPTICS) and "
           "searches the critical code regions that split them (CCR, CCCR; Algorithm 2)",
           {
@@ -488,6 +490,8 @@ StageInfo dissimilarity_stage() {
               regions_key,
           },
           run_dissimilarity, dissimilarity_text, dissimilarity_json};
+  s.provides_products = {product_name<RankClusters>(), product_name<Bottlenecks>()};
+  return s;
 }
 
 }  // namespace perfsift::pipeline

@@ -15,7 +15,7 @@
 #include "pipeline/format/text.h"
 #include "pipeline/replay/replay_model.h"
 #include "pipeline/format/results_view.h"
-#include "pipeline/engine/stage.h"
+#include "pipeline/engine/stage_info.h"
 
 namespace perfsift::pipeline {
 
@@ -25,8 +25,7 @@ namespace dm = kernels::domino;
 namespace {
 
 void run_domino(Context &ctx, const config::Values &cfg, StageOutput &out) {
-  if (!ctx.replay || !ctx.replay->replayed) throw std::runtime_error("domino: needs the whatif stage before it in pipeline.stages (it builds the replay)");
-  const ReplayModel &model = *ctx.replay;
+  const ReplayModel &model = *ctx.products().get<ReplayBaseline>().model;
   const int64_t limit = cfg.get_int("domino.max_events");
   io::Table t;
   t.description = "domino paths (PerWiz Fig. 3) and the longest-wait choice: each row zeroes one event's wait";
@@ -183,6 +182,7 @@ StageInfo domino_stage() {
                {"max_replays", config::Type::Int, int64_t{5000}, "", "at most this many candidate replays (each replays the whole run)", 1, 1e9}},
               run_domino, domino_text, nullptr};
   s.json_value = domino_json;
+  s.requires_products = {product_name<ReplayBaseline>()};
   return s;
 }
 

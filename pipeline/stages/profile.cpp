@@ -16,7 +16,7 @@
 #include "ops.h"
 #include "pipeline/format/text.h"
 #include "pipeline/format/results_view.h"
-#include "pipeline/engine/stage.h"
+#include "pipeline/engine/stage_info.h"
 
 namespace perfsift::pipeline {
 

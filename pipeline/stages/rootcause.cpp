@@ -24,7 +24,7 @@
 #include "pipeline/format/text.h"
 #include "pipeline/engine/mpi_reducer.h"
 #include "pipeline/format/results_view.h"
-#include "pipeline/engine/stage.h"
+#include "pipeline/engine/stage_info.h"
 
 namespace perfsift::pipeline {
 
@@ -180,12 +180,19 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
                 }()));
   out.attribute("dropped", dropped);
 
+  const auto *clusters = ctx.products().find<RankClusters>();
+  const auto *severity = ctx.products().find<RegionSeverity>();
+  const std::vector<Bottleneck> none;
+  const auto *found = ctx.products().find<Bottlenecks>();
+  const auto &bottlenecks = found ? found->items : none;
+  RootCauses root_causes;
+
   // ---- dissimilarity: ranks
-  if (ctx.ranks_clustered) {
+  if (clusters) {
     kernels::OpticsParams params{cfg.get_float("dissimilarity.radius_fraction"), cfg.get_int("dissimilarity.count_threshold")};
     std::vector<int64_t> ids;
     for (int32_t l = 0; l < owned; ++l)
-      if (ctx.rank_cluster[l] >= 0) ids.push_back(first + l);
+      if (clusters->cluster_of_owned[l] >= 0) ids.push_back(first + l);
     // Labels of the clustered ranks by attribute `a` over the region columns `cols`.
     auto cluster_by = [&](const Attribute &a, const std::vector<int32_t> &cols) {
       kernels::RowMatrix m(static_cast<Eigen::Index>(ids.size()), static_cast<Eigen::Index>(cols.size()));
@@ -207,7 +214,7 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
         std::vector<int64_t> row;
         for (const auto &l : labels) row.push_back(l[i]);
         local.conditions.push_back(row);
-        local.decision.push_back(ctx.rank_cluster[ids[i] - first]);
+        local.decision.push_back(clusters->cluster_of_owned[ids[i] - first]);
       }
       return gather_classes(ctx, local, objects);
     };
@@ -222,7 +229,7 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
     per.description = "per dissimilarity CCCR: the attributes of a minimal reduct of its own decision table";
     auto &path = per.strings("path", "region");
     auto &causes = per.strings("causes", "attributes that separate the rank groups in this region, joined by ';'");
-    for (const auto &b : ctx.bottlenecks) {
+    for (const auto &b : bottlenecks) {
       if (b.kind != "dissimilarity") continue;
       // A call-site region has no profile of its own: the whole program's column stands in.
       const int32_t g = region_of(b.where);
@@ -238,13 +245,13 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
                                       std::to_string(dropped.size()) + " not recorded)";
       path.push_back(b.where);
       causes.push_back(words);
-      ctx.root_causes["dissimilarity|" + b.where] = words;
+      root_causes.words[{"dissimilarity", b.where}] = words;
     }
     out.table("dissimilarity_per_region", per);
   }
 
   // ---- disparity: regions
-  if (!ctx.region_ccr.empty()) {
+  if (severity) {
     kernels::DecisionTable t;
     for (const auto &a : attrs) t.attributes.push_back(a.name);
     std::vector<std::vector<int>> high(attrs.size());
@@ -266,7 +273,7 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
       std::vector<int64_t> row;
       for (size_t a = 0; a < attrs.size(); ++a) row.push_back(high[a][g - 1]);
       t.conditions.push_back(row);
-      t.decision.push_back(ctx.region_ccr[g]);
+      t.decision.push_back(severity->ccr[g]);
       objects.push_back(g);
     }
     const auto r = kernels::analyse_decision_table(t);
@@ -275,7 +282,7 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
     per.description = "per disparity CCCR: the attributes of the smallest reducts that are high in it";
     auto &path = per.strings("path", "region");
     auto &causes = per.strings("causes", "plain words, joined by ';'");
-    for (const auto &b : ctx.bottlenecks) {
+    for (const auto &b : bottlenecks) {
       const int32_t g = b.kind == "disparity" ? region_of(b.where) : 0;
       if (g == 0) continue;  // disparity bottlenecks are code regions
       // The high attributes of every smallest reduct: equally good explanations.
@@ -284,10 +291,11 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
       if (words.empty()) words = "none of the recorded attributes is high here: its own amount of work";
       path.push_back(b.where);
       causes.push_back(words);
-      ctx.root_causes["disparity|" + b.where] = words;
+      root_causes.words[{"disparity", b.where}] = words;
     }
     out.table("disparity_per_region", per);
   }
+  ctx.products().publish(std::move(root_causes));
 }
 
 
@@ -347,11 +355,14 @@ void rootcause_json(JsonWriter &j, const io::ResultsStore &rs) {
 }  // namespace
 
 StageInfo rootcause_stage() {
-  return {"rootcause",
-          "AutoAnalyzer's rough-set root causes of the dissimilarity and disparity bottlenecks: decision tables, "
-          "discernibility, core, all reducts and a minimal one, and each bottleneck's causes in plain words",
-          {},
-          run_rootcause, rootcause_text, rootcause_json};
+  StageInfo s{"rootcause",
+              "AutoAnalyzer's rough-set root causes of the dissimilarity and disparity bottlenecks: decision tables, "
+              "discernibility, core, all reducts and a minimal one, and each bottleneck's causes in plain words",
+              {},
+              run_rootcause, rootcause_text, rootcause_json};
+  s.uses_products = {product_name<RankClusters>(), product_name<RegionSeverity>(), product_name<Bottlenecks>()};
+  s.provides_products = {product_name<RootCauses>()};
+  return s;
 }
 
 }  // namespace perfsift::pipeline

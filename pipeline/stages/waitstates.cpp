@@ -23,7 +23,7 @@
 #include "pipeline/engine/op_traits.h"
 #include "pipeline/replay/replay_model.h"
 #include "pipeline/format/results_view.h"
-#include "pipeline/engine/stage.h"
+#include "pipeline/engine/stage_info.h"
 
 namespace perfsift::pipeline {
 
@@ -194,8 +194,8 @@ void collectives(const Context &ctx, const ReplayModel &model, Sums &sums, Viola
 }
 
 void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
-  ReplayModel &model = matched_model(ctx);
-  const auto &msgs = matched_messages(ctx, model);
+  const ReplayModel &model = *ctx.products().get<MatchedRun>().model;
+  const auto &msgs = *ctx.products().get<MatchedMessages>().items;
   Sums sums;
   Violations v;
   // Two ranks' corrected clocks may disagree by up to the sum of their offsets' error bounds.
@@ -352,6 +352,7 @@ StageInfo waitstates_stage() {
               {{"min_share", config::Type::Float, 0.01, "", "a pattern at a call path becomes a finding when one rank waits this share of the run", 0, 1}},
               run_waitstates, waitstates_text, nullptr};
   s.json_value = waitstates_json;
+  s.requires_products = {product_name<MatchedRun>(), product_name<MatchedMessages>()};
   return s;
 }
 

@@ -20,7 +20,7 @@
 #include "pipeline/replay/matched_messages.h"
 #include "pipeline/replay/replay_model.h"
 #include "pipeline/format/results_view.h"
-#include "pipeline/engine/stage.h"
+#include "pipeline/engine/stage_info.h"
 #include "pipeline/replay/questions.h"
 
 namespace perfsift::pipeline {
@@ -52,17 +52,22 @@ struct Asked {
   std::string text, origin;
 };
 
+// Set-up: every question names what the store holds.
+void check_whatif(const config::Values &cfg, const io::TraceStore &store) {
+  const auto paths = region_paths(store);
+  for (const auto &q : cfg.get_list("whatif.questions")) parse_question(q, paths);
+}
+
 void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   const std::string params_path = cfg.get_string("whatif.loggps");
   const kernels::LogGPS params = params_path.empty() ? kernels::LogGPS{} : read_loggps(params_path);
-  if (ctx.replay) {
-    ctx.replay->params = params;  // matched already by an earlier stage (waitstates, classify)
-  } else {
-    ctx.progress().begin("whatif: matching messages");
-    ctx.replay = build_replay_model(ctx, params);
-    ctx.progress().end();
-  }
-  ReplayModel &model = *ctx.replay;
+  // The matched run does not depend on the network parameters: this stage sets them.
+  const std::shared_ptr<ReplayModel> matched = ctx.products().get<MatchedRun>().model;
+  matched->params = params;
+  ReplayModel &model = *matched;
+  std::vector<Bottleneck> none;
+  auto *found = ctx.products().find<Bottlenecks>();
+  auto &bottlenecks = found ? found->items : none;
   const auto paths = region_paths(ctx.store());
 
   // ---- the questions, baseline first; the same text is replayed once.
@@ -84,7 +89,7 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   }
   for (const auto &f : ctx.findings)
     if (!f.question.empty()) asked.push_back({f.question, "finding"});
-  for (const auto &b : ctx.bottlenecks)
+  for (const auto &b : bottlenecks)
     if (!b.question.empty()) asked.push_back({b.question, "finding"});
   std::vector<Asked> unique;
   std::set<std::string> seen;
@@ -205,7 +210,7 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
     links.description = "matched point-to-point messages: the sending call and the call that completed the receive";
     auto &ls = links.ints("sender", "", "sending rank"), &lse = links.ints("send_event", "", "its send call (event index)");
     auto &lr = links.ints("receiver", "", "receiving rank"), &lre = links.ints("recv_event", "", "the call that completed the receive");
-    for (const auto &m : matched_messages(ctx, model)) {
+    for (const auto &m : *ctx.products().get<MatchedMessages>().items) {
       ls.push_back(m.src);
       lse.push_back(m.send_event);
       lr.push_back(m.dst);
@@ -224,8 +229,10 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   // ---- price the findings that stated their fix
   for (auto &f : ctx.findings)
     if (auto it = gain_of.find(f.question); !f.question.empty() && it != gain_of.end()) f.predicted_gain_s = it->second;
-  for (auto &b : ctx.bottlenecks)
+  for (auto &b : bottlenecks)
     if (auto it = gain_of.find(b.question); !b.question.empty() && it != gain_of.end()) b.predicted_gain_s = it->second;
+  PERFSIFT_CHECK(model.replayed, "the whatif stage ends without its baseline replay");
+  ctx.products().publish(ReplayBaseline{matched});
 }
 
 void whatif_text(std::ostream &os, const io::ResultsStore &rs) {
@@ -301,6 +308,10 @@ StageInfo whatif_stage() {
                 "whole run (every process then holds every rank's program); larger runs replay each question distributed", 0, 1e12}},
               run_whatif, whatif_text, nullptr};
   s.json_value = whatif_json;
+  s.requires_products = {product_name<MatchedRun>(), product_name<MatchedMessages>()};
+  s.uses_products = {product_name<Bottlenecks>()};
+  s.provides_products = {product_name<ReplayBaseline>()};
+  s.check = check_whatif;
   return s;
 }
 

@@ -1,6 +1,6 @@
-// The analysis pipeline's building blocks: the context every stage reads from, the
-// findings stages report, and the one self-describing stage registry that drives
-// `perfsift analyze`, `perfsift stages` and `perfsift config check`.
+// The analysis context: the store, who owns which application ranks, the owned
+// profile slices, the collective helpers every stage uses, the findings so far and the
+// typed products stages hand on.
 #pragma once
 
 #include <mpi.h>
@@ -9,34 +9,19 @@
 #include <cstring>
 #include <functional>
 #include <map>
-#include <memory>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "config/schema.h"
-#include "io/results_store.h"
 #include "io/trace_store.h"
 #include "kernels/exact_sum.h"
 #include "kernels/rank_set.h"
-#include "pipeline/format/json_writer.h"
+#include "pipeline/engine/finding.h"
+#include "pipeline/engine/products.h"
 #include "pipeline/engine/progress.h"
 
 namespace perfsift::pipeline {
-
-struct ReplayModel;  // pipeline/replay/replay_model.h
-
-// A problem a stage found. Identical on every analysis process.
-struct Finding {
-  std::string kind;    // e.g. "load-imbalance"
-  std::string where;   // region path, call site, or "(program)"
-  std::string ranks;   // "0-3,7"
-  std::string cause;   // one sentence, plain words, with figures
-  double lost_s = 0;   // wall time at stake (what a perfect fix could remove at most)
-  double predicted_gain_s = std::nan("");  // simulated payoff; NaN until a stage prices it
-  std::string stage;
-  std::string question;  // the what-if question whose answer prices the fix (empty: none)
-};
 
 // What the analysis processes share: the store, who owns which application ranks,
 // the profile slices of the owned block, and the findings so far.
@@ -119,28 +104,9 @@ class Context {
   std::vector<Finding> findings;
   std::vector<std::string> warnings;  // said once, on stderr and in the results
 
-  // ---- typed tables stages publish for later stages (data moves one way)
-  // A located bottleneck; the pipeline turns each into a finding after the last stage,
-  // with the root causes `rootcause` found for it.
-  struct Bottleneck {
-    std::string kind, where, ranks, symptom;
-    double lost_s = 0;
-    std::string question;  // the what-if question that prices its fix (whatif stage)
-    double predicted_gain_s = std::nan("");
-  };
-  std::vector<Bottleneck> bottlenecks;
-  std::map<std::string, std::string> root_causes;  // "kind|where" -> plain words
-  // dissimilarity: cluster (its pivot rank) of each owned rank, -1 when not clustered.
-  // `ranks_clustered` says the stage ran (the same on every process; a process may own
-  // no ranks).
-  std::vector<int64_t> rank_cluster;
-  bool ranks_clustered = false;
-  // disparity: per region severity 0..4 and whether it is a CCR (empty: not run).
-  std::vector<int> region_severity;
-  std::vector<uint8_t> region_ccr;
-  // whatif: the replayable program of the owned ranks and its baseline (bounds and
-  // domino reuse them); null until the whatif stage built it.
-  std::shared_ptr<ReplayModel> replay;
+  // Typed products of the stages so far (products.h).
+  Products &products() { return m_products; }
+  const Products &products() const { return m_products; }
 
   // Region tree.
   const std::vector<std::vector<int32_t>> &children() const { return m_children; }
@@ -159,47 +125,7 @@ class Context {
   double m_wall_time_s = 0;
   std::vector<std::vector<int32_t>> m_children;
   std::vector<int> m_depth;
+  Products m_products;
 };
-
-// Where a stage puts its results: a group named after the stage in the results store.
-class StageOutput {
- public:
-  StageOutput(io::ResultsWriter &writer, std::string stage) : m_writer(writer), m_stage(std::move(stage)) {}
-  const std::string &name() const { return m_stage; }
-  void attribute(const std::string &name, const io::AttrValue &v) { m_writer.attribute(m_stage, name, v); }
-  void table(const std::string &name, const io::Table &t) { m_writer.table(m_stage + "/" + name, t); }
-  void table_rows(const std::string &name, const io::Table &mine) { m_writer.table_rows(m_stage + "/" + name, mine); }
-  void matrix(const std::string &name, const io::MatrixBlock &mine) { m_writer.matrix(m_stage + "/" + name, mine); }
-
- private:
-  io::ResultsWriter &m_writer;
-  std::string m_stage;
-};
-
-// A stage: complexity stated in its file's header comment.
-struct StageInfo {
-  std::string name;
-  std::string description;            // one line, for `perfsift stages`
-  std::vector<config::KeyDef> keys;   // its [name] table; key names without the prefix
-  std::function<void(Context &, const config::Values &, StageOutput &)> run;
-  // Reports, from the results file: a few lines for the text report, and keys added to
-  // the stage's JSON object besides its group's generic rendering. Optional.
-  std::function<void(std::ostream &, const io::ResultsStore &)> text;
-  std::function<void(JsonWriter &, const io::ResultsStore &)> json;
-  // Replaces the group's generic JSON rendering with a value of the stage's own shape.
-  std::function<void(JsonWriter &, const io::ResultsStore &)> json_value;
-  std::string json_key;  // the stage's key in the JSON report when not its name
-};
-
-// Every stage, in default pipeline order.
-const std::vector<StageInfo> &stage_registry();
-const StageInfo *find_stage(const std::string &name);
-
-// The pipeline file's keys: general sections plus every stage's table (keys prefixed
-// with the stage name, environment overrides PERFSIFT_<STAGE>_<KEY>).
-const std::vector<config::KeyDef> &pipeline_keys();
-std::vector<std::string> pipeline_sections();
-// Parses and validates a pipeline file (empty path: defaults). Throws ConfigError.
-config::Values load_pipeline(const std::string &path, const config::EnvLookup &env);
 
 }  // namespace perfsift::pipeline

@@ -1,0 +1,53 @@
+// What stages report: findings (identical on every analysis process), and located
+// bottlenecks that become findings after the last stage, completed by their root causes.
+#pragma once
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace perfsift::pipeline {
+
+// A problem a stage found. Identical on every analysis process.
+struct Finding {
+  std::string kind;    // e.g. "load-imbalance"
+  std::string where;   // region path, call site, or "(program)"
+  std::string ranks;   // "0-3,7"
+  std::string cause;   // one sentence, plain words, with figures
+  double lost_s = 0;   // wall time at stake (what a perfect fix could remove at most)
+  double predicted_gain_s = std::nan("");  // simulated payoff; NaN until a stage prices it
+  std::string stage;
+  std::string question;  // the what-if question whose answer prices the fix (empty: none)
+};
+
+// A located bottleneck (dissimilarity, disparity): a finding whose cause the rootcause
+// stage may complete.
+struct Bottleneck {
+  std::string kind, where, ranks, symptom;
+  double lost_s = 0;
+  std::string question;  // the what-if question that prices its fix (whatif stage)
+  double predicted_gain_s = std::nan("");
+};
+
+struct Bottlenecks {
+  static constexpr std::string_view kProduct = "bottlenecks";
+  std::vector<Bottleneck> items;
+};
+
+// Which bottleneck a root cause explains.
+struct BottleneckKey {
+  std::string kind, where;
+  auto operator<=>(const BottleneckKey &) const = default;
+};
+
+struct RootCauses {
+  static constexpr std::string_view kProduct = "root causes";
+  std::map<BottleneckKey, std::string> words;  // plain words per bottleneck
+};
+
+// The findings of the run: every stage's, then each bottleneck with its root cause.
+std::vector<Finding> all_findings(std::vector<Finding> findings, const Bottlenecks *bottlenecks, const RootCauses *causes);
+
+}  // namespace perfsift::pipeline

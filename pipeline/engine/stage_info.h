@@ -1,0 +1,65 @@
+// A stage as the registry describes it: its keys, what it requires, uses and provides,
+// its set-up check, its run, and its report hooks; and where it writes its results.
+#pragma once
+
+#include <functional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/schema.h"
+#include "io/results_store.h"
+#include "io/trace_store.h"
+#include "pipeline/engine/context.h"
+#include "pipeline/format/json_writer.h"
+
+namespace perfsift::pipeline {
+
+// Where a stage puts its results: a group named after the stage in the results store.
+class StageOutput {
+ public:
+  StageOutput(io::ResultsWriter &writer, std::string stage) : m_writer(writer), m_stage(std::move(stage)) {}
+  const std::string &name() const { return m_stage; }
+  void attribute(const std::string &name, const io::AttrValue &v) { m_writer.attribute(m_stage, name, v); }
+  void table(const std::string &name, const io::Table &t) { m_writer.table(m_stage + "/" + name, t); }
+  void table_rows(const std::string &name, const io::Table &mine) { m_writer.table_rows(m_stage + "/" + name, mine); }
+  void matrix(const std::string &name, const io::MatrixBlock &mine) { m_writer.matrix(m_stage + "/" + name, mine); }
+
+ private:
+  io::ResultsWriter &m_writer;
+  std::string m_stage;
+};
+
+// A stage: complexity stated in its file's header comment.
+struct StageInfo {
+  std::string name;
+  std::string description;            // one line, for `perfsift stages`
+  std::vector<config::KeyDef> keys;   // its [name] table; key names without the prefix
+  std::function<void(Context &, const config::Values &, StageOutput &)> run;
+  // Reports, from the results file: a few lines for the text report, and keys added to
+  // the stage's JSON object besides its group's generic rendering. Optional.
+  std::function<void(std::ostream &, const io::ResultsStore &)> text;
+  std::function<void(JsonWriter &, const io::ResultsStore &)> json;
+  // Replaces the group's generic JSON rendering with a value of the stage's own shape.
+  std::function<void(JsonWriter &, const io::ResultsStore &)> json_value;
+  std::string json_key;  // the stage's key in the JSON report when not its name
+  // Products (their kProduct names): needed before the run (a pipeline without a provider
+  // is refused at set-up), read when present, and published by the run.
+  std::vector<std::string_view> requires_products, uses_products, provides_products;
+  // Set-up: checks the stage's settings against the store before any stage runs (a wrong
+  // name or file stops here, not after the other stages' work). Throws. Optional.
+  std::function<void(const config::Values &, const io::TraceStore &)> check;
+};
+
+// A shared product no stage provides, built collectively at the boundary before the
+// first stage that requires it (every analysis process runs the same plan, so the
+// collectives inside a build always meet).
+struct ProductBuilder {
+  std::string_view product;
+  std::string description;               // for `perfsift stages`
+  std::vector<std::string_view> requires_products;
+  std::function<void(Context &)> build;  // collective; publishes the product
+};
+
+}  // namespace perfsift::pipeline

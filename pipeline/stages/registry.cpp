@@ -1,0 +1,154 @@
+// The one list of stages and builders. A new stage is a file defining `StageInfo
+// x_stage()` and a line here; its keys, help, defaults and products then reach the
+// pipeline file, `perfsift stages` and `perfsift config check` without further code.
+#include "pipeline/stages/registry.h"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <set>
+
+namespace perfsift::pipeline {
+
+StageInfo profile_stage();
+StageInfo dissimilarity_stage();
+StageInfo disparity_stage();
+StageInfo rootcause_stage();
+StageInfo waitstates_stage();
+StageInfo classify_stage();
+StageInfo diagnosis_stage();
+StageInfo whatif_stage();
+StageInfo bounds_stage();
+StageInfo domino_stage();
+
+ProductBuilder matched_run_builder();       // pipeline/replay/replay_model.cpp
+ProductBuilder matched_messages_builder();  // pipeline/replay/matched_messages.cpp
+
+const std::vector<StageInfo> &stage_registry() {
+  static const std::vector<StageInfo> stages = {profile_stage(), dissimilarity_stage(), disparity_stage(), rootcause_stage(), waitstates_stage(), classify_stage(), diagnosis_stage(), whatif_stage(), bounds_stage(), domino_stage()};
+  return stages;
+}
+
+const std::vector<ProductBuilder> &product_builders() {
+  static const std::vector<ProductBuilder> builders = {matched_run_builder(), matched_messages_builder()};
+  return builders;
+}
+
+// ---------------------------------------------------------------- the pipeline file
+
+namespace {
+
+std::string env_name(const std::string &key) {
+  std::string s = "PERFSIFT_";
+  for (char c : key) s += c == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+const std::vector<std::string> kGeneralSections = {"pipeline", "analysis", "report"};
+
+}  // namespace
+
+const StageInfo *find_stage(const std::string &name) {
+  for (const auto &s : stage_registry())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+const std::vector<config::KeyDef> &pipeline_keys() {
+  static const std::vector<config::KeyDef> keys = [] {
+    using config::Type;
+    std::vector<std::string> all;
+    for (const auto &s : stage_registry()) all.push_back(s.name);
+    std::vector<config::KeyDef> k = {
+        {"pipeline.stages", Type::StringList, all, "", "stages to run, in order (`perfsift stages` lists them)"},
+        {"analysis.rows_per_read", Type::Int, int64_t{1} << 18, "PERFSIFT_ROWS_PER_READ",
+         "events per read when streaming the store (memory per analysis rank is about 150 bytes per row)", 65536, 1e9},
+        {"analysis.threads", Type::Int, int64_t{0}, "PERFSIFT_THREADS",
+         "OpenMP threads per analysis rank; 0 keeps OMP_NUM_THREADS or the runtime's default", 0, 4096},
+        {"report.top", Type::Int, int64_t{10}, "PERFSIFT_REPORT_TOP", "findings shown in the text report", 1, 1000},
+        {"report.json_max_rows", Type::Int, int64_t{1000}, "",
+         "tables longer than this appear in the JSON report as a pointer into the results file", 0, 1e9},
+        {"report.width", Type::Int, int64_t{100}, "PERFSIFT_REPORT_WIDTH", "columns of the text report: findings' causes wrap to two lines of it", 60, 1000},
+    };
+    for (const auto &s : stage_registry())
+      for (auto d : s.keys) {
+        d.key = s.name + "." + d.key;
+        if (d.env.empty()) d.env = env_name(d.key);
+        k.push_back(std::move(d));
+      }
+    return k;
+  }();
+  return keys;
+}
+
+std::vector<std::string> pipeline_sections() {
+  std::vector<std::string> s = kGeneralSections;
+  for (const auto &st : stage_registry()) s.push_back(st.name);
+  return s;
+}
+
+namespace {
+
+const ProductBuilder *builder_of(std::string_view product) {
+  for (const auto &b : product_builders())
+    if (b.product == product) return &b;
+  return nullptr;
+}
+
+// The stages (in registry order) that provide `product`, for the set-up error's hint.
+std::string providers_of(std::string_view product) {
+  std::string names;
+  for (const auto &s : stage_registry())
+    if (std::find(s.provides_products.begin(), s.provides_products.end(), product) != s.provides_products.end())
+      names += (names.empty() ? "'" : " or '") + s.name + "'";
+  return names;
+}
+
+}  // namespace
+
+std::vector<PlanStep> plan_pipeline(const config::Values &cfg) {
+  std::vector<PlanStep> plan;
+  std::set<std::string_view> published;
+  // Builders first run their own requirements, depth first; a builder never requires a
+  // stage's product (checked by the registry's unit test).
+  std::function<void(std::string_view)> build = [&](std::string_view product) {
+    if (published.count(product)) return;
+    const ProductBuilder *b = builder_of(product);
+    PERFSIFT_CHECK(b, "no builder for '" + std::string(product) + "'");
+    for (auto need : b->requires_products) build(need);
+    plan.push_back({b, nullptr});
+    published.insert(product);
+  };
+  for (const auto &name : cfg.get_list("pipeline.stages")) {
+    const StageInfo *stage = find_stage(name);
+    PERFSIFT_CHECK(stage, "unknown stage '" + name + "' passed the pipeline file's check");
+    for (auto need : stage->requires_products) {
+      if (published.count(need)) continue;
+      if (builder_of(need)) {
+        build(need);
+        continue;
+      }
+      throw config::ConfigError(cfg.where("pipeline.stages") + ": stage '" + name + "' needs the " + std::string(need) + ", which " +
+                                providers_of(need) + " provides: add " + providers_of(need) + " before '" + name +
+                                "' in pipeline.stages (`perfsift stages` lists what each stage needs)");
+    }
+    plan.push_back({nullptr, stage});
+    for (auto made : stage->provides_products) published.insert(made);
+  }
+  return plan;
+}
+
+config::Values load_pipeline(const std::string &path, const config::EnvLookup &env) {
+  config::Values v = path.empty() ? config::parse(pipeline_keys(), "", "", env, pipeline_sections())
+                                  : config::parse_file(pipeline_keys(), path, env, pipeline_sections());
+  std::vector<std::string> names;
+  for (const auto &s : stage_registry()) names.push_back(s.name);
+  for (const auto &s : v.get_list("pipeline.stages"))
+    if (!find_stage(s))
+      throw config::ConfigError(v.where("pipeline.stages") + ": unknown stage '" + s + "' in pipeline.stages; did you mean '" +
+                                config::nearest(s, names) + "'? (`perfsift stages` lists every stage)");
+  plan_pipeline(v);
+  return v;
+}
+
+}  // namespace perfsift::pipeline

@@ -1,0 +1,39 @@
+// The one list of stages and shared-product builders, the pipeline file built from it,
+// and the plan: which builders run before which stage. `perfsift analyze`, `perfsift
+// stages` and `perfsift config check` all read this.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/schema.h"
+#include "pipeline/engine/stage_info.h"
+
+namespace perfsift::pipeline {
+
+// Every stage, in default pipeline order.
+const std::vector<StageInfo> &stage_registry();
+const StageInfo *find_stage(const std::string &name);
+// Every builder of a shared product no stage provides.
+const std::vector<ProductBuilder> &product_builders();
+
+// The pipeline file's keys: general sections plus every stage's table (keys prefixed
+// with the stage name, environment overrides PERFSIFT_<STAGE>_<KEY>).
+const std::vector<config::KeyDef> &pipeline_keys();
+std::vector<std::string> pipeline_sections();
+
+// One step of a pipeline: a builder (its product is needed next) or a stage.
+struct PlanStep {
+  const ProductBuilder *builder = nullptr;
+  const StageInfo *stage = nullptr;
+};
+// The steps of pipeline.stages: before each stage, the builders of the products it
+// requires that no earlier step published. Throws config::ConfigError at pipeline.stages
+// (file:line:col) when a stage requires a product only a stage missing before it provides.
+std::vector<PlanStep> plan_pipeline(const config::Values &cfg);
+
+// Parses and validates a pipeline file (empty path: defaults), including its plan.
+// Throws ConfigError.
+config::Values load_pipeline(const std::string &path, const config::EnvLookup &env);
+
+}  // namespace perfsift::pipeline

@@ -1,0 +1,82 @@
+// The stage registry's plan: requirements met by earlier stages or shared-product
+// builders, and a pipeline missing a provider refused at set-up with file:line:col.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "pipeline/stages/registry.h"
+
+using namespace perfsift;
+using namespace perfsift::pipeline;
+
+namespace {
+
+config::Values pipeline_of(const std::string &toml) {
+  return config::parse(pipeline_keys(), toml, "p.toml", [](const std::string &) { return std::optional<std::string>{}; },
+                       pipeline_sections());
+}
+
+std::vector<std::string> step_names(const std::vector<PlanStep> &plan) {
+  std::vector<std::string> names;
+  for (const auto &s : plan) names.push_back(s.stage ? s.stage->name : "build " + std::string(s.builder->product));
+  return names;
+}
+
+bool provided_by_a_stage(std::string_view product) {
+  for (const auto &s : stage_registry())
+    if (std::find(s.provides_products.begin(), s.provides_products.end(), product) != s.provides_products.end()) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(StageRegistry, DefaultPipelineBuildsSharedProductsOnceBeforeTheirFirstUser) {
+  const auto plan = plan_pipeline(pipeline_of(""));
+  const std::vector<std::string> expected = {"profile",
+                                             "dissimilarity",
+                                             "disparity",
+                                             "rootcause",
+                                             "build matched run",
+                                             "build matched messages",
+                                             "waitstates",
+                                             "classify",
+                                             "diagnosis",
+                                             "whatif",
+                                             "bounds",
+                                             "domino"};
+  EXPECT_EQ(step_names(plan), expected);
+}
+
+TEST(StageRegistry, BuilderRequirementsComeFirst) {
+  const auto plan = plan_pipeline(pipeline_of("[pipeline]\nstages = [\"classify\"]\n"));
+  EXPECT_EQ(step_names(plan), (std::vector<std::string>{"build matched run", "build matched messages", "classify"}));
+}
+
+TEST(StageRegistry, MissingProviderIsASetUpErrorAtPipelineStages) {
+  try {
+    plan_pipeline(pipeline_of("[pipeline]\nstages = [\"profile\", \"domino\"]\n"));
+    FAIL() << "domino without whatif was accepted";
+  } catch (const config::ConfigError &e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("p.toml:2:10: stage 'domino' needs the replay baseline, which 'whatif' provides", 0), 0u) << what;
+  }
+  // The provider after its user does not count.
+  EXPECT_THROW(plan_pipeline(pipeline_of("[pipeline]\nstages = [\"bounds\", \"whatif\"]\n")), config::ConfigError);
+  EXPECT_NO_THROW(plan_pipeline(pipeline_of("[pipeline]\nstages = [\"whatif\", \"bounds\"]\n")));
+}
+
+TEST(StageRegistry, EveryRequirementHasAProviderOrABuilder) {
+  auto known = [](std::string_view p) {
+    for (const auto &b : product_builders())
+      if (b.product == p) return true;
+    return provided_by_a_stage(p);
+  };
+  for (const auto &s : stage_registry()) {
+    for (auto p : s.requires_products) EXPECT_TRUE(known(p)) << s.name << " requires " << p;
+    for (auto p : s.uses_products) EXPECT_TRUE(known(p)) << s.name << " uses " << p;
+  }
+  // A builder runs before any stage could provide what it needs.
+  for (const auto &b : product_builders())
+    for (auto p : b.requires_products) EXPECT_FALSE(provided_by_a_stage(p)) << b.product << " requires " << p;
+}
