@@ -3,7 +3,8 @@
 
 Usage: gen_wrappers.py SPEC OUTDIR
 Writes OUTDIR/ops.h (operation codes, names, groups), OUTDIR/wrappers_c.cpp and
-OUTDIR/wrappers_f.cpp. No wrapper is written by hand except the few listed under
+OUTDIR/wrappers_f.cpp. As a module, `expand(spec)` gives the functions the table
+wraps (tests/unit/check_wrapper_table.py imports it). No wrapper is written by hand except the few listed under
 `manual` in the spec (lifecycle.cpp); every other wrapper is one of the templates
 below, chosen by the entry's `kind`.
 """
@@ -113,6 +114,10 @@ def nonblocking_variant(fn):
 
 
 def expand(spec):
+    """The generated wrappers, in table order: every [[fn]] entry of the parsed spec,
+    each blocking collective followed by its derived nonblocking variant. Each is a dict
+    with at least name, kind, group and args. The hand-written wrappers (spec["manual"])
+    are not included."""
     fns = []
     for fn in spec["fn"]:
         if fn["kind"] not in KIND_RECORDERS:
