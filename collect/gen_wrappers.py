@@ -3,7 +3,8 @@
 
 Usage: gen_wrappers.py SPEC OUTDIR
 Writes OUTDIR/ops.h (operation codes, names, groups), OUTDIR/wrappers_c.cpp and
-OUTDIR/wrappers_f.cpp. No wrapper is written by hand except the few listed under
+OUTDIR/wrappers_f.cpp. As a module, `expand(spec)` gives the functions the table
+wraps (tests/unit/check_wrapper_table.py imports it). No wrapper is written by hand except the few listed under
 `manual` in the spec (lifecycle.cpp); every other wrapper is one of the templates
 below, chosen by the entry's `kind`.
 """
@@ -113,6 +114,10 @@ def nonblocking_variant(fn):
 
 
 def expand(spec):
+    """The generated wrappers, in table order: every [[fn]] entry of the parsed spec,
+    each blocking collective followed by its derived nonblocking variant. Each is a dict
+    with at least name, kind, group and args. The hand-written wrappers (spec["manual"])
+    are not included."""
     fns = []
     for fn in spec["fn"]:
         if fn["kind"] not in KIND_RECORDERS:
@@ -130,14 +135,35 @@ def recorder_code(fn):
     return before.format(**fields), after.format(**fields)
 
 
-def status_substitution_c(params):
-    """Statuses the user ignores are still needed (wildcard sources): substitute our own."""
+IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def identifiers(*code):
+    """Every identifier the C++ snippets mention."""
+    return {name for c in code for name in IDENTIFIER.findall(c)}
+
+
+def reads(fn, params):
+    """Parameters the recording code reads: (read before the PMPI call, read after it).
+
+    Only these get a C view in the Fortran wrapper (and a substitute status in the
+    C wrapper); every other argument goes to the PMPI twin untouched."""
+    before, after = recorder_code(fn)
+    names = {p.name for p in params}
+    return identifiers(before) & names, identifiers(after) & names
+
+
+def status_substitution_c(params, used):
+    """Statuses the user ignores are still needed (wildcard sources): substitute our own,
+    for the statuses the recording code reads."""
     lines = []
     for p in params:
-        if p.type == "MPI_Status" and p.is_array:
+        if p.type != "MPI_Status" or p.name not in used:
+            continue
+        if p.is_array:
             lines.append(f"StatusArray {p.name}_own({p.length}, {p.name});")
             lines.append(f"{p.name} = {p.name}_own.data();")
-        elif p.type == "MPI_Status" and p.pointer:
+        elif p.pointer:
             lines.append(f"MPI_Status {p.name}_own;")
             lines.append(f"if ({p.name} == MPI_STATUS_IGNORE) {p.name} = &{p.name}_own;")
     return lines
@@ -148,14 +174,16 @@ def gen_c(fn, params):
     decl = ", ".join(p.c_decl() for p in params)
     call = ", ".join(p.name for p in params)
     before, after = recorder_code(fn)
+    read_before, read_after = reads(fn, params)
     body = [
         f"// {name}: template '{fn['kind']}'" + (f", derived from {fn['derived_from']}" if "derived_from" in fn else ""),
         f'extern "C" int {name}({decl}) {{',
         f"  if (!tracing(Group::{fn['group']})) return P{name}({call});",
         f"  Call call(Op::{name}, __builtin_return_address(0));",
-        "  Event &ev = call.ev;",
     ]
-    body += ["  " + l for l in status_substitution_c(params)]
+    if "ev" in identifiers(before, after):
+        body.append("  Event &ev = call.ev;")
+    body += ["  " + l for l in status_substitution_c(params, read_before | read_after)]
     if before:
         body.append("  " + before)
     body.append(f"  const int rc = P{name}({call});")
@@ -176,9 +204,16 @@ def fortran_param(p):
     return f"MPI_Fint *f_{p.name}"
 
 
-def fortran_views(p):
-    """C views of a Fortran argument: (declarations before the call, refresh after it, argument to pass)."""
+def fortran_views(p, before, after):
+    """C view of a Fortran argument the recording code reads `before` and/or `after` the
+    PMPI call: (lines before the call, lines after it, argument to pass to the PMPI twin).
+
+    Inputs are converted before the call. A handle the call may change (requests,
+    messages, new communicators) is converted where it is read: before the call, after
+    it, or both. Only statuses need a substitute argument (MPI_F_STATUS_IGNORE)."""
     n, f = p.name, f"f_{p.name}"
+    if not (before or after):
+        return [], [], f
     if p.type == "void":
         c = "const " if p.const else ""
         return [f"{c}void *{n} = f2c_buffer({f});"], [], f
@@ -187,6 +222,8 @@ def fortran_views(p):
             return [f"const {p.type} *{n} = {f};"], [], f
         return [f"const {p.type} {n} = *{f};"], [], f
     if p.type == "MPI_Status":
+        if before:
+            raise SystemExit(f"gen_wrappers: status '{n}' read before the call")
         if p.is_array:
             return ([f"FortranStatusArray {n}_f({p.length}, {f});"],
                     [f"StatusArray {n}_own({p.length}, {n}_f);", f"MPI_Status *{n} = {n}_own.data();"],
@@ -196,23 +233,58 @@ def fortran_views(p):
     if p.type in HANDLE_F2C:
         conv = HANDLE_F2C[p.type]
         if p.is_array:
-            return ([f"HandleArray<{p.type}> {n}_h({p.length}, {f}, {conv});", f"{p.type} *{n} = {n}_h.data();"],
-                    ([f"{n}_h.refresh({f}, {conv});"] if not p.const else []), f)
+            declare = [f"HandleArray<{p.type}> {n}_h({p.length}, {f}, {conv});", f"{p.type} *{n} = {n}_h.data();"]
+            if p.const or not after:
+                return declare, [], f
+            if not before:
+                return [], declare, f
+            return declare, [f"{n}_h.refresh({f}, {conv});"], f
         if p.pointer:
-            return ([f"{p.type} {n}_h = {conv}(*{f});", f"{p.type} *{n} = &{n}_h;"],
-                    [f"{n}_h = {conv}(*{f});"], f)
+            declare = [f"{p.type} {n}_h = {conv}(*{f});", f"{p.type} *{n} = &{n}_h;"]
+            if p.const or not after:
+                return declare, [], f
+            if not before:
+                return [], declare, f
+            return declare, [f"{n}_h = {conv}(*{f});"], f
         return [f"const {p.type} {n} = {conv}(*{f});"], [], f
     if p.type == "int":
-        if p.name == "index":  # Fortran indices are 1-based
+        if p.name == "index" and p.pointer:  # Fortran indices are 1-based
+            if not before:
+                return [], [f"int {n}_c = fortran_index(*{f});", f"int *{n} = &{n}_c;"], f
             return [f"int {n}_c = MPI_UNDEFINED;", f"int *{n} = &{n}_c;"], [f"{n}_c = fortran_index(*{f});"], f
-        if p.name == "array_of_indices":
-            return ([f"IndexArray {n}_c({p.length});", f"int *{n} = {n}_c.data();"],
-                    [f"{n}_c.from_fortran({f}, *outcount);"], f)
+        if p.name == "array_of_indices" and p.is_array:
+            declare = [f"IndexArray {n}_c({p.length});", f"int *{n} = {n}_c.data();"]
+            convert = [f"{n}_c.from_fortran({f}, *outcount);"]
+            if not before:
+                return [], declare + convert, f
+            return declare, convert, f
         if p.is_array or p.pointer:
             c = "const " if p.const else ""
             return [f"{c}int *{n} = {f};"], [], f
         return [f"const int {n} = *{f};"], [], f
     raise SystemExit(f"gen_wrappers: no Fortran conversion for '{p.type} {p.name}'")
+
+
+def fortran_plan(fn, params):
+    """The C views a Fortran wrapper builds: (lines before the call, lines after it,
+    arguments of the PMPI call). Starts from what the recorder reads and adds what
+    those views themselves read (array lengths, `*outcount`)."""
+    names = {p.name for p in params}
+    read_before, read_after = reads(fn, params)
+    while True:
+        views = {p.name: fortran_views(p, p.name in read_before, p.name in read_after) for p in params}
+        more_before = set().union(*(identifiers(*v[0]) & names - {q} for q, v in views.items()))
+        more_after = set().union(*(identifiers(*v[1]) & names - {q} for q, v in views.items()))
+        if more_before <= read_before and more_after <= read_after:
+            break
+        read_before |= more_before
+        read_after |= more_after
+    pre, post = [], []
+    # Scalars first: array lengths may name any scalar parameter (alltoallw: the comm, last).
+    for p in sorted(params, key=lambda q: q.is_array):
+        pre += views[p.name][0]
+        post += views[p.name][1]
+    return pre, post, [views[p.name][2] for p in params]
 
 
 def gen_fortran(fn, params):
@@ -221,13 +293,7 @@ def gen_fortran(fn, params):
     fparams = ", ".join([fortran_param(p) for p in params] + ["MPI_Fint *ierr"])
     pass_through = ", ".join([f"f_{p.name}" for p in params] + ["ierr"])
     before, after = recorder_code(fn)
-    pre, post, args = [], [], []
-    # Scalars first: array lengths may name any scalar parameter (alltoallw: the comm, last).
-    for p in sorted(params, key=lambda q: q.is_array):
-        b, a, _ = fortran_views(p)
-        pre += b
-        post += a
-    args = [fortran_views(p)[2] for p in params]
+    pre, post, args = fortran_plan(fn, params)
     call_args = ", ".join(args + ["ierr"])
     fsig = ", ".join([fortran_param(p) for p in params] + ["MPI_Fint *"])
     out = [
@@ -236,8 +302,9 @@ def gen_fortran(fn, params):
         f'extern "C" PERFSIFT_EXPORT void {lower}_({fparams}) {{',
         f"  if (!tracing(Group::{fn['group']})) {{ p{lower}_({pass_through}); return; }}",
         f"  Call call(Op::{name}, __builtin_return_address(0));",
-        "  Event &ev = call.ev;",
     ]
+    if "ev" in identifiers(before, after):
+        out.append("  Event &ev = call.ev;")
     out += ["  " + l for l in pre]
     if before:
         out.append("  " + before)

@@ -1,28 +1,42 @@
 #!/usr/bin/env python3
 """Diff the wrapper table against the installed mpi.h so gaps are visible.
 
+Usage: check_wrapper_table.py [--generator GEN_WRAPPERS_PY] SPEC MPI_INCLUDE_DIR...
+
 Fails when the table names a function mpi.h lacks (a typo or a removed function), or
 when mpi.h has a function of a family the collector promises to cover (point-to-point,
 completion, probe, collective, communicator constructor) that the table does not wrap.
-Prints every other unwrapped function as information."""
+Prints every other unwrapped function as information. The wrapped functions are the
+generator's own expansion of the table (gen_wrappers.expand), by default the
+gen_wrappers.py beside SPEC."""
+import argparse
+import importlib
 import re
 import sys
 import tomllib
 from pathlib import Path
 
-spec = tomllib.loads(Path(sys.argv[1]).read_text())
-headers = [Path(d) / "mpi.h" for d in sys.argv[2:] if (Path(d) / "mpi.h").exists()]
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("--generator", type=Path, help="path of gen_wrappers.py (default: beside SPEC)")
+parser.add_argument("spec", type=Path)
+parser.add_argument("include_dirs", nargs="*", type=Path)
+args = parser.parse_args()
+
+generator = args.generator or args.spec.parent / "gen_wrappers.py"
+if not generator.is_file():
+    sys.exit(f"check_wrapper_table: no generator at {generator}")
+sys.path.insert(0, str(generator.resolve().parent))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+gen_wrappers = importlib.import_module(generator.stem)
+
+spec = tomllib.loads(args.spec.read_text())
+headers = [d / "mpi.h" for d in args.include_dirs if (d / "mpi.h").exists()]
 if not headers:
-    sys.exit("check_wrapper_table: no mpi.h in " + " ".join(sys.argv[2:]))
+    sys.exit("check_wrapper_table: no mpi.h in " + " ".join(map(str, args.include_dirs)))
 text = headers[0].read_text()
 declared = set(re.findall(r"\bint\s+(MPI_[A-Za-z_0-9]+)\s*\(", text))
 
-names = set(spec["manual"])
-for fn in spec["fn"]:
-    names.add(fn["name"])
-    if fn["kind"] == "coll":
-        rest = fn["name"][4:]
-        names.add("MPI_I" + rest[0].lower() + rest[1:])
+names = set(spec["manual"]) | {fn["name"] for fn in gen_wrappers.expand(spec)}
 
 promised = re.compile(
     r"^MPI_(I?[BSR]?send|Recv|Irecv|[BSR]?send_init|Recv_init|Start|Startall|Sendrecv(_replace)?|"
