@@ -70,25 +70,71 @@ struct DiskClock {
   int64_t offset_init_ns, offset_fin_ns, local_init_ns, local_fin_ns, error_init_ns, error_fin_ns;
 };
 
-#define PS_FIELD(T, f, t) H5Tinsert(id, #f, HOFFSET(T, f), t)
+// One field table per record: the member names, order and types of its compound
+// type in the file (docs/trace-store.md), for writing and reading alike.
+template <class Record>
+struct Fields;  // specialised for each on-disk record below
 
-Handle event_type() {
-  hid_t id = H5Tcreate(H5T_COMPOUND, sizeof(DiskEvent));
-  PS_FIELD(DiskEvent, rank, H5T_NATIVE_INT32);
-  PS_FIELD(DiskEvent, op, H5T_NATIVE_UINT16);
-  PS_FIELD(DiskEvent, flags, H5T_NATIVE_UINT16);
-  PS_FIELD(DiskEvent, t_enter, H5T_NATIVE_INT64);
-  PS_FIELD(DiskEvent, t_exit, H5T_NATIVE_INT64);
-  PS_FIELD(DiskEvent, peer, H5T_NATIVE_INT32);
-  PS_FIELD(DiskEvent, tag, H5T_NATIVE_INT32);
-  PS_FIELD(DiskEvent, comm, H5T_NATIVE_INT32);
-  PS_FIELD(DiskEvent, region, H5T_NATIVE_INT32);
-  PS_FIELD(DiskEvent, step, H5T_NATIVE_INT32);
-  PS_FIELD(DiskEvent, callsite, H5T_NATIVE_INT32);
-  PS_FIELD(DiskEvent, bytes, H5T_NATIVE_INT64);
-  PS_FIELD(DiskEvent, bytes_recv, H5T_NATIVE_INT64);
-  PS_FIELD(DiskEvent, request, H5T_NATIVE_INT64);
-  return Handle(id, H5Tclose);
+// Inside Fields<R>: the member of R of that name, with its offset and C++ type.
+#define PS_FIELD(member) PERFSIFT_H5_FIELD(R, member)
+
+template <>
+struct Fields<DiskEvent> {
+  using R = DiskEvent;
+  static constexpr Field list[] = {
+      PS_FIELD(rank),   PS_FIELD(op),     PS_FIELD(flags), PS_FIELD(t_enter), PS_FIELD(t_exit),
+      PS_FIELD(peer),   PS_FIELD(tag),    PS_FIELD(comm),  PS_FIELD(region),  PS_FIELD(step),
+      PS_FIELD(callsite), PS_FIELD(bytes), PS_FIELD(bytes_recv), PS_FIELD(request),
+  };
+};
+
+template <>
+struct Fields<DiskRequest> {
+  using R = DiskRequest;
+  static constexpr Field list[] = {
+      PS_FIELD(rank), PS_FIELD(kind), PS_FIELD(id),   PS_FIELD(event),
+      PS_FIELD(peer), PS_FIELD(tag),  PS_FIELD(comm), PS_FIELD(bytes),
+  };
+};
+
+template <>
+struct Fields<DiskCompletion> {
+  using R = DiskCompletion;
+  static constexpr Field list[] = {
+      PS_FIELD(rank),   PS_FIELD(cancelled), PS_FIELD(event), PS_FIELD(request),
+      PS_FIELD(source), PS_FIELD(tag),       PS_FIELD(bytes),
+  };
+};
+
+template <>
+struct Fields<DiskStep> {
+  using R = DiskStep;
+  static constexpr Field list[] = {
+      PS_FIELD(rank), PS_FIELD(region), PS_FIELD(step), PS_FIELD(t_begin), PS_FIELD(t_end),
+  };
+};
+
+template <>
+struct Fields<DiskClock> {
+  using R = DiskClock;
+  static constexpr Field list[] = {
+      PS_FIELD(rank),          PS_FIELD(offset_init_ns), PS_FIELD(offset_fin_ns), PS_FIELD(local_init_ns),
+      PS_FIELD(local_fin_ns),  PS_FIELD(error_init_ns),  PS_FIELD(error_fin_ns),
+  };
+};
+
+#undef PS_FIELD
+
+static_assert(fields_fit<DiskEvent>(Fields<DiskEvent>::list) && sizeof(DiskEvent) == 72);
+static_assert(fields_fit<DiskRequest>(Fields<DiskRequest>::list) && sizeof(DiskRequest) == 48);
+static_assert(fields_fit<DiskCompletion>(Fields<DiskCompletion>::list) && sizeof(DiskCompletion) == 40);
+static_assert(fields_fit<DiskStep>(Fields<DiskStep>::list) && sizeof(DiskStep) == 32);
+static_assert(fields_fit<DiskClock>(Fields<DiskClock>::list) && sizeof(DiskClock) == 56);
+
+// The compound type of an on-disk record, from its field table.
+template <class Record>
+Handle record_type() {
+  return compound_type<Record>(Fields<Record>::list);
 }
 
 Event to_event(const DiskEvent &d) {
@@ -107,53 +153,6 @@ Event to_event(const DiskEvent &d) {
   e.op = d.op;
   e.flags = d.flags;
   return e;
-}
-
-Handle request_type() {
-  hid_t id = H5Tcreate(H5T_COMPOUND, sizeof(DiskRequest));
-  PS_FIELD(DiskRequest, rank, H5T_NATIVE_INT32);
-  PS_FIELD(DiskRequest, kind, H5T_NATIVE_INT32);
-  PS_FIELD(DiskRequest, id, H5T_NATIVE_INT64);
-  PS_FIELD(DiskRequest, event, H5T_NATIVE_INT64);
-  PS_FIELD(DiskRequest, peer, H5T_NATIVE_INT32);
-  PS_FIELD(DiskRequest, tag, H5T_NATIVE_INT32);
-  PS_FIELD(DiskRequest, comm, H5T_NATIVE_INT32);
-  PS_FIELD(DiskRequest, bytes, H5T_NATIVE_INT64);
-  return Handle(id, H5Tclose);
-}
-
-Handle completion_type() {
-  hid_t id = H5Tcreate(H5T_COMPOUND, sizeof(DiskCompletion));
-  PS_FIELD(DiskCompletion, rank, H5T_NATIVE_INT32);
-  PS_FIELD(DiskCompletion, cancelled, H5T_NATIVE_INT32);
-  PS_FIELD(DiskCompletion, event, H5T_NATIVE_INT64);
-  PS_FIELD(DiskCompletion, request, H5T_NATIVE_INT64);
-  PS_FIELD(DiskCompletion, source, H5T_NATIVE_INT32);
-  PS_FIELD(DiskCompletion, tag, H5T_NATIVE_INT32);
-  PS_FIELD(DiskCompletion, bytes, H5T_NATIVE_INT64);
-  return Handle(id, H5Tclose);
-}
-
-Handle step_type() {
-  hid_t id = H5Tcreate(H5T_COMPOUND, sizeof(DiskStep));
-  PS_FIELD(DiskStep, rank, H5T_NATIVE_INT32);
-  PS_FIELD(DiskStep, region, H5T_NATIVE_INT32);
-  PS_FIELD(DiskStep, step, H5T_NATIVE_INT32);
-  PS_FIELD(DiskStep, t_begin, H5T_NATIVE_INT64);
-  PS_FIELD(DiskStep, t_end, H5T_NATIVE_INT64);
-  return Handle(id, H5Tclose);
-}
-
-Handle clock_type() {
-  hid_t id = H5Tcreate(H5T_COMPOUND, sizeof(DiskClock));
-  PS_FIELD(DiskClock, rank, H5T_NATIVE_INT32);
-  PS_FIELD(DiskClock, offset_init_ns, H5T_NATIVE_INT64);
-  PS_FIELD(DiskClock, offset_fin_ns, H5T_NATIVE_INT64);
-  PS_FIELD(DiskClock, local_init_ns, H5T_NATIVE_INT64);
-  PS_FIELD(DiskClock, local_fin_ns, H5T_NATIVE_INT64);
-  PS_FIELD(DiskClock, error_init_ns, H5T_NATIVE_INT64);
-  PS_FIELD(DiskClock, error_fin_ns, H5T_NATIVE_INT64);
-  return Handle(id, H5Tclose);
 }
 
 
@@ -479,7 +478,8 @@ void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::st
     }
   }
   const hsize_t first = static_cast<hsize_t>(first_rank);
-  Handle et = event_type(), rt = request_type(), ct = completion_type(), stt = step_type(), clt = clock_type();
+  Handle et = record_type<DiskEvent>(), rt = record_type<DiskRequest>(), ct = record_type<DiskCompletion>(),
+         stt = record_type<DiskStep>(), clt = record_type<DiskClock>();
   write_table(ck, file, "events", et, ev_rows, ev_off[first], ev_off[nranks], true, "ns",
               "one row per MPI call, by rank then enter time; see docs/trace-store.md");
   write_ints(file, "events_offsets", H5T_NATIVE_INT64, ev_off, "rows", "rank r's events are rows [r] to [r+1] of /events");
@@ -692,7 +692,7 @@ void TraceStore::scan_events(int32_t first, int32_t last, int64_t rows_per_read,
   const hsize_t total = H5Sget_simple_extent_type(fs) == H5S_NULL ? 0 : static_cast<hsize_t>(H5Sget_simple_extent_npoints(fs));
   if (static_cast<hsize_t>(row_end) > total)
     throw Error(m_path + ": /events has " + std::to_string(total) + " rows, fewer than its offsets say (truncated store?)");
-  Handle type = event_type();
+  Handle type = record_type<DiskEvent>();
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
   if (m_parallel) H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
   std::vector<DiskEvent> rows;
@@ -755,7 +755,7 @@ static ChunkIndex chunk_index(const Ctx &ck, hid_t file) {
   ChunkIndex idx;
   Handle ds(ck(H5Dopen2(file, "events", H5P_DEFAULT), "missing dataset /events (truncated store?)"), H5Dclose);
   Handle ftype(H5Dget_type(ds), H5Tclose);
-  Handle mtype = event_type();
+  Handle mtype = record_type<DiskEvent>();
   if (H5Tequal(ftype, mtype) <= 0 || H5Tget_size(ftype) != sizeof(DiskEvent)) return idx;
   Handle dcpl(H5Dget_create_plist(ds), H5Pclose);
   if (H5Pget_layout(dcpl) != H5D_CHUNKED) return idx;
@@ -841,11 +841,7 @@ std::vector<T> TraceStore::slice(const char *table, int32_t first, int32_t last)
   auto off = read_rows<int64_t>(ck, m_file, std::string(table) + "_offsets", H5T_NATIVE_INT64);
   if (off.size() != static_cast<size_t>(m_run.nranks) + 1 || first < 0 || last > m_run.nranks || first > last)
     throw Error(m_path + ": bad rank range or damaged /" + table + "_offsets");
-  Handle t;
-  if constexpr (std::is_same_v<T, DiskEvent>) t = event_type();
-  else if constexpr (std::is_same_v<T, DiskRequest>) t = request_type();
-  else if constexpr (std::is_same_v<T, DiskCompletion>) t = completion_type();
-  else t = step_type();
+  Handle t = record_type<T>();
   return read_rows<T>(ck, m_file, table, t, static_cast<hsize_t>(off[first]), off[last]);
 }
 
@@ -893,7 +889,7 @@ int64_t TraceStore::events_storage_bytes() const {
 std::vector<ClockRecord> TraceStore::clocks() const {
   SilenceHdf5 quiet;
   Ctx ck(m_path);
-  Handle t = clock_type();
+  Handle t = record_type<DiskClock>();
   std::vector<ClockRecord> out;
   for (const auto &d : read_rows<DiskClock>(ck, m_file, "clocks", t))
     out.push_back({d.offset_init_ns, d.offset_fin_ns, d.local_init_ns, d.local_fin_ns, d.error_init_ns, d.error_fin_ns});
