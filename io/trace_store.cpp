@@ -671,6 +671,84 @@ namespace perfsift::io {
 
 namespace {
 
+// The root attributes after format and version.
+RunInfo read_run_info(const Ctx &ck, hid_t f) {
+  RunInfo run;
+  run.nranks = read_scalar_attr<int32_t>(ck, f, "nranks", H5T_NATIVE_INT32, 0);
+  run.command = read_string_attr(ck, f, "command");
+  run.start_time = read_string_attr(ck, f, "start_time");
+  run.start_epoch_ns = read_scalar_attr<int64_t>(ck, f, "start_epoch_ns", H5T_NATIVE_INT64, 0);
+  run.counters_unavailable = read_string_list_attr(ck, f, "counters_unavailable");
+  run.counters_recorded = read_string_list_attr(ck, f, "counters_recorded");
+  run.incomplete = read_scalar_attr<uint8_t>(ck, f, "incomplete", H5T_NATIVE_UINT8, 0) != 0;
+  run.missing_ranks = read_int_list_attr(ck, f, "missing_ranks");
+  run.truncated_ranks = read_int_list_attr(ck, f, "truncated_ranks");
+  run.collector_config = read_string_attr(ck, f, "collector_config");
+  run.mpi_library = read_string_attr(ck, f, "mpi_library");
+  if (H5Aexists(f, "hosts") > 0) run.hostname_list = read_string_attr(ck, f, "hosts");  // optional: older stores lack it
+  return run;
+}
+
+std::vector<RegionRow> read_regions(const Ctx &ck, hid_t f) {
+  std::vector<RegionRow> regions;
+  auto ids = read_rows<int32_t>(ck, f, "regions/id", H5T_NATIVE_INT32);
+  auto parents = read_rows<int32_t>(ck, f, "regions/parent", H5T_NATIVE_INT32);
+  auto names = read_strings(ck, f, "regions/name");
+  auto paths = read_strings(ck, f, "regions/path");
+  for (size_t i = 0; i < ids.size() && i < parents.size() && i < names.size() && i < paths.size(); ++i)
+    regions.push_back({ids[i], parents[i], names[i], paths[i]});
+  return regions;
+}
+
+// The datasets of /profile: builtins first, in their documented order; then counters by name.
+std::vector<std::string> read_metric_names(const Ctx &ck, hid_t f) {
+  std::vector<std::string> metrics;
+  Handle g(ck(H5Gopen2(f, "profile", H5P_DEFAULT), "missing group /profile"), H5Gclose);
+  hsize_t n = 0;
+  H5Gget_num_objs(g, &n);
+  for (hsize_t i = 0; i < n; ++i) {
+    char name[256];
+    H5Gget_objname_by_idx(g, i, name, sizeof name);
+    metrics.emplace_back(name);
+  }
+  std::stable_sort(metrics.begin(), metrics.end(), [](const std::string &a, const std::string &b) {
+    auto rank = [](const std::string &m) {
+      for (size_t k = 0; k < kMetricNames.size(); ++k)
+        if (m == kMetricNames[k]) return static_cast<int>(k);
+      return 100;
+    };
+    return rank(a) < rank(b);
+  });
+  return metrics;
+}
+
+std::vector<CommRow> read_comms(const Ctx &ck, hid_t f) {
+  std::vector<CommRow> comms;
+  auto keys = read_rows<uint64_t>(ck, f, "comms/key", H5T_NATIVE_UINT64);
+  auto members = read_rows<int32_t>(ck, f, "comms/members", H5T_NATIVE_INT32);
+  auto moff = read_rows<int64_t>(ck, f, "comms/members_offsets", H5T_NATIVE_INT64);
+  auto remote = read_rows<int32_t>(ck, f, "comms/remote", H5T_NATIVE_INT32);
+  auto roff = read_rows<int64_t>(ck, f, "comms/remote_offsets", H5T_NATIVE_INT64);
+  for (size_t c = 0; c < keys.size() && c + 1 < moff.size() && c + 1 < roff.size(); ++c)
+    comms.push_back({keys[c], std::vector<int32_t>(members.begin() + moff[c], members.begin() + moff[c + 1]),
+                     std::vector<int32_t>(remote.begin() + roff[c], remote.begin() + roff[c + 1])});
+  return comms;
+}
+
+std::vector<CallSite> read_callsites(const Ctx &ck, hid_t f) {
+  std::vector<CallSite> sites;
+  auto modules = read_strings(ck, f, "callsites/module");
+  auto functions = read_strings(ck, f, "callsites/function");
+  auto files = read_strings(ck, f, "callsites/file");
+  auto offs = read_rows<uint64_t>(ck, f, "callsites/offset", H5T_NATIVE_UINT64);
+  auto fnoffs = read_rows<uint64_t>(ck, f, "callsites/function_offset", H5T_NATIVE_UINT64);
+  auto lines = read_rows<int32_t>(ck, f, "callsites/line", H5T_NATIVE_INT32);
+  for (size_t i = 0; i < modules.size(); ++i)
+    sites.push_back({modules[i], i < offs.size() ? offs[i] : 0, i < functions.size() ? functions[i] : "",
+                     i < fnoffs.size() ? fnoffs[i] : 0, i < files.size() ? files[i] : "", i < lines.size() ? lines[i] : 0});
+  return sites;
+}
+
 }  // namespace
 
 TraceStore::TraceStore(const std::string &path) : m_path(path) { open(MPI_COMM_NULL, false); }
@@ -703,66 +781,16 @@ void TraceStore::open(MPI_Comm comm, bool parallel) {
   if (m_version > kTraceStoreVersion)
     throw Error(m_path + ": trace store version " + std::to_string(m_version) + " is newer than this perfsift reads (" +
                 std::to_string(kTraceStoreVersion) + "); upgrade perfsift");
-  m_run.nranks = read_scalar_attr<int32_t>(ck, f, "nranks", H5T_NATIVE_INT32, 0);
-  m_run.command = read_string_attr(ck, f, "command");
-  m_run.start_time = read_string_attr(ck, f, "start_time");
-  m_run.start_epoch_ns = read_scalar_attr<int64_t>(ck, f, "start_epoch_ns", H5T_NATIVE_INT64, 0);
-  m_run.counters_unavailable = read_string_list_attr(ck, f, "counters_unavailable");
-  m_run.counters_recorded = read_string_list_attr(ck, f, "counters_recorded");
-  m_run.incomplete = read_scalar_attr<uint8_t>(ck, f, "incomplete", H5T_NATIVE_UINT8, 0) != 0;
-  m_run.missing_ranks = read_int_list_attr(ck, f, "missing_ranks");
-  m_run.truncated_ranks = read_int_list_attr(ck, f, "truncated_ranks");
-  m_run.collector_config = read_string_attr(ck, f, "collector_config");
-  m_run.mpi_library = read_string_attr(ck, f, "mpi_library");
-  if (H5Aexists(f, "hosts") > 0) m_run.hostname_list = read_string_attr(ck, f, "hosts");  // optional: older stores lack it
-
+  m_run = read_run_info(ck, f);
   m_ops = read_strings(ck, f, "ops");
-  auto ids = read_rows<int32_t>(ck, f, "regions/id", H5T_NATIVE_INT32);
-  auto parents = read_rows<int32_t>(ck, f, "regions/parent", H5T_NATIVE_INT32);
-  auto names = read_strings(ck, f, "regions/name");
-  auto paths = read_strings(ck, f, "regions/path");
-  for (size_t i = 0; i < ids.size() && i < parents.size() && i < names.size() && i < paths.size(); ++i)
-    m_regions.push_back({ids[i], parents[i], names[i], paths[i]});
-  {
-    Handle g(ck(H5Gopen2(f, "profile", H5P_DEFAULT), "missing group /profile"), H5Gclose);
-    hsize_t n = 0;
-    H5Gget_num_objs(g, &n);
-    for (hsize_t i = 0; i < n; ++i) {
-      char name[256];
-      H5Gget_objname_by_idx(g, i, name, sizeof name);
-      m_metrics.emplace_back(name);
-    }
-    // Builtins first, in their documented order; then counters by name.
-    std::stable_sort(m_metrics.begin(), m_metrics.end(), [](const std::string &a, const std::string &b) {
-      auto rank = [](const std::string &m) {
-        for (size_t k = 0; k < kMetricNames.size(); ++k)
-          if (m == kMetricNames[k]) return static_cast<int>(k);
-        return 100;
-      };
-      return rank(a) < rank(b);
-    });
-  }
+  m_regions = read_regions(ck, f);
+  m_metrics = read_metric_names(ck, f);
   m_event_offsets = read_rows<int64_t>(ck, f, "events_offsets", H5T_NATIVE_INT64);
   if (m_event_offsets.size() != static_cast<size_t>(m_run.nranks) + 1)
     throw Error(m_path + ": /events_offsets has " + std::to_string(m_event_offsets.size()) + " entries for " +
                 std::to_string(m_run.nranks) + " ranks (damaged store)");
-  auto keys = read_rows<uint64_t>(ck, f, "comms/key", H5T_NATIVE_UINT64);
-  auto members = read_rows<int32_t>(ck, f, "comms/members", H5T_NATIVE_INT32);
-  auto moff = read_rows<int64_t>(ck, f, "comms/members_offsets", H5T_NATIVE_INT64);
-  auto remote = read_rows<int32_t>(ck, f, "comms/remote", H5T_NATIVE_INT32);
-  auto roff = read_rows<int64_t>(ck, f, "comms/remote_offsets", H5T_NATIVE_INT64);
-  for (size_t c = 0; c < keys.size() && c + 1 < moff.size() && c + 1 < roff.size(); ++c)
-    m_comms.push_back({keys[c], std::vector<int32_t>(members.begin() + moff[c], members.begin() + moff[c + 1]),
-                       std::vector<int32_t>(remote.begin() + roff[c], remote.begin() + roff[c + 1])});
-  auto modules = read_strings(ck, f, "callsites/module");
-  auto functions = read_strings(ck, f, "callsites/function");
-  auto files = read_strings(ck, f, "callsites/file");
-  auto offs = read_rows<uint64_t>(ck, f, "callsites/offset", H5T_NATIVE_UINT64);
-  auto fnoffs = read_rows<uint64_t>(ck, f, "callsites/function_offset", H5T_NATIVE_UINT64);
-  auto lines = read_rows<int32_t>(ck, f, "callsites/line", H5T_NATIVE_INT32);
-  for (size_t i = 0; i < modules.size(); ++i)
-    m_callsites.push_back({modules[i], i < offs.size() ? offs[i] : 0, i < functions.size() ? functions[i] : "",
-                           i < fnoffs.size() ? fnoffs[i] : 0, i < files.size() ? files[i] : "", i < lines.size() ? lines[i] : 0});
+  m_comms = read_comms(ck, f);
+  m_callsites = read_callsites(ck, f);
 }
 
 std::vector<double> TraceStore::profile(const std::string &metric) const { return profile(metric, 0, m_run.nranks); }
