@@ -7,9 +7,11 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "io/trace_store.h"
@@ -96,6 +98,54 @@ class Handle {
 // The file type keeps the memory layout: collective writes to compressed datasets
 // cannot convert types, and shuffle+deflate removes the padding bytes anyway.
 inline Handle file_type_of(hid_t mem) { return Handle(H5Tcopy(mem), H5Tclose); }
+
+// ---------------------------------------------------------------- compound record types
+
+// The HDF5 native type of a record member's C++ type.
+template <class M>
+hid_t native_type() {
+  if constexpr (std::is_same_v<M, int32_t>) return H5T_NATIVE_INT32;
+  else if constexpr (std::is_same_v<M, uint16_t>) return H5T_NATIVE_UINT16;
+  else if constexpr (std::is_same_v<M, int64_t>) return H5T_NATIVE_INT64;
+  else if constexpr (std::is_same_v<M, uint64_t>) return H5T_NATIVE_UINT64;
+  else if constexpr (std::is_same_v<M, double>) return H5T_NATIVE_DOUBLE;
+  else static_assert(sizeof(M) == 0, "no HDF5 native type for this member type");
+}
+
+// One member of an on-disk record: its name in the file, where it lies in the C++
+// struct, and its HDF5 type (taken from the member's C++ type).
+struct Field {
+  const char *name;
+  size_t offset, size;
+  hid_t (*type)();
+};
+
+// A Field from a struct member: the file's member name is the C++ member's name.
+#define PERFSIFT_H5_FIELD(Record, member)                                            \
+  ::perfsift::io::h5::Field {                                                        \
+    #member, offsetof(Record, member), sizeof(Record::member),                       \
+        &::perfsift::io::h5::native_type<decltype(Record::member)>                   \
+  }
+
+// True when the fields lie in Record in order, without overlapping or running past it.
+template <class Record, size_t N>
+constexpr bool fields_fit(const Field (&fields)[N]) {
+  size_t end = 0;
+  for (const Field &f : fields) {
+    if (f.offset < end) return false;
+    end = f.offset + f.size;
+  }
+  return end <= sizeof(Record);
+}
+
+// The compound type of Record (memory layout, padding included) with the fields in
+// table order. Both writing and reading use it; file_type_of keeps it on disk.
+template <class Record, size_t N>
+Handle compound_type(const Field (&fields)[N]) {
+  hid_t id = H5Tcreate(H5T_COMPOUND, sizeof(Record));
+  for (const Field &f : fields) H5Tinsert(id, f.name, f.offset, f.type());
+  return Handle(id, H5Tclose);
+}
 
 inline Handle string_type() {
   hid_t t = H5Tcopy(H5T_C_S1);

@@ -70,6 +70,73 @@ void check(OTF2_ErrorCode e, const std::string &what, const std::string &path) {
   if (e != OTF2_SUCCESS) throw std::runtime_error(path + ": OTF2 " + what + " failed: " + OTF2_Error_GetName(e));
 }
 
+// Regions: operations first, then "compute: PATH" per region path.
+uint32_t compute_base(const PredictedTrace &p) { return static_cast<uint32_t>(p.ops.size()); }
+
+// Each rank's calls, with the compute between them, as Enter/Leave pairs; returns the
+// number of events written per rank.
+std::vector<uint64_t> write_otf2_events(OTF2_Archive *ar, const PredictedTrace &p, int64_t t_min, const std::string &dir) {
+  const uint32_t compute = compute_base(p);
+  const auto ts = [&](int64_t t) { return static_cast<OTF2_TimeStamp>(t - t_min); };
+  std::vector<uint64_t> events_of(static_cast<size_t>(p.nranks), 0);
+  size_t i = 0;
+  while (i < p.calls.size()) {
+    const int64_t rank = p.calls[i].rank;
+    OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(ar, static_cast<OTF2_LocationRef>(rank));
+    int64_t prev = p.calls[i].enter;
+    for (; i < p.calls.size() && p.calls[i].rank == rank; ++i) {
+      const PredictedCall &s = p.calls[i];
+      if (s.enter > prev && s.region >= 0) {
+        check(OTF2_EvtWriter_Enter(w, nullptr, ts(prev), compute + static_cast<uint32_t>(s.region)), "Enter", dir);
+        check(OTF2_EvtWriter_Leave(w, nullptr, ts(s.enter), compute + static_cast<uint32_t>(s.region)), "Leave", dir);
+        events_of[static_cast<size_t>(rank)] += 2;
+      }
+      const uint32_t op = static_cast<uint32_t>(std::max<int64_t>(0, s.op));
+      check(OTF2_EvtWriter_Enter(w, nullptr, ts(s.enter), op), "Enter", dir);
+      check(OTF2_EvtWriter_Leave(w, nullptr, ts(std::max(s.enter, s.exit)), op), "Leave", dir);
+      events_of[static_cast<size_t>(rank)] += 2;
+      prev = std::max(s.enter, s.exit);
+    }
+    check(OTF2_Archive_CloseEvtWriter(ar, w), "CloseEvtWriter", dir);
+  }
+  return events_of;
+}
+
+// Clock, strings, regions, the system tree and one location per rank.
+void write_otf2_global_defs(OTF2_Archive *ar, const PredictedTrace &p, int64_t t_min, int64_t t_max,
+                            const std::vector<uint64_t> &events_of, const std::string &dir) {
+  const uint32_t compute = compute_base(p);
+  OTF2_GlobalDefWriter *g = OTF2_Archive_GetGlobalDefWriter(ar);
+  check(OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, static_cast<uint64_t>(std::max<int64_t>(0, t_max - t_min)),
+                                                  OTF2_UNDEFINED_TIMESTAMP), "WriteClockProperties", dir);
+  uint32_t next_string = 0;
+  auto str = [&](const std::string &s) {
+    check(OTF2_GlobalDefWriter_WriteString(g, next_string, s.c_str()), "WriteString", dir);
+    return next_string++;
+  };
+  const uint32_t empty = str("");
+  for (size_t k = 0; k < p.ops.size(); ++k) {
+    const uint32_t n = str(p.ops[k]);
+    check(OTF2_GlobalDefWriter_WriteRegion(g, static_cast<uint32_t>(k), n, n, empty, OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_MPI,
+                                           OTF2_REGION_FLAG_NONE, empty, 0, 0), "WriteRegion", dir);
+  }
+  for (size_t k = 0; k < p.regions.size(); ++k) {
+    const uint32_t n = str("compute: " + p.regions[k]);
+    check(OTF2_GlobalDefWriter_WriteRegion(g, compute + static_cast<uint32_t>(k), n, n, empty, OTF2_REGION_ROLE_CODE,
+                                           OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE, empty, 0, 0), "WriteRegion", dir);
+  }
+  const uint32_t machine = str("predicted by perfsift: " + p.question), node = str("node");
+  check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, machine, node, OTF2_UNDEFINED_SYSTEM_TREE_NODE), "WriteSystemTreeNode", dir);
+  for (int64_t r = 0; r < p.nranks; ++r) {
+    const uint32_t n = str("rank " + std::to_string(r));
+    check(OTF2_GlobalDefWriter_WriteLocationGroup(g, static_cast<uint32_t>(r), n, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
+                                                  OTF2_UNDEFINED_LOCATION_GROUP), "WriteLocationGroup", dir);
+    check(OTF2_GlobalDefWriter_WriteLocation(g, static_cast<uint64_t>(r), n, OTF2_LOCATION_TYPE_CPU_THREAD,
+                                             events_of[static_cast<size_t>(r)], static_cast<uint32_t>(r)), "WriteLocation", dir);
+  }
+  check(OTF2_Archive_CloseGlobalDefWriter(ar, g), "CloseGlobalDefWriter", dir);
+}
+
 }  // namespace
 
 // An OTF2 archive at DIR/traces.otf2 (written to DIR.tmp-PID, then renamed).
@@ -90,30 +157,7 @@ void write_otf2(const std::string &dir, const PredictedTrace &p) {
   check(OTF2_Archive_SetSerialCollectiveCallbacks(ar), "SetSerialCollectiveCallbacks", dir);
   check(OTF2_Archive_SetCreator(ar, "perfsift export"), "SetCreator", dir);
   check(OTF2_Archive_OpenEvtFiles(ar), "OpenEvtFiles", dir);
-  // Regions: operations first, then "compute: PATH" per region path.
-  const uint32_t compute_base = static_cast<uint32_t>(p.ops.size());
-  const auto ts = [&](int64_t t) { return static_cast<OTF2_TimeStamp>(t - t_min); };
-  std::vector<uint64_t> events_of(static_cast<size_t>(p.nranks), 0);
-  size_t i = 0;
-  while (i < p.calls.size()) {
-    const int64_t rank = p.calls[i].rank;
-    OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(ar, static_cast<OTF2_LocationRef>(rank));
-    int64_t prev = p.calls[i].enter;
-    for (; i < p.calls.size() && p.calls[i].rank == rank; ++i) {
-      const PredictedCall &s = p.calls[i];
-      if (s.enter > prev && s.region >= 0) {
-        check(OTF2_EvtWriter_Enter(w, nullptr, ts(prev), compute_base + static_cast<uint32_t>(s.region)), "Enter", dir);
-        check(OTF2_EvtWriter_Leave(w, nullptr, ts(s.enter), compute_base + static_cast<uint32_t>(s.region)), "Leave", dir);
-        events_of[static_cast<size_t>(rank)] += 2;
-      }
-      const uint32_t op = static_cast<uint32_t>(std::max<int64_t>(0, s.op));
-      check(OTF2_EvtWriter_Enter(w, nullptr, ts(s.enter), op), "Enter", dir);
-      check(OTF2_EvtWriter_Leave(w, nullptr, ts(std::max(s.enter, s.exit)), op), "Leave", dir);
-      events_of[static_cast<size_t>(rank)] += 2;
-      prev = std::max(s.enter, s.exit);
-    }
-    check(OTF2_Archive_CloseEvtWriter(ar, w), "CloseEvtWriter", dir);
-  }
+  const std::vector<uint64_t> events_of = write_otf2_events(ar, p, t_min, dir);
   check(OTF2_Archive_CloseEvtFiles(ar), "CloseEvtFiles", dir);
   check(OTF2_Archive_OpenDefFiles(ar), "OpenDefFiles", dir);
   for (int64_t r = 0; r < p.nranks; ++r) {
@@ -121,35 +165,7 @@ void write_otf2(const std::string &dir, const PredictedTrace &p) {
     check(OTF2_Archive_CloseDefWriter(ar, dw), "CloseDefWriter", dir);
   }
   check(OTF2_Archive_CloseDefFiles(ar), "CloseDefFiles", dir);
-  OTF2_GlobalDefWriter *g = OTF2_Archive_GetGlobalDefWriter(ar);
-  check(OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, static_cast<uint64_t>(std::max<int64_t>(0, t_max - t_min)),
-                                                  OTF2_UNDEFINED_TIMESTAMP), "WriteClockProperties", dir);
-  uint32_t next_string = 0;
-  auto str = [&](const std::string &s) {
-    check(OTF2_GlobalDefWriter_WriteString(g, next_string, s.c_str()), "WriteString", dir);
-    return next_string++;
-  };
-  const uint32_t empty = str("");
-  for (size_t k = 0; k < p.ops.size(); ++k) {
-    const uint32_t n = str(p.ops[k]);
-    check(OTF2_GlobalDefWriter_WriteRegion(g, static_cast<uint32_t>(k), n, n, empty, OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_MPI,
-                                           OTF2_REGION_FLAG_NONE, empty, 0, 0), "WriteRegion", dir);
-  }
-  for (size_t k = 0; k < p.regions.size(); ++k) {
-    const uint32_t n = str("compute: " + p.regions[k]);
-    check(OTF2_GlobalDefWriter_WriteRegion(g, compute_base + static_cast<uint32_t>(k), n, n, empty, OTF2_REGION_ROLE_CODE,
-                                           OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE, empty, 0, 0), "WriteRegion", dir);
-  }
-  const uint32_t machine = str("predicted by perfsift: " + p.question), node = str("node");
-  check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, machine, node, OTF2_UNDEFINED_SYSTEM_TREE_NODE), "WriteSystemTreeNode", dir);
-  for (int64_t r = 0; r < p.nranks; ++r) {
-    const uint32_t n = str("rank " + std::to_string(r));
-    check(OTF2_GlobalDefWriter_WriteLocationGroup(g, static_cast<uint32_t>(r), n, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
-                                                  OTF2_UNDEFINED_LOCATION_GROUP), "WriteLocationGroup", dir);
-    check(OTF2_GlobalDefWriter_WriteLocation(g, static_cast<uint64_t>(r), n, OTF2_LOCATION_TYPE_CPU_THREAD,
-                                             events_of[static_cast<size_t>(r)], static_cast<uint32_t>(r)), "WriteLocation", dir);
-  }
-  check(OTF2_Archive_CloseGlobalDefWriter(ar, g), "CloseGlobalDefWriter", dir);
+  write_otf2_global_defs(ar, p, t_min, t_max, events_of, dir);
   check(OTF2_Archive_Close(ar), "Close", dir);
   fs::remove_all(dir);
   fs::rename(tmp, dir);

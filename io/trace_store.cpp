@@ -70,25 +70,71 @@ struct DiskClock {
   int64_t offset_init_ns, offset_fin_ns, local_init_ns, local_fin_ns, error_init_ns, error_fin_ns;
 };
 
-#define PS_FIELD(T, f, t) H5Tinsert(id, #f, HOFFSET(T, f), t)
+// One field table per record: the member names, order and types of its compound
+// type in the file (docs/trace-store.md), for writing and reading alike.
+template <class Record>
+struct Fields;  // specialised for each on-disk record below
 
-Handle event_type() {
-  hid_t id = H5Tcreate(H5T_COMPOUND, sizeof(DiskEvent));
-  PS_FIELD(DiskEvent, rank, H5T_NATIVE_INT32);
-  PS_FIELD(DiskEvent, op, H5T_NATIVE_UINT16);
-  PS_FIELD(DiskEvent, flags, H5T_NATIVE_UINT16);
-  PS_FIELD(DiskEvent, t_enter, H5T_NATIVE_INT64);
-  PS_FIELD(DiskEvent, t_exit, H5T_NATIVE_INT64);
-  PS_FIELD(DiskEvent, peer, H5T_NATIVE_INT32);
-  PS_FIELD(DiskEvent, tag, H5T_NATIVE_INT32);
-  PS_FIELD(DiskEvent, comm, H5T_NATIVE_INT32);
-  PS_FIELD(DiskEvent, region, H5T_NATIVE_INT32);
-  PS_FIELD(DiskEvent, step, H5T_NATIVE_INT32);
-  PS_FIELD(DiskEvent, callsite, H5T_NATIVE_INT32);
-  PS_FIELD(DiskEvent, bytes, H5T_NATIVE_INT64);
-  PS_FIELD(DiskEvent, bytes_recv, H5T_NATIVE_INT64);
-  PS_FIELD(DiskEvent, request, H5T_NATIVE_INT64);
-  return Handle(id, H5Tclose);
+// Inside Fields<R>: the member of R of that name, with its offset and C++ type.
+#define PS_FIELD(member) PERFSIFT_H5_FIELD(R, member)
+
+template <>
+struct Fields<DiskEvent> {
+  using R = DiskEvent;
+  static constexpr Field list[] = {
+      PS_FIELD(rank),   PS_FIELD(op),     PS_FIELD(flags), PS_FIELD(t_enter), PS_FIELD(t_exit),
+      PS_FIELD(peer),   PS_FIELD(tag),    PS_FIELD(comm),  PS_FIELD(region),  PS_FIELD(step),
+      PS_FIELD(callsite), PS_FIELD(bytes), PS_FIELD(bytes_recv), PS_FIELD(request),
+  };
+};
+
+template <>
+struct Fields<DiskRequest> {
+  using R = DiskRequest;
+  static constexpr Field list[] = {
+      PS_FIELD(rank), PS_FIELD(kind), PS_FIELD(id),   PS_FIELD(event),
+      PS_FIELD(peer), PS_FIELD(tag),  PS_FIELD(comm), PS_FIELD(bytes),
+  };
+};
+
+template <>
+struct Fields<DiskCompletion> {
+  using R = DiskCompletion;
+  static constexpr Field list[] = {
+      PS_FIELD(rank),   PS_FIELD(cancelled), PS_FIELD(event), PS_FIELD(request),
+      PS_FIELD(source), PS_FIELD(tag),       PS_FIELD(bytes),
+  };
+};
+
+template <>
+struct Fields<DiskStep> {
+  using R = DiskStep;
+  static constexpr Field list[] = {
+      PS_FIELD(rank), PS_FIELD(region), PS_FIELD(step), PS_FIELD(t_begin), PS_FIELD(t_end),
+  };
+};
+
+template <>
+struct Fields<DiskClock> {
+  using R = DiskClock;
+  static constexpr Field list[] = {
+      PS_FIELD(rank),          PS_FIELD(offset_init_ns), PS_FIELD(offset_fin_ns), PS_FIELD(local_init_ns),
+      PS_FIELD(local_fin_ns),  PS_FIELD(error_init_ns),  PS_FIELD(error_fin_ns),
+  };
+};
+
+#undef PS_FIELD
+
+static_assert(fields_fit<DiskEvent>(Fields<DiskEvent>::list) && sizeof(DiskEvent) == 72);
+static_assert(fields_fit<DiskRequest>(Fields<DiskRequest>::list) && sizeof(DiskRequest) == 48);
+static_assert(fields_fit<DiskCompletion>(Fields<DiskCompletion>::list) && sizeof(DiskCompletion) == 40);
+static_assert(fields_fit<DiskStep>(Fields<DiskStep>::list) && sizeof(DiskStep) == 32);
+static_assert(fields_fit<DiskClock>(Fields<DiskClock>::list) && sizeof(DiskClock) == 56);
+
+// The compound type of an on-disk record, from its field table.
+template <class Record>
+Handle record_type() {
+  return compound_type<Record>(Fields<Record>::list);
 }
 
 Event to_event(const DiskEvent &d) {
@@ -107,53 +153,6 @@ Event to_event(const DiskEvent &d) {
   e.op = d.op;
   e.flags = d.flags;
   return e;
-}
-
-Handle request_type() {
-  hid_t id = H5Tcreate(H5T_COMPOUND, sizeof(DiskRequest));
-  PS_FIELD(DiskRequest, rank, H5T_NATIVE_INT32);
-  PS_FIELD(DiskRequest, kind, H5T_NATIVE_INT32);
-  PS_FIELD(DiskRequest, id, H5T_NATIVE_INT64);
-  PS_FIELD(DiskRequest, event, H5T_NATIVE_INT64);
-  PS_FIELD(DiskRequest, peer, H5T_NATIVE_INT32);
-  PS_FIELD(DiskRequest, tag, H5T_NATIVE_INT32);
-  PS_FIELD(DiskRequest, comm, H5T_NATIVE_INT32);
-  PS_FIELD(DiskRequest, bytes, H5T_NATIVE_INT64);
-  return Handle(id, H5Tclose);
-}
-
-Handle completion_type() {
-  hid_t id = H5Tcreate(H5T_COMPOUND, sizeof(DiskCompletion));
-  PS_FIELD(DiskCompletion, rank, H5T_NATIVE_INT32);
-  PS_FIELD(DiskCompletion, cancelled, H5T_NATIVE_INT32);
-  PS_FIELD(DiskCompletion, event, H5T_NATIVE_INT64);
-  PS_FIELD(DiskCompletion, request, H5T_NATIVE_INT64);
-  PS_FIELD(DiskCompletion, source, H5T_NATIVE_INT32);
-  PS_FIELD(DiskCompletion, tag, H5T_NATIVE_INT32);
-  PS_FIELD(DiskCompletion, bytes, H5T_NATIVE_INT64);
-  return Handle(id, H5Tclose);
-}
-
-Handle step_type() {
-  hid_t id = H5Tcreate(H5T_COMPOUND, sizeof(DiskStep));
-  PS_FIELD(DiskStep, rank, H5T_NATIVE_INT32);
-  PS_FIELD(DiskStep, region, H5T_NATIVE_INT32);
-  PS_FIELD(DiskStep, step, H5T_NATIVE_INT32);
-  PS_FIELD(DiskStep, t_begin, H5T_NATIVE_INT64);
-  PS_FIELD(DiskStep, t_end, H5T_NATIVE_INT64);
-  return Handle(id, H5Tclose);
-}
-
-Handle clock_type() {
-  hid_t id = H5Tcreate(H5T_COMPOUND, sizeof(DiskClock));
-  PS_FIELD(DiskClock, rank, H5T_NATIVE_INT32);
-  PS_FIELD(DiskClock, offset_init_ns, H5T_NATIVE_INT64);
-  PS_FIELD(DiskClock, offset_fin_ns, H5T_NATIVE_INT64);
-  PS_FIELD(DiskClock, local_init_ns, H5T_NATIVE_INT64);
-  PS_FIELD(DiskClock, local_fin_ns, H5T_NATIVE_INT64);
-  PS_FIELD(DiskClock, error_init_ns, H5T_NATIVE_INT64);
-  PS_FIELD(DiskClock, error_fin_ns, H5T_NATIVE_INT64);
-  return Handle(id, H5Tclose);
 }
 
 
@@ -224,25 +223,39 @@ void write_trace_store(MPI_Comm comm, const std::string &path, const RunInfo &ru
 }
 
 namespace {
-void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::string &tmp, const RunInfo &run_in,
-                           std::vector<RankTrace> &owned, const std::vector<std::string> &op_names) {
-  SilenceHdf5 quiet;
-  int me = 0, np = 1;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &np);
-  std::sort(owned.begin(), owned.end(), [](const RankTrace &a, const RankTrace &b) { return a.rank < b.rank; });
 
-  // Run facts as process 0 has them.
+// ---- step 1: run facts
+
+// Run facts as process 0 has them; the completeness facts are each process's own.
+RunInfo agreed_run(MPI_Comm comm, const RunInfo &run_in) {
   SpillState run_state;
   run_state.run = run_in;
   RunInfo run = deserialize_state(bcast_string(comm, serialize_state(run_state))).run;
   run.incomplete = run_in.incomplete;
   run.missing_ranks = run_in.missing_ranks;
   run.truncated_ranks = run_in.truncated_ranks;
-  const int32_t nranks = run.nranks;
+  return run;
+}
 
-  // ---- unify regions, metrics, communicators and call sites on process 0
-  ByteWriter mine_regions, mine_comms, mine_sites, mine_metrics;
+// ---- step 2: regions, metrics, communicators and call sites unified on process 0
+
+// The run's tables, identical on every process, and the global id of each entry.
+struct Tables {
+  std::vector<std::string> region_paths, metric_names;
+  std::vector<CommRecord> comms;
+  std::vector<CallSite> sites;
+  std::unordered_map<std::string, int32_t> region_id;
+  std::unordered_map<uint64_t, int32_t> comm_id;
+  std::map<std::pair<std::string, uint64_t>, int32_t> site_id;
+};
+
+// This process's entries, encoded for gathering.
+struct LocalTables {
+  ByteWriter regions, comms, sites, metrics;
+};
+
+LocalTables encode_local_tables(const std::vector<RankTrace> &owned) {
+  LocalTables mine;
   // Each distinct path and communicator once per process: a process owning many ranks
   // (recover, synth) must not send O(ranks x members) bytes. Records of a communicator
   // are equal by contract; one with its member list wins over a key-only one.
@@ -257,156 +270,200 @@ void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::st
       else if (my_comms[it->second]->members.empty() && !c.members.empty()) my_comms[it->second] = &c;
     }
   }
-  for (const auto &p : my_paths) mine_regions.str(p);
-  for (const auto *c : my_comms) mine_comms.comm(*c);
+  for (const auto &p : my_paths) mine.regions.str(p);
+  for (const auto *c : my_comms) mine.comms.comm(*c);
   for (const auto &t : owned) {
-    for (const auto &c : t.callsites) mine_sites.callsite(c);
-    if (mine_metrics.bytes().empty()) mine_metrics.strs(t.metric_names);
+    for (const auto &c : t.callsites) mine.sites.callsite(c);
+    if (mine.metrics.bytes().empty()) mine.metrics.strs(t.metric_names);
   }
-  auto all_regions = gather_strings(comm, mine_regions.bytes());
-  auto all_comms = gather_strings(comm, mine_comms.bytes());
-  auto all_sites = gather_strings(comm, mine_sites.bytes());
-  auto all_metrics = gather_strings(comm, mine_metrics.bytes());
+  return mine;
+}
 
-  std::vector<std::string> region_paths, metric_names;
+std::vector<std::string> merge_region_paths(const std::vector<std::string> &all_regions) {
+  std::set<std::string> paths;
+  for (const auto &s : all_regions)
+    for (ByteReader r(s); r.more();) paths.insert(r.str());
+  paths.erase(kRootRegionPath);
+  std::vector<std::string> region_paths{kRootRegionPath};
+  region_paths.insert(region_paths.end(), paths.begin(), paths.end());  // parents sort before children
+  return region_paths;
+}
+
+std::vector<std::string> merge_metric_names(const std::vector<std::string> &all_metrics) {
+  std::vector<std::string> metric_names;
+  for (const auto &s : all_metrics) {
+    if (s.empty()) continue;
+    for (auto &m : ByteReader(s).strs())
+      if (std::find(metric_names.begin(), metric_names.end(), m) == metric_names.end()) metric_names.push_back(m);
+  }
+  return metric_names;
+}
+
+std::vector<CommRecord> merge_comms(const std::vector<std::string> &all_comms) {
   std::vector<CommRecord> comms;
+  std::set<uint64_t> seen;
+  for (const auto &s : all_comms)
+    for (ByteReader r(s); r.more();) {
+      CommRecord c = r.comm();
+      if (seen.insert(c.key).second) comms.push_back(std::move(c));
+      else if (!c.members.empty())
+        for (auto &known : comms)
+          if (known.key == c.key && known.members.empty()) known = c;
+    }
+  return comms;
+}
+
+std::vector<CallSite> merge_sites(const std::vector<std::string> &all_sites) {
   std::vector<CallSite> sites;
+  std::set<std::pair<std::string, uint64_t>> seen_sites;
+  for (const auto &s : all_sites)
+    for (ByteReader r(s); r.more();) {
+      CallSite c = r.callsite();
+      if (seen_sites.insert({c.module, c.offset}).second) sites.push_back(std::move(c));
+    }
+  return sites;
+}
+
+// Every process gets process 0's tables.
+void broadcast_tables(MPI_Comm comm, Tables &t) {
+  ByteWriter w;
+  w.strs(t.region_paths);
+  w.strs(t.metric_names);
+  w.pod(static_cast<uint64_t>(t.comms.size()));
+  for (const auto &c : t.comms) w.comm(c);
+  w.pod(static_cast<uint64_t>(t.sites.size()));
+  for (const auto &c : t.sites) w.callsite(c);
+  const std::string all = bcast_string(comm, w.take());
+  ByteReader r(all);
+  t.region_paths = r.strs();
+  t.metric_names = r.strs();
+  t.comms.clear();
+  for (auto n = r.pod<uint64_t>(); n > 0; --n) t.comms.push_back(r.comm());
+  t.sites.clear();
+  for (auto n = r.pod<uint64_t>(); n > 0; --n) t.sites.push_back(r.callsite());
+}
+
+void index_tables(Tables &t) {
+  for (size_t i = 0; i < t.region_paths.size(); ++i) t.region_id[t.region_paths[i]] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < t.comms.size(); ++i) t.comm_id[t.comms[i].key] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < t.sites.size(); ++i) t.site_id[{t.sites[i].module, t.sites[i].offset}] = static_cast<int32_t>(i);
+}
+
+Tables unified_tables(MPI_Comm comm, const std::vector<RankTrace> &owned) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  const LocalTables mine = encode_local_tables(owned);
+  auto all_regions = gather_strings(comm, mine.regions.bytes());
+  auto all_comms = gather_strings(comm, mine.comms.bytes());
+  auto all_sites = gather_strings(comm, mine.sites.bytes());
+  auto all_metrics = gather_strings(comm, mine.metrics.bytes());
+  Tables t;
   if (me == 0) {
-    std::set<std::string> paths;
-    for (const auto &s : all_regions)
-      for (ByteReader r(s); r.more();) paths.insert(r.str());
-    paths.erase(kRootRegionPath);
-    region_paths.push_back(kRootRegionPath);
-    region_paths.insert(region_paths.end(), paths.begin(), paths.end());  // parents sort before children
-    for (const auto &s : all_metrics) {
-      if (s.empty()) continue;
-      for (auto &m : ByteReader(s).strs())
-        if (std::find(metric_names.begin(), metric_names.end(), m) == metric_names.end()) metric_names.push_back(m);
-    }
-    std::set<uint64_t> seen;
-    for (const auto &s : all_comms)
-      for (ByteReader r(s); r.more();) {
-        CommRecord c = r.comm();
-        if (seen.insert(c.key).second) comms.push_back(std::move(c));
-        else if (!c.members.empty())
-          for (auto &known : comms)
-            if (known.key == c.key && known.members.empty()) known = c;
-      }
-    std::set<std::pair<std::string, uint64_t>> seen_sites;
-    for (const auto &s : all_sites)
-      for (ByteReader r(s); r.more();) {
-        CallSite c = r.callsite();
-        if (seen_sites.insert({c.module, c.offset}).second) sites.push_back(std::move(c));
-      }
-    resolve_lines(sites);
+    t.region_paths = merge_region_paths(all_regions);
+    t.metric_names = merge_metric_names(all_metrics);
+    t.comms = merge_comms(all_comms);
+    t.sites = merge_sites(all_sites);
+    resolve_lines(t.sites);
   }
-  {  // every process gets the unified tables
-    ByteWriter w;
-    w.strs(region_paths);
-    w.strs(metric_names);
-    w.pod(static_cast<uint64_t>(comms.size()));
-    for (const auto &c : comms) w.comm(c);
-    w.pod(static_cast<uint64_t>(sites.size()));
-    for (const auto &c : sites) w.callsite(c);
-    const std::string all = bcast_string(comm, w.take());
-    ByteReader r(all);
-    region_paths = r.strs();
-    metric_names = r.strs();
-    comms.clear();
-    for (auto n = r.pod<uint64_t>(); n > 0; --n) comms.push_back(r.comm());
-    sites.clear();
-    for (auto n = r.pod<uint64_t>(); n > 0; --n) sites.push_back(r.callsite());
+  broadcast_tables(comm, t);
+  index_tables(t);
+  return t;
+}
+
+// ---- step 3: this process's rows, remapped to global ids
+
+struct Rows {
+  std::vector<DiskEvent> events;
+  std::vector<DiskRequest> requests;
+  std::vector<DiskCompletion> completions;
+  std::vector<DiskStep> steps;
+  std::vector<DiskClock> clocks;
+  std::vector<int64_t> counts;               // per rank: events requests completions steps (all processes)
+  std::vector<std::vector<double>> profile;  // per owned rank: [metric][region]
+};
+
+// One rank's local region, communicator and call-site ids to global ones.
+struct IdMap {
+  std::vector<int32_t> region, comm, site;
+  int32_t comm_of(int32_t c) const { return c >= 0 && c < static_cast<int32_t>(comm.size()) ? comm[c] : -1; }
+  int32_t region_of(int32_t r) const { return r >= 0 && r < static_cast<int32_t>(region.size()) ? region[r] : 0; }
+  int32_t site_of(uint64_t s) const { return s < site.size() ? site[s] : -1; }
+};
+
+IdMap id_map(const RankTrace &t, const Tables &g) {
+  IdMap m;
+  m.region.resize(t.region_paths.size());
+  m.comm.resize(t.comms.size());
+  m.site.resize(t.callsites.size());
+  for (size_t i = 0; i < m.region.size(); ++i) m.region[i] = g.region_id.at(t.region_paths[i]);
+  for (size_t i = 0; i < m.comm.size(); ++i) m.comm[i] = g.comm_id.at(t.comms[i].key);
+  for (size_t i = 0; i < m.site.size(); ++i) m.site[i] = g.site_id.at({t.callsites[i].module, t.callsites[i].offset});
+  return m;
+}
+
+void append_records(const RankTrace &t, const IdMap &ids, Rows &rows) {
+  for (const auto &e : t.events) {
+    DiskEvent d{t.rank, e.op, e.flags, e.t_enter, e.t_exit, e.peer, e.tag, ids.comm_of(e.comm), ids.region_of(e.region),
+                e.step, ids.site_of(e.site), e.bytes, e.bytes_recv, e.request};
+    if (e.flags & kTagIsComm) d.tag = ids.comm_of(e.tag);
+    rows.events.push_back(d);
   }
-  std::unordered_map<std::string, int32_t> region_id;
-  for (size_t i = 0; i < region_paths.size(); ++i) region_id[region_paths[i]] = static_cast<int32_t>(i);
-  std::unordered_map<uint64_t, int32_t> comm_id;
-  for (size_t i = 0; i < comms.size(); ++i) comm_id[comms[i].key] = static_cast<int32_t>(i);
-  std::map<std::pair<std::string, uint64_t>, int32_t> site_id;
-  for (size_t i = 0; i < sites.size(); ++i) site_id[{sites[i].module, sites[i].offset}] = static_cast<int32_t>(i);
+  for (const auto &r : t.requests)
+    rows.requests.push_back({t.rank, r.kind, r.id, r.event, r.peer, r.tag, ids.comm_of(r.comm), r.bytes});
+  for (const auto &c : t.completions)
+    rows.completions.push_back({t.rank, c.cancelled, c.event, c.request, c.source, c.tag, c.bytes});
+  for (const auto &s : t.steps) rows.steps.push_back({t.rank, ids.region_of(s.region), s.step, s.t_begin, s.t_end});
+  rows.clocks.push_back({t.rank, t.clock.offset_init_ns, t.clock.offset_fin_ns, t.clock.local_init_ns,
+                         t.clock.local_fin_ns, t.clock.error_init_ns, t.clock.error_fin_ns});
+  size_t r = static_cast<size_t>(t.rank);
+  rows.counts[r * 4 + 0] = static_cast<int64_t>(t.events.size());
+  rows.counts[r * 4 + 1] = static_cast<int64_t>(t.requests.size());
+  rows.counts[r * 4 + 2] = static_cast<int64_t>(t.completions.size());
+  rows.counts[r * 4 + 3] = static_cast<int64_t>(t.steps.size());
+}
 
-  const size_t nregions = region_paths.size(), nmetrics = metric_names.size();
+// One rank's profile as [metric][region] of the global tables.
+std::vector<double> profile_row(const RankTrace &t, const IdMap &ids, const Tables &g) {
+  const size_t nregions = g.region_paths.size(), nmetrics = g.metric_names.size();
+  // A rank without data (lost in a crash) gets NaN, not zeros that look measured.
+  std::vector<double> prof(nmetrics * nregions, t.region_paths.empty() ? std::nan("") : 0.0);
+  const size_t local_nm = t.metric_names.size();
+  for (size_t m = 0; m < local_nm; ++m) {
+    auto it = std::find(g.metric_names.begin(), g.metric_names.end(), t.metric_names[m]);
+    size_t gm = static_cast<size_t>(it - g.metric_names.begin());
+    for (size_t reg = 0; reg < t.region_paths.size(); ++reg) prof[gm * nregions + ids.region[reg]] = t.profile[reg * local_nm + m];
+  }
+  return prof;
+}
 
-  // ---- this process's rows, remapped to global ids
-  std::vector<DiskEvent> ev_rows;
-  std::vector<DiskRequest> rq_rows;
-  std::vector<DiskCompletion> cp_rows;
-  std::vector<DiskStep> st_rows;
-  std::vector<DiskClock> ck_rows;
-  std::vector<int64_t> counts(static_cast<size_t>(nranks) * 4, 0);  // per rank: events requests completions steps
-  std::vector<std::vector<double>> profile_rows;                    // per owned rank: [metric][region]
+Rows local_rows(MPI_Comm comm, const std::vector<RankTrace> &owned, const Tables &g, int32_t nranks) {
+  Rows rows;
+  rows.counts.assign(static_cast<size_t>(nranks) * 4, 0);
   for (const auto &t : owned) {
-    std::vector<int32_t> rmap(t.region_paths.size()), cmap(t.comms.size()), smap(t.callsites.size());
-    for (size_t i = 0; i < rmap.size(); ++i) rmap[i] = region_id.at(t.region_paths[i]);
-    for (size_t i = 0; i < cmap.size(); ++i) cmap[i] = comm_id.at(t.comms[i].key);
-    for (size_t i = 0; i < smap.size(); ++i) smap[i] = site_id.at({t.callsites[i].module, t.callsites[i].offset});
-    auto map_comm = [&](int32_t c) { return c >= 0 && c < static_cast<int32_t>(cmap.size()) ? cmap[c] : -1; };
-    auto map_region = [&](int32_t r) { return r >= 0 && r < static_cast<int32_t>(rmap.size()) ? rmap[r] : 0; };
-    for (const auto &e : t.events) {
-      DiskEvent d{t.rank, e.op, e.flags, e.t_enter, e.t_exit, e.peer, e.tag, map_comm(e.comm), map_region(e.region),
-                  e.step, e.site < smap.size() ? smap[e.site] : -1, e.bytes, e.bytes_recv, e.request};
-      if (e.flags & kTagIsComm) d.tag = map_comm(e.tag);
-      ev_rows.push_back(d);
-    }
-    for (const auto &r : t.requests)
-      rq_rows.push_back({t.rank, r.kind, r.id, r.event, r.peer, r.tag, map_comm(r.comm), r.bytes});
-    for (const auto &c : t.completions)
-      cp_rows.push_back({t.rank, c.cancelled, c.event, c.request, c.source, c.tag, c.bytes});
-    for (const auto &s : t.steps) st_rows.push_back({t.rank, map_region(s.region), s.step, s.t_begin, s.t_end});
-    ck_rows.push_back({t.rank, t.clock.offset_init_ns, t.clock.offset_fin_ns, t.clock.local_init_ns,
-                       t.clock.local_fin_ns, t.clock.error_init_ns, t.clock.error_fin_ns});
-    size_t r = static_cast<size_t>(t.rank);
-    counts[r * 4 + 0] = static_cast<int64_t>(t.events.size());
-    counts[r * 4 + 1] = static_cast<int64_t>(t.requests.size());
-    counts[r * 4 + 2] = static_cast<int64_t>(t.completions.size());
-    counts[r * 4 + 3] = static_cast<int64_t>(t.steps.size());
-    // A rank without data (lost in a crash) gets NaN, not zeros that look measured.
-    std::vector<double> prof(nmetrics * nregions, t.region_paths.empty() ? std::nan("") : 0.0);
-    const size_t local_nm = t.metric_names.size();
-    for (size_t m = 0; m < local_nm; ++m) {
-      auto it = std::find(metric_names.begin(), metric_names.end(), t.metric_names[m]);
-      size_t gm = static_cast<size_t>(it - metric_names.begin());
-      for (size_t reg = 0; reg < t.region_paths.size(); ++reg) prof[gm * nregions + rmap[reg]] = t.profile[reg * local_nm + m];
-    }
-    profile_rows.push_back(std::move(prof));
+    const IdMap ids = id_map(t, g);
+    append_records(t, ids, rows);
+    rows.profile.push_back(profile_row(t, ids, g));
   }
-  MPI_Allreduce(MPI_IN_PLACE, counts.data(), static_cast<int>(counts.size()), MPI_INT64_T, MPI_SUM, comm);
-  auto offsets_of = [&](int k) {
-    std::vector<int64_t> off(nranks + 1, 0);
-    for (int r = 0; r < nranks; ++r) off[r + 1] = off[r] + counts[static_cast<size_t>(r) * 4 + k];
-    return off;
-  };
-  const auto ev_off = offsets_of(0), rq_off = offsets_of(1), cp_off = offsets_of(2), st_off = offsets_of(3);
-  // Owned ranks must be contiguous per process for one hyperslab; the collector and
-  // recover both satisfy this.
-  const int32_t first_rank = owned.empty() ? 0 : owned.front().rank;
+  MPI_Allreduce(MPI_IN_PLACE, rows.counts.data(), static_cast<int>(rows.counts.size()), MPI_INT64_T, MPI_SUM, comm);
+  return rows;
+}
 
-  // ---- create the file
-  Ctx ck(tmp);
-  Handle fapl = parallel_write_fapl(comm);
-  Handle file(ck(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "cannot create file (check the directory exists and is writable)"), H5Fclose);
+// Row offsets (nranks + 1) of table k (0 events, 1 requests, 2 completions, 3 steps).
+std::vector<int64_t> offsets_of(const std::vector<int64_t> &counts, int32_t nranks, int k) {
+  std::vector<int64_t> off(nranks + 1, 0);
+  for (int r = 0; r < nranks; ++r) off[r + 1] = off[r] + counts[static_cast<size_t>(r) * 4 + k];
+  return off;
+}
 
-  write_string_attr(ck, file, "format", kTraceStoreFormat);
-  write_scalar_attr(ck, file, "version", H5T_NATIVE_INT32, kTraceStoreVersion);
-  write_scalar_attr(ck, file, "nranks", H5T_NATIVE_INT32, nranks);
-  write_string_attr(ck, file, "command", run.command);
-  write_string_attr(ck, file, "start_time", run.start_time);
-  write_scalar_attr(ck, file, "start_epoch_ns", H5T_NATIVE_INT64, run.start_epoch_ns);
-  write_string_list_attr(ck, file, "counters_unavailable", run.counters_unavailable);
-  write_string_list_attr(ck, file, "counters_recorded", run.counters_recorded);
-  write_scalar_attr(ck, file, "incomplete", H5T_NATIVE_UINT8, static_cast<uint8_t>(run.incomplete));
-  write_int_list_attr(ck, file, "missing_ranks", run.missing_ranks);
-  write_int_list_attr(ck, file, "truncated_ranks", run.truncated_ranks);
-  write_string_attr(ck, file, "collector_config", run.collector_config);
-  write_string_attr(ck, file, "mpi_library", run.mpi_library);
-  write_string_attr(ck, file, "hosts", run.hostname_list);
+// ---- step 4: the file
 
-  // Small tables every process holds identically: process 0 writes the rows.
-  auto only_root = [&](auto rows) {
-    if (me != 0) rows.clear();
-    return rows;
-  };
+// What the writing steps share: checked calls, and whether this process is process 0.
+struct Out {
+  const Ctx &ck;
+  int me;
+
   // Fixed-width string columns keep parallel writes simple (no variable-length data).
-  auto write_strings = [&](hid_t parent, const char *name, const std::vector<std::string> &v, const std::string &desc) {
+  void strings(hid_t parent, const char *name, const std::vector<std::string> &v, const std::string &desc) const {
     hsize_t n = v.size();
     size_t width = 1;
     for (const auto &s : v) width = std::max(width, s.size() + 1);
@@ -428,113 +485,182 @@ void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::st
       H5Sselect_none(ms);
     }
     ck.ok(H5Dwrite(ds, t, ms, fs, dxpl, buf.data()), std::string("writing ") + name);
-  };
-  write_strings(file, "ops", op_names, "operation names; /events.op indexes this table");
-  auto write_ints = [&](hid_t parent, const char *name, hid_t type, const auto &v, const std::string &units, const std::string &desc) {
-    using T = typename std::decay_t<decltype(v)>::value_type;
-    std::vector<T> rows = only_root(v);
-    write_table(ck, parent, name, type, rows, 0, v.size(), false, units, desc);
-  };
+  }
 
-  {  // /regions
-    Handle g(ck(H5Gcreate2(file, "regions", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating /regions"), H5Gclose);
-    std::vector<int32_t> ids(nregions), parents(nregions);
-    std::vector<std::string> names(nregions);
-    for (size_t i = 0; i < nregions; ++i) {
-      ids[i] = static_cast<int32_t>(i);
-      const std::string &p = region_paths[i];
-      auto slash = p.rfind('/');
-      names[i] = (i == 0 || slash == std::string::npos) ? p : p.substr(slash + 1);
-      parents[i] = i == 0 ? -1 : (slash == std::string::npos ? 0 : region_id.at(p.substr(0, slash)));
-    }
-    write_ints(g, "id", H5T_NATIVE_INT32, ids, "", "region id: the column of /profile datasets");
-    write_ints(g, "parent", H5T_NATIVE_INT32, parents, "", "parent region id, -1 for the root");
-    write_strings(g, "name", names, "region name");
-    write_strings(g, "path", region_paths, "slash-separated path below the root; the root is (program)");
+  // Small tables every process holds identically: process 0 writes the rows.
+  template <class T>
+  void ints(hid_t parent, const char *name, hid_t type, const std::vector<T> &v, const std::string &units,
+            const std::string &desc) const {
+    std::vector<T> rows;
+    if (me == 0) rows = v;
+    write_table(ck, parent, name, type, rows, 0, v.size(), false, units, desc);
   }
-  {  // /profile
-    Handle g(ck(H5Gcreate2(file, "profile", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating /profile"), H5Gclose);
-    for (size_t m = 0; m < nmetrics; ++m) {
-      hsize_t dims[2] = {static_cast<hsize_t>(nranks), nregions};
-      Handle space(H5Screate_simple(2, dims, nullptr), H5Sclose);
-      Handle ds(ck(H5Dcreate2(g, metric_names[m].c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                   "creating /profile/" + metric_names[m]),
-                H5Dclose);
-      std::string units = m < kMetricUnits.size() && metric_names[m] == kMetricNames[m] ? kMetricUnits[m] : "count";
-      describe(ck, ds, units, "inclusive " + metric_names[m] + " per [rank][region]");
-      std::vector<double> buf;
-      for (const auto &row : profile_rows) buf.insert(buf.end(), row.begin() + m * nregions, row.begin() + (m + 1) * nregions);
-      hsize_t start[2] = {static_cast<hsize_t>(first_rank), 0}, count[2] = {owned.size(), nregions};
-      Handle fs(H5Dget_space(ds), H5Sclose);
-      Handle ms(H5Screate_simple(2, count, nullptr), H5Sclose);
-      if (owned.empty() || nregions == 0) {
-        H5Sselect_none(fs);
-        H5Sselect_none(ms);
-      } else {
-        H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
-      }
-      Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-      H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
-      ck.ok(H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, dxpl, buf.data()), "writing /profile/" + metric_names[m]);
-    }
+
+  Handle group(hid_t parent, const char *name) const {
+    return Handle(ck(H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), std::string("creating /") + name), H5Gclose);
   }
+};
+
+void write_run_attributes(const Ctx &ck, hid_t file, const RunInfo &run) {
+  write_string_attr(ck, file, "format", kTraceStoreFormat);
+  write_scalar_attr(ck, file, "version", H5T_NATIVE_INT32, kTraceStoreVersion);
+  write_scalar_attr(ck, file, "nranks", H5T_NATIVE_INT32, run.nranks);
+  write_string_attr(ck, file, "command", run.command);
+  write_string_attr(ck, file, "start_time", run.start_time);
+  write_scalar_attr(ck, file, "start_epoch_ns", H5T_NATIVE_INT64, run.start_epoch_ns);
+  write_string_list_attr(ck, file, "counters_unavailable", run.counters_unavailable);
+  write_string_list_attr(ck, file, "counters_recorded", run.counters_recorded);
+  write_scalar_attr(ck, file, "incomplete", H5T_NATIVE_UINT8, static_cast<uint8_t>(run.incomplete));
+  write_int_list_attr(ck, file, "missing_ranks", run.missing_ranks);
+  write_int_list_attr(ck, file, "truncated_ranks", run.truncated_ranks);
+  write_string_attr(ck, file, "collector_config", run.collector_config);
+  write_string_attr(ck, file, "mpi_library", run.mpi_library);
+  write_string_attr(ck, file, "hosts", run.hostname_list);
+}
+
+void write_regions(const Out &out, hid_t file, const Tables &t) {
+  Handle g = out.group(file, "regions");
+  const size_t nregions = t.region_paths.size();
+  std::vector<int32_t> ids(nregions), parents(nregions);
+  std::vector<std::string> names(nregions);
+  for (size_t i = 0; i < nregions; ++i) {
+    ids[i] = static_cast<int32_t>(i);
+    const std::string &p = t.region_paths[i];
+    auto slash = p.rfind('/');
+    names[i] = (i == 0 || slash == std::string::npos) ? p : p.substr(slash + 1);
+    parents[i] = i == 0 ? -1 : (slash == std::string::npos ? 0 : t.region_id.at(p.substr(0, slash)));
+  }
+  out.ints(g, "id", H5T_NATIVE_INT32, ids, "", "region id: the column of /profile datasets");
+  out.ints(g, "parent", H5T_NATIVE_INT32, parents, "", "parent region id, -1 for the root");
+  out.strings(g, "name", names, "region name");
+  out.strings(g, "path", t.region_paths, "slash-separated path below the root; the root is (program)");
+}
+
+// /profile/METRIC: [rank][region]; this process writes its owned ranks' rows (one hyperslab).
+void write_profile_metric(const Out &out, hid_t g, const Tables &t, size_t m, const std::vector<std::vector<double>> &profile,
+                          int32_t first_rank, int32_t nranks) {
+  const std::string &metric = t.metric_names[m];
+  const hsize_t nregions = t.region_paths.size();
+  hsize_t dims[2] = {static_cast<hsize_t>(nranks), nregions};
+  Handle space(H5Screate_simple(2, dims, nullptr), H5Sclose);
+  Handle ds(out.ck(H5Dcreate2(g, metric.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                   "creating /profile/" + metric),
+            H5Dclose);
+  std::string units = m < kMetricUnits.size() && metric == kMetricNames[m] ? kMetricUnits[m] : "count";
+  describe(out.ck, ds, units, "inclusive " + metric + " per [rank][region]");
+  std::vector<double> buf;
+  for (const auto &row : profile) buf.insert(buf.end(), row.begin() + m * nregions, row.begin() + (m + 1) * nregions);
+  hsize_t start[2] = {static_cast<hsize_t>(first_rank), 0}, count[2] = {profile.size(), nregions};
+  Handle fs(H5Dget_space(ds), H5Sclose);
+  Handle ms(H5Screate_simple(2, count, nullptr), H5Sclose);
+  if (profile.empty() || nregions == 0) {
+    H5Sselect_none(fs);
+    H5Sselect_none(ms);
+  } else {
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+  }
+  Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+  H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+  out.ck.ok(H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, dxpl, buf.data()), "writing /profile/" + metric);
+}
+
+void write_profile(const Out &out, hid_t file, const Tables &t, const Rows &rows, int32_t first_rank, int32_t nranks) {
+  Handle g = out.group(file, "profile");
+  for (size_t m = 0; m < t.metric_names.size(); ++m) write_profile_metric(out, g, t, m, rows.profile, first_rank, nranks);
+}
+
+// The per-rank record tables and their rank offsets. Owned ranks must be contiguous
+// per process for one hyperslab; the collector and recover both satisfy this.
+void write_records(const Out &out, hid_t file, const Rows &rows, int32_t first_rank, int32_t nranks) {
+  const Ctx &ck = out.ck;
+  const auto ev_off = offsets_of(rows.counts, nranks, 0), rq_off = offsets_of(rows.counts, nranks, 1);
+  const auto cp_off = offsets_of(rows.counts, nranks, 2), st_off = offsets_of(rows.counts, nranks, 3);
   const hsize_t first = static_cast<hsize_t>(first_rank);
-  Handle et = event_type(), rt = request_type(), ct = completion_type(), stt = step_type(), clt = clock_type();
-  write_table(ck, file, "events", et, ev_rows, ev_off[first], ev_off[nranks], true, "ns",
+  Handle et = record_type<DiskEvent>(), rt = record_type<DiskRequest>(), ct = record_type<DiskCompletion>(),
+         stt = record_type<DiskStep>(), clt = record_type<DiskClock>();
+  write_table(ck, file, "events", et, rows.events, ev_off[first], ev_off[nranks], true, "ns",
               "one row per MPI call, by rank then enter time; see docs/trace-store.md");
-  write_ints(file, "events_offsets", H5T_NATIVE_INT64, ev_off, "rows", "rank r's events are rows [r] to [r+1] of /events");
-  write_table(ck, file, "requests", rt, rq_rows, rq_off[first], rq_off[nranks], true, "",
+  out.ints(file, "events_offsets", H5T_NATIVE_INT64, ev_off, "rows", "rank r's events are rows [r] to [r+1] of /events");
+  write_table(ck, file, "requests", rt, rows.requests, rq_off[first], rq_off[nranks], true, "",
               "request activations (Isend, Irecv, Start, nonblocking collectives)");
-  write_ints(file, "requests_offsets", H5T_NATIVE_INT64, rq_off, "rows", "rank slices of /requests");
-  write_table(ck, file, "completions", ct, cp_rows, cp_off[first], cp_off[nranks], true, "",
+  out.ints(file, "requests_offsets", H5T_NATIVE_INT64, rq_off, "rows", "rank slices of /requests");
+  write_table(ck, file, "completions", ct, rows.completions, cp_off[first], cp_off[nranks], true, "",
               "requests completed by Wait/Test calls; request -1 is the receive half of a Sendrecv");
-  write_ints(file, "completions_offsets", H5T_NATIVE_INT64, cp_off, "rows", "rank slices of /completions");
-  write_table(ck, file, "steps", stt, st_rows, st_off[first], st_off[nranks], false, "ns",
+  out.ints(file, "completions_offsets", H5T_NATIVE_INT64, cp_off, "rows", "rank slices of /completions");
+  write_table(ck, file, "steps", stt, rows.steps, st_off[first], st_off[nranks], false, "ns",
               "executions of step regions (perfsift_step_begin/end)");
-  write_ints(file, "steps_offsets", H5T_NATIVE_INT64, st_off, "rows", "rank slices of /steps");
-  write_table(ck, file, "clocks", clt, ck_rows, first, static_cast<hsize_t>(nranks), false, "ns",
+  out.ints(file, "steps_offsets", H5T_NATIVE_INT64, st_off, "rows", "rank slices of /steps");
+  write_table(ck, file, "clocks", clt, rows.clocks, first, static_cast<hsize_t>(nranks), false, "ns",
               "clock offsets to rank 0 at init and finalize, and their error bounds; already applied to all times");
-  {  // /comms
-    Handle g(ck(H5Gcreate2(file, "comms", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating /comms"), H5Gclose);
-    std::vector<uint64_t> keys;
-    std::vector<int64_t> moff{0}, roff{0};
-    std::vector<int32_t> members, remote;
-    for (const auto &c : comms) {
-      keys.push_back(c.key);
-      members.insert(members.end(), c.members.begin(), c.members.end());
-      remote.insert(remote.end(), c.remote.begin(), c.remote.end());
-      moff.push_back(static_cast<int64_t>(members.size()));
-      roff.push_back(static_cast<int64_t>(remote.size()));
-    }
-    write_ints(g, "key", H5T_NATIVE_UINT64, keys, "", "communicator identity, equal on all member ranks");
-    write_ints(g, "members", H5T_NATIVE_INT32, members, "", "world ranks of each communicator in comm-rank order");
-    write_ints(g, "members_offsets", H5T_NATIVE_INT64, moff, "rows", "communicator c's members are rows [c] to [c+1]");
-    write_ints(g, "remote", H5T_NATIVE_INT32, remote, "", "remote group of intercommunicators (world ranks)");
-    write_ints(g, "remote_offsets", H5T_NATIVE_INT64, roff, "rows", "slices of remote");
+}
+
+void write_comms(const Out &out, hid_t file, const std::vector<CommRecord> &comms) {
+  Handle g = out.group(file, "comms");
+  std::vector<uint64_t> keys;
+  std::vector<int64_t> moff{0}, roff{0};
+  std::vector<int32_t> members, remote;
+  for (const auto &c : comms) {
+    keys.push_back(c.key);
+    members.insert(members.end(), c.members.begin(), c.members.end());
+    remote.insert(remote.end(), c.remote.begin(), c.remote.end());
+    moff.push_back(static_cast<int64_t>(members.size()));
+    roff.push_back(static_cast<int64_t>(remote.size()));
   }
-  {  // /callsites
-    Handle g(ck(H5Gcreate2(file, "callsites", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating /callsites"), H5Gclose);
-    std::vector<std::string> modules, functions, files;
-    std::vector<uint64_t> offsets, fn_offsets;
-    std::vector<int32_t> lines;
-    for (const auto &s : sites) {
-      modules.push_back(s.module);
-      functions.push_back(s.function);
-      files.push_back(s.file);
-      offsets.push_back(s.offset);
-      fn_offsets.push_back(s.fn_offset);
-      lines.push_back(s.line);
-    }
-    write_strings(g, "module", modules, "executable or shared object of the call");
-    write_ints(g, "offset", H5T_NATIVE_UINT64, offsets, "bytes", "return address relative to the module base");
-    write_strings(g, "function", functions, "calling function (empty when the module has no symbols)");
-    write_ints(g, "function_offset", H5T_NATIVE_UINT64, fn_offsets, "bytes", "offset of the return address in the function");
-    write_strings(g, "file", files, "source file from debug info, else empty");
-    write_ints(g, "line", H5T_NATIVE_INT32, lines, "", "source line from debug info, else 0");
+  out.ints(g, "key", H5T_NATIVE_UINT64, keys, "", "communicator identity, equal on all member ranks");
+  out.ints(g, "members", H5T_NATIVE_INT32, members, "", "world ranks of each communicator in comm-rank order");
+  out.ints(g, "members_offsets", H5T_NATIVE_INT64, moff, "rows", "communicator c's members are rows [c] to [c+1]");
+  out.ints(g, "remote", H5T_NATIVE_INT32, remote, "", "remote group of intercommunicators (world ranks)");
+  out.ints(g, "remote_offsets", H5T_NATIVE_INT64, roff, "rows", "slices of remote");
+}
+
+void write_callsites(const Out &out, hid_t file, const std::vector<CallSite> &sites) {
+  Handle g = out.group(file, "callsites");
+  std::vector<std::string> modules, functions, files;
+  std::vector<uint64_t> offsets, fn_offsets;
+  std::vector<int32_t> lines;
+  for (const auto &s : sites) {
+    modules.push_back(s.module);
+    functions.push_back(s.function);
+    files.push_back(s.file);
+    offsets.push_back(s.offset);
+    fn_offsets.push_back(s.fn_offset);
+    lines.push_back(s.line);
   }
+  out.strings(g, "module", modules, "executable or shared object of the call");
+  out.ints(g, "offset", H5T_NATIVE_UINT64, offsets, "bytes", "return address relative to the module base");
+  out.strings(g, "function", functions, "calling function (empty when the module has no symbols)");
+  out.ints(g, "function_offset", H5T_NATIVE_UINT64, fn_offsets, "bytes", "offset of the return address in the function");
+  out.strings(g, "file", files, "source file from debug info, else empty");
+  out.ints(g, "line", H5T_NATIVE_INT32, lines, "", "source line from debug info, else 0");
+}
+
+void write_trace_store_tmp(MPI_Comm comm, const std::string &, const std::string &tmp, const RunInfo &run_in,
+                           std::vector<RankTrace> &owned, const std::vector<std::string> &op_names) {
+  SilenceHdf5 quiet;
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  std::sort(owned.begin(), owned.end(), [](const RankTrace &a, const RankTrace &b) { return a.rank < b.rank; });
+  const RunInfo run = agreed_run(comm, run_in);
+  const int32_t nranks = run.nranks;
+  const Tables tables = unified_tables(comm, owned);
+  const Rows rows = local_rows(comm, owned, tables, nranks);
+  const int32_t first_rank = owned.empty() ? 0 : owned.front().rank;
+
+  Ctx ck(tmp);
+  Handle fapl = parallel_write_fapl(comm);
+  Handle file(ck(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "cannot create file (check the directory exists and is writable)"), H5Fclose);
+  const Out out{ck, me};
+  write_run_attributes(ck, file, run);
+  out.strings(file, "ops", op_names, "operation names; /events.op indexes this table");
+  write_regions(out, file, tables);
+  write_profile(out, file, tables, rows, first_rank, nranks);
+  write_records(out, file, rows, first_rank, nranks);
+  write_comms(out, file, tables.comms);
+  write_callsites(out, file, tables.sites);
   if (H5Fclose(file.release()) < 0) ck.fail("closing the file");
   MPI_Barrier(comm);
 }
+
 }  // namespace
 
 }  // namespace perfsift::io
@@ -544,6 +670,84 @@ void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::st
 namespace perfsift::io {
 
 namespace {
+
+// The root attributes after format and version.
+RunInfo read_run_info(const Ctx &ck, hid_t f) {
+  RunInfo run;
+  run.nranks = read_scalar_attr<int32_t>(ck, f, "nranks", H5T_NATIVE_INT32, 0);
+  run.command = read_string_attr(ck, f, "command");
+  run.start_time = read_string_attr(ck, f, "start_time");
+  run.start_epoch_ns = read_scalar_attr<int64_t>(ck, f, "start_epoch_ns", H5T_NATIVE_INT64, 0);
+  run.counters_unavailable = read_string_list_attr(ck, f, "counters_unavailable");
+  run.counters_recorded = read_string_list_attr(ck, f, "counters_recorded");
+  run.incomplete = read_scalar_attr<uint8_t>(ck, f, "incomplete", H5T_NATIVE_UINT8, 0) != 0;
+  run.missing_ranks = read_int_list_attr(ck, f, "missing_ranks");
+  run.truncated_ranks = read_int_list_attr(ck, f, "truncated_ranks");
+  run.collector_config = read_string_attr(ck, f, "collector_config");
+  run.mpi_library = read_string_attr(ck, f, "mpi_library");
+  if (H5Aexists(f, "hosts") > 0) run.hostname_list = read_string_attr(ck, f, "hosts");  // optional: older stores lack it
+  return run;
+}
+
+std::vector<RegionRow> read_regions(const Ctx &ck, hid_t f) {
+  std::vector<RegionRow> regions;
+  auto ids = read_rows<int32_t>(ck, f, "regions/id", H5T_NATIVE_INT32);
+  auto parents = read_rows<int32_t>(ck, f, "regions/parent", H5T_NATIVE_INT32);
+  auto names = read_strings(ck, f, "regions/name");
+  auto paths = read_strings(ck, f, "regions/path");
+  for (size_t i = 0; i < ids.size() && i < parents.size() && i < names.size() && i < paths.size(); ++i)
+    regions.push_back({ids[i], parents[i], names[i], paths[i]});
+  return regions;
+}
+
+// The datasets of /profile: builtins first, in their documented order; then counters by name.
+std::vector<std::string> read_metric_names(const Ctx &ck, hid_t f) {
+  std::vector<std::string> metrics;
+  Handle g(ck(H5Gopen2(f, "profile", H5P_DEFAULT), "missing group /profile"), H5Gclose);
+  hsize_t n = 0;
+  H5Gget_num_objs(g, &n);
+  for (hsize_t i = 0; i < n; ++i) {
+    char name[256];
+    H5Gget_objname_by_idx(g, i, name, sizeof name);
+    metrics.emplace_back(name);
+  }
+  std::stable_sort(metrics.begin(), metrics.end(), [](const std::string &a, const std::string &b) {
+    auto rank = [](const std::string &m) {
+      for (size_t k = 0; k < kMetricNames.size(); ++k)
+        if (m == kMetricNames[k]) return static_cast<int>(k);
+      return 100;
+    };
+    return rank(a) < rank(b);
+  });
+  return metrics;
+}
+
+std::vector<CommRow> read_comms(const Ctx &ck, hid_t f) {
+  std::vector<CommRow> comms;
+  auto keys = read_rows<uint64_t>(ck, f, "comms/key", H5T_NATIVE_UINT64);
+  auto members = read_rows<int32_t>(ck, f, "comms/members", H5T_NATIVE_INT32);
+  auto moff = read_rows<int64_t>(ck, f, "comms/members_offsets", H5T_NATIVE_INT64);
+  auto remote = read_rows<int32_t>(ck, f, "comms/remote", H5T_NATIVE_INT32);
+  auto roff = read_rows<int64_t>(ck, f, "comms/remote_offsets", H5T_NATIVE_INT64);
+  for (size_t c = 0; c < keys.size() && c + 1 < moff.size() && c + 1 < roff.size(); ++c)
+    comms.push_back({keys[c], std::vector<int32_t>(members.begin() + moff[c], members.begin() + moff[c + 1]),
+                     std::vector<int32_t>(remote.begin() + roff[c], remote.begin() + roff[c + 1])});
+  return comms;
+}
+
+std::vector<CallSite> read_callsites(const Ctx &ck, hid_t f) {
+  std::vector<CallSite> sites;
+  auto modules = read_strings(ck, f, "callsites/module");
+  auto functions = read_strings(ck, f, "callsites/function");
+  auto files = read_strings(ck, f, "callsites/file");
+  auto offs = read_rows<uint64_t>(ck, f, "callsites/offset", H5T_NATIVE_UINT64);
+  auto fnoffs = read_rows<uint64_t>(ck, f, "callsites/function_offset", H5T_NATIVE_UINT64);
+  auto lines = read_rows<int32_t>(ck, f, "callsites/line", H5T_NATIVE_INT32);
+  for (size_t i = 0; i < modules.size(); ++i)
+    sites.push_back({modules[i], i < offs.size() ? offs[i] : 0, i < functions.size() ? functions[i] : "",
+                     i < fnoffs.size() ? fnoffs[i] : 0, i < files.size() ? files[i] : "", i < lines.size() ? lines[i] : 0});
+  return sites;
+}
 
 }  // namespace
 
@@ -577,66 +781,16 @@ void TraceStore::open(MPI_Comm comm, bool parallel) {
   if (m_version > kTraceStoreVersion)
     throw Error(m_path + ": trace store version " + std::to_string(m_version) + " is newer than this perfsift reads (" +
                 std::to_string(kTraceStoreVersion) + "); upgrade perfsift");
-  m_run.nranks = read_scalar_attr<int32_t>(ck, f, "nranks", H5T_NATIVE_INT32, 0);
-  m_run.command = read_string_attr(ck, f, "command");
-  m_run.start_time = read_string_attr(ck, f, "start_time");
-  m_run.start_epoch_ns = read_scalar_attr<int64_t>(ck, f, "start_epoch_ns", H5T_NATIVE_INT64, 0);
-  m_run.counters_unavailable = read_string_list_attr(ck, f, "counters_unavailable");
-  m_run.counters_recorded = read_string_list_attr(ck, f, "counters_recorded");
-  m_run.incomplete = read_scalar_attr<uint8_t>(ck, f, "incomplete", H5T_NATIVE_UINT8, 0) != 0;
-  m_run.missing_ranks = read_int_list_attr(ck, f, "missing_ranks");
-  m_run.truncated_ranks = read_int_list_attr(ck, f, "truncated_ranks");
-  m_run.collector_config = read_string_attr(ck, f, "collector_config");
-  m_run.mpi_library = read_string_attr(ck, f, "mpi_library");
-  if (H5Aexists(f, "hosts") > 0) m_run.hostname_list = read_string_attr(ck, f, "hosts");  // optional: older stores lack it
-
+  m_run = read_run_info(ck, f);
   m_ops = read_strings(ck, f, "ops");
-  auto ids = read_rows<int32_t>(ck, f, "regions/id", H5T_NATIVE_INT32);
-  auto parents = read_rows<int32_t>(ck, f, "regions/parent", H5T_NATIVE_INT32);
-  auto names = read_strings(ck, f, "regions/name");
-  auto paths = read_strings(ck, f, "regions/path");
-  for (size_t i = 0; i < ids.size() && i < parents.size() && i < names.size() && i < paths.size(); ++i)
-    m_regions.push_back({ids[i], parents[i], names[i], paths[i]});
-  {
-    Handle g(ck(H5Gopen2(f, "profile", H5P_DEFAULT), "missing group /profile"), H5Gclose);
-    hsize_t n = 0;
-    H5Gget_num_objs(g, &n);
-    for (hsize_t i = 0; i < n; ++i) {
-      char name[256];
-      H5Gget_objname_by_idx(g, i, name, sizeof name);
-      m_metrics.emplace_back(name);
-    }
-    // Builtins first, in their documented order; then counters by name.
-    std::stable_sort(m_metrics.begin(), m_metrics.end(), [](const std::string &a, const std::string &b) {
-      auto rank = [](const std::string &m) {
-        for (size_t k = 0; k < kMetricNames.size(); ++k)
-          if (m == kMetricNames[k]) return static_cast<int>(k);
-        return 100;
-      };
-      return rank(a) < rank(b);
-    });
-  }
+  m_regions = read_regions(ck, f);
+  m_metrics = read_metric_names(ck, f);
   m_event_offsets = read_rows<int64_t>(ck, f, "events_offsets", H5T_NATIVE_INT64);
   if (m_event_offsets.size() != static_cast<size_t>(m_run.nranks) + 1)
     throw Error(m_path + ": /events_offsets has " + std::to_string(m_event_offsets.size()) + " entries for " +
                 std::to_string(m_run.nranks) + " ranks (damaged store)");
-  auto keys = read_rows<uint64_t>(ck, f, "comms/key", H5T_NATIVE_UINT64);
-  auto members = read_rows<int32_t>(ck, f, "comms/members", H5T_NATIVE_INT32);
-  auto moff = read_rows<int64_t>(ck, f, "comms/members_offsets", H5T_NATIVE_INT64);
-  auto remote = read_rows<int32_t>(ck, f, "comms/remote", H5T_NATIVE_INT32);
-  auto roff = read_rows<int64_t>(ck, f, "comms/remote_offsets", H5T_NATIVE_INT64);
-  for (size_t c = 0; c < keys.size() && c + 1 < moff.size() && c + 1 < roff.size(); ++c)
-    m_comms.push_back({keys[c], std::vector<int32_t>(members.begin() + moff[c], members.begin() + moff[c + 1]),
-                       std::vector<int32_t>(remote.begin() + roff[c], remote.begin() + roff[c + 1])});
-  auto modules = read_strings(ck, f, "callsites/module");
-  auto functions = read_strings(ck, f, "callsites/function");
-  auto files = read_strings(ck, f, "callsites/file");
-  auto offs = read_rows<uint64_t>(ck, f, "callsites/offset", H5T_NATIVE_UINT64);
-  auto fnoffs = read_rows<uint64_t>(ck, f, "callsites/function_offset", H5T_NATIVE_UINT64);
-  auto lines = read_rows<int32_t>(ck, f, "callsites/line", H5T_NATIVE_INT32);
-  for (size_t i = 0; i < modules.size(); ++i)
-    m_callsites.push_back({modules[i], i < offs.size() ? offs[i] : 0, i < functions.size() ? functions[i] : "",
-                           i < fnoffs.size() ? fnoffs[i] : 0, i < files.size() ? files[i] : "", i < lines.size() ? lines[i] : 0});
+  m_comms = read_comms(ck, f);
+  m_callsites = read_callsites(ck, f);
 }
 
 std::vector<double> TraceStore::profile(const std::string &metric) const { return profile(metric, 0, m_run.nranks); }
@@ -692,7 +846,7 @@ void TraceStore::scan_events(int32_t first, int32_t last, int64_t rows_per_read,
   const hsize_t total = H5Sget_simple_extent_type(fs) == H5S_NULL ? 0 : static_cast<hsize_t>(H5Sget_simple_extent_npoints(fs));
   if (static_cast<hsize_t>(row_end) > total)
     throw Error(m_path + ": /events has " + std::to_string(total) + " rows, fewer than its offsets say (truncated store?)");
-  Handle type = event_type();
+  Handle type = record_type<DiskEvent>();
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
   if (m_parallel) H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
   std::vector<DiskEvent> rows;
@@ -755,7 +909,7 @@ static ChunkIndex chunk_index(const Ctx &ck, hid_t file) {
   ChunkIndex idx;
   Handle ds(ck(H5Dopen2(file, "events", H5P_DEFAULT), "missing dataset /events (truncated store?)"), H5Dclose);
   Handle ftype(H5Dget_type(ds), H5Tclose);
-  Handle mtype = event_type();
+  Handle mtype = record_type<DiskEvent>();
   if (H5Tequal(ftype, mtype) <= 0 || H5Tget_size(ftype) != sizeof(DiskEvent)) return idx;
   Handle dcpl(H5Dget_create_plist(ds), H5Pclose);
   if (H5Pget_layout(dcpl) != H5D_CHUNKED) return idx;
@@ -841,11 +995,7 @@ std::vector<T> TraceStore::slice(const char *table, int32_t first, int32_t last)
   auto off = read_rows<int64_t>(ck, m_file, std::string(table) + "_offsets", H5T_NATIVE_INT64);
   if (off.size() != static_cast<size_t>(m_run.nranks) + 1 || first < 0 || last > m_run.nranks || first > last)
     throw Error(m_path + ": bad rank range or damaged /" + table + "_offsets");
-  Handle t;
-  if constexpr (std::is_same_v<T, DiskEvent>) t = event_type();
-  else if constexpr (std::is_same_v<T, DiskRequest>) t = request_type();
-  else if constexpr (std::is_same_v<T, DiskCompletion>) t = completion_type();
-  else t = step_type();
+  Handle t = record_type<T>();
   return read_rows<T>(ck, m_file, table, t, static_cast<hsize_t>(off[first]), off[last]);
 }
 
@@ -893,7 +1043,7 @@ int64_t TraceStore::events_storage_bytes() const {
 std::vector<ClockRecord> TraceStore::clocks() const {
   SilenceHdf5 quiet;
   Ctx ck(m_path);
-  Handle t = clock_type();
+  Handle t = record_type<DiskClock>();
   std::vector<ClockRecord> out;
   for (const auto &d : read_rows<DiskClock>(ck, m_file, "clocks", t))
     out.push_back({d.offset_init_ns, d.offset_fin_ns, d.local_init_ns, d.local_fin_ns, d.error_init_ns, d.error_fin_ns});
