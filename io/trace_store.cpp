@@ -131,6 +131,18 @@ static_assert(fields_fit<DiskCompletion>(Fields<DiskCompletion>::list) && sizeof
 static_assert(fields_fit<DiskStep>(Fields<DiskStep>::list) && sizeof(DiskStep) == 32);
 static_assert(fields_fit<DiskClock>(Fields<DiskClock>::list) && sizeof(DiskClock) == 56);
 
+// A record as it goes to the file: its fields, and zeros in its padding. The file holds
+// whole records, padding included; without this, stale memory of the writer (names of
+// other records) reached the file and two writes of the same run differed.
+template <class Record>
+Record without_padding(const Record &r) {
+  Record clean;
+  std::memset(static_cast<void *>(&clean), 0, sizeof clean);
+  for (const auto &f : Fields<Record>::list)
+    std::memcpy(reinterpret_cast<char *>(&clean) + f.offset, reinterpret_cast<const char *>(&r) + f.offset, f.size);
+  return clean;
+}
+
 // The compound type of an on-disk record, from its field table.
 template <class Record>
 Handle record_type() {
@@ -409,12 +421,13 @@ void append_records(const RankTrace &t, const IdMap &ids, Rows &rows) {
     rows.events.push_back(d);
   }
   for (const auto &r : t.requests)
-    rows.requests.push_back({t.rank, r.kind, r.id, r.event, r.peer, r.tag, ids.comm_of(r.comm), r.bytes});
+    rows.requests.push_back(without_padding(DiskRequest{t.rank, r.kind, r.id, r.event, r.peer, r.tag, ids.comm_of(r.comm), r.bytes}));
   for (const auto &c : t.completions)
     rows.completions.push_back({t.rank, c.cancelled, c.event, c.request, c.source, c.tag, c.bytes});
-  for (const auto &s : t.steps) rows.steps.push_back({t.rank, ids.region_of(s.region), s.step, s.t_begin, s.t_end});
-  rows.clocks.push_back({t.rank, t.clock.offset_init_ns, t.clock.offset_fin_ns, t.clock.local_init_ns,
-                         t.clock.local_fin_ns, t.clock.error_init_ns, t.clock.error_fin_ns});
+  for (const auto &s : t.steps)
+    rows.steps.push_back(without_padding(DiskStep{t.rank, ids.region_of(s.region), s.step, s.t_begin, s.t_end}));
+  rows.clocks.push_back(without_padding(DiskClock{t.rank, t.clock.offset_init_ns, t.clock.offset_fin_ns, t.clock.local_init_ns,
+                                                  t.clock.local_fin_ns, t.clock.error_init_ns, t.clock.error_fin_ns}));
   size_t r = static_cast<size_t>(t.rank);
   rows.counts[r * 4 + 0] = static_cast<int64_t>(t.events.size());
   rows.counts[r * 4 + 1] = static_cast<int64_t>(t.requests.size());
