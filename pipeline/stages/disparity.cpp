@@ -23,18 +23,26 @@ namespace {
 
 const char *kSeverityNames[] = {"very low", "low", "medium", "high", "very high"};
 
-void run_disparity(Context &ctx, const config::Values &cfg, StageOutput &out) {
-  const auto &regions = ctx.store().regions();
+// The owned profile rows the stage reads, [owned][nregions].
+struct DisparityRows {
+  const std::vector<double> &wall, &cyc, &ins;
+  bool have_cpi;  // from the store, not the slices: a process may own no ranks and hold empty slices
+};
+
+// What the stage found, per region (the program, region 0, has no CRNM).
+struct DisparityResult {
+  std::vector<double> crnm;  // [nregions - 1]: mean CRNM over ranks
+  std::vector<int> sev;      // [nregions - 1]: severity 0 very low .. 4 very high
+  RegionSeverity severity;   // [nregions]: severity and CCR, for later stages
+  std::vector<uint8_t> cccr;  // [nregions]
+  std::vector<double> cpi;   // [nregions]: mean CPI over ranks; NaN when unknown
+  double cpi_best = std::numeric_limits<double>::infinity();  // the lowest mean CPI of a region
+};
+
+// Mean CRNM per region: (region wall / program wall) x CPI, averaged over ranks.
+std::vector<double> mean_crnm(const Context &ctx, const DisparityRows &rows) {
   const int32_t nreg = ctx.nregions(), first = ctx.first(), owned = ctx.owned();
-  const auto &wall = ctx.profile("wall");
-  const auto &cyc = ctx.profile("PAPI_TOT_CYC");
-  const auto &ins = ctx.profile("PAPI_TOT_INS");
-  // From the store, not the slices: a process may own no ranks and hold empty slices.
-  const bool have_cpi = ctx.has_metric("PAPI_TOT_CYC") && ctx.has_metric("PAPI_TOT_INS");
-  std::string fallback;
-  if (!have_cpi) {
-    fallback = "CPI unknown (PAPI_TOT_CYC and PAPI_TOT_INS not recorded): CRNM is the wall-time share";
-  }
+  const auto &wall = rows.wall, &cyc = rows.cyc, &ins = rows.ins;
   std::vector<kernels::FixedSum> sum(static_cast<size_t>(nreg));
   std::vector<int64_t> count(static_cast<size_t>(nreg), 0);
   for (int32_t l = 0; l < owned; ++l) {
@@ -44,7 +52,7 @@ void run_disparity(Context &ctx, const config::Values &cfg, StageOutput &out) {
     if (!(program > 0)) continue;
     for (int32_t g = 1; g < nreg; ++g) {
       double cpi = 1.0;
-      if (have_cpi) cpi = ins[row + g] > 0 ? cyc[row + g] / ins[row + g] : 0.0;
+      if (rows.have_cpi) cpi = ins[row + g] > 0 ? cyc[row + g] / ins[row + g] : 0.0;
       // A region not on this rank's path counts as zero (the paper's 'if' branches).
       sum[g].add(std::isnan(wall[row + g]) ? 0.0 : wall[row + g] / program * cpi);
       ++count[g];
@@ -52,80 +60,119 @@ void run_disparity(Context &ctx, const config::Values &cfg, StageOutput &out) {
   }
   ctx.allreduce(sum);
   ctx.allreduce_sum(count);
-  // Mean CPI per region, for the time at stake: what the region would save at the CPI
-  // of the program's most efficient region.
+  std::vector<double> crnm(static_cast<size_t>(std::max(0, nreg - 1)));
+  for (int32_t g = 1; g < nreg; ++g) crnm[g - 1] = count[g] ? sum[g].value() / static_cast<double>(count[g]) : 0.0;
+  return crnm;
+}
+
+// Mean CPI per region, for the time at stake: what the region would save at the CPI
+// of the program's most efficient region.
+void mean_cpi(const Context &ctx, const DisparityRows &rows, DisparityResult &res) {
+  const int32_t nreg = ctx.nregions(), first = ctx.first(), owned = ctx.owned();
   std::vector<kernels::FixedSum> cpi_sum(static_cast<size_t>(nreg));
   std::vector<int64_t> cpi_n(static_cast<size_t>(nreg), 0);
-  if (have_cpi)
+  if (rows.have_cpi)
     for (int32_t l = 0; l < owned; ++l)
       if (!ctx.missing(first + l))
         for (int32_t g = 1; g < nreg; ++g) {
           const size_t i = static_cast<size_t>(l) * nreg + g;
-          if (ins[i] > 0) cpi_sum[g].add(cyc[i] / ins[i]), ++cpi_n[g];
+          if (rows.ins[i] > 0) cpi_sum[g].add(rows.cyc[i] / rows.ins[i]), ++cpi_n[g];
         }
   ctx.allreduce(cpi_sum);
   ctx.allreduce_sum(cpi_n);
-  std::vector<double> cpi(static_cast<size_t>(nreg), std::nan(""));
-  double cpi_best = std::numeric_limits<double>::infinity();
+  res.cpi.assign(static_cast<size_t>(nreg), std::nan(""));
   for (int32_t g = 1; g < nreg; ++g)
-    if (cpi_n[g]) cpi[g] = cpi_sum[g].value() / static_cast<double>(cpi_n[g]), cpi_best = std::min(cpi_best, cpi[g]);
-  std::vector<double> crnm(static_cast<size_t>(std::max(0, nreg - 1)));
-  for (int32_t g = 1; g < nreg; ++g) crnm[g - 1] = count[g] ? sum[g].value() / static_cast<double>(count[g]) : 0.0;
-  const auto sev = kernels::severity_categories(crnm);
-  RegionSeverity published;
-  published.severity.assign(static_cast<size_t>(nreg), 0);
-  published.ccr.assign(static_cast<size_t>(nreg), 0);
-  for (int32_t g = 1; g < nreg; ++g) published.severity[g] = sev[g - 1], published.ccr[g] = sev[g - 1] >= 3;
-  const RegionSeverity &severity = ctx.products().publish(std::move(published));
-  std::vector<uint8_t> cccr(static_cast<size_t>(nreg), 0);
+    if (cpi_n[g]) {
+      res.cpi[g] = cpi_sum[g].value() / static_cast<double>(cpi_n[g]);
+      res.cpi_best = std::min(res.cpi_best, res.cpi[g]);
+    }
+}
+
+DisparityResult compute_disparity(const Context &ctx, const DisparityRows &rows) {
+  const int32_t nreg = ctx.nregions();
+  DisparityResult res;
+  res.crnm = mean_crnm(ctx, rows);
+  mean_cpi(ctx, rows, res);
+  res.sev = kernels::severity_categories(res.crnm);
+  auto &severity = res.severity;
+  severity.severity.assign(static_cast<size_t>(nreg), 0);
+  severity.ccr.assign(static_cast<size_t>(nreg), 0);
+  for (int32_t g = 1; g < nreg; ++g) severity.severity[g] = res.sev[g - 1], severity.ccr[g] = res.sev[g - 1] >= 3;
+  res.cccr.assign(static_cast<size_t>(nreg), 0);
   for (int32_t g = 1; g < nreg; ++g) {
     if (!severity.ccr[g]) continue;
     const auto &ch = ctx.children()[g];
-    cccr[g] = std::all_of(ch.begin(), ch.end(), [&](int32_t c) { return severity.severity[g] > severity.severity[c]; });
+    res.cccr[g] =
+        std::all_of(ch.begin(), ch.end(), [&](int32_t c) { return severity.severity[g] > severity.severity[c]; });
   }
+  return res;
+}
 
+void write_disparity(const Context &ctx, bool have_cpi, const DisparityResult &res, StageOutput &out) {
+  const auto &regions = ctx.store().regions();
+  std::string fallback;
+  if (!have_cpi) fallback = "CPI unknown (PAPI_TOT_CYC and PAPI_TOT_INS not recorded): CRNM is the wall-time share";
   out.attribute("measure", std::string(have_cpi ? "CRNM = wall share x CPI" : "wall share (no CPI)"));
   out.attribute("fallback", fallback);
   io::Table t;
   t.description = "per region: mean CRNM over ranks, severity by exact 1-D k-means (0 very low .. 4 very high), CCR and CCCR";
   auto &path = t.strings("path", "region path");
-  auto &c = t.floats("crnm", "ratio", have_cpi ? "mean of (region wall / program wall) x CPI over ranks" : "mean of region wall / program wall over ranks (CPI not recorded)");
+  auto &c = t.floats("crnm", "ratio",
+                     have_cpi ? "mean of (region wall / program wall) x CPI over ranks"
+                              : "mean of region wall / program wall over ranks (CPI not recorded)");
   auto &sv = t.ints("severity", "", "0 very low, 1 low, 2 medium, 3 high, 4 very high");
   auto &is_ccr = t.ints("ccr", "", "1 for a critical code region (high or very high)");
   auto &is_cccr = t.ints("cccr", "", "1 for a CCR that is a leaf or more severe than each of its children");
-  for (int32_t g = 1; g < nreg; ++g) {
+  for (int32_t g = 1; g < ctx.nregions(); ++g) {
     path.push_back(regions[g].path);
-    c.push_back(crnm[g - 1]);
-    sv.push_back(sev[g - 1]);
-    is_ccr.push_back(severity.ccr[g]);
-    is_cccr.push_back(cccr[g]);
+    c.push_back(res.crnm[g - 1]);
+    sv.push_back(res.sev[g - 1]);
+    is_ccr.push_back(res.severity.ccr[g]);
+    is_cccr.push_back(res.cccr[g]);
   }
   out.table("regions", t);
+}
 
+// Each CCCR is a bottleneck, priced by its mean wall time at the best region's CPI.
+void disparity_bottlenecks(Context &ctx, const DisparityRows &rows, const DisparityResult &res) {
+  const auto &regions = ctx.store().regions();
+  const int32_t nreg = ctx.nregions(), first = ctx.first(), owned = ctx.owned();
+  const auto &cpi = res.cpi;
   auto &bottlenecks = ctx.products().get_or_publish<Bottlenecks>().items;
   for (int32_t g = 1; g < nreg; ++g) {
-    if (!cccr[g]) continue;
+    if (!res.cccr[g]) continue;
     std::vector<kernels::Summary> w(1);
     for (int32_t l = 0; l < owned; ++l)
-      if (!ctx.missing(first + l)) w[0].add(wall[static_cast<size_t>(l) * nreg + g], first + l);
+      if (!ctx.missing(first + l)) w[0].add(rows.wall[static_cast<size_t>(l) * nreg + g], first + l);
     ctx.allreduce(w);
     char buf[96];
-    const bool priced = have_cpi && !std::isnan(cpi[g]) && cpi[g] > 0;
-    if (priced) std::snprintf(buf, sizeof buf, "CRNM %.3g, CPI %.2f against %.2f at best", crnm[g - 1], cpi[g], cpi_best);
-    else std::snprintf(buf, sizeof buf, "wall share %.3g; time at stake unknown without CPI", crnm[g - 1]);
+    const bool priced = rows.have_cpi && !std::isnan(cpi[g]) && cpi[g] > 0;
+    if (priced)
+      std::snprintf(buf, sizeof buf, "CRNM %.3g, CPI %.2f against %.2f at best", res.crnm[g - 1], cpi[g], res.cpi_best);
+    else
+      std::snprintf(buf, sizeof buf, "wall share %.3g; time at stake unknown without CPI", res.crnm[g - 1]);
+    const double share = w[0].mean() / std::max(1e-300, ctx.wall_time_s());
     bottlenecks.push_back({"disparity", regions[g].path, "all",
-                               regions[g].path + " is a " + kSeverityNames[sev[g - 1]] + " disparity bottleneck: " +
-                                   format_percent(w[0].mean() / std::max(1e-300, ctx.wall_time_s())) + " of the run, " + buf,
-                               priced ? w[0].mean() * (1 - cpi_best / cpi[g]) : 0.0});
+                           regions[g].path + " is a " + kSeverityNames[res.sev[g - 1]] + " disparity bottleneck: " +
+                               format_percent(share) + " of the run, " + buf,
+                           priced ? w[0].mean() * (1 - res.cpi_best / cpi[g]) : 0.0});
     // The fix: the region at the program's best CPI, i.e. its time scaled by best / own.
     if (priced) {
       char q[64];
-      std::snprintf(q, sizeof q, "scale %.4f region ", cpi_best / cpi[g]);
+      std::snprintf(q, sizeof q, "scale %.4f region ", res.cpi_best / cpi[g]);
       bottlenecks.back().question = q + regions[g].path;
     }
   }
 }
 
+void run_disparity(Context &ctx, const config::Values &, StageOutput &out) {
+  const DisparityRows rows{ctx.profile("wall"), ctx.profile("PAPI_TOT_CYC"), ctx.profile("PAPI_TOT_INS"),
+                           ctx.has_metric("PAPI_TOT_CYC") && ctx.has_metric("PAPI_TOT_INS")};
+  const DisparityResult res = compute_disparity(ctx, rows);
+  ctx.products().publish(res.severity);
+  write_disparity(ctx, rows.have_cpi, res, out);
+  disparity_bottlenecks(ctx, rows, res);
+}
 
 void disparity_text(std::ostream &os, const io::ResultsStore &rs) {
   const auto t = rs.table("disparity/regions");

@@ -126,8 +126,24 @@ std::vector<std::string> names(const std::vector<Attribute> &attrs, const std::v
   return v;
 }
 
+// A decision table over all processes, the first object of each of its rows and its
+// rough-set analysis.
+struct Analysis {
+  kernels::DecisionTable table;
+  std::vector<int64_t> objects;  // a rank (dissimilarity) or a region id (disparity)
+  kernels::RoughSetResult result;
+};
+
+// The causes found for one kind of bottleneck, in the bottlenecks' order.
+struct Causes {
+  std::vector<std::string> paths, words;
+};
+
 void write_analysis(StageOutput &out, const std::string &prefix, const std::string &what, const std::vector<Attribute> &attrs,
-                    const kernels::DecisionTable &t, const std::vector<int64_t> &objects, const kernels::RoughSetResult &r) {
+                    const Analysis &analysis) {
+  const auto &t = analysis.table;
+  const auto &objects = analysis.objects;
+  const auto &r = analysis.result;
   out.attribute(prefix + "_core", names(attrs, r.core));
   out.attribute(prefix + "_minimal_reduct", names(attrs, r.minimal_reduct));
   std::vector<std::string> reducts;
@@ -163,137 +179,194 @@ void write_analysis(StageOutput &out, const std::string &prefix, const std::stri
   out.table(prefix + "_inconsistent", inc);
 }
 
-void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
+void write_causes(StageOutput &out, const std::string &name, const std::string &description,
+                  const std::string &causes_description, const Causes &found) {
+  io::Table per;
+  per.description = description;
+  auto &path = per.strings("path", "region");
+  auto &causes = per.strings("causes", causes_description);
+  for (size_t i = 0; i < found.paths.size(); ++i) {
+    path.push_back(found.paths[i]);
+    causes.push_back(found.words[i]);
+  }
+  out.table(name, per);
+}
+
+void add_root_causes(RootCauses &root_causes, const std::string &kind, const Causes &found) {
+  for (size_t i = 0; i < found.paths.size(); ++i) root_causes.words[{kind, found.paths[i]}] = found.words[i];
+}
+
+// The region with this path; 0 (the program) when not a region.
+int32_t region_of(const Context &ctx, const std::string &path) {
   const auto &regions = ctx.store().regions();
+  for (int32_t k = 1; k < ctx.nregions(); ++k)
+    if (regions[k].path == path) return k;
+  return int32_t{0};
+}
+
+// Dissimilarity: the objects are the clustered ranks, the decision their cluster by time.
+struct RankTables {
+  Context &ctx;
+  const config::Values &cfg;
+  const std::vector<Attribute> &attrs;
+  const RankClusters &clusters;
+  kernels::OpticsParams params;
+  std::vector<int64_t> ids;  // the clustered owned ranks
+
+  RankTables(Context &c, const config::Values &v, const std::vector<Attribute> &a, const RankClusters &k)
+      : ctx(c), cfg(v), attrs(a), clusters(k),
+        params{v.get_float("dissimilarity.radius_fraction"), v.get_int("dissimilarity.count_threshold")} {
+    for (int32_t l = 0; l < ctx.owned(); ++l)
+      if (clusters.cluster_of_owned[l] >= 0) ids.push_back(ctx.first() + l);
+  }
+
+  // Collective: labels of the clustered ranks by attribute `a` over the region columns `cols`.
+  std::vector<int64_t> cluster_by(const Attribute &a, const std::vector<int32_t> &cols) const {
+    const int32_t nreg = ctx.nregions(), first = ctx.first();
+    kernels::RowMatrix m(static_cast<Eigen::Index>(ids.size()), static_cast<Eigen::Index>(cols.size()));
+    for (size_t i = 0; i < ids.size(); ++i)
+      for (size_t c = 0; c < cols.size(); ++c)
+        m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(c)) =
+            a.values[static_cast<size_t>(ids[i] - first) * nreg + cols[c]];
+    const std::vector<uint8_t> all(cols.size(), 1);
+    kernels::OpticsParams p = params;
+    p.length_floor = radius_floor(ctx, cfg.get_string("dissimilarity.radius_reference"), m, all);
+    kernels::PivotDistances pd(m, all);
+    return kernels::simplified_optics(pd, ids, {}, p, MpiReducer{ctx.comm(), m, ids});
+  }
+
+  // Collective: the decision table over the region columns `cols`, gathered and analysed.
+  Analysis analyse(const std::vector<int32_t> &cols) const {
+    kernels::DecisionTable local;
+    for (const auto &a : attrs) local.attributes.push_back(a.name);
+    std::vector<std::vector<int64_t>> labels;
+    for (const auto &a : attrs) labels.push_back(cluster_by(a, cols));
+    for (size_t i = 0; i < ids.size(); ++i) {
+      std::vector<int64_t> row;
+      for (const auto &l : labels) row.push_back(l[i]);
+      local.conditions.push_back(row);
+      local.decision.push_back(clusters.cluster_of_owned[ids[i] - ctx.first()]);
+    }
+    Analysis out;
+    out.objects = ids;
+    out.table = gather_classes(ctx, local, out.objects);
+    out.result = kernels::analyse_decision_table(out.table);
+    return out;
+  }
+};
+
+// Collective: per dissimilarity bottleneck, the attributes of a minimal reduct of the
+// table restricted to its region.
+Causes dissimilarity_causes(const RankTables &tables, const std::vector<Bottleneck> &bottlenecks,
+                            const std::vector<std::string> &dropped) {
+  Causes found;
+  for (const auto &b : bottlenecks) {
+    if (b.kind != "dissimilarity") continue;
+    // A call-site region has no profile of its own: the whole program's column stands in.
+    const int32_t g = region_of(tables.ctx, b.where);
+    const auto rg = tables.analyse({g}).result;
+    std::string words;
+    for (int a : rg.minimal_reduct) words += (words.empty() ? "" : "; ") + tables.attrs[a].cause_differs;
+    if (!words.empty() && g == 0) words += " (whole program: call-site regions have no counters of their own)";
+    if (words.empty())
+      words = dropped.empty() ? "none of the recorded attributes differs between the rank groups"
+                              : "none of the recorded attributes differs between the rank groups (" +
+                                    std::to_string(dropped.size()) + " not recorded)";
+    found.paths.push_back(b.where);
+    found.words.push_back(words);
+  }
+  return found;
+}
+
+// Collective: disparity's table, one object per region; an attribute is 1 where the
+// region's mean value is high or very high, the decision 1 for a CCR.
+Analysis disparity_analysis(Context &ctx, const std::vector<Attribute> &attrs, const RegionSeverity &severity) {
   const int32_t nreg = ctx.nregions(), first = ctx.first(), owned = ctx.owned();
+  Analysis out;
+  auto &t = out.table;
+  for (const auto &a : attrs) t.attributes.push_back(a.name);
+  std::vector<std::vector<int>> high(attrs.size());
+  for (size_t a = 0; a < attrs.size(); ++a) {
+    std::vector<kernels::FixedSum> sum(static_cast<size_t>(nreg));
+    std::vector<int64_t> count(static_cast<size_t>(nreg), 0);
+    for (int32_t l = 0; l < owned; ++l)
+      if (!ctx.missing(first + l))
+        for (int32_t g = 1; g < nreg; ++g) sum[g].add(attrs[a].values[static_cast<size_t>(l) * nreg + g]), ++count[g];
+    ctx.allreduce(sum);
+    ctx.allreduce_sum(count);
+    std::vector<double> mean;
+    for (int32_t g = 1; g < nreg; ++g) mean.push_back(count[g] ? sum[g].value() / static_cast<double>(count[g]) : 0.0);
+    const auto sev = kernels::severity_categories(mean);
+    for (int s : sev) high[a].push_back(s > 2);  // higher than medium
+  }
+  for (int32_t g = 1; g < nreg; ++g) {
+    std::vector<int64_t> row;
+    for (size_t a = 0; a < attrs.size(); ++a) row.push_back(high[a][g - 1]);
+    t.conditions.push_back(row);
+    t.decision.push_back(severity.ccr[g]);
+    out.objects.push_back(g);
+  }
+  out.result = kernels::analyse_decision_table(t);
+  return out;
+}
+
+// Per disparity bottleneck: the high attributes of every smallest reduct.
+Causes disparity_causes(const Context &ctx, const std::vector<Attribute> &attrs, const Analysis &analysis,
+                        const std::vector<Bottleneck> &bottlenecks) {
+  Causes found;
+  for (const auto &b : bottlenecks) {
+    const int32_t g = b.kind == "disparity" ? region_of(ctx, b.where) : 0;
+    if (g == 0) continue;  // disparity bottlenecks are code regions
+    // The high attributes of every smallest reduct: equally good explanations.
+    std::string words;
+    for (int a : kernels::explaining_attributes(analysis.result, analysis.table.conditions[g - 1], 1))
+      words += (words.empty() ? "" : "; ") + attrs[a].cause_high;
+    if (words.empty()) words = "none of the recorded attributes is high here: its own amount of work";
+    found.paths.push_back(b.where);
+    found.words.push_back(words);
+  }
+  return found;
+}
+
+void write_attribute_names(StageOutput &out, const std::vector<Attribute> &attrs,
+                           const std::vector<std::string> &dropped) {
+  std::vector<int> all(attrs.size());
+  for (size_t i = 0; i < attrs.size(); ++i) all[i] = static_cast<int>(i);
+  out.attribute("attributes", names(attrs, all));
+  out.attribute("dropped", dropped);
+}
+
+// Each kind: its table is computed, written, then explains its bottlenecks. Collective
+// computations and results writes alternate in the same order on every process.
+void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
   std::vector<std::string> dropped;
   const auto attrs = attributes(ctx, dropped);
-  auto region_of = [&](const std::string &path) {  // 0 (the program) when not a region
-    for (int32_t k = 1; k < nreg; ++k)
-      if (regions[k].path == path) return k;
-    return int32_t{0};
-  };
-  out.attribute("attributes", names(attrs, [&] {
-                  std::vector<int> v;
-                  for (size_t i = 0; i < attrs.size(); ++i) v.push_back(static_cast<int>(i));
-                  return v;
-                }()));
-  out.attribute("dropped", dropped);
-
+  write_attribute_names(out, attrs, dropped);
   const auto *clusters = ctx.products().find<RankClusters>();
   const auto *severity = ctx.products().find<RegionSeverity>();
   const std::vector<Bottleneck> none;
   const auto *found = ctx.products().find<Bottlenecks>();
   const auto &bottlenecks = found ? found->items : none;
   RootCauses root_causes;
-
-  // ---- dissimilarity: ranks
   if (clusters) {
-    kernels::OpticsParams params{cfg.get_float("dissimilarity.radius_fraction"), cfg.get_int("dissimilarity.count_threshold")};
-    std::vector<int64_t> ids;
-    for (int32_t l = 0; l < owned; ++l)
-      if (clusters->cluster_of_owned[l] >= 0) ids.push_back(first + l);
-    // Labels of the clustered ranks by attribute `a` over the region columns `cols`.
-    auto cluster_by = [&](const Attribute &a, const std::vector<int32_t> &cols) {
-      kernels::RowMatrix m(static_cast<Eigen::Index>(ids.size()), static_cast<Eigen::Index>(cols.size()));
-      for (size_t i = 0; i < ids.size(); ++i)
-        for (size_t c = 0; c < cols.size(); ++c) m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(c)) = a.values[static_cast<size_t>(ids[i] - first) * nreg + cols[c]];
-      const std::vector<uint8_t> all(cols.size(), 1);
-      kernels::OpticsParams p = params;
-      p.length_floor = radius_floor(ctx, cfg.get_string("dissimilarity.radius_reference"), m, all);
-      kernels::PivotDistances pd(m, all);
-      return kernels::simplified_optics(pd, ids, {}, p, MpiReducer{ctx.comm(), m, ids});
-    };
-    auto table_for = [&](const std::vector<int32_t> &cols, std::vector<int64_t> &objects) {
-      kernels::DecisionTable local;
-      for (const auto &a : attrs) local.attributes.push_back(a.name);
-      std::vector<std::vector<int64_t>> labels;
-      for (const auto &a : attrs) labels.push_back(cluster_by(a, cols));
-      objects = ids;
-      for (size_t i = 0; i < ids.size(); ++i) {
-        std::vector<int64_t> row;
-        for (const auto &l : labels) row.push_back(l[i]);
-        local.conditions.push_back(row);
-        local.decision.push_back(clusters->cluster_of_owned[ids[i] - first]);
-      }
-      return gather_classes(ctx, local, objects);
-    };
-    std::vector<int32_t> all_cols;
-    for (int32_t g = 1; g < nreg; ++g) all_cols.push_back(g);
-    std::vector<int64_t> objects;
-    const auto table = table_for(all_cols, objects);
-    const auto r = kernels::analyse_decision_table(table);
-    write_analysis(out, "dissimilarity", "dissimilarity (ranks)", attrs, table, objects, r);
-    // Per bottleneck region: the table restricted to its column.
-    io::Table per;
-    per.description = "per dissimilarity CCCR: the attributes of a minimal reduct of its own decision table";
-    auto &path = per.strings("path", "region");
-    auto &causes = per.strings("causes", "attributes that separate the rank groups in this region, joined by ';'");
-    for (const auto &b : bottlenecks) {
-      if (b.kind != "dissimilarity") continue;
-      // A call-site region has no profile of its own: the whole program's column stands in.
-      const int32_t g = region_of(b.where);
-      std::vector<int64_t> objs;
-      const auto tg = table_for({g}, objs);
-      const auto rg = kernels::analyse_decision_table(tg);
-      std::string words;
-      for (int a : rg.minimal_reduct) words += (words.empty() ? "" : "; ") + attrs[a].cause_differs;
-      if (!words.empty() && g == 0) words += " (whole program: call-site regions have no counters of their own)";
-      if (words.empty())
-        words = dropped.empty() ? "none of the recorded attributes differs between the rank groups"
-                                : "none of the recorded attributes differs between the rank groups (" +
-                                      std::to_string(dropped.size()) + " not recorded)";
-      path.push_back(b.where);
-      causes.push_back(words);
-      root_causes.words[{"dissimilarity", b.where}] = words;
-    }
-    out.table("dissimilarity_per_region", per);
+    const RankTables tables(ctx, cfg, attrs, *clusters);
+    std::vector<int32_t> all_regions;
+    for (int32_t g = 1; g < ctx.nregions(); ++g) all_regions.push_back(g);
+    write_analysis(out, "dissimilarity", "dissimilarity (ranks)", attrs, tables.analyse(all_regions));
+    const Causes causes = dissimilarity_causes(tables, bottlenecks, dropped);
+    write_causes(out, "dissimilarity_per_region",
+                 "per dissimilarity CCCR: the attributes of a minimal reduct of its own decision table",
+                 "attributes that separate the rank groups in this region, joined by ';'", causes);
+    add_root_causes(root_causes, "dissimilarity", causes);
   }
-
-  // ---- disparity: regions
   if (severity) {
-    kernels::DecisionTable t;
-    for (const auto &a : attrs) t.attributes.push_back(a.name);
-    std::vector<std::vector<int>> high(attrs.size());
-    for (size_t a = 0; a < attrs.size(); ++a) {
-      std::vector<kernels::FixedSum> sum(static_cast<size_t>(nreg));
-      std::vector<int64_t> count(static_cast<size_t>(nreg), 0);
-      for (int32_t l = 0; l < owned; ++l)
-        if (!ctx.missing(first + l))
-          for (int32_t g = 1; g < nreg; ++g) sum[g].add(attrs[a].values[static_cast<size_t>(l) * nreg + g]), ++count[g];
-      ctx.allreduce(sum);
-      ctx.allreduce_sum(count);
-      std::vector<double> mean;
-      for (int32_t g = 1; g < nreg; ++g) mean.push_back(count[g] ? sum[g].value() / static_cast<double>(count[g]) : 0.0);
-      const auto sev = kernels::severity_categories(mean);
-      for (int s : sev) high[a].push_back(s > 2);  // higher than medium
-    }
-    std::vector<int64_t> objects;
-    for (int32_t g = 1; g < nreg; ++g) {
-      std::vector<int64_t> row;
-      for (size_t a = 0; a < attrs.size(); ++a) row.push_back(high[a][g - 1]);
-      t.conditions.push_back(row);
-      t.decision.push_back(severity->ccr[g]);
-      objects.push_back(g);
-    }
-    const auto r = kernels::analyse_decision_table(t);
-    write_analysis(out, "disparity", "disparity (regions)", attrs, t, objects, r);
-    io::Table per;
-    per.description = "per disparity CCCR: the attributes of the smallest reducts that are high in it";
-    auto &path = per.strings("path", "region");
-    auto &causes = per.strings("causes", "plain words, joined by ';'");
-    for (const auto &b : bottlenecks) {
-      const int32_t g = b.kind == "disparity" ? region_of(b.where) : 0;
-      if (g == 0) continue;  // disparity bottlenecks are code regions
-      // The high attributes of every smallest reduct: equally good explanations.
-      std::string words;
-      for (int a : kernels::explaining_attributes(r, t.conditions[g - 1], 1)) words += (words.empty() ? "" : "; ") + attrs[a].cause_high;
-      if (words.empty()) words = "none of the recorded attributes is high here: its own amount of work";
-      path.push_back(b.where);
-      causes.push_back(words);
-      root_causes.words[{"disparity", b.where}] = words;
-    }
-    out.table("disparity_per_region", per);
+    const Analysis analysis = disparity_analysis(ctx, attrs, *severity);
+    write_analysis(out, "disparity", "disparity (regions)", attrs, analysis);
+    const Causes causes = disparity_causes(ctx, attrs, analysis, bottlenecks);
+    write_causes(out, "disparity_per_region",
+                 "per disparity CCCR: the attributes of the smallest reducts that are high in it",
+                 "plain words, joined by ';'", causes);
+    add_root_causes(root_causes, "disparity", causes);
   }
   ctx.products().publish(std::move(root_causes));
 }
