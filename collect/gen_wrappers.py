@@ -4,7 +4,7 @@
 Usage: gen_wrappers.py SPEC OUTDIR
 Writes OUTDIR/ops.h (operation codes, names, groups), OUTDIR/wrappers_c.cpp and
 OUTDIR/wrappers_f.cpp. As a module, `expand(spec)` gives the functions the table
-wraps (tests/unit/check_wrapper_table.py imports it). No wrapper is written by hand except the few listed under
+wraps (tests/unit/collect/check_wrapper_table.py imports it). No wrapper is written by hand except the few listed under
 `manual` in the spec (lifecycle.cpp); every other wrapper is one of the templates
 below, chosen by the entry's `kind`.
 """
