@@ -30,13 +30,15 @@ bool inside(const EventRegions &mapped, const char *event, int32_t region) {
   return it != mapped.end() && region >= 0 && static_cast<size_t>(region) < it->second.size() && it->second[static_cast<size_t>(region)];
 }
 
-double efficiency(const DcRank &w) { return w.elapsed ? static_cast<double>(w.comp) / static_cast<double>(w.elapsed) : 0.0; }
+double efficiency(const DcRank &w) {
+  return w.elapsed ? static_cast<double>(w.comp) / static_cast<double>(w.elapsed) : 0.0;
+}
 
 double granularity(const DcRank &w) { return w.comm ? static_cast<double>(w.comp) / static_cast<double>(w.comm) : 0.0; }
 
 // One owned rank's waiting by stage, from its receives in receive order.
-DcRank rank_waiting(int32_t r, const std::vector<const MatchedMessage *> &in, const ReplayModel::Side &side, const RankTimes &t,
-                    const EventRegions &mapped, const kernels::LogGPS &net) {
+DcRank rank_waiting(int32_t r, const std::vector<const MatchedMessage *> &in, const ReplayModel::Side &side,
+                    const RankTimes &t, const EventRegions &mapped, const kernels::LogGPS &net) {
   DcRank w;
   w.rank = r;
   // Splitting: the falling run of levels from the rank's highest; the rest with a
@@ -129,17 +131,23 @@ std::map<std::string, double> waiting_seconds(const DcRank &w) {
 }
 
 // The inference tree over the worst process's shares of its lost time.
-Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const DcRank &worst, int32_t ranks, int32_t levels, double confidence) {
+Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const DcRank &worst, int32_t ranks,
+                  int32_t levels, double confidence) {
   const double loss = loss_ns(worst);
   auto share = [&](int64_t v) { return static_cast<double>(v) / loss; };
-  const std::map<std::string, double> shares = {{"efficiency", efficiency(worst)}, {"t_wait", share(worst.wait())}, {"t_comm", share(worst.comm)},
-                                                {"t_w-divide", share(worst.divide)}, {"t_w-solve", share(worst.solve)}, {"t_w-merge", share(worst.merge)}};
+  const std::map<std::string, double> shares = {{"efficiency", efficiency(worst)}, {"t_wait", share(worst.wait())},
+                                                {"t_comm", share(worst.comm)},     {"t_w-divide", share(worst.divide)},
+                                                {"t_w-solve", share(worst.solve)}, {"t_w-merge", share(worst.merge)}};
   char g[32];
   std::snprintf(g, sizeof g, "%.3g", granularity(worst));
-  const std::map<std::string, std::string> words = {{"worst", std::to_string(worst.rank)}, {"levels", std::to_string(levels)},
-                                                    {"efficiency", three_decimals(efficiency(worst))}, {"granularity", g}};
+  const std::map<std::string, std::string> words = {{"worst", std::to_string(worst.rank)},
+                                                    {"levels", std::to_string(levels)},
+                                                    {"efficiency", three_decimals(efficiency(worst))},
+                                                    {"granularity", g}};
   char head[160];
-  std::snprintf(head, sizeof head, "divide-and-conquer (%d ranks, %d levels of recursive halving; recognised with confidence %.2f)", ranks, levels, confidence);
+  std::snprintf(head, sizeof head,
+                "divide-and-conquer (%d ranks, %d levels of recursive halving; recognised with confidence %.2f)", ranks,
+                levels, confidence);
   return infer(kb, shares, waiting_seconds(worst), words, head, cfg.get_float("diagnosis.min_cause_share"));
 }
 
@@ -163,11 +171,14 @@ Diagnosis diagnose_divide_and_conquer(const Context &ctx, const config::Values &
   const DcRank &worst = *tot.worst;
   const auto inf = explain(kb, cfg, worst, ctx.nranks(), levels, confidence);
   d.worst = "process " + std::to_string(worst.rank);
-  d.symptom = "low process efficiency: process " + std::to_string(worst.rank) + " at " + three_decimals(efficiency(worst));
-  d.metrics = {{"efficiency", efficiency(worst)},     {"loss_s", loss_ns(worst) * 1e-9},       {"t_wait_s", worst.wait() * 1e-9},
-               {"t_w_divide_s", worst.divide * 1e-9}, {"t_w_solve_s", worst.solve * 1e-9},     {"t_w_merge_s", worst.merge * 1e-9},
-               {"t_comm_s", worst.comm * 1e-9},       {"levels", static_cast<double>(levels)}};
-  conclude(d, inf, waiting_seconds(worst), ctx, cfg, std::to_string(levels) + "-level recursion", std::to_string(worst.rank), {});
+  d.symptom =
+      "low process efficiency: process " + std::to_string(worst.rank) + " at " + three_decimals(efficiency(worst));
+  d.metrics = {{"efficiency", efficiency(worst)},   {"loss_s", loss_ns(worst) * 1e-9},
+               {"t_wait_s", worst.wait() * 1e-9},   {"t_w_divide_s", worst.divide * 1e-9},
+               {"t_w_solve_s", worst.solve * 1e-9}, {"t_w_merge_s", worst.merge * 1e-9},
+               {"t_comm_s", worst.comm * 1e-9},     {"levels", static_cast<double>(levels)}};
+  conclude(d, inf, waiting_seconds(worst), ctx, cfg, std::to_string(levels) + "-level recursion",
+           std::to_string(worst.rank), {});
   return d;
 }
 

@@ -111,8 +111,9 @@ MappedSpans mapped_spans(const Context &ctx, const config::Values &cfg, const Re
 }
 
 // One worker's request/reply cycles with the master, in order.
-hc::Worker worker_cycles(int32_t w, std::vector<const MwMessage *> &req, std::vector<const MwMessage *> &rep, const RankTimes &times,
-                         const hc::Master &m, int32_t master, const MappedSpans &spans, const kernels::LogGPS &net) {
+hc::Worker worker_cycles(int32_t w, std::vector<const MwMessage *> &req, std::vector<const MwMessage *> &rep,
+                         const RankTimes &times, const hc::Master &m, int32_t master, const MappedSpans &spans,
+                         const kernels::LogGPS &net) {
   auto comm = [&](int64_t bytes) { return net.flight(bytes) + net.recv_overhead(bytes); };
   std::sort(req.begin(), req.end(), [](auto *a, auto *b) { return a->send_event < b->send_event; });
   std::sort(rep.begin(), rep.end(), [](auto *a, auto *b) { return a->recv_event < b->recv_event; });
@@ -135,11 +136,12 @@ hc::Worker worker_cycles(int32_t w, std::vector<const MwMessage *> &req, std::ve
 }
 
 // Every worker with at least one cycle.
-std::map<int32_t, hc::Worker> workers_of(MasterTraffic &traffic, const std::vector<RankTimes> &times, int32_t master, const MappedSpans &spans,
-                                         const kernels::LogGPS &net) {
+std::map<int32_t, hc::Worker> workers_of(MasterTraffic &traffic, const std::vector<RankTimes> &times, int32_t master,
+                                         const MappedSpans &spans, const kernels::LogGPS &net) {
   std::map<int32_t, hc::Worker> workers;
   for (auto &[w, req] : traffic.requests) {
-    hc::Worker wk = worker_cycles(w, req, traffic.replies[w], times[static_cast<size_t>(w)], traffic.master, master, spans, net);
+    hc::Worker wk =
+        worker_cycles(w, req, traffic.replies[w], times[static_cast<size_t>(w)], traffic.master, master, spans, net);
     if (!wk.cycles.empty()) workers[w] = std::move(wk);
   }
   return workers;
@@ -154,7 +156,8 @@ struct WorkerTotals {
 };
 
 // Decomposes each worker's time into the table `t` (thesis eq. 5.1-5.4).
-WorkerTotals decompose_workers(const std::map<int32_t, hc::Worker> &workers, const hc::Master &m, const std::vector<RankTimes> &times, io::Table &t) {
+WorkerTotals decompose_workers(const std::map<int32_t, hc::Worker> &workers, const hc::Master &m,
+                               const std::vector<RankTimes> &times, io::Table &t) {
   int64_t last_finish = 0;
   for (const auto &[w, wk] : workers) last_finish = std::max(last_finish, hc::task_finish(wk));
   t.description = "each worker's time in the master-worker model (thesis eq. 5.1-5.4)";
@@ -173,7 +176,8 @@ WorkerTotals decompose_workers(const std::map<int32_t, hc::Worker> &workers, con
   for (const auto &[w, wk] : workers) {
     const auto x = hc::decompose(wk, m, last_finish);
     for (size_t k = 0; k + 1 < wk.cycles.size(); ++k)
-      tot.setup_total += wk.cycles[k].setup >= 0 ? wk.cycles[k].setup : std::max<int64_t>(0, wk.cycles[k].replied - wk.cycles[k].received);
+      tot.setup_total += wk.cycles[k].setup >= 0 ? wk.cycles[k].setup
+                                                 : std::max<int64_t>(0, wk.cycles[k].replied - wk.cycles[k].received);
     tot.compute_total += x.compute;
     tot.task_total += x.tasks;
     rank.push_back(w);
@@ -205,7 +209,8 @@ std::map<std::string, double> waiting_seconds(const hc::Decomposition &wd) {
 }
 
 // The inference tree over the worst worker's shares of its lost time.
-Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const WorkerTotals &tot, int32_t master, size_t workers, double confidence) {
+Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const WorkerTotals &tot, int32_t master,
+                  size_t workers, double confidence) {
   const hc::Decomposition &wd = tot.wd;
   const double loss = static_cast<double>(std::max<int64_t>(1, wd.loss()));
   auto share = [&](int64_t v) { return static_cast<double>(v) / loss; };
@@ -219,16 +224,20 @@ Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const Work
       {"workers", std::to_string(workers)},
       {"efficiency", three_decimals(wd.efficiency())},
       {"tasks", std::to_string(tasks)},
-      {"setup_per_task", format_seconds(tasks ? static_cast<double>(tot.setup_total) * 1e-9 / static_cast<double>(tasks) : 0)},
-      {"task_time", format_seconds(tasks ? static_cast<double>(tot.compute_total) * 1e-9 / static_cast<double>(tasks) : 0)}};
+      {"setup_per_task",
+       format_seconds(tasks ? static_cast<double>(tot.setup_total) * 1e-9 / static_cast<double>(tasks) : 0)},
+      {"task_time",
+       format_seconds(tasks ? static_cast<double>(tot.compute_total) * 1e-9 / static_cast<double>(tasks) : 0)}};
   char head[160];
-  std::snprintf(head, sizeof head, "master-worker (rank %d serves %zu workers; recognised with confidence %.2f)", master, workers, confidence);
+  std::snprintf(head, sizeof head, "master-worker (rank %d serves %zu workers; recognised with confidence %.2f)",
+                master, workers, confidence);
   return infer(kb, shares, waiting_seconds(wd), words, head, cfg.get_float("diagnosis.min_cause_share"));
 }
 
 // The worst worker's terms, then the same terms summed over all workers: how the master
 // shapes the whole run's waiting.
-std::vector<std::pair<std::string, double>> worker_metrics(const WorkerTotals &tot, const std::map<int32_t, hc::Worker> &workers,
+std::vector<std::pair<std::string, double>> worker_metrics(const WorkerTotals &tot,
+                                                           const std::map<int32_t, hc::Worker> &workers,
                                                            const std::vector<RankTimes> &times, int32_t master) {
   const hc::Decomposition &wd = tot.wd;
   const double loss = static_cast<double>(std::max<int64_t>(1, wd.loss()));
@@ -257,7 +266,8 @@ std::vector<std::pair<std::string, double>> worker_metrics(const WorkerTotals &t
 
 // What-if questions for the master's causes, at the master's reply call site: a cheaper
 // setup shows in the computation before it.
-std::map<std::string, std::string> master_questions(const Context &ctx, const std::map<uint64_t, int64_t> &reply_sites) {
+std::map<std::string, std::string> master_questions(const Context &ctx,
+                                                    const std::map<uint64_t, int64_t> &reply_sites) {
   uint64_t reply_site = 0;
   int64_t most = -1;
   for (const auto &[site, n] : reply_sites)
@@ -291,10 +301,11 @@ Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, 
   d.summary["workers"] = static_cast<double>(workers.size());
   const auto inf = explain(kb, cfg, tot, master, workers.size(), confidence);
   d.worst = "worker " + std::to_string(tot.worst);
-  d.symptom = "low worker efficiency: worker " + std::to_string(tot.worst) + " at " + three_decimals(tot.wd.efficiency());
+  d.symptom =
+      "low worker efficiency: worker " + std::to_string(tot.worst) + " at " + three_decimals(tot.wd.efficiency());
   d.metrics = worker_metrics(tot, workers, times, master);
-  conclude(d, inf, waiting_seconds(tot.wd), ctx, cfg, "master rank " + std::to_string(master), std::to_string(tot.worst),
-           master_questions(ctx, traffic.reply_sites));
+  conclude(d, inf, waiting_seconds(tot.wd), ctx, cfg, "master rank " + std::to_string(master),
+           std::to_string(tot.worst), master_questions(ctx, traffic.reply_sites));
   return d;
 }
 

@@ -214,8 +214,8 @@ void write_recognition(const Context &ctx, const Recognition &r, StageOutput &ou
 
 // Collective: the reference run at `path` diagnosed as the same model, and this run's
 // diagnosis `d` relative to it.
-void compare_with_reference(Context &ctx, const config::Values &cfg, const ReplayModel &model, const std::string &model_name, const std::string &path,
-                            Diagnosis &d, StageOutput &out) {
+void compare_with_reference(Context &ctx, const config::Values &cfg, const ReplayModel &model,
+                            const std::string &model_name, const std::string &path, Diagnosis &d, StageOutput &out) {
   io::TraceStore ref_store(path, ctx.comm());
   Context rctx(ctx.comm(), ref_store, ctx.config(), ctx.progress());
   const auto rmodel = build_replay_model(rctx, model.params);
@@ -261,7 +261,8 @@ void run_diagnosis(Context &ctx, const config::Values &cfg, StageOutput &out) {
   out.attribute("model", ev.model);
   if (ev.model == "none") return;
   Diagnosis d = ev.d;
-  if (const std::string path = cfg.get_string("diagnosis.reference"); !path.empty()) compare_with_reference(ctx, cfg, model, ev.model, path, d, out);
+  if (const std::string path = cfg.get_string("diagnosis.reference"); !path.empty())
+    compare_with_reference(ctx, cfg, model, ev.model, path, d, out);
   for (const auto &f : d.findings) ctx.findings.push_back(f);
   write_diagnosis(d, out);
 }

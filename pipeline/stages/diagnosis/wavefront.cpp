@@ -27,7 +27,9 @@ int sign(int v) { return (v > 0) - (v < 0); }
 // A rank's place in the grid, px ranks wide.
 std::pair<int, int> grid_xy(int32_t rank, int32_t px) { return {rank % px, rank / px}; }
 
-double efficiency(const WfRank &w) { return w.elapsed ? static_cast<double>(w.comp) / static_cast<double>(w.elapsed) : 0; }
+double efficiency(const WfRank &w) {
+  return w.elapsed ? static_cast<double>(w.comp) / static_cast<double>(w.elapsed) : 0;
+}
 
 // One of a rank's receives (with their wait) or sends.
 struct Step {
@@ -83,8 +85,9 @@ void split_waiting(const std::vector<Step> &steps, WfRank &w) {
 }
 
 // Collective (a gather): every process's time, in rank order.
-std::vector<WfRank> wavefront_ranks(const Context &ctx, const ReplayModel &model, const std::vector<MatchedMessage> &msgs,
-                                    const std::vector<RankTimes> &times, int32_t px) {
+std::vector<WfRank> wavefront_ranks(const Context &ctx, const ReplayModel &model,
+                                    const std::vector<MatchedMessage> &msgs, const std::vector<RankTimes> &times,
+                                    int32_t px) {
   int64_t last_finalize = INT64_MIN;
   for (const auto &t : times) last_finalize = std::max(last_finalize, t.finalize_enter);
   const kernels::LogGPS &net = model.params;
@@ -96,7 +99,8 @@ std::vector<WfRank> wavefront_ranks(const Context &ctx, const ReplayModel &model
     const int32_t r = model.programs[s].rank;
     WfRank w;
     w.rank = r;
-    for (const MatchedMessage *m : received[r]) w.comm += net.flight(m->timing.bytes) + net.recv_overhead(m->timing.bytes);
+    for (const MatchedMessage *m : received[r])
+      w.comm += net.flight(m->timing.bytes) + net.recv_overhead(m->timing.bytes);
     split_waiting(wavefront_steps(model.programs[s], model.side[s], received[r], px), w);
     const auto &t = times[static_cast<size_t>(r)];
     w.empty = std::clamp<int64_t>(last_finalize - t.finalize_enter, 0, t.end - t.finalize_enter);
@@ -156,8 +160,8 @@ std::map<std::string, double> waiting_seconds(const WfRank &w) {
 }
 
 // The inference tree over the worst process's shares of its lost time.
-Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const WfRank &worst, const hc::GridScore &grid, int64_t depth,
-                  double confidence) {
+Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const WfRank &worst, const hc::GridScore &grid,
+                  int64_t depth, double confidence) {
   const double loss = loss_ns(worst);
   auto share = [&](int64_t v) { return static_cast<double>(v) / loss; };
   const std::map<std::string, double> shares = {{"efficiency", efficiency(worst)},
@@ -168,9 +172,10 @@ Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const WfRa
                                                 {"t_pl_handshake", share(worst.handshake)},
                                                 {"t_pl_directionchange", share(worst.direction)}};
   const auto [wx, wy] = grid_xy(worst.rank, grid.px);
-  const std::map<std::string, std::string> words = {{"worst", std::to_string(worst.rank)}, {"stage", std::to_string(wx + wy + 1)},
-                                                    {"depth", std::to_string(depth)},     {"px", std::to_string(grid.px)},
-                                                    {"py", std::to_string(grid.py)},      {"efficiency", three_decimals(efficiency(worst))}};
+  const std::map<std::string, std::string> words = {
+      {"worst", std::to_string(worst.rank)}, {"stage", std::to_string(wx + wy + 1)},
+      {"depth", std::to_string(depth)},      {"px", std::to_string(grid.px)},
+      {"py", std::to_string(grid.py)},       {"efficiency", three_decimals(efficiency(worst))}};
   char head[160];
   std::snprintf(head, sizeof head, "wavefront (a %d x %d grid, %lld pipeline stages; recognised with confidence %.2f)", grid.px, grid.py,
                 static_cast<long long>(depth), confidence);
@@ -196,14 +201,16 @@ Diagnosis diagnose_wavefront(const Context &ctx, const config::Values &cfg, cons
   const WfRank &worst = *tot.worst;
   const auto inf = explain(kb, cfg, worst, grid, depth, confidence);
   d.worst = "process " + std::to_string(worst.rank);
-  d.symptom = "low process efficiency: process " + std::to_string(worst.rank) + " at " + three_decimals(efficiency(worst));
+  d.symptom =
+      "low process efficiency: process " + std::to_string(worst.rank) + " at " + three_decimals(efficiency(worst));
   d.metrics = {{"efficiency", efficiency(worst)},         {"loss_s", loss_ns(worst) * 1e-9},
                {"t_wait_s", worst.wait() * 1e-9},          {"t_pl_fill_s", worst.fill * 1e-9},
                {"t_pl_empty_s", worst.empty * 1e-9},       {"t_pl_handshake_s", worst.handshake * 1e-9},
                {"t_pl_directionchange_s", worst.direction * 1e-9}, {"t_comm_s", worst.comm * 1e-9},
                {"px", static_cast<double>(grid.px)},        {"py", static_cast<double>(grid.py)},
                {"depth", static_cast<double>(depth)}};
-  conclude(d, inf, waiting_seconds(worst), ctx, cfg, std::to_string(grid.px) + " x " + std::to_string(grid.py) + " pipeline", std::to_string(worst.rank), {});
+  conclude(d, inf, waiting_seconds(worst), ctx, cfg,
+           std::to_string(grid.px) + " x " + std::to_string(grid.py) + " pipeline", std::to_string(worst.rank), {});
   return d;
 }
 
