@@ -72,81 +72,69 @@ int64_t excess_ns(const vt::Normalizer &n, const std::array<double, vt::kFeature
   return std::llround(s);
 }
 
-void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
-  const std::string path = cfg.get_string("classify.model");
-  io::Table pairs_table;
-  pairs_table.description = "transfers per (sender call site, receiver call site) and class (Vetter's Table 4)";
-  auto &sender = pairs_table.strings("sender", "sender's call site, function+offset");
-  auto &receiver = pairs_table.strings("receiver", "receiver's call site");
-  auto &sender_id = pairs_table.ints("sender_site", "", "call-site id (/callsites of the trace store)");
-  auto &receiver_id = pairs_table.ints("receiver_site", "", "call-site id");
-  std::vector<std::vector<int64_t> *> count_cols;
-  for (const char *k : vt::class_keys()) count_cols.push_back(&pairs_table.ints(k, "", std::string("transfers classified ") + k));
-  auto &predominant = pairs_table.strings("predominant", "the most frequent class");
-  auto &confidence = pairs_table.floats("mean_confidence", "", "mean confidence of the tree's answers");
-  auto &excess = pairs_table.floats("excess_s", "s", "time in the pair's MPI calls beyond normal transfers, summed");
-  auto &senders = pairs_table.strings("senders", "sending ranks");
-  auto &receivers = pairs_table.strings("receivers", "receiving ranks");
-  if (path.empty()) {
-    out.attribute("skipped", std::string("no classifier model: train one on this machine with `perfsift train -o classifier.model -- "
-                                         "mpirun -n 2` and set classify.model"));
-    out.table("pairs", pairs_table);
-    return;
-  }
-  const MessageModel model = load_model(path);
-  const Platform here = platform_of(ctx.store().run());
-  const bool same_platform = here == model.platform;
-  if (!same_platform)
-    ctx.warnings.push_back("classify: the model " + path + " was trained on " + model.platform.mpi_library + " (" +
-                           model.platform.host_pattern + "), this run used " + here.mpi_library + " (" + here.host_pattern +
-                           "); its classes may be wrong here: train it again with `perfsift train` on this platform");
-  const bool fold = cfg.get_bool("classify.fold_to_operations");
-  const auto &messages = *ctx.products().get<MatchedMessages>().items;
+// Each matched message's class, the tree's confidence and its calls' time beyond normal
+// (ns); the normalised features only when the per-message rows are written.
+struct MessageClasses {
+  std::vector<int32_t> cls;
+  std::vector<double> conf;
+  std::vector<int64_t> extra;
+  std::vector<std::array<double, vt::kFeatures>> features;
+};
 
-  const int64_t max_rows = cfg.get_int("classify.max_message_rows");
-  std::vector<int64_t> n_local = {static_cast<int64_t>(messages.size())};
-  ctx.allreduce_sum(n_local);
-  const int64_t total = n_local[0];
-  const bool keep_rows = total <= max_rows;
-
+MessageClasses classify_messages(Context &ctx, const MessageModel &model, const std::vector<MatchedMessage> &messages,
+                                 bool fold, bool keep_rows) {
   ctx.progress().begin("classify: classifying");
-  std::vector<int32_t> cls(messages.size());
-  std::vector<double> conf(messages.size());
-  std::vector<int64_t> extra(messages.size());
-  std::vector<std::array<double, vt::kFeatures>> features(keep_rows ? messages.size() : 0);
+  MessageClasses m;
+  m.cls.resize(messages.size());
+  m.conf.resize(messages.size());
+  m.extra.resize(messages.size());
+  m.features.resize(keep_rows ? messages.size() : 0);
 #pragma omp parallel for schedule(static)
   for (size_t i = 0; i < messages.size(); ++i) {
     const auto raw = vt::raw_features(messages[i].timing);
     const auto f = model.normalizer.normalise(raw);
-    if (keep_rows) features[i] = f;
-    int32_t c = model.tree.classify(f.data(), &conf[i]);
+    if (keep_rows) m.features[i] = f;
+    int32_t c = model.tree.classify(f.data(), &m.conf[i]);
     if (fold) c = fold_to_operations(c, messages[i].timing);
-    cls[i] = c;
-    extra[i] = excess_ns(model.normalizer, raw);
+    m.cls[i] = c;
+    m.extra[i] = excess_ns(model.normalizer, raw);
   }
   ctx.progress().end();
+  return m;
+}
 
-  std::map<std::pair<uint64_t, uint64_t>, PairTally> mine;
-  for (size_t i = 0; i < messages.size(); ++i) {
-    const auto &m = messages[i];
-    PairTally &p = mine[{m.send_site, m.recv_site}];
-    p.send_site = m.send_site;
-    p.recv_site = m.recv_site;
-    ++p.counts[cls[i]];
-    p.confidence_ppb += std::llround(conf[i] * 1e9);
-    p.excess_ns[cls[i]] += extra[i];
-  }
+using SitePair = std::pair<uint64_t, uint64_t>;  // (sender call site, receiver call site)
+using PairRanks = std::map<SitePair, std::array<std::vector<int32_t>, 2>>;
+
+// The ranks taking part in each pair, gathered: [0] the senders, [1] the receivers.
+PairRanks pair_ranks(Context &ctx, const std::vector<MatchedMessage> &messages) {
   std::set<PairRank> local_ranks;
   for (const auto &m : messages) {
     local_ranks.insert({m.send_site, m.recv_site, 0, m.src});
     local_ranks.insert({m.send_site, m.recv_site, 1, m.dst});
   }
-  std::map<std::pair<uint64_t, uint64_t>, std::array<std::vector<int32_t>, 2>> pair_ranks;
+  PairRanks ranks;
   for (const PairRank &r : ctx.allgatherv(std::vector<PairRank>(local_ranks.begin(), local_ranks.end())))
-    pair_ranks[{r.send_site, r.recv_site}][static_cast<size_t>(r.receiving)].push_back(r.rank);
+    ranks[{r.send_site, r.recv_site}][static_cast<size_t>(r.receiving)].push_back(r.rank);
+  return ranks;
+}
+
+// Every pair's tally, gathered.
+std::map<SitePair, PairTally> pair_tallies(Context &ctx, const std::vector<MatchedMessage> &messages,
+                                           const MessageClasses &mc) {
+  std::map<SitePair, PairTally> mine;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const auto &m = messages[i];
+    PairTally &p = mine[{m.send_site, m.recv_site}];
+    p.send_site = m.send_site;
+    p.recv_site = m.recv_site;
+    ++p.counts[mc.cls[i]];
+    p.confidence_ppb += std::llround(mc.conf[i] * 1e9);
+    p.excess_ns[mc.cls[i]] += mc.extra[i];
+  }
   std::vector<PairTally> local;
   for (const auto &kv : mine) local.push_back(kv.second);
-  std::map<std::pair<uint64_t, uint64_t>, PairTally> all;
+  std::map<SitePair, PairTally> all;
   for (const PairTally &p : ctx.allgatherv(local)) {  // process order: the same sums everywhere
     PairTally &a = all[{p.send_site, p.recv_site}];
     a.send_site = p.send_site;
@@ -157,72 +145,174 @@ void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
     }
     a.confidence_ppb += p.confidence_ppb;
   }
+  return all;
+}
 
-  // Optional per-message rows: who, which class, how sure, and the normalised features.
-  if (keep_rows) {
-    io::Table rows;
-    rows.description = "every matched message: its class and the tree's confidence (Vetter's Fig. 7)";
-    auto &src = rows.ints("sender", "", "sending rank"), &dst = rows.ints("receiver", "", "receiving rank");
-    auto &sev = rows.ints("send_event", "", "the send call's index within the sender's events");
-    auto &rev = rows.ints("recv_event", "", "the receive call's index within the receiver's events");
-    auto &c = rows.strings("class", "Vetter's class");
-    auto &cf = rows.floats("confidence", "", "the leaf's pessimistic accuracy");
-    auto &bytes = rows.ints("bytes", "B", "message size");
-    auto &md = rows.floats("msg_dur_s", "s", "receive completion minus send start");
-    // The tree's inputs: durations in multiples of a normal transfer's (Vetter's Fig. 7).
-    const auto attrs = vt::empty_dataset().attributes;
-    std::vector<std::vector<double> *> normalised;
-    for (int32_t a : {vt::kSendDur, vt::kSendWaitDur, vt::kRecvDur, vt::kRecvWaitDur, vt::kMsgDur, vt::kPostGap})
-      normalised.push_back(&rows.floats(attrs[static_cast<size_t>(a)] + "_norm", "", attrs[static_cast<size_t>(a)] + " over a normal transfer's of the same kind and size"));
-    for (size_t i = 0; i < messages.size(); ++i) {
-      src.push_back(messages[i].src);
-      dst.push_back(messages[i].dst);
-      sev.push_back(messages[i].send_event);
-      rev.push_back(messages[i].recv_event);
-      c.push_back(vt::class_keys()[static_cast<size_t>(cls[i])]);
-      cf.push_back(conf[i]);
-      bytes.push_back(messages[i].timing.bytes);
-      md.push_back(static_cast<double>(vt::message_duration(messages[i].timing)) * 1e-9);
-      size_t k = 0;
-      for (int32_t a : {vt::kSendDur, vt::kSendWaitDur, vt::kRecvDur, vt::kRecvWaitDur, vt::kMsgDur, vt::kPostGap})
-        normalised[k++]->push_back(features[i][static_cast<size_t>(a)]);
-    }
-    out.table_rows("messages", rows);
-  } else {
-    out.attribute("messages_table_skipped", "the run has " + std::to_string(total) + " messages, more than classify.max_message_rows = " +
-                                                 std::to_string(max_rows));
-  }
+// A (sender call site, receiver call site) pair: its tally and who took part.
+struct PairSummary {
+  PairTally tally;
+  int64_t transfers = 0;
+  int32_t top = 0;                             // the most frequent class
+  std::string sender, receiver;                // call-site labels
+  std::string sender_ranks, receiver_ranks;
+};
 
+std::vector<PairSummary> summarise_pairs(Context &ctx, const std::map<SitePair, PairTally> &all, PairRanks &ranks) {
   const auto &sites = ctx.store().callsites();
-  const double min_share = cfg.get_float("classify.min_share");
-  const int64_t min_messages = cfg.get_int("classify.min_messages");
-  const double min_lost = cfg.get_float("classify.min_lost_share");
-  std::vector<int64_t> totals(vt::kClasses, 0);
+  std::vector<PairSummary> pairs;
   for (const auto &[key, p] : all) {
-    int64_t n = 0;
-    int32_t top = 0;
+    PairSummary s{p};
     for (int c = 0; c < vt::kClasses; ++c) {
-      n += p.counts[c];
-      totals[static_cast<size_t>(c)] += p.counts[c];
-      if (p.counts[c] > p.counts[top]) top = c;
+      s.transfers += p.counts[c];
+      if (p.counts[c] > p.counts[s.top]) s.top = c;
     }
-    const std::string snd = site_label(sites, p.send_site), rcv = site_label(sites, p.recv_site);
-    sender.push_back(snd);
-    receiver.push_back(rcv);
+    s.sender = site_label(sites, p.send_site);
+    s.receiver = site_label(sites, p.recv_site);
+    const auto &r = ranks[key];
+    s.sender_ranks = kernels::format_ranges_brief(kernels::to_ranges(r[0]));
+    s.receiver_ranks = kernels::format_ranges_brief(kernels::to_ranges(r[1]));
+    pairs.push_back(std::move(s));
+  }
+  return pairs;
+}
+
+// What the stage found: the model, each local message's class, and the pairs' tallies.
+struct ClassifyResult {
+  std::string model_path;
+  MessageModel model;
+  bool same_platform = false;
+  const std::vector<MatchedMessage> *messages = nullptr;  // the local ones
+  int64_t total = 0;                                      // messages of the run
+  bool keep_rows = false;                                 // write the per-message rows
+  MessageClasses classes;
+  std::vector<PairSummary> pairs;  // every pair, on every process
+  std::vector<int64_t> totals;     // transfers per class
+};
+
+ClassifyResult compute_classify(Context &ctx, const config::Values &cfg, const std::string &path) {
+  ClassifyResult r;
+  r.model_path = path;
+  r.model = load_model(path);
+  const Platform here = platform_of(ctx.store().run());
+  r.same_platform = here == r.model.platform;
+  if (!r.same_platform)
+    ctx.warnings.push_back("classify: the model " + path + " was trained on " + r.model.platform.mpi_library + " (" +
+                           r.model.platform.host_pattern + "), this run used " + here.mpi_library + " (" +
+                           here.host_pattern +
+                           "); its classes may be wrong here: train it again with `perfsift train` on this platform");
+  const bool fold = cfg.get_bool("classify.fold_to_operations");
+  r.messages = ctx.products().get<MatchedMessages>().items.get();
+  const auto &messages = *r.messages;
+  std::vector<int64_t> n_local = {static_cast<int64_t>(messages.size())};
+  ctx.allreduce_sum(n_local);
+  r.total = n_local[0];
+  r.keep_rows = r.total <= cfg.get_int("classify.max_message_rows");
+  r.classes = classify_messages(ctx, r.model, messages, fold, r.keep_rows);
+  auto ranks = pair_ranks(ctx, messages);
+  const auto all = pair_tallies(ctx, messages, r.classes);
+  r.pairs = summarise_pairs(ctx, all, ranks);
+  r.totals.assign(vt::kClasses, 0);
+  for (const PairSummary &p : r.pairs)
+    for (int c = 0; c < vt::kClasses; ++c) r.totals[static_cast<size_t>(c)] += p.tally.counts[c];
+  return r;
+}
+
+// Per-message rows: who, which class, how sure, and the normalised features.
+void write_message_rows(const ClassifyResult &r, StageOutput &out) {
+  const auto &messages = *r.messages;
+  const auto &mc = r.classes;
+  io::Table rows;
+  rows.description = "every matched message: its class and the tree's confidence (Vetter's Fig. 7)";
+  auto &src = rows.ints("sender", "", "sending rank"), &dst = rows.ints("receiver", "", "receiving rank");
+  auto &sev = rows.ints("send_event", "", "the send call's index within the sender's events");
+  auto &rev = rows.ints("recv_event", "", "the receive call's index within the receiver's events");
+  auto &c = rows.strings("class", "Vetter's class");
+  auto &cf = rows.floats("confidence", "", "the leaf's pessimistic accuracy");
+  auto &bytes = rows.ints("bytes", "B", "message size");
+  auto &md = rows.floats("msg_dur_s", "s", "receive completion minus send start");
+  // The tree's inputs: durations in multiples of a normal transfer's (Vetter's Fig. 7).
+  const auto attrs = vt::empty_dataset().attributes;
+  std::vector<std::vector<double> *> normalised;
+  for (int32_t a : {vt::kSendDur, vt::kSendWaitDur, vt::kRecvDur, vt::kRecvWaitDur, vt::kMsgDur, vt::kPostGap})
+    normalised.push_back(&rows.floats(attrs[static_cast<size_t>(a)] + "_norm", "",
+                                      attrs[static_cast<size_t>(a)] + " over a normal transfer's of the same kind and size"));
+  for (size_t i = 0; i < messages.size(); ++i) {
+    src.push_back(messages[i].src);
+    dst.push_back(messages[i].dst);
+    sev.push_back(messages[i].send_event);
+    rev.push_back(messages[i].recv_event);
+    c.push_back(vt::class_keys()[static_cast<size_t>(mc.cls[i])]);
+    cf.push_back(mc.conf[i]);
+    bytes.push_back(messages[i].timing.bytes);
+    md.push_back(static_cast<double>(vt::message_duration(messages[i].timing)) * 1e-9);
+    size_t k = 0;
+    for (int32_t a : {vt::kSendDur, vt::kSendWaitDur, vt::kRecvDur, vt::kRecvWaitDur, vt::kMsgDur, vt::kPostGap})
+      normalised[k++]->push_back(mc.features[i][static_cast<size_t>(a)]);
+  }
+  out.table_rows("messages", rows);
+}
+
+// Transfers per pair and class (Vetter's Table 4); without pairs, the empty table.
+void write_pairs_table(const std::vector<PairSummary> &pairs, StageOutput &out) {
+  io::Table t;
+  t.description = "transfers per (sender call site, receiver call site) and class (Vetter's Table 4)";
+  auto &sender = t.strings("sender", "sender's call site, function+offset");
+  auto &receiver = t.strings("receiver", "receiver's call site");
+  auto &sender_id = t.ints("sender_site", "", "call-site id (/callsites of the trace store)");
+  auto &receiver_id = t.ints("receiver_site", "", "call-site id");
+  std::vector<std::vector<int64_t> *> count_cols;
+  for (const char *k : vt::class_keys()) count_cols.push_back(&t.ints(k, "", std::string("transfers classified ") + k));
+  auto &predominant = t.strings("predominant", "the most frequent class");
+  auto &confidence = t.floats("mean_confidence", "", "mean confidence of the tree's answers");
+  auto &excess = t.floats("excess_s", "s", "time in the pair's MPI calls beyond normal transfers, summed");
+  auto &senders = t.strings("senders", "sending ranks");
+  auto &receivers = t.strings("receivers", "receiving ranks");
+  for (const PairSummary &s : pairs) {
+    const PairTally &p = s.tally;
+    sender.push_back(s.sender);
+    receiver.push_back(s.receiver);
     sender_id.push_back(static_cast<int64_t>(p.send_site));
     receiver_id.push_back(static_cast<int64_t>(p.recv_site));
     for (int c = 0; c < vt::kClasses; ++c) count_cols[static_cast<size_t>(c)]->push_back(p.counts[c]);
-    predominant.push_back(vt::class_keys()[static_cast<size_t>(top)]);
+    predominant.push_back(vt::class_keys()[static_cast<size_t>(s.top)]);
+    const int64_t n = s.transfers;
     confidence.push_back(n ? static_cast<double>(p.confidence_ppb) * 1e-9 / static_cast<double>(n) : 0);
     int64_t ex = 0;
     for (int c = 0; c < vt::kClasses; ++c) ex += p.excess_ns[c];
     excess.push_back(static_cast<double>(ex) * 1e-9);
+    senders.push_back(s.sender_ranks);
+    receivers.push_back(s.receiver_ranks);
+  }
+  out.table("pairs", t);
+}
 
-    const auto &ranks = pair_ranks[key];
-    const std::string sr = kernels::format_ranges_brief(kernels::to_ranges(ranks[0]));
-    const std::string rr = kernels::format_ranges_brief(kernels::to_ranges(ranks[1]));
-    senders.push_back(sr);
-    receivers.push_back(rr);
+void write_classify(const config::Values &cfg, const ClassifyResult &r, StageOutput &out) {
+  if (r.keep_rows) {
+    write_message_rows(r, out);
+  } else {
+    out.attribute("messages_table_skipped", "the run has " + std::to_string(r.total) +
+                                                " messages, more than classify.max_message_rows = " +
+                                                std::to_string(cfg.get_int("classify.max_message_rows")));
+  }
+  out.attribute("model", r.model_path);
+  out.attribute("model_trained_at", r.model.trained_at);
+  out.attribute("model_platform", r.model.platform.mpi_library + " (" + r.model.platform.host_pattern + ")");
+  out.attribute("platform_matches", static_cast<int64_t>(r.same_platform));
+  out.attribute("model_cross_validation_accuracy", r.model.cross_validation_accuracy);
+  out.attribute("messages", r.total);
+  for (int c = 0; c < vt::kClasses; ++c)
+    out.attribute(std::string("count_") + vt::class_keys()[static_cast<size_t>(c)], r.totals[static_cast<size_t>(c)]);
+  write_pairs_table(r.pairs, out);
+}
+
+// A finding per pair whose transfers are mostly of one inefficient class that cost time.
+void classify_findings(Context &ctx, const config::Values &cfg, const ClassifyResult &r) {
+  const double min_share = cfg.get_float("classify.min_share");
+  const int64_t min_messages = cfg.get_int("classify.min_messages");
+  const double min_lost = cfg.get_float("classify.min_lost_share");
+  for (const PairSummary &s : r.pairs) {
+    const PairTally &p = s.tally;
+    const int64_t n = s.transfers;
     // The predominant inefficiency of the pair: the most frequent non-normal class.
     int32_t worst = -1;
     for (int c = 1; c < vt::kClasses; ++c)
@@ -234,25 +324,31 @@ void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
     Finding f;
     f.kind = std::string(vt::class_keys()[static_cast<size_t>(worst)]);
     std::replace(f.kind.begin(), f.kind.end(), '_', '-');
-    f.where = snd + " -> " + rcv;
+    f.where = s.sender + " -> " + s.receiver;
     const bool receiver_waits = worst == vt::kLateSend || worst == vt::kLateSendPost;
-    f.ranks = receiver_waits ? rr : sr;
+    f.ranks = receiver_waits ? s.receiver_ranks : s.sender_ranks;
     f.lost_s = worst_s;
     f.stage = "classify";
     f.cause = std::to_string(p.counts[worst]) + " of " + std::to_string(n) + " transfers (" +
-              format_percent(static_cast<double>(p.counts[worst]) / static_cast<double>(n)) + ") from ranks " + sr + " to " + rr +
-              " are " + vt::class_keys()[static_cast<size_t>(worst)] + ": " + vt::class_advice(worst) + "; they spent " +
-              format_seconds(worst_s) + " in MPI beyond normal transfers";
+              format_percent(static_cast<double>(p.counts[worst]) / static_cast<double>(n)) + ") from ranks " +
+              s.sender_ranks + " to " + s.receiver_ranks + " are " + vt::class_keys()[static_cast<size_t>(worst)] +
+              ": " + vt::class_advice(worst) + "; they spent " + format_seconds(worst_s) +
+              " in MPI beyond normal transfers";
     ctx.findings.push_back(f);
   }
-  out.attribute("model", path);
-  out.attribute("model_trained_at", model.trained_at);
-  out.attribute("model_platform", model.platform.mpi_library + " (" + model.platform.host_pattern + ")");
-  out.attribute("platform_matches", static_cast<int64_t>(same_platform));
-  out.attribute("model_cross_validation_accuracy", model.cross_validation_accuracy);
-  out.attribute("messages", total);
-  for (int c = 0; c < vt::kClasses; ++c) out.attribute(std::string("count_") + vt::class_keys()[static_cast<size_t>(c)], totals[static_cast<size_t>(c)]);
-  out.table("pairs", pairs_table);
+}
+
+void run_classify(Context &ctx, const config::Values &cfg, StageOutput &out) {
+  const std::string path = cfg.get_string("classify.model");
+  if (path.empty()) {
+    out.attribute("skipped", std::string("no classifier model: train one on this machine with "
+                                         "`perfsift train -o classifier.model -- mpirun -n 2` and set classify.model"));
+    write_pairs_table({}, out);
+    return;
+  }
+  const ClassifyResult r = compute_classify(ctx, cfg, path);
+  write_classify(cfg, r, out);
+  classify_findings(ctx, cfg, r);
 }
 
 void classify_text(std::ostream &os, const io::ResultsStore &rs) {

@@ -12,7 +12,6 @@
 // distance matrix is written only for small runs (max_matrix_ranks).
 #include <algorithm>
 #include <cstdio>
-#include <functional>
 #include <map>
 #include <ostream>
 
@@ -138,44 +137,207 @@ Columns call_site_regions(Context &ctx, bool with_mpi) {
   return c;
 }
 
-void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out) {
+// The rank vectors this process holds: owned ranks with data, not excluded; columns:
+// regions 1..nreg-1, an excluded region's zero.
+struct RankVectors {
+  std::vector<int64_t> ids;              // the clustered owned ranks, ascending
+  kernels::RowMatrix points;             // [ids][regions 1..nreg-1]
+  std::vector<uint8_t> base;             // per column: 1 for the depth-1 regions in the search
+  std::vector<int32_t> top;              // depth-1 regions in the search
+  std::vector<uint8_t> region_excluded;  // per region
+};
+
+RankVectors rank_vectors(Context &ctx, const config::Values &cfg, const Columns &cols) {
   const int32_t first = ctx.first(), owned = ctx.owned();
-  const std::string metric = cfg.get_string("dissimilarity.metric");
-  const std::string source = cfg.get_string("dissimilarity.regions");
-  const bool derive = source == "call-sites" || (source == "auto" && ctx.nregions() <= 1);
-  const Columns cols = derive ? call_site_regions(ctx, metric == "wall") : user_regions(ctx, metric);
   const auto &names = cols.names;
   const int32_t nreg = static_cast<int32_t>(names.size());
-  const auto &values = cols.values;
-  kernels::OpticsParams params{cfg.get_float("dissimilarity.radius_fraction"), cfg.get_int("dissimilarity.count_threshold")};
+  RankVectors v;
   std::vector<int32_t> excluded_ranks;
   if (!cfg.get_string("dissimilarity.exclude_ranks").empty())
     excluded_ranks = kernels::parse_ranks(cfg.get_string("dissimilarity.exclude_ranks"), ctx.nranks());
-  std::vector<uint8_t> region_excluded(static_cast<size_t>(nreg), 0);
+  v.region_excluded.assign(static_cast<size_t>(nreg), 0);
   for (const auto &p : cfg.get_list("dissimilarity.exclude_regions")) {
     bool found = false;
     for (int32_t g = 1; g < nreg; ++g)
-      if (names[g] == p || names[g].rfind(p + "/", 0) == 0) region_excluded[g] = 1, found = true;
+      if (names[g] == p || names[g].rfind(p + "/", 0) == 0) v.region_excluded[g] = 1, found = true;
     if (!found) ctx.warnings.push_back("dissimilarity.exclude_regions: no region '" + p + "' in this store");
   }
-
-  // Points: owned ranks with data, not excluded; columns: regions 1..nreg-1.
-  std::vector<int64_t> ids;
   for (int32_t l = 0; l < owned; ++l) {
     const int32_t r = first + l;
-    if (!ctx.missing(r) && !std::binary_search(excluded_ranks.begin(), excluded_ranks.end(), r)) ids.push_back(r);
+    if (!ctx.missing(r) && !std::binary_search(excluded_ranks.begin(), excluded_ranks.end(), r)) v.ids.push_back(r);
   }
   const int32_t ncol = std::max(0, nreg - 1);
-  kernels::RowMatrix points(static_cast<Eigen::Index>(ids.size()), ncol);
-  for (size_t i = 0; i < ids.size(); ++i)
+  v.points.resize(static_cast<Eigen::Index>(v.ids.size()), ncol);
+  for (size_t i = 0; i < v.ids.size(); ++i)
     for (int32_t g = 1; g < nreg; ++g) {
-      const double v = values[static_cast<size_t>(ids[i] - first) * nreg + g];
-      points(static_cast<Eigen::Index>(i), g - 1) = region_excluded[g] || std::isnan(v) ? 0.0 : v;
+      const double x = cols.values[static_cast<size_t>(v.ids[i] - first) * nreg + g];
+      v.points(static_cast<Eigen::Index>(i), g - 1) = v.region_excluded[g] || std::isnan(x) ? 0.0 : x;
     }
-  std::vector<uint8_t> base(static_cast<size_t>(ncol), 0);
-  std::vector<int32_t> top;  // depth-1 regions in the search
+  v.base.assign(static_cast<size_t>(ncol), 0);
   for (int32_t g = 1; g < nreg; ++g)
-    if (cols.depth[g] == 1 && !region_excluded[g]) base[g - 1] = 1, top.push_back(g);
+    if (cols.depth[g] == 1 && !v.region_excluded[g]) v.base[g - 1] = 1, v.top.push_back(g);
+  return v;
+}
+
+struct Composite {
+  std::vector<int32_t> members;
+  bool ccr = false;
+};
+
+// Algorithm 2's answer: the critical code regions, and the composites of adjacent
+// depth-1 regions tried when no single one decides.
+struct CriticalRegions {
+  std::vector<uint8_t> ccr, cccr;  // per region
+  std::vector<Composite> composites;
+  int64_t composite_size = 0;
+};
+
+// Algorithm 2 over the baseline clustering of `s` (which has more than one cluster).
+struct CriticalSearch {
+  Search &s;
+  const Columns &cols;
+  const std::vector<uint8_t> &region_excluded;
+  CriticalRegions found;
+
+  // `g` is a CCR with the columns `zeroed` off; a CCCR when none of its children is a CCR.
+  void mark(int32_t g, const std::vector<int> &zeroed) {
+    found.ccr[g] = 1;
+    if (!analyse_children(g, zeroed)) found.cccr[g] = 1;  // a leaf, or no child is a CCR
+  }
+  // Below a CCR whose columns `zeroed` are off: a child whose column alone restores the
+  // baseline clustering is a CCR; recurse into it.
+  bool analyse_children(int32_t node, const std::vector<int> &zeroed) {
+    bool any = false;
+    for (int32_t k : cols.kids[node]) {
+      if (region_excluded[k]) continue;
+      if (!s.differs(s.cluster({zeroed, {k - 1}}))) {
+        any = true;
+        mark(k, zeroed);
+      }
+    }
+    return any;
+  }
+  void single_regions(Context &ctx, const std::vector<int32_t> &top) {
+    ctx.progress().begin("dissimilarity: searching critical code regions");
+    for (size_t t = 0; t < top.size(); ++t) {
+      const int32_t j = top[t];
+      if (s.differs(s.cluster({{j - 1}, {}}))) mark(j, {j - 1});
+      ctx.progress().update(static_cast<double>(t + 1) / static_cast<double>(top.size()));
+    }
+    ctx.progress().end();
+  }
+  // No single region decides: composites of sz adjacent depth-1 regions, sz = 2 .. r-1.
+  void composites(const std::vector<int32_t> &top) {
+    for (int64_t sz = 2; sz < static_cast<int64_t>(top.size()); ++sz) {
+      if (composites_of_size(top, sz)) {
+        found.composite_size = sz;
+        return;
+      }
+      found.composites.clear();
+    }
+  }
+  bool composites_of_size(const std::vector<int32_t> &top, int64_t sz) {
+    bool any = false;
+    for (size_t a = 0; a < top.size(); a += static_cast<size_t>(sz)) {
+      Composite c;
+      std::vector<int> columns;
+      for (size_t b = a; b < std::min(top.size(), a + static_cast<size_t>(sz)); ++b)
+        c.members.push_back(top[b]), columns.push_back(top[b] - 1);
+      if (c.members.size() < 2) continue;
+      if (s.differs(s.cluster({columns, {}}))) {
+        c.ccr = any = true;
+        for (int32_t m : c.members) {  // a member that alone restores the baseline
+          std::vector<int> others;
+          for (int col : columns)
+            if (col != m - 1) others.push_back(col);
+          if (!s.differs(s.cluster({others, {}}))) mark(m, columns);
+        }
+      }
+      found.composites.push_back(std::move(c));
+    }
+    return any;
+  }
+};
+
+CriticalRegions critical_regions(Context &ctx, Search &s, const Columns &cols, const RankVectors &v,
+                                 int64_t nclusters) {
+  const size_t nreg = cols.names.size();
+  CriticalSearch search{s, cols, v.region_excluded, {}};
+  search.found.ccr.assign(nreg, 0);
+  search.found.cccr.assign(nreg, 0);
+  if (nclusters <= 1) return search.found;
+  search.single_regions(ctx, v.top);
+  const auto &ccr = search.found.ccr;
+  if (std::none_of(ccr.begin(), ccr.end(), [](uint8_t c) { return c != 0; })) search.composites(v.top);
+  return search.found;
+}
+
+// Cluster sizes by pivot, gathered (small: the number of clusters), and the largest.
+struct ClusterSizes {
+  std::map<int64_t, int64_t> sizes;
+  int64_t major = -1, major_size = 0;
+};
+
+ClusterSizes cluster_sizes(Context &ctx, const std::vector<int64_t> &labels) {
+  ClusterSizes c;
+  std::map<int64_t, int64_t> mine;
+  for (int64_t l : labels) ++mine[l];
+  for (auto [k, v] : ctx.allgatherv(std::vector<std::pair<int64_t, int64_t>>(mine.begin(), mine.end())))
+    c.sizes[k] += v;
+  for (auto [k, v] : c.sizes)
+    if (v > c.major_size) c.major = k, c.major_size = v;
+  return c;
+}
+
+// The share of region time that deviates from the largest cluster (sum over ranks
+// outside it of |V_i - centroid| / sum over all ranks of |V_i|, L1).
+double severity(Context &ctx, const RankVectors &v, const std::vector<int64_t> &labels, const ClusterSizes &c,
+                int64_t nclusters) {
+  const int32_t ncol = static_cast<int32_t>(v.points.cols());
+  std::vector<kernels::FixedSum> centroid(static_cast<size_t>(ncol));
+  for (size_t i = 0; i < v.ids.size(); ++i)
+    if (labels[i] == c.major)
+      for (int32_t col = 0; col < ncol; ++col)
+        if (v.base[col]) centroid[col].add(v.points(static_cast<Eigen::Index>(i), col));
+  ctx.allreduce(centroid);
+  std::vector<kernels::FixedSum> dev(2);  // deviation outside the major cluster, total
+  for (size_t i = 0; i < v.ids.size(); ++i)
+    for (int32_t col = 0; col < ncol; ++col) {
+      if (!v.base[col]) continue;
+      const double x = v.points(static_cast<Eigen::Index>(i), col);
+      dev[1].add(std::fabs(x));
+      if (labels[i] != c.major) dev[0].add(std::fabs(x - centroid[col].value() / static_cast<double>(c.major_size)));
+    }
+  ctx.allreduce(dev);
+  return nclusters > 1 && dev[1].value() > 0 ? dev[0].value() / dev[1].value() : 0.0;
+}
+
+// What the stage found: the ranks' clusters and the regions that decide them.
+struct DissimilarityResult {
+  Columns cols;
+  RankVectors vectors;
+  std::vector<int64_t> labels;  // per clustered owned rank: its cluster (the pivot)
+  int64_t nclusters = 0, npoints = 0, clusterings = 0;
+  CriticalRegions critical;
+  ClusterSizes clusters;
+  double severity = 0;
+  bool full = false;                  // full OPTICS: the ordering and extract radius below
+  kernels::OpticsOrdering ordering;   // of the baseline clustering
+  double extract_radius = 0;
+};
+
+DissimilarityResult compute_dissimilarity(Context &ctx, const config::Values &cfg) {
+  const std::string metric = cfg.get_string("dissimilarity.metric");
+  const std::string source = cfg.get_string("dissimilarity.regions");
+  const bool derive = source == "call-sites" || (source == "auto" && ctx.nregions() <= 1);
+  DissimilarityResult r;
+  r.cols = derive ? call_site_regions(ctx, metric == "wall") : user_regions(ctx, metric);
+  kernels::OpticsParams params{cfg.get_float("dissimilarity.radius_fraction"),
+                               cfg.get_int("dissimilarity.count_threshold")};
+  r.vectors = rank_vectors(ctx, cfg, r.cols);
+  const auto &points = r.vectors.points;
+  const auto &base = r.vectors.base;
+  const auto &ids = r.vectors.ids;
 
   // Vectors of a few hundred microseconds (a program that mostly sleeps or waits) differ
   // by noise: lengths below noise_share of the run do not set the radius.
@@ -186,225 +348,171 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
   s.full = cfg.get_string("dissimilarity.algorithm") == "optics";
   if (s.full) {
     // Clusters are cut at radius_fraction x the mean vector length.
-    s.full_params = {cfg.get_int("dissimilarity.min_pts"), params.radius_fraction * radius_floor(ctx, "pivot-or-mean", points, base)};
+    s.full_params = {cfg.get_int("dissimilarity.min_pts"),
+                     params.radius_fraction * radius_floor(ctx, "pivot-or-mean", points, base)};
     s.base = base;
   }
   s.baseline = s.cluster({});
-  const kernels::OpticsOrdering baseline_ordering = s.ordering;
-  const int64_t nclusters = count_clusters(ctx, s.baseline, ids);
-  int64_t npoints = static_cast<int64_t>(ids.size());
-  MPI_Allreduce(MPI_IN_PLACE, &npoints, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+  r.ordering = s.ordering;
+  r.nclusters = count_clusters(ctx, s.baseline, ids);
+  r.npoints = static_cast<int64_t>(ids.size());
+  MPI_Allreduce(MPI_IN_PLACE, &r.npoints, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+  r.critical = critical_regions(ctx, s, r.cols, r.vectors, r.nclusters);
+  r.labels = s.baseline;
+  r.clusterings = s.clusterings;
+  r.clusters = cluster_sizes(ctx, r.labels);
+  r.severity = severity(ctx, r.vectors, r.labels, r.clusters, r.nclusters);
+  r.full = s.full;
+  r.extract_radius = s.full_params.extract_radius;
+  return r;
+}
 
-  // ---- Algorithm 2
-  std::vector<uint8_t> ccr(static_cast<size_t>(nreg), 0), cccr(static_cast<size_t>(nreg), 0);
-  struct Composite {
-    std::vector<int32_t> members;
-    bool ccr = false;
-  };
-  std::vector<Composite> composites;
-  int64_t composite_size = 0;
-  // Below a CCR whose columns `zeroed` are off: a child whose column alone restores the
-  // baseline clustering is a CCR; recurse into it.
-  std::function<bool(int32_t, const std::vector<int>&)> analyse_children = [&](int32_t node, const std::vector<int> &zeroed) {
-    bool any = false;
-    for (int32_t k : cols.kids[node]) {
-      if (region_excluded[k]) continue;
-      if (!s.differs(s.cluster({zeroed, {k - 1}}))) {
-        ccr[k] = 1;
-        any = true;
-        if (!analyse_children(k, zeroed)) cccr[k] = 1;  // a leaf, or no child is a CCR
-      }
-    }
-    return any;
-  };
-  if (nclusters > 1) {
-    ctx.progress().begin("dissimilarity: searching critical code regions");
-    for (size_t t = 0; t < top.size(); ++t) {
-      const int32_t j = top[t];
-      if (s.differs(s.cluster({{j - 1}, {}}))) {
-        ccr[j] = 1;
-        if (!analyse_children(j, {j - 1})) cccr[j] = 1;
-      }
-      ctx.progress().update(static_cast<double>(t + 1) / static_cast<double>(top.size()));
-    }
-    ctx.progress().end();
-    const bool none = std::none_of(ccr.begin(), ccr.end(), [](uint8_t c) { return c != 0; });
-    // No single region decides: composites of s adjacent depth-1 regions, s = 2 .. r-1.
-    for (int64_t sz = 2; none && sz < static_cast<int64_t>(top.size()); ++sz) {
-      bool found = false;
-      for (size_t a = 0; a < top.size(); a += static_cast<size_t>(sz)) {
-        Composite c;
-        std::vector<int> cols;
-        for (size_t b = a; b < std::min(top.size(), a + static_cast<size_t>(sz)); ++b) c.members.push_back(top[b]), cols.push_back(top[b] - 1);
-        if (c.members.size() < 2) continue;
-        if (s.differs(s.cluster({cols, {}}))) {
-          c.ccr = found = true;
-          for (int32_t m : c.members) {  // a member that alone restores the baseline
-            std::vector<int> others;
-            for (int col : cols)
-              if (col != m - 1) others.push_back(col);
-            if (!s.differs(s.cluster({others, {}}))) {
-              ccr[m] = 1;
-              if (!analyse_children(m, cols)) cccr[m] = 1;
-            }
-          }
-        }
-        composites.push_back(std::move(c));
-      }
-      if (found) {
-        composite_size = sz;
-        break;
-      }
-      composites.clear();
-    }
-  }
-
-  // ---- severity: the share of region time that deviates from the largest cluster
-  // (sum over ranks outside it of |V_i - centroid| / sum over all ranks of |V_i|, L1).
-  std::vector<int64_t> cluster_size;  // by pivot, gathered: small (number of clusters)
-  std::map<int64_t, int64_t> sizes;
-  for (int64_t l : s.baseline) ++sizes[l];
-  {
-    std::vector<std::pair<int64_t, int64_t>> mine(sizes.begin(), sizes.end());
-    sizes.clear();
-    for (auto [k, v] : ctx.allgatherv(mine)) sizes[k] += v;
-  }
-  int64_t major = -1, major_size = 0;
-  for (auto [k, v] : sizes)
-    if (v > major_size) major = k, major_size = v;
-  std::vector<kernels::FixedSum> centroid(static_cast<size_t>(ncol));
-  for (size_t i = 0; i < ids.size(); ++i)
-    if (s.baseline[i] == major)
-      for (int32_t c = 0; c < ncol; ++c)
-        if (base[c]) centroid[c].add(points(static_cast<Eigen::Index>(i), c));
-  ctx.allreduce(centroid);
-  std::vector<kernels::FixedSum> dev(2);  // deviation outside the major cluster, total
-  for (size_t i = 0; i < ids.size(); ++i)
-    for (int32_t c = 0; c < ncol; ++c) {
-      if (!base[c]) continue;
-      const double x = points(static_cast<Eigen::Index>(i), c);
-      dev[1].add(std::fabs(x));
-      if (s.baseline[i] != major) dev[0].add(std::fabs(x - centroid[c].value() / static_cast<double>(major_size)));
-    }
-  ctx.allreduce(dev);
-  const double severity = nclusters > 1 && dev[1].value() > 0 ? dev[0].value() / dev[1].value() : 0.0;
-
-  // ---- publish for rootcause; results
-  RankClusters clusters;
-  clusters.cluster_of_owned.assign(static_cast<size_t>(owned), -1);
-  for (size_t i = 0; i < ids.size(); ++i) clusters.cluster_of_owned[ids[i] - first] = s.baseline[i];
-  ctx.products().publish(std::move(clusters));
-  out.attribute("metric", cols.measure);
-  out.attribute("regions_from", std::string(cols.derived ? "call sites: the computation before each MPI call site (and with "
-                                                          "metric wall the time in it); #N is row N of the store's /callsites"
-                                                        : "user regions"));
-  out.attribute("cluster_count", nclusters);
-  out.attribute("severity", severity);
-  out.attribute("ranks_clustered", npoints);
-  out.attribute("clusterings", s.clusterings);
-  out.attribute("composite_size", composite_size);
+void write_cluster_tables(const DissimilarityResult &r, StageOutput &out) {
   {
     io::Table t;
     t.description = "each clustered rank's cluster, named by its lowest rank (the simplified OPTICS pivot)";
     auto &rank = t.ints("rank", "rank", "application rank");
     auto &cl = t.ints("cluster", "rank", "cluster: its lowest member");
-    for (size_t i = 0; i < ids.size(); ++i) rank.push_back(ids[i]), cl.push_back(s.baseline[i]);
+    for (size_t i = 0; i < r.vectors.ids.size(); ++i) rank.push_back(r.vectors.ids[i]), cl.push_back(r.labels[i]);
     out.table_rows("ranks", t);
   }
-  {
-    io::Table t;
-    t.description = "clusters of ranks by " + cols.measure + " time per region";
-    auto &id = t.ints("cluster", "rank", "cluster id: its lowest member, its representative");
-    auto &size = t.ints("size", "count", "ranks in the cluster");
-    auto &major_col = t.ints("largest", "", "1 for the largest cluster (the reference of the severity)");
-    for (auto [k, v] : sizes) id.push_back(k), size.push_back(v), major_col.push_back(k == major);
-    out.table("cluster_table", t);
-  }
-  {
-    io::Table t;
-    t.description = "critical code regions of the dissimilarity search (Algorithm 2)";
-    auto &path = t.strings("path", "region path, or members joined by + for a composite");
-    auto &depth = t.ints("depth", "", "depth in the region tree (1 = below the program)");
-    auto &is_cccr = t.ints("cccr", "", "1 for a core of critical code regions: a CCR none of whose children is one");
-    for (int32_t g = 1; g < nreg; ++g)
-      if (ccr[g]) path.push_back(names[g]), depth.push_back(cols.depth[g]), is_cccr.push_back(cccr[g]);
-    for (const auto &c : composites)
-      if (c.ccr) {
-        std::string name;
-        for (int32_t m : c.members) name += (name.empty() ? "" : "+") + names[m];
-        path.push_back(name), depth.push_back(1), is_cccr.push_back(0);
-      }
-    out.table("ccr_table", t);
-  }
-  out.attribute("algorithm", cfg.get_string("dissimilarity.algorithm"));
-  if (s.full) {
-    io::Table t;
-    t.description = "OPTICS reachability ordering of the ranks (the reachability plot): valleys are clusters";
-    auto &rank = t.ints("rank", "rank", "application rank, in ordering order");
-    auto &reach = t.floats("reachability", "s", "reachability distance; NaN for the first of a component");
-    auto &core = t.floats("core_distance", "s", "distance to the (min_pts - 1)-th nearest other rank");
-    for (size_t k = 0; k < baseline_ordering.order.size(); ++k) {
-      rank.push_back(baseline_ordering.order[k]);
-      reach.push_back(std::isinf(baseline_ordering.reachability[k]) ? std::nan("") : baseline_ordering.reachability[k]);
-      core.push_back(std::isinf(baseline_ordering.core_distance[k]) ? std::nan("") : baseline_ordering.core_distance[k]);
-    }
-    out.attribute("extract_radius", s.full_params.extract_radius);
-    out.table("optics_ordering", t);
-  }
-  if (npoints <= cfg.get_int("dissimilarity.max_matrix_ranks") && npoints > 0) {
-    // Small runs: the whole distance matrix, each process its rows against all points.
-    std::vector<double> mine(points.data(), points.data() + points.size());
-    for (size_t i = 0; i < ids.size(); ++i)
-      for (int32_t c = 0; c < ncol; ++c)
-        if (!base[c]) mine[i * ncol + c] = 0;
-    const std::vector<double> all = ctx.allgatherv(mine);
-    // Pair by pair in a fixed order (not a GEMM, whose rounding depends on the tile
-    // shapes): the same bits for any number of processes.
-    kernels::RowMatrix d(static_cast<Eigen::Index>(ids.size()), static_cast<Eigen::Index>(npoints));
-    for (size_t i = 0; i < ids.size(); ++i)
-      for (int64_t j = 0; j < npoints; ++j) {
-        double s2 = 0;
-        for (int32_t c = 0; c < ncol; ++c) {
-          const double x = mine[i * ncol + c] - all[static_cast<size_t>(j) * ncol + c];
-          s2 += x * x;
-        }
-        d(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = std::sqrt(s2);
-      }
-    const std::vector<int64_t> all_ids = ctx.allgatherv(ids);
-    std::vector<std::string> labels;
-    for (int64_t r : all_ids) labels.push_back(std::to_string(r));
-    int64_t row_first = 0, mine_rows = static_cast<int64_t>(ids.size());
-    MPI_Exscan(&mine_rows, &row_first, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
-    if (ctx.me() == 0) row_first = 0;
-    io::MatrixBlock m{"s", "Euclidean distance between the ranks' vectors of depth-1 region times", "rank", "rank", labels,
-                      npoints, row_first, std::vector<double>(d.data(), d.data() + d.size())};
-    out.matrix("distance", m);
-  }
+  io::Table t;
+  t.description = "clusters of ranks by " + r.cols.measure + " time per region";
+  auto &id = t.ints("cluster", "rank", "cluster id: its lowest member, its representative");
+  auto &size = t.ints("size", "count", "ranks in the cluster");
+  auto &major_col = t.ints("largest", "", "1 for the largest cluster (the reference of the severity)");
+  for (auto [k, v] : r.clusters.sizes) id.push_back(k), size.push_back(v), major_col.push_back(k == r.clusters.major);
+  out.table("cluster_table", t);
+}
 
-  // ---- bottlenecks: each CCCR; the ranks outside the largest cluster
-  const std::string metric_word = cols.derived ? (metric == "wall" ? "wall" : "computation") : metric;
-  if (nclusters > 1) {
-    std::vector<int32_t> outliers;
-    for (size_t i = 0; i < ids.size(); ++i)
-      if (s.baseline[i] != major) outliers.push_back(static_cast<int32_t>(ids[i]));
-    const std::string ranks = kernels::format_ranges(ctx.allgather(kernels::to_ranges(outliers)));
-    auto &bottlenecks = ctx.products().get_or_publish<Bottlenecks>().items;
-    for (int32_t g = 1; g < nreg; ++g) {
-      if (!cccr[g]) continue;
-      std::vector<kernels::Summary> one(1);
-      for (size_t i = 0; i < ids.size(); ++i) one[0].add(values[static_cast<size_t>(ids[i] - first) * nreg + g], ids[i]);
-      ctx.allreduce(one);
-      char sev[32];
-      std::snprintf(sev, sizeof sev, "%.2f", severity);
-      bottlenecks.push_back({"dissimilarity", names[g], ranks,
-                                 "ranks fall into " + std::to_string(nclusters) + " clusters by " + metric_word +
-                                     " time per " + (cols.derived ? "call-site region" : "region") + " (severity " + sev + "); " + names[g] +
-                                     " decides the split: " + format_seconds(one[0].min) + " to " + format_seconds(one[0].max) +
-                                     " per rank",
-                                 one[0].max - one[0].mean()});
-      bottlenecks.back().question = cols.fixes[static_cast<size_t>(g)];
+void write_ccr_table(const DissimilarityResult &r, StageOutput &out) {
+  const auto &names = r.cols.names;
+  io::Table t;
+  t.description = "critical code regions of the dissimilarity search (Algorithm 2)";
+  auto &path = t.strings("path", "region path, or members joined by + for a composite");
+  auto &depth = t.ints("depth", "", "depth in the region tree (1 = below the program)");
+  auto &is_cccr = t.ints("cccr", "", "1 for a core of critical code regions: a CCR none of whose children is one");
+  for (size_t g = 1; g < names.size(); ++g)
+    if (r.critical.ccr[g])
+      path.push_back(names[g]), depth.push_back(r.cols.depth[g]), is_cccr.push_back(r.critical.cccr[g]);
+  for (const auto &c : r.critical.composites)
+    if (c.ccr) {
+      std::string name;
+      for (int32_t m : c.members) name += (name.empty() ? "" : "+") + names[m];
+      path.push_back(name), depth.push_back(1), is_cccr.push_back(0);
     }
+  out.table("ccr_table", t);
+}
+
+void write_optics_ordering(const DissimilarityResult &r, StageOutput &out) {
+  const kernels::OpticsOrdering &o = r.ordering;
+  io::Table t;
+  t.description = "OPTICS reachability ordering of the ranks (the reachability plot): valleys are clusters";
+  auto &rank = t.ints("rank", "rank", "application rank, in ordering order");
+  auto &reach = t.floats("reachability", "s", "reachability distance; NaN for the first of a component");
+  auto &core = t.floats("core_distance", "s", "distance to the (min_pts - 1)-th nearest other rank");
+  for (size_t k = 0; k < o.order.size(); ++k) {
+    rank.push_back(o.order[k]);
+    reach.push_back(std::isinf(o.reachability[k]) ? std::nan("") : o.reachability[k]);
+    core.push_back(std::isinf(o.core_distance[k]) ? std::nan("") : o.core_distance[k]);
   }
+  out.attribute("extract_radius", r.extract_radius);
+  out.table("optics_ordering", t);
+}
+
+// Small runs: the whole distance matrix, each process its rows against all points.
+void write_distance_matrix(Context &ctx, const DissimilarityResult &r, StageOutput &out) {
+  const auto &ids = r.vectors.ids;
+  const auto &points = r.vectors.points;
+  const int64_t npoints = r.npoints;
+  const int32_t ncol = static_cast<int32_t>(points.cols());
+  std::vector<double> mine(points.data(), points.data() + points.size());
+  for (size_t i = 0; i < ids.size(); ++i)
+    for (int32_t c = 0; c < ncol; ++c)
+      if (!r.vectors.base[c]) mine[i * ncol + c] = 0;
+  const std::vector<double> all = ctx.allgatherv(mine);
+  // Pair by pair in a fixed order (not a GEMM, whose rounding depends on the tile
+  // shapes): the same bits for any number of processes.
+  kernels::RowMatrix d(static_cast<Eigen::Index>(ids.size()), static_cast<Eigen::Index>(npoints));
+  for (size_t i = 0; i < ids.size(); ++i)
+    for (int64_t j = 0; j < npoints; ++j) {
+      double s2 = 0;
+      for (int32_t c = 0; c < ncol; ++c) {
+        const double x = mine[i * ncol + c] - all[static_cast<size_t>(j) * ncol + c];
+        s2 += x * x;
+      }
+      d(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = std::sqrt(s2);
+    }
+  const std::vector<int64_t> all_ids = ctx.allgatherv(ids);
+  std::vector<std::string> labels;
+  for (int64_t id : all_ids) labels.push_back(std::to_string(id));
+  int64_t row_first = 0, mine_rows = static_cast<int64_t>(ids.size());
+  MPI_Exscan(&mine_rows, &row_first, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+  if (ctx.me() == 0) row_first = 0;
+  io::MatrixBlock m{"s", "Euclidean distance between the ranks' vectors of depth-1 region times", "rank", "rank", labels,
+                    npoints, row_first, std::vector<double>(d.data(), d.data() + d.size())};
+  out.matrix("distance", m);
+}
+
+void write_dissimilarity(Context &ctx, const config::Values &cfg, const DissimilarityResult &r, StageOutput &out) {
+  out.attribute("metric", r.cols.measure);
+  out.attribute("regions_from",
+                std::string(r.cols.derived ? "call sites: the computation before each MPI call site (and with metric "
+                                             "wall the time in it); #N is row N of the store's /callsites"
+                                           : "user regions"));
+  out.attribute("cluster_count", r.nclusters);
+  out.attribute("severity", r.severity);
+  out.attribute("ranks_clustered", r.npoints);
+  out.attribute("clusterings", r.clusterings);
+  out.attribute("composite_size", r.critical.composite_size);
+  write_cluster_tables(r, out);
+  write_ccr_table(r, out);
+  out.attribute("algorithm", cfg.get_string("dissimilarity.algorithm"));
+  if (r.full) write_optics_ordering(r, out);
+  if (r.npoints <= cfg.get_int("dissimilarity.max_matrix_ranks") && r.npoints > 0) write_distance_matrix(ctx, r, out);
+}
+
+// A bottleneck per CCCR; its ranks: those outside the largest cluster.
+void dissimilarity_findings(Context &ctx, const config::Values &cfg, const DissimilarityResult &r) {
+  if (r.nclusters <= 1) return;
+  const auto &cols = r.cols;
+  const auto &ids = r.vectors.ids;
+  const std::string metric = cfg.get_string("dissimilarity.metric");
+  const std::string metric_word = cols.derived ? (metric == "wall" ? "wall" : "computation") : metric;
+  const int32_t first = ctx.first(), nreg = static_cast<int32_t>(cols.names.size());
+  std::vector<int32_t> outliers;
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (r.labels[i] != r.clusters.major) outliers.push_back(static_cast<int32_t>(ids[i]));
+  const std::string ranks = kernels::format_ranges(ctx.allgather(kernels::to_ranges(outliers)));
+  auto &bottlenecks = ctx.products().get_or_publish<Bottlenecks>().items;
+  for (int32_t g = 1; g < nreg; ++g) {
+    if (!r.critical.cccr[g]) continue;
+    std::vector<kernels::Summary> one(1);
+    for (size_t i = 0; i < ids.size(); ++i)
+      one[0].add(cols.values[static_cast<size_t>(ids[i] - first) * nreg + g], ids[i]);
+    ctx.allreduce(one);
+    char sev[32];
+    std::snprintf(sev, sizeof sev, "%.2f", r.severity);
+    bottlenecks.push_back({"dissimilarity", cols.names[g], ranks,
+                           "ranks fall into " + std::to_string(r.nclusters) + " clusters by " + metric_word +
+                               " time per " + (cols.derived ? "call-site region" : "region") + " (severity " + sev +
+                               "); " + cols.names[g] + " decides the split: " + format_seconds(one[0].min) + " to " +
+                               format_seconds(one[0].max) + " per rank",
+                           one[0].max - one[0].mean()});
+    bottlenecks.back().question = cols.fixes[static_cast<size_t>(g)];
+  }
+}
+
+void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out) {
+  const DissimilarityResult r = compute_dissimilarity(ctx, cfg);
+  // For rootcause: each owned rank's cluster (-1 when not clustered).
+  RankClusters clusters;
+  clusters.cluster_of_owned.assign(static_cast<size_t>(ctx.owned()), -1);
+  for (size_t i = 0; i < r.vectors.ids.size(); ++i)
+    clusters.cluster_of_owned[r.vectors.ids[i] - ctx.first()] = r.labels[i];
+  ctx.products().publish(std::move(clusters));
+  write_dissimilarity(ctx, cfg, r, out);
+  dissimilarity_findings(ctx, cfg, r);
 }
 
 

@@ -193,16 +193,8 @@ void collectives(const Context &ctx, const ReplayModel &model, Sums &sums, Viola
   }
 }
 
-void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
-  const ReplayModel &model = *ctx.products().get<MatchedRun>().model;
-  const auto &msgs = *ctx.products().get<MatchedMessages>().items;
-  Sums sums;
-  Violations v;
-  // Two ranks' corrected clocks may disagree by up to the sum of their offsets' error bounds.
-  for (const auto &c : ctx.store().clocks()) v.tolerance_ns = std::max({v.tolerance_ns, 2 * c.error_init_ns, 2 * c.error_fin_ns});
-  point_to_point(ctx, msgs, sums, v);
-  collectives(ctx, model, sums, v);
-  // Every process gets every sum, in one deterministic order.
+// Every process gets every sum, in one deterministic order: (pattern, site, region, rank).
+std::vector<WaitSum> gather_sums(Context &ctx, const Sums &sums) {
   auto all = ctx.allgatherv(sums.rows());
   std::sort(all.begin(), all.end(), [](const WaitSum &a, const WaitSum &b) {
     return std::tie(a.pattern, a.site, a.region, a.rank) < std::tie(b.pattern, b.site, b.region, b.rank);
@@ -220,29 +212,62 @@ void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
     }
   }
   all.resize(kept);
+  return all;
+}
+
+// What the stage found: the waiting sums of the whole run and the clock violations.
+struct WaitStatesResult {
+  std::vector<WaitSum> sums;  // every (pattern, rank, call site, region), sorted as gather_sums
+  int64_t p2p_violations = 0, collective_violations = 0, max_violation_ns = 0;
+  int64_t tolerance_ns = 0;
+};
+
+WaitStatesResult compute_waitstates(Context &ctx) {
+  const ReplayModel &model = *ctx.products().get<MatchedRun>().model;
+  const auto &msgs = *ctx.products().get<MatchedMessages>().items;
+  Sums sums;
+  Violations v;
+  // Two ranks' corrected clocks may disagree by up to the sum of their offsets' error bounds.
+  for (const auto &c : ctx.store().clocks())
+    v.tolerance_ns = std::max({v.tolerance_ns, 2 * c.error_init_ns, 2 * c.error_fin_ns});
+  point_to_point(ctx, msgs, sums, v);
+  collectives(ctx, model, sums, v);
+  WaitStatesResult r;
+  r.sums = gather_sums(ctx, sums);
   std::vector<int64_t> vio = {v.p2p, v.collective};
   ctx.allreduce_sum(vio);
-  int64_t max_vio = v.max_ns;
-  MPI_Allreduce(MPI_IN_PLACE, &max_vio, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+  r.p2p_violations = vio[0];
+  r.collective_violations = vio[1];
+  r.max_violation_ns = v.max_ns;
+  MPI_Allreduce(MPI_IN_PLACE, &r.max_violation_ns, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+  r.tolerance_ns = v.tolerance_ns;
+  return r;
+}
 
-  const auto &sites = ctx.store().callsites();
+// "region path > call site" of a wait.
+std::string callpath(const Context &ctx, int32_t region, uint64_t site) {
   const auto &regions = ctx.store().regions();
-  auto region_path = [&](int32_t r) { return r >= 0 && static_cast<size_t>(r) < regions.size() ? regions[static_cast<size_t>(r)].path : std::string("?"); };
+  const bool known = region >= 0 && static_cast<size_t>(region) < regions.size();
+  const std::string path = known ? regions[static_cast<size_t>(region)].path : std::string("?");
+  return path + " > " + site_label(ctx.store().callsites(), site);
+}
+
+void write_waitstates(const Context &ctx, const WaitStatesResult &r, StageOutput &out) {
   io::Table t;
   t.description = "waiting time per pattern, call path and rank (Scalasca's wait states)";
   auto &pat = t.strings("pattern", "late_sender, late_receiver, wait_at_barrier, wait_at_nxn, late_broadcast or early_reduce");
   auto &rank = t.ints("rank", "", "the rank that waited");
   auto &site = t.ints("site", "", "call-site id of the call it waited in (/callsites of the trace store)");
-  auto &callpath = t.strings("callpath", "region path and call site");
+  auto &path = t.strings("callpath", "region path and call site");
   auto &wait = t.floats("wait_s", "s", "waiting time");
   auto &wrong = t.floats("wrong_order_s", "s", "late_sender: the part where a message sent earlier was received later");
   auto &count = t.ints("instances", "", "calls that waited");
   std::vector<double> totals(kPatterns, 0.0);
-  for (const WaitSum &w : all) {
+  for (const WaitSum &w : r.sums) {
     pat.push_back(pattern_key(w.pattern));
     rank.push_back(w.rank);
     site.push_back(static_cast<int64_t>(w.site));
-    callpath.push_back(region_path(w.region) + " > " + site_label(sites, w.site));
+    path.push_back(callpath(ctx, w.region, w.site));
     wait.push_back(static_cast<double>(w.ns) * 1e-9);
     wrong.push_back(static_cast<double>(w.wrong_order_ns) * 1e-9);
     count.push_back(w.instances);
@@ -250,16 +275,23 @@ void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
   }
   out.table("waits", t);
   for (int p = 0; p < kPatterns; ++p) out.attribute(std::string(pattern_key(p)) + "_s", totals[static_cast<size_t>(p)]);
-  out.attribute("clock_violations_p2p", vio[0]);
-  out.attribute("clock_violations_collective", vio[1]);
-  out.attribute("clock_violation_max_s", static_cast<double>(max_vio) * 1e-9);
-  out.attribute("clock_tolerance_s", static_cast<double>(v.tolerance_ns) * 1e-9);
-  if (vio[0] + vio[1] > 0)
-    ctx.warnings.push_back("waitstates: " + std::to_string(vio[0]) + " messages received before they were sent and " + std::to_string(vio[1]) +
-                           " collective exits before the last entry (up to " + format_seconds(static_cast<double>(max_vio) * 1e-9) +
-                           "): the ranks' clocks disagree, so waiting times near that size are uncertain");
+  out.attribute("clock_violations_p2p", r.p2p_violations);
+  out.attribute("clock_violations_collective", r.collective_violations);
+  out.attribute("clock_violation_max_s", static_cast<double>(r.max_violation_ns) * 1e-9);
+  out.attribute("clock_tolerance_s", static_cast<double>(r.tolerance_ns) * 1e-9);
+}
 
-  // Findings: per pattern and call path, when the waiting matters for the run.
+// A warning for clock-condition violations; a finding per pattern and call path when
+// the waiting matters for the run.
+void waitstates_findings(Context &ctx, const config::Values &cfg, const WaitStatesResult &r) {
+  if (r.p2p_violations + r.collective_violations > 0)
+    ctx.warnings.push_back("waitstates: " + std::to_string(r.p2p_violations) +
+                           " messages received before they were sent and " + std::to_string(r.collective_violations) +
+                           " collective exits before the last entry (up to " +
+                           format_seconds(static_cast<double>(r.max_violation_ns) * 1e-9) +
+                           "): the ranks' clocks disagree, so waiting times near that size are uncertain");
+  const auto &all = r.sums;
+  const auto &sites = ctx.store().callsites();
   const double wall = ctx.wall_time_s(), min_share = cfg.get_float("waitstates.min_share");
   for (size_t i = 0; i < all.size();) {
     size_t k = i;
@@ -278,7 +310,7 @@ void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
     Finding f;
     f.kind = pattern_key(w.pattern);
     std::replace(f.kind.begin(), f.kind.end(), '_', '-');
-    f.where = region_path(w.region) + " > " + site_label(sites, w.site);
+    f.where = callpath(ctx, w.region, w.site);
     f.ranks = kernels::format_ranges_brief(kernels::to_ranges(waiting));
     f.lost_s = worst;
     f.stage = "waitstates";
@@ -289,6 +321,12 @@ void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
               ": " + kPatternAdvice[w.pattern];
     ctx.findings.push_back(f);
   }
+}
+
+void run_waitstates(Context &ctx, const config::Values &cfg, StageOutput &out) {
+  const WaitStatesResult r = compute_waitstates(ctx);
+  write_waitstates(ctx, r, out);
+  waitstates_findings(ctx, cfg, r);
 }
 
 void waitstates_text(std::ostream &os, const io::ResultsStore &rs) {
