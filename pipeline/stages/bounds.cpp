@@ -89,8 +89,11 @@ struct RankTimes {
 RankTimes rank_times(const ReplayModel &model, const Target &t) {
   const size_t ng = static_cast<size_t>(t.groups);
   const size_t owned = model.programs.size();
-  RankTimes r{std::vector<int64_t>(owned * ng, 0), std::vector<int64_t>(owned * ng, 0), std::vector<int64_t>(owned * ng, 0),
-              std::vector<uint8_t>(owned * ng, 0)};
+  RankTimes r;
+  r.calc.assign(owned * ng, 0);
+  r.comm.assign(owned * ng, 0);
+  r.wait.assign(owned * ng, 0);
+  r.part.assign(owned * ng, 0);
   for (size_t s = 0; s < owned; ++s) {
     const auto &p = model.programs[s];
     if (p.events.empty() || model.baseline.size() <= s) continue;
@@ -191,7 +194,9 @@ void write_bounds(const std::vector<RegionBounds> &found, StageOutput &out) {
 }
 
 // No findings: the bounds are read from the report.
-void run_bounds(Context &ctx, const config::Values &cfg, StageOutput &out) { write_bounds(compute_bounds(ctx, cfg), out); }
+void run_bounds(Context &ctx, const config::Values &cfg, StageOutput &out) {
+  write_bounds(compute_bounds(ctx, cfg), out);
+}
 
 void bounds_text(std::ostream &os, const io::ResultsStore &rs) {
   const auto t = rs.table("bounds/bounds");

@@ -160,7 +160,9 @@ void write_domino(const DominoResult &r, StageOutput &out) {
 }
 
 // No findings: the paths are read from the report.
-void run_domino(Context &ctx, const config::Values &cfg, StageOutput &out) { write_domino(compute_domino(ctx, cfg), out); }
+void run_domino(Context &ctx, const config::Values &cfg, StageOutput &out) {
+  write_domino(compute_domino(ctx, cfg), out);
+}
 
 void domino_text(std::ostream &os, const io::ResultsStore &rs) {
   const auto a = rs.attributes("domino");

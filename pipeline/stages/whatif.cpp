@@ -68,7 +68,8 @@ struct WhatifResult {
   size_t user_end = 0;             // asked[0, user_end): the baseline and the user's questions
   std::vector<int64_t> predicted, selected, released;  // per question, run-wide
   bool traces = false;             // predicted traces are stored
-  std::vector<std::pair<int64_t, std::vector<std::vector<rp::EventTiming>>>> kept;  // (question, timings of the owned ranks)
+  // (question, timings of the owned ranks) of the stored predicted traces
+  std::vector<std::pair<int64_t, std::vector<std::vector<rp::EventTiming>>>> kept;
 };
 
 // The standard questions: ideal network, no waiting, and every step region and step balanced (collective).
@@ -132,7 +133,8 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
 // whole run alone; the answers meet in reductions (collective).
 void replay_spread_questions(Context &ctx, const std::vector<Question> &parsed, size_t begin, WhatifResult &r) {
   const size_t n = parsed.size();
-  ctx.progress().begin("whatif: " + std::to_string(n - begin) + " questions spread over " + std::to_string(ctx.nprocs()) + " processes");
+  ctx.progress().begin("whatif: " + std::to_string(n - begin) + " questions spread over " + std::to_string(ctx.nprocs()) +
+                       " processes");
   const auto whole = gather_whole(ctx, *r.model);
   std::vector<size_t> mine;
   for (size_t k = begin + static_cast<size_t>(ctx.me()); k < n; k += static_cast<size_t>(ctx.nprocs())) mine.push_back(k);
