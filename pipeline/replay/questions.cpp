@@ -34,108 +34,147 @@ int64_t parse_int(const std::string &q, const std::string &w, const char *what) 
   throw QuestionError("what-if question \"" + q + "\": '" + w + "' is not a valid " + what + " (a number >= 0)");
 }
 
-}  // namespace
+const std::vector<std::string> kActions = {"baseline", "ideal-network", "zero-wait", "zero", "balance", "balance-messages", "scale"};
+const std::vector<std::string> kTerms = {"all", "region", "step", "steps", "callsite", "event", "ranks", "and"};
 
-Question parse_question(const std::string &text, const std::vector<std::string> &region_paths) {
+// Reads one question word by word; every error names the question, the word and the fix.
+class QuestionParser {
+ public:
+  QuestionParser(const std::string &text, const std::vector<std::string> &region_paths)
+      : m_text(text), m_paths(region_paths), m_words(words_of(text)) {}
+  Question parse();
+
+ private:
+  const std::string &need(const char *what);
+  int32_t region(const std::string &path) const;
+  Clause clause(const std::string &action);
+  Action action(const std::string &word, double &factor);
+  void selector_term(const std::string &term, Selector &sel);
+
+  const std::string &m_text;
+  const std::vector<std::string> &m_paths;
+  const std::vector<std::string> m_words;
+  size_t m_next = 0;  // the next word
+};
+
+Question QuestionParser::parse() {
   Question q;
-  q.text = text;
-  const auto w = words_of(text);
-  if (w.empty()) throw QuestionError("what-if question is empty: write e.g. \"balance steps of solve\" or \"ideal-network\"");
-  static const std::vector<std::string> actions = {"baseline", "ideal-network", "zero-wait", "zero", "balance", "balance-messages", "scale"};
-  static const std::vector<std::string> terms = {"all", "region", "step", "steps", "callsite", "event", "ranks", "and"};
-  size_t i = 0;
-  auto need = [&](const char *what) -> const std::string & {
-    if (i >= w.size()) throw QuestionError("what-if question \"" + text + "\" ends early: " + what + " expected");
-    return w[i++];
-  };
-  auto region = [&](const std::string &path) -> int32_t {
-    for (size_t k = 0; k < region_paths.size(); ++k)
-      if (region_paths[k] == path) return static_cast<int32_t>(k);
-    throw QuestionError("what-if question \"" + text + "\": no region '" + path + "' in the store (did you mean '" +
-                        config::nearest(path, region_paths) + "'?)");
-  };
-  while (i < w.size()) {
+  q.text = m_text;
+  if (m_words.empty()) throw QuestionError("what-if question is empty: write e.g. \"balance steps of solve\" or \"ideal-network\"");
+  while (m_next < m_words.size()) {
     const std::string &a = need("an action");
     if (a == "baseline") {
       q.baseline = true;
     } else if (a == "ideal-network") {
       q.ideal_network = true;
     } else {
-      Clause c;
-      if (a == "zero-wait") c.action = Action::ZeroWait;
-      else if (a == "zero") c.action = Action::Zero;
-      else if (a == "balance") c.action = Action::Balance;
-      else if (a == "balance-messages") c.action = Action::BalanceMessages;
-      else if (a == "scale") {
-        c.action = Action::Scale;
-        const std::string &f = need("a factor");
-        try {
-          size_t used = 0;
-          c.factor = std::stod(f, &used);
-          if (used != f.size() || !(c.factor >= 0) || !std::isfinite(c.factor)) throw std::invalid_argument(f);
-        } catch (const std::exception &) {
-          throw QuestionError("what-if question \"" + text + "\": scale needs a factor >= 0, not '" + f + "'");
-        }
-      } else {
-        throw QuestionError("what-if question \"" + text + "\": unknown action '" + a + "' (did you mean '" +
-                            config::nearest(a, actions) + "'? actions: zero-wait, zero, balance, balance-messages, scale F, ideal-network)");
-      }
-      bool any = false;
-      while (i < w.size() && w[i] != "and") {
-        const std::string &t = w[i++];
-        any = true;
-        if (t == "all") {
-          c.sel.kind = Selector::Kind::All;
-        } else if (t == "region") {
-          c.sel.kind = Selector::Kind::Region;
-          c.sel.region = need("a region path");
-          c.sel.region_id = region(c.sel.region);
-        } else if (t == "step") {
-          c.sel.kind = Selector::Kind::Step;
-          c.sel.step = parse_int(text, need("a step number"), "step number");
-          if (i < w.size() && w[i] == "of") ++i;
-          c.sel.region = need("the step region");
-          c.sel.region_id = region(c.sel.region);
-        } else if (t == "steps") {
-          c.sel.kind = Selector::Kind::Steps;
-          if (i < w.size() && w[i] == "of") ++i;
-          c.sel.region = need("the step region");
-          c.sel.region_id = region(c.sel.region);
-        } else if (t == "callsite") {
-          c.sel.kind = Selector::Kind::Callsite;
-          c.sel.callsite = parse_int(text, need("a call-site id"), "call-site id");
-        } else if (t == "event") {
-          c.sel.kind = Selector::Kind::Event;
-          const std::string &e = need("RANK:INDEX");
-          const auto colon = e.find(':');
-          if (colon == std::string::npos) throw QuestionError("what-if question \"" + text + "\": event needs RANK:INDEX, not '" + e + "'");
-          c.sel.rank = static_cast<int32_t>(parse_int(text, e.substr(0, colon), "rank"));
-          c.sel.index = parse_int(text, e.substr(colon + 1), "event index");
-        } else if (t == "ranks") {
-          const std::string &r = need("a rank list such as 0-3,7");
-          try {
-            c.sel.ranks = kernels::to_ranges(kernels::parse_ranks(r, INT32_MAX));
-          } catch (const std::exception &) {
-            throw QuestionError("what-if question \"" + text + "\": '" + r + "' is not a rank list (write e.g. 0-3,7)");
-          }
-        } else {
-          throw QuestionError("what-if question \"" + text + "\": unknown selector '" + t + "' (did you mean '" +
-                              config::nearest(t, terms) + "'? selectors: all, region P, step N of R, steps of R, callsite ID, event R:I, ranks A-B)");
-        }
-      }
-      if (!any) throw QuestionError("what-if question \"" + text + "\": '" + a + "' needs a selector (e.g. all, region P, steps of R)");
-      const bool event_sel = c.sel.kind == Selector::Kind::Event;
-      if (event_sel && (c.action == Action::Balance || c.action == Action::BalanceMessages))
-        throw QuestionError("what-if question \"" + text + "\": balancing needs a region, step, call-site or rank selector, not one event");
-      q.clauses.push_back(c);
+      q.clauses.push_back(clause(a));
     }
-    if (i < w.size()) {
-      if (w[i] != "and") throw QuestionError("what-if question \"" + text + "\": expected 'and' before '" + w[i] + "'");
-      ++i;
-      if (i == w.size()) throw QuestionError("what-if question \"" + text + "\" ends with 'and'");
+    if (m_next < m_words.size()) {
+      if (m_words[m_next] != "and") throw QuestionError("what-if question \"" + m_text + "\": expected 'and' before '" + m_words[m_next] + "'");
+      ++m_next;
+      if (m_next == m_words.size()) throw QuestionError("what-if question \"" + m_text + "\" ends with 'and'");
     }
   }
   return q;
+}
+
+const std::string &QuestionParser::need(const char *what) {
+  if (m_next >= m_words.size()) throw QuestionError("what-if question \"" + m_text + "\" ends early: " + what + " expected");
+  return m_words[m_next++];
+}
+
+int32_t QuestionParser::region(const std::string &path) const {
+  for (size_t k = 0; k < m_paths.size(); ++k)
+    if (m_paths[k] == path) return static_cast<int32_t>(k);
+  throw QuestionError("what-if question \"" + m_text + "\": no region '" + path + "' in the store (did you mean '" +
+                      config::nearest(path, m_paths) + "'?)");
+}
+
+// An action and its selector terms, up to the next "and".
+Clause QuestionParser::clause(const std::string &a) {
+  Clause c;
+  c.action = action(a, c.factor);
+  bool any = false;
+  while (m_next < m_words.size() && m_words[m_next] != "and") {
+    const std::string &t = m_words[m_next++];
+    any = true;
+    selector_term(t, c.sel);
+  }
+  if (!any) throw QuestionError("what-if question \"" + m_text + "\": '" + a + "' needs a selector (e.g. all, region P, steps of R)");
+  const bool event_sel = c.sel.kind == Selector::Kind::Event;
+  if (event_sel && (c.action == Action::Balance || c.action == Action::BalanceMessages))
+    throw QuestionError("what-if question \"" + m_text + "\": balancing needs a region, step, call-site or rank selector, not one event");
+  return c;
+}
+
+// The action a word names; "scale" reads its factor.
+Action QuestionParser::action(const std::string &a, double &factor) {
+  if (a == "zero-wait") return Action::ZeroWait;
+  if (a == "zero") return Action::Zero;
+  if (a == "balance") return Action::Balance;
+  if (a == "balance-messages") return Action::BalanceMessages;
+  if (a != "scale")
+    throw QuestionError("what-if question \"" + m_text + "\": unknown action '" + a + "' (did you mean '" +
+                        config::nearest(a, kActions) + "'? actions: zero-wait, zero, balance, balance-messages, scale F, ideal-network)");
+  const std::string &f = need("a factor");
+  try {
+    size_t used = 0;
+    factor = std::stod(f, &used);
+    if (used != f.size() || !(factor >= 0) || !std::isfinite(factor)) throw std::invalid_argument(f);
+  } catch (const std::exception &) {
+    throw QuestionError("what-if question \"" + m_text + "\": scale needs a factor >= 0, not '" + f + "'");
+  }
+  return Action::Scale;
+}
+
+// One selector term and the words it takes.
+void QuestionParser::selector_term(const std::string &t, Selector &sel) {
+  const std::string &text = m_text;
+  if (t == "all") {
+    sel.kind = Selector::Kind::All;
+  } else if (t == "region") {
+    sel.kind = Selector::Kind::Region;
+    sel.region = need("a region path");
+    sel.region_id = region(sel.region);
+  } else if (t == "step") {
+    sel.kind = Selector::Kind::Step;
+    sel.step = parse_int(text, need("a step number"), "step number");
+    if (m_next < m_words.size() && m_words[m_next] == "of") ++m_next;
+    sel.region = need("the step region");
+    sel.region_id = region(sel.region);
+  } else if (t == "steps") {
+    sel.kind = Selector::Kind::Steps;
+    if (m_next < m_words.size() && m_words[m_next] == "of") ++m_next;
+    sel.region = need("the step region");
+    sel.region_id = region(sel.region);
+  } else if (t == "callsite") {
+    sel.kind = Selector::Kind::Callsite;
+    sel.callsite = parse_int(text, need("a call-site id"), "call-site id");
+  } else if (t == "event") {
+    sel.kind = Selector::Kind::Event;
+    const std::string &e = need("RANK:INDEX");
+    const auto colon = e.find(':');
+    if (colon == std::string::npos) throw QuestionError("what-if question \"" + text + "\": event needs RANK:INDEX, not '" + e + "'");
+    sel.rank = static_cast<int32_t>(parse_int(text, e.substr(0, colon), "rank"));
+    sel.index = parse_int(text, e.substr(colon + 1), "event index");
+  } else if (t == "ranks") {
+    const std::string &r = need("a rank list such as 0-3,7");
+    try {
+      sel.ranks = kernels::to_ranges(kernels::parse_ranks(r, INT32_MAX));
+    } catch (const std::exception &) {
+      throw QuestionError("what-if question \"" + text + "\": '" + r + "' is not a rank list (write e.g. 0-3,7)");
+    }
+  } else {
+    throw QuestionError("what-if question \"" + text + "\": unknown selector '" + t + "' (did you mean '" +
+                        config::nearest(t, kTerms) + "'? selectors: all, region P, step N of R, steps of R, callsite ID, event R:I, ranks A-B)");
+  }
+}
+
+}  // namespace
+
+Question parse_question(const std::string &text, const std::vector<std::string> &region_paths) {
+  return QuestionParser(text, region_paths).parse();
 }
 
 namespace {
@@ -226,124 +265,173 @@ Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel:
   return L;
 }
 
-rp::Scenario build_scenario(const Context *ctx, const ReplayModel &model, const Question &q, int64_t &selected) {
+namespace {
+
+// Builds a scenario clause by clause on the model's ranks; a per-rank array of the
+// scenario is made when a clause first changes that rank. With a context, collective.
+class ScenarioBuilder {
+ public:
+  ScenarioBuilder(const Context *ctx, const ReplayModel &model) : m_ctx(ctx), m_model(model), m_owned(model.programs.size()) {}
+  void apply(const Clause &c);
+
   rp::Scenario sc;
-  sc.net = model.params;
-  sc.ideal_network = q.ideal_network;
-  const size_t owned = model.programs.size();
-  int64_t touched = 0;
-  auto gaps_of = [&](size_t s) -> std::vector<int64_t> & {
-    if (sc.gaps.empty()) sc.gaps.resize(owned);
-    if (sc.gaps[s].empty())
-      for (const auto &e : model.programs[s].events) sc.gaps[s].push_back(e.gap);
-    return sc.gaps[s];
-  };
-  auto flags_of = [&](size_t s) -> std::vector<uint8_t> & {
-    if (sc.event_flags.empty()) sc.event_flags.resize(owned);
-    if (sc.event_flags[s].empty()) sc.event_flags[s].assign(model.programs[s].events.size(), 0);
-    return sc.event_flags[s];
-  };
-  auto bytes_of = [&](size_t s) -> std::vector<int64_t> & {
-    if (sc.send_bytes.empty()) sc.send_bytes.resize(owned);
-    if (sc.send_bytes[s].empty())
-      for (const auto &m : model.programs[s].sends) sc.send_bytes[s].push_back(m.bytes);
-    return sc.send_bytes[s];
-  };
-  // Scales the selected parts of the gaps: each part p of gap i becomes p * f(group).
-  // Parts were measured on the measured gap; an earlier clause may have scaled the gap,
-  // and the parts shrink with it.
-  auto scale_parts = [&](size_t s, const std::vector<Located::Part> &parts, const std::function<double(int32_t)> &f) {
-    if (parts.empty()) return;
-    auto &g = gaps_of(s);
-    size_t k = 0;
-    while (k < parts.size()) {
-      const size_t i = static_cast<size_t>(parts[k].event);
-      const int64_t measured = model.programs[s].events[i].gap;
-      const double share = measured > 0 ? static_cast<double>(g[i]) / static_cast<double>(measured) : 0.0;
-      double change = 0;
-      for (; k < parts.size() && parts[k].event == static_cast<int64_t>(i); ++k)
-        change += static_cast<double>(parts[k].ns) * share * (1.0 - f(parts[k].group));
-      g[i] = std::max<int64_t>(0, g[i] - std::llround(change));
-      ++touched;
-    }
-  };
+  int64_t touched = 0;  // calls and computation spans changed on these ranks
 
-  for (const Clause &c : q.clauses) {
-    // Groups: steps of a region are balanced separately.
-    int64_t ngroups = 1;
-    if (c.sel.kind == Selector::Kind::Steps) {
-      int64_t mx = -1;
-      for (const auto &side : model.side)
-        for (const auto &x : side.executions)
-          if (x.region == c.sel.region_id) mx = std::max<int64_t>(mx, x.step);
-      if (ctx) MPI_Allreduce(MPI_IN_PLACE, &mx, 1, MPI_INT64_T, MPI_MAX, ctx->comm());
-      ngroups = std::max<int64_t>(1, mx + 1);
-    }
-    std::vector<Located> where(owned);
-    for (size_t s = 0; s < owned; ++s) where[s] = locate(c.sel, model.programs[s], model.side[s], static_cast<int32_t>(ngroups));
-    const bool event_level = c.sel.kind == Selector::Kind::Callsite || c.sel.kind == Selector::Kind::Event;
+ private:
+  // Per rank and group: the rank's total (computation or sent bytes), [slot * ngroups + group];
+  // run-wide per group: [group] total, [ngroups + group] participating ranks.
+  struct GroupTotals {
+    std::vector<int64_t> mine, sums;
+  };
+  std::vector<int64_t> &gaps_of(size_t s);
+  std::vector<uint8_t> &flags_of(size_t s);
+  std::vector<int64_t> &bytes_of(size_t s);
+  int64_t groups_of(const Selector &sel) const;
+  void flag_calls(const Clause &c, const std::vector<Located> &where);
+  void scale_parts(size_t s, const std::vector<Located::Part> &parts, const std::function<double(int32_t)> &f);
+  GroupTotals group_totals(const std::vector<Located> &where, size_t ng, bool messages) const;
+  void balance(const std::vector<Located> &where, size_t ng, bool messages);
 
-    if (c.action == Action::ZeroWait || (c.action == Action::Zero && event_level)) {
-      for (size_t s = 0; s < owned; ++s)
-        for (size_t i = 0; i < where[s].call.size(); ++i)
-          if (where[s].call[i] >= 0) {
-            flags_of(s)[i] |= c.action == Action::ZeroWait ? rp::kZeroWait : rp::kZeroEvent;
-            ++touched;
-          }
-    } else if (c.action == Action::Zero || c.action == Action::Scale) {
-      const double f = c.action == Action::Zero ? 0.0 : c.factor;
-      for (size_t s = 0; s < owned; ++s) scale_parts(s, where[s].parts, [f](int32_t) { return f; });
+  const Context *m_ctx;
+  const ReplayModel &m_model;
+  const size_t m_owned;
+};
+
+std::vector<int64_t> &ScenarioBuilder::gaps_of(size_t s) {
+  if (sc.gaps.empty()) sc.gaps.resize(m_owned);
+  if (sc.gaps[s].empty())
+    for (const auto &e : m_model.programs[s].events) sc.gaps[s].push_back(e.gap);
+  return sc.gaps[s];
+}
+
+std::vector<uint8_t> &ScenarioBuilder::flags_of(size_t s) {
+  if (sc.event_flags.empty()) sc.event_flags.resize(m_owned);
+  if (sc.event_flags[s].empty()) sc.event_flags[s].assign(m_model.programs[s].events.size(), 0);
+  return sc.event_flags[s];
+}
+
+std::vector<int64_t> &ScenarioBuilder::bytes_of(size_t s) {
+  if (sc.send_bytes.empty()) sc.send_bytes.resize(m_owned);
+  if (sc.send_bytes[s].empty())
+    for (const auto &m : m_model.programs[s].sends) sc.send_bytes[s].push_back(m.bytes);
+  return sc.send_bytes[s];
+}
+
+// Groups: steps of a region are balanced separately (collective with a context).
+int64_t ScenarioBuilder::groups_of(const Selector &sel) const {
+  if (sel.kind != Selector::Kind::Steps) return 1;
+  int64_t mx = -1;
+  for (const auto &side : m_model.side)
+    for (const auto &x : side.executions)
+      if (x.region == sel.region_id) mx = std::max<int64_t>(mx, x.step);
+  if (m_ctx) MPI_Allreduce(MPI_IN_PLACE, &mx, 1, MPI_INT64_T, MPI_MAX, m_ctx->comm());
+  return std::max<int64_t>(1, mx + 1);
+}
+
+void ScenarioBuilder::apply(const Clause &c) {
+  const int64_t ngroups = groups_of(c.sel);
+  std::vector<Located> where(m_owned);
+  for (size_t s = 0; s < m_owned; ++s) where[s] = locate(c.sel, m_model.programs[s], m_model.side[s], static_cast<int32_t>(ngroups));
+  const bool event_level = c.sel.kind == Selector::Kind::Callsite || c.sel.kind == Selector::Kind::Event;
+  if (c.action == Action::ZeroWait || (c.action == Action::Zero && event_level)) {
+    flag_calls(c, where);
+  } else if (c.action == Action::Zero || c.action == Action::Scale) {
+    const double f = c.action == Action::Zero ? 0.0 : c.factor;
+    for (size_t s = 0; s < m_owned; ++s) scale_parts(s, where[s].parts, [f](int32_t) { return f; });
+  } else {
+    balance(where, static_cast<size_t>(ngroups), c.action == Action::BalanceMessages);
+  }
+}
+
+// Zero-wait, or zero the selected calls themselves.
+void ScenarioBuilder::flag_calls(const Clause &c, const std::vector<Located> &where) {
+  for (size_t s = 0; s < m_owned; ++s)
+    for (size_t i = 0; i < where[s].call.size(); ++i)
+      if (where[s].call[i] >= 0) {
+        flags_of(s)[i] |= c.action == Action::ZeroWait ? rp::kZeroWait : rp::kZeroEvent;
+        ++touched;
+      }
+}
+
+// Scales the selected parts of the gaps: each part p of gap i becomes p * f(group).
+// Parts were measured on the measured gap; an earlier clause may have scaled the gap,
+// and the parts shrink with it.
+void ScenarioBuilder::scale_parts(size_t s, const std::vector<Located::Part> &parts, const std::function<double(int32_t)> &f) {
+  if (parts.empty()) return;
+  auto &g = gaps_of(s);
+  size_t k = 0;
+  while (k < parts.size()) {
+    const size_t i = static_cast<size_t>(parts[k].event);
+    const int64_t measured = m_model.programs[s].events[i].gap;
+    const double share = measured > 0 ? static_cast<double>(g[i]) / static_cast<double>(measured) : 0.0;
+    double change = 0;
+    for (; k < parts.size() && parts[k].event == static_cast<int64_t>(i); ++k)
+      change += static_cast<double>(parts[k].ns) * share * (1.0 - f(parts[k].group));
+    g[i] = std::max<int64_t>(0, g[i] - std::llround(change));
+    ++touched;
+  }
+}
+
+ScenarioBuilder::GroupTotals ScenarioBuilder::group_totals(const std::vector<Located> &where, size_t ng, bool messages) const {
+  GroupTotals t{std::vector<int64_t>(m_owned * ng, 0), std::vector<int64_t>(2 * ng, 0)};
+  for (size_t s = 0; s < m_owned; ++s) {
+    const auto &L = where[s];
+    if (messages) {
+      const auto &side = m_model.side[s];
+      for (size_t k = 0; k < m_model.programs[s].sends.size(); ++k) {
+        const auto i = static_cast<size_t>(side.send_event[k]);
+        if (L.call[i] >= 0) t.mine[s * ng + static_cast<size_t>(L.call[i])] += m_model.programs[s].sends[k].bytes;
+      }
     } else {
-      // Balance: every participating rank gets the group's mean (computation or bytes).
-      const bool messages = c.action == Action::BalanceMessages;
-      const size_t ng = static_cast<size_t>(ngroups);
-      std::vector<int64_t> totals(owned * ng, 0);
-      std::vector<int64_t> sums(2 * ng, 0);  // [group] total, [ng + group] participating ranks
-      for (size_t s = 0; s < owned; ++s) {
-        const auto &L = where[s];
-        if (messages) {
-          const auto &side = model.side[s];
-          for (size_t k = 0; k < model.programs[s].sends.size(); ++k) {
-            const auto i = static_cast<size_t>(side.send_event[k]);
-            if (L.call[i] >= 0) totals[s * ng + static_cast<size_t>(L.call[i])] += model.programs[s].sends[k].bytes;
-          }
-        } else {
-          for (const auto &part : L.parts) totals[s * ng + static_cast<size_t>(part.group)] += part.ns;
-        }
-        for (size_t g = 0; g < ng; ++g)
-          if (L.participates[g]) {
-            sums[g] += totals[s * ng + g];
-            ++sums[ng + g];
-          }
+      for (const auto &part : L.parts) t.mine[s * ng + static_cast<size_t>(part.group)] += part.ns;
+    }
+    for (size_t g = 0; g < ng; ++g)
+      if (L.participates[g]) {
+        t.sums[g] += t.mine[s * ng + g];
+        ++t.sums[ng + g];
       }
-      if (ctx) ctx->allreduce_sum(sums);
-      for (size_t s = 0; s < owned; ++s) {
-        const auto &L = where[s];
-        auto factor = [&](int32_t g) {
-          const int64_t mine = totals[s * ng + static_cast<size_t>(g)];
-          const int64_t count = sums[ng + static_cast<size_t>(g)];
-          if (mine <= 0 || count <= 0) return 1.0;
-          return static_cast<double>(sums[static_cast<size_t>(g)]) / static_cast<double>(count) / static_cast<double>(mine);
-        };
-        if (messages) {
-          const auto &side = model.side[s];
-          for (size_t k = 0; k < model.programs[s].sends.size(); ++k) {
-            const auto i = static_cast<size_t>(side.send_event[k]);
-            if (L.call[i] < 0) continue;
-            auto &b = bytes_of(s);
-            b[k] = std::llround(static_cast<double>(b[k]) * factor(L.call[i]));
-            ++touched;
-          }
-        } else {
-          scale_parts(s, L.parts, factor);
-        }
+  }
+  if (m_ctx) m_ctx->allreduce_sum(t.sums);
+  return t;
+}
+
+// Balance: every participating rank gets the group's mean (computation or bytes).
+void ScenarioBuilder::balance(const std::vector<Located> &where, size_t ng, bool messages) {
+  const GroupTotals t = group_totals(where, ng, messages);
+  for (size_t s = 0; s < m_owned; ++s) {
+    const auto &L = where[s];
+    auto factor = [&](int32_t g) {
+      const int64_t mine = t.mine[s * ng + static_cast<size_t>(g)];
+      const int64_t count = t.sums[ng + static_cast<size_t>(g)];
+      if (mine <= 0 || count <= 0) return 1.0;
+      return static_cast<double>(t.sums[static_cast<size_t>(g)]) / static_cast<double>(count) / static_cast<double>(mine);
+    };
+    if (messages) {
+      const auto &side = m_model.side[s];
+      for (size_t k = 0; k < m_model.programs[s].sends.size(); ++k) {
+        const auto i = static_cast<size_t>(side.send_event[k]);
+        if (L.call[i] < 0) continue;
+        auto &b = bytes_of(s);
+        b[k] = std::llround(static_cast<double>(b[k]) * factor(L.call[i]));
+        ++touched;
       }
+    } else {
+      scale_parts(s, L.parts, factor);
     }
   }
-  std::vector<int64_t> t = {touched};
+}
+
+}  // namespace
+
+rp::Scenario build_scenario(const Context *ctx, const ReplayModel &model, const Question &q, int64_t &selected) {
+  ScenarioBuilder built(ctx, model);
+  built.sc.net = model.params;
+  built.sc.ideal_network = q.ideal_network;
+  for (const Clause &c : q.clauses) built.apply(c);
+  std::vector<int64_t> t = {built.touched};
   if (ctx) ctx->allreduce_sum(t);
   selected = t[0];
-  return sc;
+  return std::move(built.sc);
 }
 
 }  // namespace perfsift::pipeline

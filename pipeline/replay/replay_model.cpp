@@ -37,6 +37,370 @@ struct MatchReply {
   int32_t src, send_index, dst, recv_index;
 };
 
+// Per communicator: its members with data (what a collective on it waits for); sets the
+// model's comm_owners, the analysis processes owning a member.
+std::vector<int32_t> count_comm_members(const Context &ctx, ReplayModel &model) {
+  const auto &comms = ctx.store().comms();
+  std::vector<int32_t> comm_members(comms.size(), 0);
+  model.comm_owners.assign(comms.size(), {});
+  for (size_t c = 0; c < comms.size(); ++c) {
+    std::vector<int> owners;
+    for (int32_t m : comms[c].members)
+      if (m >= 0 && m < ctx.nranks() && !ctx.missing(m)) {
+        ++comm_members[c];
+        owners.push_back(ctx.owner_of(m));
+      }
+    std::sort(owners.begin(), owners.end());
+    owners.erase(std::unique(owners.begin(), owners.end()), owners.end());
+    model.comm_owners[c] = std::move(owners);
+  }
+  return comm_members;
+}
+
+// Requests, completions and region executions of the owned ranks (one read each), with
+// each table's row offsets per rank.
+struct OwnedRecords {
+  std::vector<int64_t> req_off, cmp_off, step_off;
+  std::vector<io::RequestRecord> requests;
+  std::vector<io::CompletionRecord> completions;
+  std::vector<io::StepRecord> executions;
+};
+
+OwnedRecords read_owned_records(const Context &ctx) {
+  const io::TraceStore &store = ctx.store();
+  OwnedRecords r;
+  r.req_off = store.offsets("requests");
+  r.cmp_off = store.offsets("completions");
+  r.step_off = store.offsets("steps");
+  r.requests = store.requests(ctx.first(), ctx.last());
+  r.completions = store.completions(ctx.first(), ctx.last());
+  r.executions = store.steps(ctx.first(), ctx.last());
+  return r;
+}
+
+// Per-rank building state, kept across event slices.
+struct Building {
+  int64_t prev_exit = 0;
+  size_t next_request = 0, next_completion = 0;
+  // Request ids are small and dense per rank (the collector numbers them): vectors.
+  std::vector<int32_t> slot_of_id;        // id -> request slot, -1 none
+  std::vector<int32_t> completion_of_id;  // id -> completion row (index into `completions`), -1 none
+  kernels::MessageCounter sends, recvs;
+  std::unordered_map<int32_t, int64_t> coll_seq;
+  std::vector<std::pair<bool, int32_t>> slot_message;  // request slot -> (is a send, message index), or index -1
+};
+
+// Turns the owned ranks' events, slice by slice, into replay programs and side data;
+// collects each send's key for its receiver's owner and each receive's key for the match.
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const Context &ctx, ReplayModel &model, const OwnedRecords &records)
+      : m_ctx(ctx), m_model(model), m_rec(records), m_traits(classify_ops(ctx.store().ops())),
+        m_comm_members(count_comm_members(ctx, model)) {
+    for (int32_t r = 0; r < ctx.nranks(); ++r) m_alive += !ctx.missing(r);
+  }
+
+  // Sizes the programs and the building state of the owned ranks.
+  void start();
+  // One slice of a rank's events; `index` is the first one's index within the rank.
+  void add_events(int32_t rank, int64_t index, const io::Event *ev, const io::Event *end) {
+    const size_t s = static_cast<size_t>(rank - m_ctx.first());
+    for (int64_t i = index; ev != end; ++ev, ++i) add_event(rank, s, i, *ev);
+  }
+
+  std::vector<std::vector<SendKey>> route;                     // per analysis process: sends to its ranks
+  kernels::ReceiveIndex<std::pair<int32_t, int32_t>> waiting;  // key -> (slot, recv index)
+  std::vector<int64_t> finalize_exit;                          // per owned rank
+  std::vector<int32_t> finalize_coll;                          // per owned rank: its Finalize collective, -1 none
+  int64_t local_max_finalize_enter = rp::kUnknown, local_end = 0;
+
+ private:
+  // The event being added.
+  struct Call {
+    int32_t rank;
+    size_t s;   // its owned slot
+    int64_t i;  // its index within the rank
+    const io::Event &e;
+    OpTraits t;
+    bool inter;  // intercommunicator or interrupted: no messages
+  };
+  void add_event(int32_t rank, size_t s, int64_t i, const io::Event &e);
+  void add_call_items(const Call &c);
+  int32_t add_send(const Call &c, int32_t dst, int32_t tag, int32_t comm, int64_t bytes);
+  int32_t add_recv(const Call &c, int32_t src, int32_t tag, int32_t comm, int64_t bytes);
+  int32_t add_coll(const Call &c, int32_t comm, int64_t bytes, int32_t root);
+  void add_finalize(const Call &c);
+  void activate_requests(const Call &c);
+  void complete_requests(const Call &c);
+
+  const Context &m_ctx;
+  ReplayModel &m_model;
+  const OwnedRecords &m_rec;
+  const std::vector<OpTraits> m_traits;
+  const std::vector<int32_t> m_comm_members;  // per communicator: members with data
+  int32_t m_alive = 0;                        // ranks with data
+  std::vector<Building> m_building;
+};
+
+void ProgramBuilder::start() {
+  const int32_t first = m_ctx.first(), last = m_ctx.last();
+  const auto &req_off = m_rec.req_off, &cmp_off = m_rec.cmp_off, &step_off = m_rec.step_off;
+  const int32_t owned = m_ctx.owned();
+  m_model.programs.resize(static_cast<size_t>(owned));
+  m_model.side.resize(static_cast<size_t>(owned));
+  route.resize(static_cast<size_t>(m_ctx.nprocs()));
+  finalize_exit.assign(static_cast<size_t>(owned), rp::kUnknown);
+  finalize_coll.assign(static_cast<size_t>(owned), -1);
+  m_building.resize(static_cast<size_t>(owned));
+  for (int32_t r = first; r < last; ++r) {
+    const size_t s = static_cast<size_t>(r - first);
+    m_model.programs[s].rank = r;
+    Building &b = m_building[s];
+    int64_t max_id = -1;
+    for (int64_t k = req_off[r]; k < req_off[r + 1]; ++k)
+      max_id = std::max(max_id, m_rec.requests[static_cast<size_t>(k - req_off[first])].id);
+    b.slot_of_id.assign(static_cast<size_t>(max_id + 1), -1);
+    b.completion_of_id.assign(static_cast<size_t>(max_id + 1), -1);
+    for (int64_t k = cmp_off[r]; k < cmp_off[r + 1]; ++k) {
+      const auto &c = m_rec.completions[static_cast<size_t>(k - cmp_off[first])];
+      if (c.request >= 0 && c.request <= max_id) b.completion_of_id[static_cast<size_t>(c.request)] = static_cast<int32_t>(k - cmp_off[first]);
+    }
+    for (int64_t k = step_off[r]; k < step_off[r + 1]; ++k)
+      m_model.side[s].executions.push_back(m_rec.executions[static_cast<size_t>(k - step_off[first])]);
+    b.next_request = static_cast<size_t>(req_off[r] - req_off[first]);
+    b.next_completion = static_cast<size_t>(cmp_off[r] - cmp_off[first]);
+  }
+}
+
+void ProgramBuilder::add_event(int32_t rank, size_t s, int64_t i, const io::Event &e) {
+  rp::RankProgram &p = m_model.programs[s];
+  ReplayModel::Side &side = m_model.side[s];
+  Building &b = m_building[s];
+  const Call c{rank, s, i, e, e.op < m_traits.size() ? m_traits[e.op] : OpTraits{},
+               (e.flags & (io::kInterComm | io::kInterrupted)) != 0};
+  rp::Event out;
+  out.gap = e.t_enter - b.prev_exit;
+  out.first_item = static_cast<int32_t>(p.items.size());
+  b.prev_exit = e.t_exit;
+  local_end = std::max(local_end, e.t_exit);
+  side.enter.push_back(e.t_enter);
+  side.exit.push_back(e.t_exit);
+  side.region.push_back(e.region);
+  side.step.push_back(e.step);
+  side.site.push_back(static_cast<uint32_t>(e.site));
+  side.op.push_back(e.op);
+  add_call_items(c);
+  activate_requests(c);
+  complete_requests(c);
+  out.items = static_cast<uint16_t>(p.items.size() - static_cast<size_t>(out.first_item));
+  if (out.items == 0) p.add_local(out.gap, e.t_exit - e.t_enter);
+  else p.events.push_back(out);
+}
+
+// The call's own messages and collective (blocking calls), and Finalize.
+void ProgramBuilder::add_call_items(const Call &c) {
+  rp::RankProgram &p = m_model.programs[c.s];
+  const io::Event &e = c.e;
+  const OpTraits &t = c.t;
+  const bool message = e.peer >= 0 && !(e.flags & io::kProcNull) && !c.inter;
+  if (!c.inter && (t.cls == OpClass::Send || t.cls == OpClass::Sendrecv) && message)
+    p.items.push_back({rp::ItemType::Send, add_send(c, e.peer, e.tag, e.comm, e.bytes - e.bytes_recv)});
+  if (!c.inter && t.cls == OpClass::Recv && message)
+    p.items.push_back({rp::ItemType::Recv, add_recv(c, e.peer, e.tag, e.comm, e.bytes_recv)});
+  if (!c.inter && t.cls == OpClass::Collective && e.comm >= 0) {
+    const bool rooted = t.flow != kernels::CollectiveFlow::All;
+    p.items.push_back({rp::ItemType::Collective, add_coll(c, e.comm, e.bytes, rooted ? e.peer : -1)});
+  }
+  if (t.cls == OpClass::Finalize) add_finalize(c);
+}
+
+int32_t ProgramBuilder::add_send(const Call &c, int32_t dst, int32_t tag, int32_t comm, int64_t bytes) {
+  rp::RankProgram &p = m_model.programs[c.s];
+  ReplayModel::Side &side = m_model.side[c.s];
+  const auto idx = static_cast<int32_t>(p.sends.size());
+  p.sends.push_back({bytes, -1, -1});
+  side.send_event.push_back(static_cast<int32_t>(c.i));
+  side.send_done.push_back(-1);
+  const MessageKey key = m_building[c.s].sends.next(comm, c.rank, dst, tag);
+  route[static_cast<size_t>(m_ctx.owner_of(dst))].push_back({key, idx, 0, bytes});
+  return idx;
+}
+
+int32_t ProgramBuilder::add_recv(const Call &c, int32_t src, int32_t tag, int32_t comm, int64_t bytes) {
+  rp::RankProgram &p = m_model.programs[c.s];
+  ReplayModel::Side &side = m_model.side[c.s];
+  const auto idx = static_cast<int32_t>(p.recvs.size());
+  p.recvs.push_back({bytes, -1, -1, c.e.t_exit - c.e.t_enter});
+  side.recv_event.push_back(static_cast<int32_t>(c.i));
+  side.recv_done.push_back(-1);
+  if (src >= 0 && src < m_ctx.nranks())
+    waiting.add(m_building[c.s].recvs.next(comm, src, c.rank, tag), {static_cast<int32_t>(c.s), idx});
+  return idx;
+}
+
+int32_t ProgramBuilder::add_coll(const Call &c, int32_t comm, int64_t bytes, int32_t root) {
+  rp::RankProgram &p = m_model.programs[c.s];
+  rp::Collective coll;
+  coll.instance = rp::instance_id(comm, m_building[c.s].coll_seq[comm]++);
+  coll.members = comm >= 0 && comm < static_cast<int32_t>(m_comm_members.size()) ? m_comm_members[comm] : 1;
+  coll.flow = c.t.flow;
+  coll.root = root;
+  coll.rounds = kernels::collective_rounds(coll.members, c.t.linear);
+  coll.bytes = bytes;
+  p.colls.push_back(coll);
+  m_model.side[c.s].coll_event.push_back(static_cast<int32_t>(c.i));
+  return static_cast<int32_t>(p.colls.size() - 1);
+}
+
+void ProgramBuilder::add_finalize(const Call &c) {
+  rp::RankProgram &p = m_model.programs[c.s];
+  rp::Collective coll;
+  coll.instance = rp::instance_id(-2, 0);
+  coll.members = m_alive;
+  coll.flow = kernels::CollectiveFlow::Finalize;
+  p.colls.push_back(coll);
+  m_model.side[c.s].coll_event.push_back(static_cast<int32_t>(c.i));
+  finalize_coll[c.s] = static_cast<int32_t>(p.colls.size() - 1);
+  finalize_exit[c.s] = c.e.t_exit;
+  local_max_finalize_enter = std::max(local_max_finalize_enter, c.e.t_enter);
+  p.items.push_back({rp::ItemType::Collective, finalize_coll[c.s]});
+}
+
+// Requests this call activated (nonblocking operations, MPI_Start).
+void ProgramBuilder::activate_requests(const Call &c) {
+  rp::RankProgram &p = m_model.programs[c.s];
+  Building &b = m_building[c.s];
+  const auto &requests = m_rec.requests;
+  const size_t req_end = static_cast<size_t>(m_rec.req_off[c.rank + 1] - m_rec.req_off[m_ctx.first()]);
+  while (b.next_request < req_end && requests[b.next_request].event < c.i) ++b.next_request;
+  for (; b.next_request < req_end && requests[b.next_request].event == c.i; ++b.next_request) {
+    const io::RequestRecord &q = requests[b.next_request];
+    if (c.t.templ || c.inter || q.id < 0) continue;  // persistent templates: MPI_Start activates them
+    const int32_t slot = p.request_slots++;
+    b.slot_of_id[static_cast<size_t>(q.id)] = slot;
+    b.slot_message.resize(static_cast<size_t>(p.request_slots), {false, -1});
+    if (q.kind == io::kReqSend && q.peer >= 0) {
+      const int32_t m = add_send(c, q.peer, q.tag, q.comm, q.bytes);
+      b.slot_message[static_cast<size_t>(slot)] = {true, m};
+      p.items.push_back({rp::ItemType::PostSend, m, slot});
+    } else if (q.kind == io::kReqRecv) {
+      const int32_t row = b.completion_of_id[static_cast<size_t>(q.id)];
+      const io::CompletionRecord *done = row < 0 ? nullptr : &m_rec.completions[static_cast<size_t>(row)];
+      const bool resolved = done && done->source >= 0 && !done->cancelled;
+      const int32_t m =
+          add_recv(c, resolved ? done->source : -1, resolved ? done->tag : q.tag, q.comm, resolved ? done->bytes : 0);
+      b.slot_message[static_cast<size_t>(slot)] = {false, m};
+      p.items.push_back({rp::ItemType::PostRecv, m, slot});
+    } else if (q.kind == io::kReqCollective && q.comm >= 0) {
+      const bool rooted = c.t.flow != kernels::CollectiveFlow::All;
+      p.items.push_back({rp::ItemType::PostCollective, add_coll(c, q.comm, c.e.bytes, rooted ? c.e.peer : -1), slot});
+    } else {
+      --p.request_slots;
+      b.slot_of_id[static_cast<size_t>(q.id)] = -1;
+    }
+  }
+}
+
+// Requests this call completed; the receive half of a Sendrecv.
+void ProgramBuilder::complete_requests(const Call &c) {
+  rp::RankProgram &p = m_model.programs[c.s];
+  ReplayModel::Side &side = m_model.side[c.s];
+  Building &b = m_building[c.s];
+  const auto &completions = m_rec.completions;
+  const size_t cmp_end = static_cast<size_t>(m_rec.cmp_off[c.rank + 1] - m_rec.cmp_off[m_ctx.first()]);
+  while (b.next_completion < cmp_end && completions[b.next_completion].event < c.i) ++b.next_completion;
+  for (; b.next_completion < cmp_end && completions[b.next_completion].event == c.i; ++b.next_completion) {
+    const io::CompletionRecord &done = completions[b.next_completion];
+    if (done.request < 0) {
+      if (c.t.cls == OpClass::Sendrecv && done.source >= 0 && !c.inter)
+        p.items.push_back({rp::ItemType::Recv, add_recv(c, done.source, done.tag, c.e.comm, done.bytes)});
+      continue;
+    }
+    if (static_cast<size_t>(done.request) < b.slot_of_id.size() && b.slot_of_id[static_cast<size_t>(done.request)] >= 0) {
+      const int32_t slot = b.slot_of_id[static_cast<size_t>(done.request)];
+      p.items.push_back({rp::ItemType::Complete, slot});
+      const auto [is_send, m] = b.slot_message[static_cast<size_t>(slot)];
+      if (m >= 0) (is_send ? side.send_done : side.recv_done)[static_cast<size_t>(m)] = static_cast<int32_t>(c.i);
+    }
+  }
+}
+
+// Exact sizes: the program is most of the stage's memory.
+void shrink_programs(ReplayModel &model) {
+  for (auto &p : model.programs) {
+    p.events.shrink_to_fit();
+    p.items.shrink_to_fit();
+    p.sends.shrink_to_fit();
+    p.recvs.shrink_to_fit();
+    p.colls.shrink_to_fit();
+    p.owns.shrink_to_fit();
+  }
+}
+
+// Collective. Finalize: everything after the last rank entered is the measured remainder.
+void set_finalize_remainders(const Context &ctx, ReplayModel &model, const ProgramBuilder &built) {
+  int64_t max_finalize_enter = built.local_max_finalize_enter;
+  MPI_Allreduce(MPI_IN_PLACE, &max_finalize_enter, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+  for (size_t s = 0; s < built.finalize_coll.size(); ++s)
+    if (built.finalize_coll[s] >= 0)
+      model.programs[s].colls[static_cast<size_t>(built.finalize_coll[s])].remainder =
+          std::max<int64_t>(0, built.finalize_exit[s] - max_finalize_enter);
+}
+
+// Collective. Match: send keys to the receiver's owner, replies back to the sender's
+// owner. Returns the owned sends no receive met.
+int64_t match_messages(const Context &ctx, ReplayModel &model, ProgramBuilder &built) {
+  const auto arrived = ctx.alltoallv(built.route);
+  std::vector<std::vector<MatchReply>> replies(static_cast<size_t>(ctx.nprocs()));
+  int64_t unmatched_sends = 0;
+  for (const SendKey &k : arrived) {
+    const auto found = built.waiting.take(k.key);
+    if (!found) {
+      ++unmatched_sends;
+      continue;
+    }
+    const auto [slot, ri] = *found;
+    rp::RecvMessage &m = model.programs[static_cast<size_t>(slot)].recvs[static_cast<size_t>(ri)];
+    m.src = k.key.src;
+    m.send_index = k.send_index;
+    m.bytes = k.bytes;
+    replies[static_cast<size_t>(ctx.owner_of(k.key.src))].push_back({k.key.src, k.send_index, k.key.dst, ri});
+  }
+  for (const MatchReply &r : ctx.alltoallv(replies)) {
+    rp::RankProgram &sender = model.programs[static_cast<size_t>(r.src - ctx.first())];
+    rp::SendMessage &m = sender.sends[static_cast<size_t>(r.send_index)];
+    m.dst = r.dst;
+    m.recv_index = r.recv_index;
+  }
+  return unmatched_sends;
+}
+
+// Collective: the run-wide figures (message and call counts, the measured end).
+void count_run_figures(const Context &ctx, ReplayModel &model, int64_t unmatched_sends, int64_t local_end) {
+  int64_t sends = 0, receives = 0, collectives = 0, local_events = 0, events = 0;
+  for (const auto &p : model.programs) {
+    sends += static_cast<int64_t>(p.sends.size());
+    receives += static_cast<int64_t>(p.recvs.size());
+    collectives += static_cast<int64_t>(p.colls.size());
+    events += static_cast<int64_t>(p.events.size());
+    for (const auto &e : p.events) local_events += e.items == 0;
+  }
+  // Receives whose source is unknown never entered `waiting`; count them as unmatched too.
+  int64_t unmatched_receives = 0;
+  for (const auto &p : model.programs)
+    for (const auto &m : p.recvs) unmatched_receives += m.src < 0;
+  std::vector<int64_t> sums = {sends, receives, unmatched_sends, unmatched_receives, collectives, local_events, events};
+  ctx.allreduce_sum(sums);
+  model.sends = sums[0];
+  model.receives = sums[1];
+  model.unmatched_sends = sums[2];
+  model.unmatched_receives = sums[3];
+  model.collectives = sums[4];
+  model.local_events = sums[5];
+  model.events = sums[6];
+  MPI_Allreduce(&local_end, &model.measured_ns, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+}
+
 }  // namespace
 
 ProductBuilder matched_run_builder() {
@@ -54,252 +418,17 @@ ProductBuilder matched_run_builder() {
 std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernels::LogGPS &params) {
   auto model = std::make_shared<ReplayModel>();
   model->params = params;
-  const io::TraceStore &store = ctx.store();
-  const int32_t first = ctx.first(), last = ctx.last();
-  const auto traits = classify_ops(store.ops());
-  const auto &comms = store.comms();
-  const int np = ctx.nprocs();
-
-  // Collective expected members: members with data.
-  std::vector<int32_t> comm_members(comms.size(), 0);
-  model->comm_owners.assign(comms.size(), {});
-  for (size_t c = 0; c < comms.size(); ++c) {
-    std::vector<int> owners;
-    for (int32_t m : comms[c].members)
-      if (m >= 0 && m < ctx.nranks() && !ctx.missing(m)) {
-        ++comm_members[c];
-        owners.push_back(ctx.owner_of(m));
-      }
-    std::sort(owners.begin(), owners.end());
-    owners.erase(std::unique(owners.begin(), owners.end()), owners.end());
-    model->comm_owners[c] = std::move(owners);
-  }
-  int32_t alive = 0;
-  for (int32_t r = 0; r < ctx.nranks(); ++r) alive += !ctx.missing(r);
-
-  // Requests, completions and region executions of the owned ranks (one read each).
-  const auto req_off = store.offsets("requests"), cmp_off = store.offsets("completions"), step_off = store.offsets("steps");
-  const auto requests = store.requests(first, last);
-  const auto completions = store.completions(first, last);
-  const auto executions = store.steps(first, last);
-
-  const int32_t owned = ctx.owned();
-  model->programs.resize(static_cast<size_t>(owned));
-  model->side.resize(static_cast<size_t>(owned));
-  std::vector<std::vector<SendKey>> route(static_cast<size_t>(np));
-  kernels::ReceiveIndex<std::pair<int32_t, int32_t>> waiting;  // key -> (slot, recv index)
-  std::vector<int64_t> finalize_exit(static_cast<size_t>(owned), rp::kUnknown);
-  std::vector<int32_t> finalize_coll(static_cast<size_t>(owned), -1);
-  int64_t local_max_finalize_enter = rp::kUnknown, local_end = 0;
-
-  // Per-rank building state, kept across event slices.
-  struct Building {
-    int64_t prev_exit = 0;
-    size_t next_request = 0, next_completion = 0;
-    // Request ids are small and dense per rank (the collector numbers them): vectors.
-    std::vector<int32_t> slot_of_id;        // id -> request slot, -1 none
-    std::vector<int32_t> completion_of_id;  // id -> completion row (index into `completions`), -1 none
-    kernels::MessageCounter sends, recvs;
-    std::unordered_map<int32_t, int64_t> coll_seq;
-    std::vector<std::pair<bool, int32_t>> slot_message;  // request slot -> (is a send, message index), or index -1
+  const OwnedRecords records = read_owned_records(ctx);
+  ProgramBuilder built(ctx, *model, records);
+  built.start();
+  const auto add_slice = [&](int32_t rank, int64_t index, const io::Event *ev, const io::Event *end) {
+    built.add_events(rank, index, ev, end);
   };
-  std::vector<Building> building(static_cast<size_t>(owned));
-  for (int32_t r = first; r < last; ++r) {
-    const size_t s = static_cast<size_t>(r - first);
-    model->programs[s].rank = r;
-    Building &b = building[s];
-    int64_t max_id = -1;
-    for (int64_t k = req_off[r]; k < req_off[r + 1]; ++k) max_id = std::max(max_id, requests[static_cast<size_t>(k - req_off[first])].id);
-    b.slot_of_id.assign(static_cast<size_t>(max_id + 1), -1);
-    b.completion_of_id.assign(static_cast<size_t>(max_id + 1), -1);
-    for (int64_t k = cmp_off[r]; k < cmp_off[r + 1]; ++k) {
-      const auto &c = completions[static_cast<size_t>(k - cmp_off[first])];
-      if (c.request >= 0 && c.request <= max_id) b.completion_of_id[static_cast<size_t>(c.request)] = static_cast<int32_t>(k - cmp_off[first]);
-    }
-    for (int64_t k = step_off[r]; k < step_off[r + 1]; ++k) model->side[s].executions.push_back(executions[static_cast<size_t>(k - step_off[first])]);
-    b.next_request = static_cast<size_t>(req_off[r] - req_off[first]);
-    b.next_completion = static_cast<size_t>(cmp_off[r] - cmp_off[first]);
-  }
-
-  ctx.scan_events("building the replay program", [&](int32_t rank, int64_t index, const io::Event *ev, const io::Event *end) {
-    const size_t s = static_cast<size_t>(rank - first);
-    rp::RankProgram &p = model->programs[s];
-    ReplayModel::Side &side = model->side[s];
-    Building &b = building[s];
-    const size_t req_end = static_cast<size_t>(req_off[rank + 1] - req_off[first]);
-    const size_t cmp_end = static_cast<size_t>(cmp_off[rank + 1] - cmp_off[first]);
-    for (int64_t i = index; ev != end; ++ev, ++i) {
-      const io::Event &e = *ev;
-      const OpTraits t = e.op < traits.size() ? traits[e.op] : OpTraits{};
-      rp::Event out;
-      out.gap = e.t_enter - b.prev_exit;
-      out.first_item = static_cast<int32_t>(p.items.size());
-      b.prev_exit = e.t_exit;
-      local_end = std::max(local_end, e.t_exit);
-      side.enter.push_back(e.t_enter);
-      side.exit.push_back(e.t_exit);
-      side.region.push_back(e.region);
-      side.step.push_back(e.step);
-      side.site.push_back(static_cast<uint32_t>(e.site));
-      side.op.push_back(e.op);
-      const bool inter = e.flags & (io::kInterComm | io::kInterrupted);
-      auto add_send = [&](int32_t dst, int32_t tag, int32_t comm, int64_t bytes) {
-        const auto idx = static_cast<int32_t>(p.sends.size());
-        p.sends.push_back({bytes, -1, -1});
-        side.send_event.push_back(static_cast<int32_t>(i));
-        side.send_done.push_back(-1);
-        const MessageKey key = b.sends.next(comm, rank, dst, tag);
-        route[static_cast<size_t>(ctx.owner_of(dst))].push_back({key, idx, 0, bytes});
-        return idx;
-      };
-      auto add_recv = [&](int32_t src, int32_t tag, int32_t comm, int64_t bytes) {
-        const auto idx = static_cast<int32_t>(p.recvs.size());
-        p.recvs.push_back({bytes, -1, -1, e.t_exit - e.t_enter});
-        side.recv_event.push_back(static_cast<int32_t>(i));
-        side.recv_done.push_back(-1);
-        if (src >= 0 && src < ctx.nranks()) waiting.add(b.recvs.next(comm, src, rank, tag), {static_cast<int32_t>(s), idx});
-        return idx;
-      };
-      auto add_coll = [&](int32_t comm, int64_t bytes, int32_t root) {
-        rp::Collective c;
-        c.instance = rp::instance_id(comm, b.coll_seq[comm]++);
-        c.members = comm >= 0 && comm < static_cast<int32_t>(comms.size()) ? comm_members[comm] : 1;
-        c.flow = t.flow;
-        c.root = root;
-        c.rounds = kernels::collective_rounds(c.members, t.linear);
-        c.bytes = bytes;
-        p.colls.push_back(c);
-        side.coll_event.push_back(static_cast<int32_t>(i));
-        return static_cast<int32_t>(p.colls.size() - 1);
-      };
-      const bool message = e.peer >= 0 && !(e.flags & io::kProcNull) && !inter;
-      if (!inter && (t.cls == OpClass::Send || t.cls == OpClass::Sendrecv) && message)
-        p.items.push_back({rp::ItemType::Send, add_send(e.peer, e.tag, e.comm, e.bytes - e.bytes_recv)});
-      if (!inter && t.cls == OpClass::Recv && message) p.items.push_back({rp::ItemType::Recv, add_recv(e.peer, e.tag, e.comm, e.bytes_recv)});
-      if (!inter && t.cls == OpClass::Collective && e.comm >= 0) {
-        const bool rooted = t.flow != kernels::CollectiveFlow::All;
-        p.items.push_back({rp::ItemType::Collective, add_coll(e.comm, e.bytes, rooted ? e.peer : -1)});
-      }
-      if (t.cls == OpClass::Finalize) {
-        rp::Collective c;
-        c.instance = rp::instance_id(-2, 0);
-        c.members = alive;
-        c.flow = kernels::CollectiveFlow::Finalize;
-        p.colls.push_back(c);
-        side.coll_event.push_back(static_cast<int32_t>(i));
-        finalize_coll[s] = static_cast<int32_t>(p.colls.size() - 1);
-        finalize_exit[s] = e.t_exit;
-        local_max_finalize_enter = std::max(local_max_finalize_enter, e.t_enter);
-        p.items.push_back({rp::ItemType::Collective, finalize_coll[s]});
-      }
-      // Requests this call activated (nonblocking operations, MPI_Start).
-      while (b.next_request < req_end && requests[b.next_request].event < i) ++b.next_request;
-      for (; b.next_request < req_end && requests[b.next_request].event == i; ++b.next_request) {
-        const io::RequestRecord &q = requests[b.next_request];
-        if (t.templ || inter || q.id < 0) continue;  // persistent templates: MPI_Start activates them
-        const int32_t slot = p.request_slots++;
-        b.slot_of_id[static_cast<size_t>(q.id)] = slot;
-        b.slot_message.resize(static_cast<size_t>(p.request_slots), {false, -1});
-        if (q.kind == io::kReqSend && q.peer >= 0) {
-          const int32_t m = add_send(q.peer, q.tag, q.comm, q.bytes);
-          b.slot_message[static_cast<size_t>(slot)] = {true, m};
-          p.items.push_back({rp::ItemType::PostSend, m, slot});
-        } else if (q.kind == io::kReqRecv) {
-          const int32_t row = b.completion_of_id[static_cast<size_t>(q.id)];
-          const io::CompletionRecord *c = row < 0 ? nullptr : &completions[static_cast<size_t>(row)];
-          const bool resolved = c && c->source >= 0 && !c->cancelled;
-          const int32_t m = add_recv(resolved ? c->source : -1, resolved ? c->tag : q.tag, q.comm, resolved ? c->bytes : 0);
-          b.slot_message[static_cast<size_t>(slot)] = {false, m};
-          p.items.push_back({rp::ItemType::PostRecv, m, slot});
-        } else if (q.kind == io::kReqCollective && q.comm >= 0) {
-          const bool rooted = t.flow != kernels::CollectiveFlow::All;
-          p.items.push_back({rp::ItemType::PostCollective, add_coll(q.comm, e.bytes, rooted ? e.peer : -1), slot});
-        } else {
-          --p.request_slots;
-          b.slot_of_id[static_cast<size_t>(q.id)] = -1;
-        }
-      }
-      // Requests this call completed; the receive half of a Sendrecv.
-      while (b.next_completion < cmp_end && completions[b.next_completion].event < i) ++b.next_completion;
-      for (; b.next_completion < cmp_end && completions[b.next_completion].event == i; ++b.next_completion) {
-        const io::CompletionRecord &c = completions[b.next_completion];
-        if (c.request < 0) {
-          if (t.cls == OpClass::Sendrecv && c.source >= 0 && !inter)
-            p.items.push_back({rp::ItemType::Recv, add_recv(c.source, c.tag, e.comm, c.bytes)});
-          continue;
-        }
-        if (static_cast<size_t>(c.request) < b.slot_of_id.size() && b.slot_of_id[static_cast<size_t>(c.request)] >= 0) {
-          const int32_t slot = b.slot_of_id[static_cast<size_t>(c.request)];
-          p.items.push_back({rp::ItemType::Complete, slot});
-          const auto [is_send, m] = b.slot_message[static_cast<size_t>(slot)];
-          if (m >= 0) (is_send ? side.send_done : side.recv_done)[static_cast<size_t>(m)] = static_cast<int32_t>(i);
-        }
-      }
-      out.items = static_cast<uint16_t>(p.items.size() - static_cast<size_t>(out.first_item));
-      if (out.items == 0) p.add_local(out.gap, e.t_exit - e.t_enter);
-      else p.events.push_back(out);
-    }
-  });
-
-  for (auto &p : model->programs) {  // exact sizes: the program is most of the stage's memory
-    p.events.shrink_to_fit();
-    p.items.shrink_to_fit();
-    p.sends.shrink_to_fit();
-    p.recvs.shrink_to_fit();
-    p.colls.shrink_to_fit();
-    p.owns.shrink_to_fit();
-  }
-  // Finalize: everything after the last rank entered is the measured remainder.
-  int64_t max_finalize_enter = local_max_finalize_enter;
-  MPI_Allreduce(MPI_IN_PLACE, &max_finalize_enter, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
-  for (size_t s = 0; s < finalize_coll.size(); ++s)
-    if (finalize_coll[s] >= 0)
-      model->programs[s].colls[static_cast<size_t>(finalize_coll[s])].remainder = std::max<int64_t>(0, finalize_exit[s] - max_finalize_enter);
-
-  // Match: send keys to the receiver's owner, replies back to the sender's owner.
-  const auto arrived = ctx.alltoallv(route);
-  std::vector<std::vector<MatchReply>> replies(static_cast<size_t>(np));
-  int64_t unmatched_sends = 0, sends = 0;
-  for (const SendKey &k : arrived) {
-    const auto found = waiting.take(k.key);
-    if (!found) {
-      ++unmatched_sends;
-      continue;
-    }
-    const auto [slot, ri] = *found;
-    rp::RecvMessage &m = model->programs[static_cast<size_t>(slot)].recvs[static_cast<size_t>(ri)];
-    m.src = k.key.src;
-    m.send_index = k.send_index;
-    m.bytes = k.bytes;
-    replies[static_cast<size_t>(ctx.owner_of(k.key.src))].push_back({k.key.src, k.send_index, k.key.dst, ri});
-  }
-  for (const MatchReply &r : ctx.alltoallv(replies)) {
-    rp::SendMessage &m = model->programs[static_cast<size_t>(r.src - first)].sends[static_cast<size_t>(r.send_index)];
-    m.dst = r.dst;
-    m.recv_index = r.recv_index;
-  }
-  int64_t receives = 0, collectives = 0, local_events = 0, events = 0;
-  for (const auto &p : model->programs) {
-    sends += static_cast<int64_t>(p.sends.size());
-    receives += static_cast<int64_t>(p.recvs.size());
-    collectives += static_cast<int64_t>(p.colls.size());
-    events += static_cast<int64_t>(p.events.size());
-    for (const auto &e : p.events) local_events += e.items == 0;
-  }
-  // Receives whose source is unknown never entered `waiting`; count them as unmatched too.
-  int64_t unmatched_receives = 0;
-  for (const auto &p : model->programs)
-    for (const auto &m : p.recvs) unmatched_receives += m.src < 0;
-  std::vector<int64_t> sums = {sends, receives, unmatched_sends, unmatched_receives, collectives, local_events, events};
-  ctx.allreduce_sum(sums);
-  model->sends = sums[0];
-  model->receives = sums[1];
-  model->unmatched_sends = sums[2];
-  model->unmatched_receives = sums[3];
-  model->collectives = sums[4];
-  model->local_events = sums[5];
-  model->events = sums[6];
-  MPI_Allreduce(&local_end, &model->measured_ns, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+  ctx.scan_events("building the replay program", add_slice);
+  shrink_programs(*model);
+  set_finalize_remainders(ctx, *model, built);
+  const int64_t unmatched_sends = match_messages(ctx, *model, built);
+  count_run_figures(ctx, *model, unmatched_sends, built.local_end);
   return model;
 }
 

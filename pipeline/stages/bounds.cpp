@@ -31,35 +31,41 @@ const char *kMeaning[8] = {"as replayed",
                            "balanced computation and communication",
                            "no waiting, balanced computation and communication"};
 
-void run_bounds(Context &ctx, const config::Values &cfg, StageOutput &out) {
-  const ReplayModel &model = *ctx.products().get<ReplayBaseline>().model;
+// A parallel region: the program, a step region (its steps are the groups), or the user's.
+struct Target {
+  std::string name;
+  Selector sel;
+  int64_t groups = 1;
+};
+
+// What the stage found for one region: the 8 bounds and its time breakdown.
+struct RegionBounds {
+  std::string name;
+  int64_t steps = 1;
+  int64_t predicted_ns[8] = {};  // per conjunction (kCombo): sum over steps of the slowest rank
+  double computation_s = 0, communication_s = 0, waiting_s = 0;  // mean per rank, summed over steps
+};
+
+// The parallel regions: the program, step regions, and the user's (collective).
+std::vector<Target> bound_targets(const Context &ctx, const config::Values &cfg, const ReplayModel &model) {
   const auto &regions = ctx.store().regions();
   std::vector<std::string> paths;
   for (const auto &r : regions) paths.push_back(r.path);
-
-  // The parallel regions: the program, step regions, and the user's.
-  struct Target {
-    std::string name;
-    Selector sel;
-    int64_t groups = 1;
-  };
   std::vector<Target> targets;
   targets.push_back({io::kRootRegionPath, Selector{}, 1});
-  {
-    std::vector<int64_t> top(regions.size(), -1);
-    for (const auto &side : model.side)
-      for (const auto &x : side.executions)
-        if (x.step >= 0 && x.region >= 0 && static_cast<size_t>(x.region) < top.size()) top[static_cast<size_t>(x.region)] = std::max<int64_t>(top[static_cast<size_t>(x.region)], x.step);
-    MPI_Allreduce(MPI_IN_PLACE, top.data(), static_cast<int>(top.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
-    for (size_t g = 0; g < top.size(); ++g)
-      if (top[g] >= 0) {
-        Selector s;
-        s.kind = Selector::Kind::Steps;
-        s.region = paths[g];
-        s.region_id = static_cast<int32_t>(g);
-        targets.push_back({paths[g], s, top[g] + 1});
-      }
-  }
+  std::vector<int64_t> top(regions.size(), -1);
+  for (const auto &side : model.side)
+    for (const auto &x : side.executions)
+      if (x.step >= 0 && x.region >= 0 && static_cast<size_t>(x.region) < top.size()) top[static_cast<size_t>(x.region)] = std::max<int64_t>(top[static_cast<size_t>(x.region)], x.step);
+  MPI_Allreduce(MPI_IN_PLACE, top.data(), static_cast<int>(top.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
+  for (size_t g = 0; g < top.size(); ++g)
+    if (top[g] >= 0) {
+      Selector s;
+      s.kind = Selector::Kind::Steps;
+      s.region = paths[g];
+      s.region_id = static_cast<int32_t>(g);
+      targets.push_back({paths[g], s, top[g] + 1});
+    }
   for (const auto &name : cfg.get_list("bounds.regions")) {
     auto it = std::find(paths.begin(), paths.end(), name);
     if (it == paths.end())
@@ -71,7 +77,93 @@ void run_bounds(Context &ctx, const config::Values &cfg, StageOutput &out) {
     s.region_id = static_cast<int32_t>(it - paths.begin());
     targets.push_back({name, s, 1});
   }
+  return targets;
+}
 
+// Each owned rank's time in a region, per group (index rank slot x groups + group).
+struct RankTimes {
+  std::vector<int64_t> calc, comm, wait;
+  std::vector<uint8_t> part;  // the rank executed the group
+};
+
+RankTimes rank_times(const ReplayModel &model, const Target &t) {
+  const size_t ng = static_cast<size_t>(t.groups);
+  const size_t owned = model.programs.size();
+  RankTimes r;
+  r.calc.assign(owned * ng, 0);
+  r.comm.assign(owned * ng, 0);
+  r.wait.assign(owned * ng, 0);
+  r.part.assign(owned * ng, 0);
+  for (size_t s = 0; s < owned; ++s) {
+    const auto &p = model.programs[s];
+    if (p.events.empty() || model.baseline.size() <= s) continue;
+    const Located L = locate(t.sel, p, model.side[s], static_cast<int32_t>(ng));
+    for (size_t g = 0; g < ng; ++g) r.part[s * ng + g] = L.participates[g];
+    for (const auto &part : L.parts) r.calc[s * ng + static_cast<size_t>(part.group)] += part.ns;
+    for (size_t i = 0; i < p.events.size(); ++i) {
+      if (L.call[i] < 0) continue;
+      const size_t g = s * ng + static_cast<size_t>(L.call[i]);
+      const auto &x = model.baseline[s][i];
+      if (p.events[i].items == 0) r.calc[g] += x.exit - x.enter;  // local calls are not communication
+      else {
+        r.comm[g] += x.nowait_exit - x.enter;
+        r.wait[g] += x.exit - x.nowait_exit;
+      }
+    }
+  }
+  return r;
+}
+
+// One region's bounds and breakdown (collective: one sum and one max reduction).
+RegionBounds bound_region(const Context &ctx, const ReplayModel &model, const Target &t) {
+  const size_t ng = static_cast<size_t>(t.groups);
+  const size_t owned = model.programs.size();
+  const RankTimes r = rank_times(model, t);
+  std::vector<int64_t> sums(4 * ng, 0);  // calc, comm, wait, ranks per group
+  for (size_t s = 0; s < owned; ++s)
+    for (size_t g = 0; g < ng; ++g)
+      if (r.part[s * ng + g]) {
+        sums[g] += r.calc[s * ng + g];
+        sums[ng + g] += r.comm[s * ng + g];
+        sums[2 * ng + g] += r.wait[s * ng + g];
+        ++sums[3 * ng + g];
+      }
+  ctx.allreduce_sum(sums);
+  std::vector<int64_t> worst(8 * ng, 0);
+  for (size_t s = 0; s < owned; ++s)
+    for (size_t g = 0; g < ng; ++g) {
+      if (!r.part[s * ng + g]) continue;
+      const int64_t n = std::max<int64_t>(1, sums[3 * ng + g]);
+      const int64_t mean_calc = sums[g] / n, mean_comm = sums[ng + g] / n;
+      for (int c = 0; c < 8; ++c) {
+        const int64_t v = ((c & 2) ? mean_calc : r.calc[s * ng + g]) + ((c & 4) ? mean_comm : r.comm[s * ng + g]) +
+                          ((c & 1) ? 0 : r.wait[s * ng + g]);
+        worst[g * 8 + static_cast<size_t>(c)] = std::max(worst[g * 8 + static_cast<size_t>(c)], v);
+      }
+    }
+  MPI_Allreduce(MPI_IN_PLACE, worst.data(), static_cast<int>(worst.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
+  RegionBounds b;
+  b.name = t.name;
+  b.steps = t.groups;
+  for (int c = 0; c < 8; ++c)
+    for (size_t g = 0; g < ng; ++g) b.predicted_ns[c] += worst[g * 8 + static_cast<size_t>(c)];
+  for (size_t g = 0; g < ng; ++g) {
+    const double n = static_cast<double>(std::max<int64_t>(1, sums[3 * ng + g]));
+    b.computation_s += static_cast<double>(sums[g]) / n * 1e-9;
+    b.communication_s += static_cast<double>(sums[ng + g]) / n * 1e-9;
+    b.waiting_s += static_cast<double>(sums[2 * ng + g]) / n * 1e-9;
+  }
+  return b;
+}
+
+std::vector<RegionBounds> compute_bounds(const Context &ctx, const config::Values &cfg) {
+  const ReplayModel &model = *ctx.products().get<ReplayBaseline>().model;
+  std::vector<RegionBounds> found;
+  for (const Target &t : bound_targets(ctx, cfg, model)) found.push_back(bound_region(ctx, model, t));
+  return found;
+}
+
+void write_bounds(const std::vector<RegionBounds> &found, StageOutput &out) {
   io::Table bt, br;
   bt.description = "PerWiz F3 lower bounds per parallel region: Q1 zero wait, Q2 balanced computation, Q3 balanced communication";
   auto &b_region = bt.strings("region", "parallel region");
@@ -84,75 +176,26 @@ void run_bounds(Context &ctx, const config::Values &cfg, StageOutput &out) {
   auto &r_calc = br.floats("computation_s", "s", "computation, mean per rank");
   auto &r_comm = br.floats("communication_s", "s", "time in MPI not waiting, mean per rank");
   auto &r_wait = br.floats("waiting_s", "s", "waiting in MPI, mean per rank");
-
-  for (const Target &t : targets) {
-    const size_t ng = static_cast<size_t>(t.groups);
-    const size_t owned = model.programs.size();
-    std::vector<int64_t> calc(owned * ng, 0), comm(owned * ng, 0), wait(owned * ng, 0);
-    std::vector<uint8_t> part(owned * ng, 0);
-    for (size_t s = 0; s < owned; ++s) {
-      const auto &p = model.programs[s];
-      if (p.events.empty() || model.baseline.size() <= s) continue;
-      const Located L = locate(t.sel, p, model.side[s], static_cast<int32_t>(ng));
-      for (size_t g = 0; g < ng; ++g) part[s * ng + g] = L.participates[g];
-      for (const auto &part : L.parts) calc[s * ng + static_cast<size_t>(part.group)] += part.ns;
-      for (size_t i = 0; i < p.events.size(); ++i) {
-        if (L.call[i] < 0) continue;
-        const size_t g = s * ng + static_cast<size_t>(L.call[i]);
-        const auto &x = model.baseline[s][i];
-        if (p.events[i].items == 0) calc[g] += x.exit - x.enter;  // local calls are not communication
-        else {
-          comm[g] += x.nowait_exit - x.enter;
-          wait[g] += x.exit - x.nowait_exit;
-        }
-      }
-    }
-    std::vector<int64_t> sums(4 * ng, 0);  // calc, comm, wait, ranks per group
-    for (size_t s = 0; s < owned; ++s)
-      for (size_t g = 0; g < ng; ++g)
-        if (part[s * ng + g]) {
-          sums[g] += calc[s * ng + g];
-          sums[ng + g] += comm[s * ng + g];
-          sums[2 * ng + g] += wait[s * ng + g];
-          ++sums[3 * ng + g];
-        }
-    ctx.allreduce_sum(sums);
-    std::vector<int64_t> worst(8 * ng, 0);
-    for (size_t s = 0; s < owned; ++s)
-      for (size_t g = 0; g < ng; ++g) {
-        if (!part[s * ng + g]) continue;
-        const int64_t n = std::max<int64_t>(1, sums[3 * ng + g]);
-        const int64_t mean_calc = sums[g] / n, mean_comm = sums[ng + g] / n;
-        for (int c = 0; c < 8; ++c) {
-          const int64_t v = ((c & 2) ? mean_calc : calc[s * ng + g]) + ((c & 4) ? mean_comm : comm[s * ng + g]) +
-                            ((c & 1) ? 0 : wait[s * ng + g]);
-          worst[g * 8 + static_cast<size_t>(c)] = std::max(worst[g * 8 + static_cast<size_t>(c)], v);
-        }
-      }
-    MPI_Allreduce(MPI_IN_PLACE, worst.data(), static_cast<int>(worst.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
+  for (const RegionBounds &b : found) {
     for (int c = 0; c < 8; ++c) {
-      int64_t total = 0;
-      for (size_t g = 0; g < ng; ++g) total += worst[g * 8 + static_cast<size_t>(c)];
-      b_region.push_back(t.name);
+      b_region.push_back(b.name);
       b_question.push_back(kCombo[c]);
       b_meaning.push_back(kMeaning[c]);
-      b_pred.push_back(static_cast<double>(total) * 1e-9);
+      b_pred.push_back(static_cast<double>(b.predicted_ns[c]) * 1e-9);
     }
-    double mc = 0, mm = 0, mw = 0;
-    for (size_t g = 0; g < ng; ++g) {
-      const double n = static_cast<double>(std::max<int64_t>(1, sums[3 * ng + g]));
-      mc += static_cast<double>(sums[g]) / n * 1e-9;
-      mm += static_cast<double>(sums[ng + g]) / n * 1e-9;
-      mw += static_cast<double>(sums[2 * ng + g]) / n * 1e-9;
-    }
-    r_region.push_back(t.name);
-    r_steps.push_back(t.groups);
-    r_calc.push_back(mc);
-    r_comm.push_back(mm);
-    r_wait.push_back(mw);
+    r_region.push_back(b.name);
+    r_steps.push_back(b.steps);
+    r_calc.push_back(b.computation_s);
+    r_comm.push_back(b.communication_s);
+    r_wait.push_back(b.waiting_s);
   }
   out.table("bounds", bt);
   out.table("breakdown", br);
+}
+
+// No findings: the bounds are read from the report.
+void run_bounds(Context &ctx, const config::Values &cfg, StageOutput &out) {
+  write_bounds(compute_bounds(ctx, cfg), out);
 }
 
 void bounds_text(std::ostream &os, const io::ResultsStore &rs) {

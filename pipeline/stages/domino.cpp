@@ -24,36 +24,29 @@ namespace dm = kernels::domino;
 
 namespace {
 
-void run_domino(Context &ctx, const config::Values &cfg, StageOutput &out) {
-  const ReplayModel &model = *ctx.products().get<ReplayBaseline>().model;
-  const int64_t limit = cfg.get_int("domino.max_events");
-  io::Table t;
-  t.description = "domino paths (PerWiz Fig. 3) and the longest-wait choice: each row zeroes one event's wait";
-  auto &kind = t.strings("kind", "domino or longest-wait");
-  auto &path_no = t.ints("path", "", "path number; 0 for the longest-wait row");
-  auto &ends = t.ints("terminates_at", "", "rank whose last event the path starts from");
-  auto &best = t.ints("reaches_best", "", "1 when the path reaches the minimum predicted time T");
-  auto &rank = t.ints("rank", "", "rank of the event whose wait is zeroed");
-  auto &event = t.ints("event", "", "its index within the rank");
-  auto &opn = t.strings("operation", "its MPI operation");
-  auto &where = t.strings("region", "its region");
-  auto &prank = t.ints("partner_rank", "", "rank of the event it waited for (-1: none)");
-  auto &pevent = t.ints("partner_event", "", "index of that event");
-  auto &wait = t.floats("wait_s", "s", "its waiting time in the baseline replay");
-  auto &pred = t.floats("predicted_s", "s", "predicted run time after zeroing it (and the path's earlier events)");
-  if (model.events > limit) {
-    out.attribute("skipped", "the run has " + std::to_string(model.events) + " events, more than domino.max_events = " +
-                                 std::to_string(limit) + " (every process would hold them all)");
-    out.table("paths", t);
-    return;
-  }
-  ctx.progress().begin("domino: gathering the run");
-  const auto whole = gather_whole(ctx, model);
-  const ReplayModel &all = *whole;
-  ctx.progress().end();
+// One row of /domino/paths: a step of a domino path or the longest-wait choice, labelled.
+struct DominoRow {
+  const char *kind;  // domino or longest-wait
+  int64_t path;      // 0 for the longest-wait row
+  int32_t terminates_at;
+  bool reaches_best;
+  dm::Step step;
+  std::string operation, region;
+};
+
+// What the stage found: the paths, or why the search was skipped.
+struct DominoResult {
+  std::string skipped;  // empty: searched
+  dm::Result search;
+  std::vector<DominoRow> rows;
+};
+
+// Searches the domino paths over the whole run (collective: each batch of candidates is
+// spread over the processes, process k replaying candidates k, k + np, ...; results meet
+// in one allreduce).
+dm::Result search_paths(const Context &ctx, const config::Values &cfg, const ReplayModel &all) {
   rp::Scenario base;
-  base.net = model.params;
-  // Each batch: process k replays candidates k, k + np, ...; results meet in one allreduce.
+  base.net = all.params;
   const auto rest = dm::rest_bounds(all.programs, all.baseline);
   const auto snap = rp::replay_snapshot(all.programs, base);
   std::vector<int32_t> slot_of_rank(static_cast<size_t>(ctx.nranks()), -1);
@@ -75,37 +68,28 @@ void run_domino(Context &ctx, const config::Values &cfg, StageOutput &out) {
   opt.max_replays = cfg.get_int("domino.max_replays");
   ctx.progress().begin("domino: searching paths");
   const auto partners = dm::program_partners(all.programs, all.baseline);
-  const dm::Result res = dm::find_paths(all.programs, all.baseline, partners, evaluate, opt);
+  dm::Result res = dm::find_paths(all.programs, all.baseline, partners, evaluate, opt);
   ctx.progress().end();
+  return res;
+}
 
+// The paths' steps, then the longest-wait choice, each labelled with its operation and region.
+std::vector<DominoRow> path_rows(const Context &ctx, const ReplayModel &all, const dm::Result &res) {
   const auto &ops = ctx.store().ops();
   const auto &regions = ctx.store().regions();
   std::vector<int32_t> slot(static_cast<size_t>(ctx.nranks()), -1);
   for (size_t s = 0; s < all.programs.size(); ++s) slot[static_cast<size_t>(all.programs[s].rank)] = static_cast<int32_t>(s);
-  auto label = [&](dm::EventRef e, std::string &o, std::string &r) {
-    o = r = "";
-    if (e.rank < 0 || slot[static_cast<size_t>(e.rank)] < 0) return;
-    const size_t s = static_cast<size_t>(slot[static_cast<size_t>(e.rank)]);
-    const uint16_t code = all.side[s].op[static_cast<size_t>(e.event)];
-    const int32_t reg = all.side[s].region[static_cast<size_t>(e.event)];
-    o = code < ops.size() ? ops[code] : "?";
-    r = reg >= 0 && static_cast<size_t>(reg) < regions.size() ? regions[static_cast<size_t>(reg)].path : "?";
-  };
-  auto row = [&](const char *k, int64_t no, int32_t term, bool reaches, const dm::Step &st) {
-    std::string o, r;
-    label(st.event, o, r);
-    kind.push_back(k);
-    path_no.push_back(no);
-    ends.push_back(term);
-    best.push_back(reaches);
-    rank.push_back(st.event.rank);
-    event.push_back(st.event.event);
-    opn.push_back(o);
-    where.push_back(r);
-    prank.push_back(st.partner.rank);
-    pevent.push_back(st.partner.event);
-    wait.push_back(static_cast<double>(st.wait) * 1e-9);
-    pred.push_back(static_cast<double>(st.predicted) * 1e-9);
+  std::vector<DominoRow> rows;
+  auto row = [&](const char *kind, int64_t no, int32_t term, bool reaches, const dm::Step &st) {
+    DominoRow r{kind, no, term, reaches, st, "", ""};
+    if (st.event.rank >= 0 && slot[static_cast<size_t>(st.event.rank)] >= 0) {
+      const size_t s = static_cast<size_t>(slot[static_cast<size_t>(st.event.rank)]);
+      const uint16_t code = all.side[s].op[static_cast<size_t>(st.event.event)];
+      const int32_t reg = all.side[s].region[static_cast<size_t>(st.event.event)];
+      r.operation = code < ops.size() ? ops[code] : "?";
+      r.region = reg >= 0 && static_cast<size_t>(reg) < regions.size() ? regions[static_cast<size_t>(reg)].path : "?";
+    }
+    rows.push_back(std::move(r));
   };
   int64_t no = 0;
   for (const auto &p : res.paths) {
@@ -113,11 +97,71 @@ void run_domino(Context &ctx, const config::Values &cfg, StageOutput &out) {
     for (const auto &st : p.steps) row("domino", no, p.rank, p.predicted == res.best, st);
   }
   if (res.longest_wait.event.rank >= 0) row("longest-wait", 0, -1, res.longest_wait.predicted == res.best, res.longest_wait);
+  return rows;
+}
+
+DominoResult compute_domino(Context &ctx, const config::Values &cfg) {
+  const ReplayModel &model = *ctx.products().get<ReplayBaseline>().model;
+  const int64_t limit = cfg.get_int("domino.max_events");
+  DominoResult r;
+  if (model.events > limit) {
+    r.skipped = "the run has " + std::to_string(model.events) + " events, more than domino.max_events = " +
+                std::to_string(limit) + " (every process would hold them all)";
+    return r;
+  }
+  ctx.progress().begin("domino: gathering the run");
+  const auto whole = gather_whole(ctx, model);
+  ctx.progress().end();
+  r.search = search_paths(ctx, cfg, *whole);
+  r.rows = path_rows(ctx, *whole, r.search);
+  return r;
+}
+
+void write_domino(const DominoResult &r, StageOutput &out) {
+  io::Table t;
+  t.description = "domino paths (PerWiz Fig. 3) and the longest-wait choice: each row zeroes one event's wait";
+  auto &kind = t.strings("kind", "domino or longest-wait");
+  auto &path_no = t.ints("path", "", "path number; 0 for the longest-wait row");
+  auto &ends = t.ints("terminates_at", "", "rank whose last event the path starts from");
+  auto &best = t.ints("reaches_best", "", "1 when the path reaches the minimum predicted time T");
+  auto &rank = t.ints("rank", "", "rank of the event whose wait is zeroed");
+  auto &event = t.ints("event", "", "its index within the rank");
+  auto &opn = t.strings("operation", "its MPI operation");
+  auto &where = t.strings("region", "its region");
+  auto &prank = t.ints("partner_rank", "", "rank of the event it waited for (-1: none)");
+  auto &pevent = t.ints("partner_event", "", "index of that event");
+  auto &wait = t.floats("wait_s", "s", "its waiting time in the baseline replay");
+  auto &pred = t.floats("predicted_s", "s", "predicted run time after zeroing it (and the path's earlier events)");
+  if (!r.skipped.empty()) {
+    out.attribute("skipped", r.skipped);
+    out.table("paths", t);
+    return;
+  }
+  for (const DominoRow &x : r.rows) {
+    kind.push_back(x.kind);
+    path_no.push_back(x.path);
+    ends.push_back(x.terminates_at);
+    best.push_back(x.reaches_best);
+    rank.push_back(x.step.event.rank);
+    event.push_back(x.step.event.event);
+    opn.push_back(x.operation);
+    where.push_back(x.region);
+    prank.push_back(x.step.partner.rank);
+    pevent.push_back(x.step.partner.event);
+    wait.push_back(static_cast<double>(x.step.wait) * 1e-9);
+    pred.push_back(static_cast<double>(x.step.predicted) * 1e-9);
+  }
+  const dm::Result &res = r.search;
   out.attribute("baseline_s", static_cast<double>(res.baseline) * 1e-9);
   out.attribute("best_s", static_cast<double>(res.best) * 1e-9);
   out.attribute("longest_wait_s", static_cast<double>(res.longest_wait.predicted) * 1e-9);
   out.attribute("replays", res.replays);
   out.table("paths", t);
+}
+
+// No findings: the paths are read from the report.
+void run_domino(Context &ctx, const config::Values &cfg, StageOutput &out) {
+  write_domino(compute_domino(ctx, cfg), out);
 }
 
 void domino_text(std::ostream &os, const io::ResultsStore &rs) {

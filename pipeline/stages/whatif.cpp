@@ -58,45 +58,153 @@ void check_whatif(const config::Values &cfg, const io::TraceStore &store) {
   for (const auto &q : cfg.get_list("whatif.questions")) parse_question(q, paths);
 }
 
-void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
-  const std::string params_path = cfg.get_string("whatif.loggps");
-  const kernels::LogGPS params = params_path.empty() ? kernels::LogGPS{} : read_loggps(params_path);
-  // The matched run does not depend on the network parameters: this stage sets them.
-  const std::shared_ptr<ReplayModel> matched = ctx.products().get<MatchedRun>().model;
-  matched->params = params;
-  ReplayModel &model = *matched;
-  std::vector<Bottleneck> none;
-  auto *found = ctx.products().find<Bottlenecks>();
-  auto &bottlenecks = found ? found->items : none;
-  const auto paths = region_paths(ctx.store());
+// What the stage found: every question (baseline first) with its prediction, and the
+// predicted traces it keeps.
+struct WhatifResult {
+  std::shared_ptr<ReplayModel> model;  // the matched run under `params`, with its baseline replay
+  kernels::LogGPS params;
+  std::vector<std::string> paths;  // region paths of the store
+  std::vector<Asked> asked;        // each text once
+  size_t user_end = 0;             // asked[0, user_end): the baseline and the user's questions
+  std::vector<int64_t> predicted, selected, released;  // per question, run-wide
+  bool traces = false;             // predicted traces are stored
+  // (question, timings of the owned ranks) of the stored predicted traces
+  std::vector<std::pair<int64_t, std::vector<std::vector<rp::EventTiming>>>> kept;
+};
 
-  // ---- the questions, baseline first; the same text is replayed once.
+// The standard questions: ideal network, no waiting, and every step region and step balanced (collective).
+void add_standard_questions(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
+                            const std::vector<std::string> &paths, std::vector<Asked> &asked) {
+  asked.push_back({"ideal-network", "standard"});
+  asked.push_back({"zero-wait all", "standard"});
+  const int64_t cap = cfg.get_int("whatif.max_step_questions");
+  int64_t used = 0;
+  for (const auto &[region, top] : step_regions(ctx, model)) {
+    const std::string &path = paths[static_cast<size_t>(region)];
+    asked.push_back({"balance steps of " + path, "standard"});
+    asked.push_back({"balance-messages steps of " + path, "standard"});
+    asked.push_back({"zero-wait region " + path, "standard"});
+    for (int64_t k = 0; k <= top && used < cap; ++k, ++used) asked.push_back({"balance step " + std::to_string(k) + " of " + path, "standard"});
+  }
+}
+
+// The questions, baseline first; the same text is asked once. Sets `user_end`.
+std::vector<Asked> ask_questions(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
+                                 const std::vector<std::string> &paths, size_t &user_end) {
   std::vector<Asked> asked = {{"baseline", "baseline"}};
   for (const auto &q : cfg.get_list("whatif.questions")) asked.push_back({q, "user"});
-  const size_t user_end = asked.size();
-  if (cfg.get_bool("whatif.standard_questions")) {
-    asked.push_back({"ideal-network", "standard"});
-    asked.push_back({"zero-wait all", "standard"});
-    const int64_t cap = cfg.get_int("whatif.max_step_questions");
-    int64_t used = 0;
-    for (const auto &[region, top] : step_regions(ctx, model)) {
-      const std::string &path = paths[static_cast<size_t>(region)];
-      asked.push_back({"balance steps of " + path, "standard"});
-      asked.push_back({"balance-messages steps of " + path, "standard"});
-      asked.push_back({"zero-wait region " + path, "standard"});
-      for (int64_t k = 0; k <= top && used < cap; ++k, ++used) asked.push_back({"balance step " + std::to_string(k) + " of " + path, "standard"});
-    }
-  }
+  user_end = asked.size();
+  if (cfg.get_bool("whatif.standard_questions")) add_standard_questions(ctx, cfg, model, paths, asked);
   for (const auto &f : ctx.findings)
     if (!f.question.empty()) asked.push_back({f.question, "finding"});
-  for (const auto &b : bottlenecks)
-    if (!b.question.empty()) asked.push_back({b.question, "finding"});
+  if (const auto *found = ctx.products().find<Bottlenecks>())
+    for (const auto &b : found->items)
+      if (!b.question.empty()) asked.push_back({b.question, "finding"});
   std::vector<Asked> unique;
   std::set<std::string> seen;
   for (auto &a : asked)
     if (seen.insert(a.text).second) unique.push_back(a);
+  return unique;
+}
 
-  const bool traces = model.events <= cfg.get_int("whatif.trace_max_events");
+// Questions [0, end) replayed distributed, every process advancing its own ranks; those
+// before `keep_end` keep their timings: the baseline's become the model's, and the stored
+// traces' are kept.
+void replay_distributed_questions(Context &ctx, const std::vector<Question> &parsed, size_t end, size_t keep_end,
+                                  WhatifResult &r) {
+  ReplayModel &model = *r.model;
+  for (size_t k = 0; k < end; ++k) {
+    const rp::Scenario sc = build_scenario(&ctx, model, parsed[k], r.selected[k]);
+    const bool keep = k < keep_end;
+    ctx.progress().begin("whatif: " + r.asked[k].text);
+    ReplayOutcome o = replay_distributed(ctx, model, sc, keep);
+    ctx.progress().end();
+    r.predicted[k] = o.makespan_ns;
+    r.released[k] = o.released;
+    if (k == 0) {
+      model.baseline = o.timings;
+      model.replayed = true;
+    }
+    if (keep && r.traces) r.kept.emplace_back(static_cast<int64_t>(k), std::move(o.timings));
+  }
+}
+
+// Questions [begin, n) spread over the processes and their threads, each replaying the
+// whole run alone; the answers meet in reductions (collective).
+void replay_spread_questions(Context &ctx, const std::vector<Question> &parsed, size_t begin, WhatifResult &r) {
+  const size_t n = parsed.size();
+  ctx.progress().begin("whatif: " + std::to_string(n - begin) + " questions spread over " + std::to_string(ctx.nprocs()) +
+                       " processes");
+  const auto whole = gather_whole(ctx, *r.model);
+  std::vector<size_t> mine;
+  for (size_t k = begin + static_cast<size_t>(ctx.me()); k < n; k += static_cast<size_t>(ctx.nprocs())) mine.push_back(k);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (size_t j = 0; j < mine.size(); ++j) {
+    const size_t k = mine[j];
+    const rp::Scenario sc = build_scenario(nullptr, *whole, parsed[k], r.selected[k]);
+    const auto o = rp::replay_serial(whole->programs, sc, false);
+    r.predicted[k] = o.makespan;
+    r.released[k] = o.released;
+  }
+  for (auto *v : {&r.predicted, &r.selected, &r.released})
+    MPI_Allreduce(MPI_IN_PLACE, v->data(), static_cast<int>(n), MPI_INT64_T, MPI_MAX, ctx.comm());
+  ctx.progress().end();
+}
+
+// Asks and replays every question (collective).
+WhatifResult compute_whatif(Context &ctx, const config::Values &cfg) {
+  WhatifResult r;
+  const std::string params_path = cfg.get_string("whatif.loggps");
+  r.params = params_path.empty() ? kernels::LogGPS{} : read_loggps(params_path);
+  // The matched run does not depend on the network parameters: this stage sets them.
+  r.model = ctx.products().get<MatchedRun>().model;
+  r.model->params = r.params;
+  r.paths = region_paths(ctx.store());
+  r.asked = ask_questions(ctx, cfg, *r.model, r.paths, r.user_end);
+  r.traces = r.model->events <= cfg.get_int("whatif.trace_max_events");
+  // Questions with stored traces (the baseline, the user's) replay distributed: every
+  // process advances its own ranks. The rest are spread over the processes and their
+  // threads, each replaying the whole run alone, when it fits (whatif.spread_max_events).
+  const size_t n = r.asked.size();
+  std::vector<Question> parsed;
+  for (const auto &a : r.asked) parsed.push_back(parse_question(a.text, r.paths));
+  r.predicted.assign(n, INT64_MIN);
+  r.selected.assign(n, INT64_MIN);
+  r.released.assign(n, INT64_MIN);
+  const size_t distributed_end = std::max<size_t>(1, r.traces ? r.user_end : 1);
+  const bool spread = ctx.nprocs() > 1 && r.model->events <= cfg.get_int("whatif.spread_max_events");
+  replay_distributed_questions(ctx, parsed, spread ? std::min(distributed_end, n) : n, distributed_end, r);
+  if (spread && distributed_end < n) replay_spread_questions(ctx, parsed, distributed_end, r);
+  return r;
+}
+
+// /whatif/questions: each question's prediction and gain over the baseline replay.
+io::Table questions_table(const WhatifResult &r) {
+  io::Table qt;
+  qt.description = "what-if questions: predicted run time and gain over the baseline replay";
+  auto &q_text = qt.strings("question", "the question as asked");
+  auto &q_origin = qt.strings("origin", "baseline, user, standard, or finding (prices a finding)");
+  auto &q_pred = qt.floats("predicted_s", "s", "predicted run time");
+  auto &q_gain = qt.floats("gain_s", "s", "baseline replay minus predicted");
+  auto &q_sel = qt.ints("selected", "", "events and computation spans the question changed");
+  auto &q_rel = qt.ints("released", "", "dependencies released at a stuck point (crashed ranks, missing messages)");
+  const double baseline_s = static_cast<double>(r.predicted[0]) * 1e-9;
+  for (size_t k = 0; k < r.asked.size(); ++k) {
+    const double pred = static_cast<double>(r.predicted[k]) * 1e-9;
+    q_text.push_back(r.asked[k].text);
+    q_origin.push_back(r.asked[k].origin);
+    q_pred.push_back(pred);
+    q_gain.push_back(baseline_s - pred);
+    q_sel.push_back(r.selected[k]);
+    q_rel.push_back(r.released[k]);
+  }
+  return qt;
+}
+
+// /whatif/trace, rank by rank (the same rows in the same order for any number of
+// processes): the measured run (question -1), then each stored prediction.
+io::Table trace_table(const WhatifResult &r) {
+  const ReplayModel &model = *r.model;
   io::Table trace_rows;
   auto &t_q = trace_rows.ints("question", "", "row of whatif/questions; -1: the measured run");
   auto &t_rank = trace_rows.ints("rank", "", "application rank");
@@ -107,71 +215,47 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   auto &t_op = trace_rows.ints("op", "", "operation: index into the whatif group's trace_operations");
   auto &t_region = trace_rows.ints("region", "", "innermost region: index into trace_regions");
   trace_rows.description = "the measured run and the predicted traces of the baseline and the user's questions (whatif.trace_max_events)";
+  auto row = [&](int64_t question, size_t s, size_t i, int64_t enter, int64_t exit, int64_t wait) {
+    t_q.push_back(question);
+    t_rank.push_back(model.programs[s].rank);
+    t_event.push_back(static_cast<int64_t>(i));
+    t_enter.push_back(enter);
+    t_exit.push_back(exit);
+    t_wait.push_back(wait);
+    t_op.push_back(model.side[s].op[i]);
+    t_region.push_back(model.side[s].region[i]);
+  };
+  for (size_t s = 0; s < model.side.size(); ++s) {
+    for (size_t i = 0; i < model.side[s].enter.size(); ++i) row(-1, s, i, model.side[s].enter[i], model.side[s].exit[i], -1);
+    for (const auto &[question, timings] : r.kept)
+      for (size_t i = 0; i < timings[s].size(); ++i) {
+        const auto &x = timings[s][i];
+        row(question, s, i, x.enter, x.exit, x.exit - x.nowait_exit);
+      }
+  }
+  return trace_rows;
+}
 
-  io::Table qt;
-  qt.description = "what-if questions: predicted run time and gain over the baseline replay";
-  auto &q_text = qt.strings("question", "the question as asked");
-  auto &q_origin = qt.strings("origin", "baseline, user, standard, or finding (prices a finding)");
-  auto &q_pred = qt.floats("predicted_s", "s", "predicted run time");
-  auto &q_gain = qt.floats("gain_s", "s", "baseline replay minus predicted");
-  auto &q_sel = qt.ints("selected", "", "events and computation spans the question changed");
-  auto &q_rel = qt.ints("released", "", "dependencies released at a stuck point (crashed ranks, missing messages)");
-  // Questions with stored traces (the baseline, the user's) replay distributed: every
-  // process advances its own ranks. The rest are spread over the processes and their
-  // threads, each replaying the whole run alone, when it fits (whatif.spread_max_events).
-  const size_t n = unique.size();
-  std::vector<Question> parsed;
-  for (const auto &a : unique) parsed.push_back(parse_question(a.text, paths));
-  std::vector<int64_t> predicted(n, INT64_MIN), selected(n, INT64_MIN), released(n, INT64_MIN);
-  const size_t distributed_end = std::max<size_t>(1, traces ? user_end : 1);
-  std::vector<std::pair<int64_t, std::vector<std::vector<rp::EventTiming>>>> kept;  // (question, timings of the owned ranks)
-  const bool spread = ctx.nprocs() > 1 && model.events <= cfg.get_int("whatif.spread_max_events");
-  for (size_t k = 0; k < n; ++k) {
-    if (k >= distributed_end && spread) break;
-    const rp::Scenario sc = build_scenario(&ctx, model, parsed[k], selected[k]);
-    const bool keep = k < distributed_end;
-    ctx.progress().begin("whatif: " + unique[k].text);
-    ReplayOutcome r = replay_distributed(ctx, model, sc, keep);
-    ctx.progress().end();
-    predicted[k] = r.makespan_ns;
-    released[k] = r.released;
-    if (k == 0) {
-      model.baseline = r.timings;
-      model.replayed = true;
-    }
-    if (keep && traces) kept.emplace_back(static_cast<int64_t>(k), std::move(r.timings));
+// /whatif/messages: which calls each message joins — what a timeline of the run draws.
+io::Table messages_table(const Context &ctx) {
+  io::Table links;
+  links.description = "matched point-to-point messages: the sending call and the call that completed the receive";
+  auto &ls = links.ints("sender", "", "sending rank"), &lse = links.ints("send_event", "", "its send call (event index)");
+  auto &lr = links.ints("receiver", "", "receiving rank"), &lre = links.ints("recv_event", "", "the call that completed the receive");
+  for (const auto &m : *ctx.products().get<MatchedMessages>().items) {
+    ls.push_back(m.src);
+    lse.push_back(m.send_event);
+    lr.push_back(m.dst);
+    lre.push_back(m.recv_done >= 0 ? m.recv_done : m.recv_event);
   }
-  if (spread && distributed_end < n) {
-    ctx.progress().begin("whatif: " + std::to_string(n - distributed_end) + " questions spread over " + std::to_string(ctx.nprocs()) + " processes");
-    const auto whole = gather_whole(ctx, model);
-    std::vector<size_t> mine;
-    for (size_t k = distributed_end + static_cast<size_t>(ctx.me()); k < n; k += static_cast<size_t>(ctx.nprocs())) mine.push_back(k);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (size_t j = 0; j < mine.size(); ++j) {
-      const size_t k = mine[j];
-      const rp::Scenario sc = build_scenario(nullptr, *whole, parsed[k], selected[k]);
-      const auto r = rp::replay_serial(whole->programs, sc, false);
-      predicted[k] = r.makespan;
-      released[k] = r.released;
-    }
-    for (auto *v : {&predicted, &selected, &released})
-      MPI_Allreduce(MPI_IN_PLACE, v->data(), static_cast<int>(n), MPI_INT64_T, MPI_MAX, ctx.comm());
-    ctx.progress().end();
-  }
-  std::map<std::string, double> gain_of;
-  const double baseline_s = static_cast<double>(predicted[0]) * 1e-9;
-  for (size_t k = 0; k < n; ++k) {
-    const double pred = static_cast<double>(predicted[k]) * 1e-9;
-    q_text.push_back(unique[k].text);
-    q_origin.push_back(unique[k].origin);
-    q_pred.push_back(pred);
-    q_gain.push_back(baseline_s - pred);
-    q_sel.push_back(selected[k]);
-    q_rel.push_back(released[k]);
-    gain_of[unique[k].text] = baseline_s - pred;
-  }
+  return links;
+}
+
+void write_whatif(Context &ctx, const WhatifResult &r, StageOutput &out) {
+  const ReplayModel &model = *r.model;
   const double measured = static_cast<double>(model.measured_ns) * 1e-9;
-  for (const auto &[name, value] : loggps_attributes(params)) out.attribute(name, value);
+  const double baseline_s = static_cast<double>(r.predicted[0]) * 1e-9;
+  for (const auto &[name, value] : loggps_attributes(r.params)) out.attribute(name, value);
   out.attribute("measured_s", measured);
   out.attribute("baseline_s", baseline_s);
   out.attribute("baseline_error", measured > 0 ? (baseline_s - measured) / measured : 0.0);
@@ -182,57 +266,40 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   out.attribute("unmatched_receives", model.unmatched_receives);
   out.attribute("collective_calls", model.collectives);
   out.attribute("local_calls", model.local_events);
-  out.attribute("traces_stored", static_cast<int64_t>(traces));
-  out.table("questions", qt);
-  if (traces) {
-    // Rank by rank (the same rows in the same order for any number of processes): the
-    // measured run (question -1), then each stored prediction; and which calls each
-    // message joins — what a timeline of the run draws.
-    auto row = [&](int64_t question, size_t s, size_t i, int64_t enter, int64_t exit, int64_t wait) {
-      t_q.push_back(question);
-      t_rank.push_back(model.programs[s].rank);
-      t_event.push_back(static_cast<int64_t>(i));
-      t_enter.push_back(enter);
-      t_exit.push_back(exit);
-      t_wait.push_back(wait);
-      t_op.push_back(model.side[s].op[i]);
-      t_region.push_back(model.side[s].region[i]);
-    };
-    for (size_t s = 0; s < model.side.size(); ++s) {
-      for (size_t i = 0; i < model.side[s].enter.size(); ++i) row(-1, s, i, model.side[s].enter[i], model.side[s].exit[i], -1);
-      for (const auto &[question, timings] : kept)
-        for (size_t i = 0; i < timings[s].size(); ++i) {
-          const auto &x = timings[s][i];
-          row(question, s, i, x.enter, x.exit, x.exit - x.nowait_exit);
-        }
-    }
-    io::Table links;
-    links.description = "matched point-to-point messages: the sending call and the call that completed the receive";
-    auto &ls = links.ints("sender", "", "sending rank"), &lse = links.ints("send_event", "", "its send call (event index)");
-    auto &lr = links.ints("receiver", "", "receiving rank"), &lre = links.ints("recv_event", "", "the call that completed the receive");
-    for (const auto &m : *ctx.products().get<MatchedMessages>().items) {
-      ls.push_back(m.src);
-      lse.push_back(m.send_event);
-      lr.push_back(m.dst);
-      lre.push_back(m.recv_done >= 0 ? m.recv_done : m.recv_event);
-    }
-    out.table_rows("messages", links);
-    out.table_rows("trace", trace_rows);
+  out.attribute("traces_stored", static_cast<int64_t>(r.traces));
+  out.table("questions", questions_table(r));
+  if (r.traces) {
+    out.table_rows("messages", messages_table(ctx));
+    out.table_rows("trace", trace_table(r));
     out.attribute("trace_operations", ctx.store().ops());
-    out.attribute("trace_regions", paths);
+    out.attribute("trace_regions", r.paths);
   }
+}
+
+// Warns of unmatched messages and prices the findings that stated their fix (predicted_gain_s).
+void whatif_findings(Context &ctx, const WhatifResult &r) {
+  const ReplayModel &model = *r.model;
   if (model.unmatched_sends + model.unmatched_receives > 0)
     ctx.warnings.push_back("whatif: " + std::to_string(model.unmatched_sends) + " sends and " +
                            std::to_string(model.unmatched_receives) +
                            " receives have no partner in the trace; the replay keeps their measured time");
-
-  // ---- price the findings that stated their fix
+  std::map<std::string, double> gain_of;
+  const double baseline_s = static_cast<double>(r.predicted[0]) * 1e-9;
+  for (size_t k = 0; k < r.asked.size(); ++k)
+    gain_of[r.asked[k].text] = baseline_s - static_cast<double>(r.predicted[k]) * 1e-9;
   for (auto &f : ctx.findings)
     if (auto it = gain_of.find(f.question); !f.question.empty() && it != gain_of.end()) f.predicted_gain_s = it->second;
-  for (auto &b : bottlenecks)
-    if (auto it = gain_of.find(b.question); !b.question.empty() && it != gain_of.end()) b.predicted_gain_s = it->second;
-  PERFSIFT_CHECK(model.replayed, "the whatif stage ends without its baseline replay");
-  ctx.products().publish(ReplayBaseline{matched});
+  if (auto *found = ctx.products().find<Bottlenecks>())
+    for (auto &b : found->items)
+      if (auto it = gain_of.find(b.question); !b.question.empty() && it != gain_of.end()) b.predicted_gain_s = it->second;
+}
+
+void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
+  const WhatifResult result = compute_whatif(ctx, cfg);
+  write_whatif(ctx, result, out);
+  whatif_findings(ctx, result);
+  PERFSIFT_CHECK(result.model->replayed, "the whatif stage ends without its baseline replay");
+  ctx.products().publish(ReplayBaseline{result.model});
 }
 
 void whatif_text(std::ostream &os, const io::ResultsStore &rs) {
