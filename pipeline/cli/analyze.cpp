@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <sstream>
 
 #include "io/checksum.h"
@@ -99,80 +100,91 @@ io::Table findings_table(const std::vector<pipeline::Finding> &f) {
 
 std::vector<int64_t> as64(const std::vector<int32_t> &v) { return {v.begin(), v.end()}; }
 
-}  // namespace
+// A command-line option that sets a stage's key needs that stage in the pipeline.
+void require_stage(const config::Values &cfg, const char *option, const std::string &stage) {
+  const auto &stages = cfg.get_list("pipeline.stages");
+  if (std::find(stages.begin(), stages.end(), stage) == stages.end())
+    throw std::runtime_error(std::string(option) + ": the pipeline's stages (" + cfg.where("pipeline.stages") +
+                             ") do not include " + stage + "; add it to pipeline.stages");
+}
 
-int run_analyze(const AnalyzeOptions &o) {
-  ensure_mpi();
-  MPI_Comm comm = MPI_COMM_WORLD;
-  int me = 0, np = 1;
+// The pipeline file (or the defaults) with the command line's settings on top.
+config::Values load_config(const AnalyzeOptions &o) {
+  config::Values cfg = pipeline::load_pipeline(o.config, config::process_environment());
+  if (!o.whatif.empty()) {
+    require_stage(cfg, "--whatif", "whatif");
+    auto questions = cfg.get_list("whatif.questions");
+    questions.insert(questions.end(), o.whatif.begin(), o.whatif.end());
+    cfg.set("whatif.questions", questions, "command line --whatif");
+  }
+  if (!o.model.empty()) {
+    require_stage(cfg, "--model", "diagnosis");
+    cfg.set("diagnosis.model", o.model, "command line --model");
+  }
+  if (!o.reference.empty()) {
+    require_stage(cfg, "--reference", "diagnosis");
+    cfg.set("diagnosis.reference", o.reference, "command line --reference");
+  }
+  return cfg;
+}
+
+// Runs one set-up step on every process and tells whether it succeeded on all (collective).
+// Rank 0 says why not: its own error, or that another rank failed.
+bool all_fine(MPI_Comm comm, const char *elsewhere, const std::function<void()> &step) {
+  int me = 0;
   MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &np);
-
-  // ---- set-up: every process checks the same inputs; all agree before any collective work.
-  // Rank 0 says why: its own error, or that another rank failed.
-  auto all_fine = [&](const std::string &error, const char *elsewhere) {
-    int bad = !error.empty(), any_bad = 0;
-    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, comm);
-    if (any_bad && me == 0) std::fprintf(stderr, "perfsift: %s\n", bad ? error.c_str() : elsewhere);
-    return !any_bad;
-  };
   std::string error;
+  try {
+    step();
+  } catch (const std::exception &e) {
+    error = e.what();
+  }
+  int bad = !error.empty(), any_bad = 0;
+  MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, comm);
+  if (any_bad && me == 0) std::fprintf(stderr, "perfsift: %s\n", bad ? error.c_str() : elsewhere);
+  return !any_bad;
+}
+
+// What the analysis works from, once set up.
+struct Analysis {
   config::Values cfg;
-  try {
-    cfg = pipeline::load_pipeline(o.config, config::process_environment());
-    if (!o.whatif.empty()) {
-      const auto &stages = cfg.get_list("pipeline.stages");
-      if (std::find(stages.begin(), stages.end(), "whatif") == stages.end())
-        throw std::runtime_error("--whatif: the pipeline's stages (" + cfg.where("pipeline.stages") +
-                                 ") do not include whatif; add it to pipeline.stages");
-      auto questions = cfg.get_list("whatif.questions");
-      questions.insert(questions.end(), o.whatif.begin(), o.whatif.end());
-      cfg.set("whatif.questions", questions, "command line --whatif");
-    }
-    if (!o.model.empty()) {
-      const auto &stages = cfg.get_list("pipeline.stages");
-      if (std::find(stages.begin(), stages.end(), "diagnosis") == stages.end())
-        throw std::runtime_error("--model: the pipeline's stages (" + cfg.where("pipeline.stages") + ") do not include diagnosis; add it to pipeline.stages");
-      cfg.set("diagnosis.model", o.model, "command line --model");
-    }
-    if (!o.reference.empty()) {
-      const auto &stages = cfg.get_list("pipeline.stages");
-      if (std::find(stages.begin(), stages.end(), "diagnosis") == stages.end())
-        throw std::runtime_error("--reference: the pipeline's stages (" + cfg.where("pipeline.stages") + ") do not include diagnosis; add it to pipeline.stages");
-      cfg.set("diagnosis.reference", o.reference, "command line --reference");
-    }
-  } catch (const std::exception &e) {
-    error = e.what();
-  }
-  if (!all_fine(error, "the pipeline could not be read on every analysis rank")) return 2;
   std::unique_ptr<io::TraceStore> store;
-  try {
-    store = std::make_unique<io::TraceStore>(o.store, comm);
-  } catch (const std::exception &e) {
-    error = e.what();
-  }
-  if (!all_fine(error, "the store could not be opened on every analysis rank")) return 2;
+  std::vector<pipeline::PlanStep> plan;
+  std::string output;  // the results store
+};
+
+// Every process checks the same inputs; all agree before any collective work. False when
+// the analysis cannot start (rank 0 said why).
+bool set_up(const AnalyzeOptions &o, MPI_Comm comm, Analysis &a) {
+  if (!all_fine(comm, "the pipeline could not be read on every analysis rank", [&] { a.cfg = load_config(o); }))
+    return false;
+  if (!all_fine(comm, "the store could not be opened on every analysis rank",
+                [&] { a.store = std::make_unique<io::TraceStore>(o.store, comm); }))
+    return false;
   // Each stage checks its settings against the store before any work (what-if questions,
   // the diagnosis model and knowledge base, the classifier model): a wrong name or file
   // stops here, not after the other stages' work.
-  std::vector<pipeline::PlanStep> plan;
-  try {
-    plan = pipeline::plan_pipeline(cfg);
-    for (const auto &step : plan)
-      if (step.stage && step.stage->check) step.stage->check(cfg, *store);
-  } catch (const std::exception &e) {
-    error = e.what();
+  if (!all_fine(comm, "a what-if question or the classifier model could not be read on every analysis rank", [&] {
+        a.plan = pipeline::plan_pipeline(a.cfg);
+        for (const auto &step : a.plan)
+          if (step.stage && step.stage->check) step.stage->check(a.cfg, *a.store);
+      }))
+    return false;
+  a.output = o.output.empty() ? default_output(o.store) : o.output;
+  if (fs::exists(a.output) && fs::equivalent(a.output, o.store)) {
+    int me = 0;
+    MPI_Comm_rank(comm, &me);
+    if (me == 0)
+      std::fprintf(stderr, "perfsift: %s: the results file would overwrite the input store; choose another -o\n",
+                   a.output.c_str());
+    return false;
   }
-  if (!all_fine(error, "a what-if question or the classifier model could not be read on every analysis rank")) return 2;
-  const std::string output = o.output.empty() ? default_output(o.store) : o.output;
-  if (fs::exists(output) && fs::equivalent(output, o.store)) {
-    if (me == 0) std::fprintf(stderr, "perfsift: %s: the results file would overwrite the input store; choose another -o\n", output.c_str());
-    return 2;
-  }
-  if (const int64_t t = cfg.get_int("analysis.threads"); t > 0) omp_set_num_threads(static_cast<int>(t));
+  if (const int64_t t = a.cfg.get_int("analysis.threads"); t > 0) omp_set_num_threads(static_cast<int>(t));
+  return true;
+}
 
-  pipeline::Progress progress(me == 0 && (o.progress || isatty(STDERR_FILENO)));
-  const auto &run = store->run();
+// What the results cannot cover: lost or truncated ranks, a recovered store.
+std::vector<std::string> store_warnings(const io::RunInfo &run) {
   std::vector<std::string> warnings;
   if (!run.missing_ranks.empty())
     warnings.push_back("ranks " + kernels::format_ranges(kernels::to_ranges(run.missing_ranks)) +
@@ -182,58 +194,99 @@ int run_analyze(const AnalyzeOptions &o) {
     warnings.push_back("ranks " + kernels::format_ranges(kernels::to_ranges(run.truncated_ranks)) +
                        " stop early (no MPI_Finalize): their data ends where they died");
   if (run.incomplete) warnings.push_back("the store is marked incomplete (rebuilt by `perfsift recover` after a crash)");
+  return warnings;
+}
+
+// The results store's root attributes: its source, configuration and report settings.
+void write_metadata(io::ResultsWriter &writer, const std::string &store, const std::string &sum,
+                    const config::Values &cfg) {
+  writer.attribute("", "source_store", fs::absolute(store).lexically_normal().string());
+  writer.attribute("", "source_checksum", sum);
+  writer.attribute("", "source_checksum_algorithm", std::string(io::kChecksumAlgorithm));
+  writer.attribute("", "configuration", cfg.source_text);
+  writer.attribute("", "configuration_effective", effective_config(cfg));
+  writer.attribute("", "stages", cfg.get_list("pipeline.stages"));
+  writer.attribute("", "report_top", cfg.get_int("report.top"));
+  writer.attribute("", "report_json_max_rows", cfg.get_int("report.json_max_rows"));
+  writer.attribute("", "report_width", cfg.get_int("report.width"));
+  writer.attribute("", "perfsift_version", std::string(PERFSIFT_VERSION));
+}
+
+// The /run group: the analysed run, from the trace store.
+void write_run(io::ResultsWriter &writer, const pipeline::Context &ctx, const io::TraceStore &store) {
+  const auto &run = store.run();
+  writer.group("run", "the analysed run, from the trace store");
+  writer.attribute("run", "ranks", static_cast<int64_t>(run.nranks));
+  writer.attribute("run", "wall_time_s", ctx.wall_time_s());
+  writer.attribute("run", "command", run.command);
+  writer.attribute("run", "start_time", run.start_time);
+  writer.attribute("run", "mpi_library", run.mpi_library);
+  writer.attribute("run", "counters_recorded", run.counters_recorded);
+  writer.attribute("run", "counters_unavailable", run.counters_unavailable);
+  writer.attribute("run", "missing_ranks", as64(run.missing_ranks));
+  writer.attribute("run", "truncated_ranks", as64(run.truncated_ranks));
+  writer.attribute("run", "incomplete", static_cast<int64_t>(run.incomplete));
+  writer.attribute("run", "events", store.event_offsets().back());
+}
+
+// The stages in order, each into its own group.
+void run_plan(const Analysis &a, pipeline::Context &ctx, io::ResultsWriter &writer) {
+  for (const auto &step : a.plan) {
+    if (step.builder) {
+      step.builder->build(ctx);  // collective, at the same boundary on every process
+      continue;
+    }
+    const auto &stage = *step.stage;
+    writer.group(stage.name, stage.description);
+    pipeline::StageOutput out(writer, stage.name);
+    stage.run(ctx, a.cfg, out);
+  }
+}
+
+// Located bottlenecks become findings, with their root causes when known; all ranked.
+void write_findings(io::ResultsWriter &writer, pipeline::Context &ctx) {
+  auto findings = pipeline::all_findings(std::move(ctx.findings), ctx.products().find<pipeline::Bottlenecks>(),
+                                         ctx.products().find<pipeline::RootCauses>());
+  rank_findings(findings);
+  writer.table("findings", findings_table(findings));
+  writer.attribute("", "warnings", ctx.warnings);
+}
+
+// The whole analysis into the results store (collective).
+void analyze(const AnalyzeOptions &o, MPI_Comm comm, const Analysis &a, const std::vector<std::string> &warnings,
+             pipeline::Progress &progress) {
+  progress.begin("checksum of the store");
+  const std::string sum = checksum(comm, o.store);
+  progress.end();
+  pipeline::Context ctx(comm, *a.store, a.cfg, progress);
+  ctx.warnings = warnings;
+  io::ResultsWriter writer(comm, a.output);
+  write_metadata(writer, o.store, sum, a.cfg);
+  write_run(writer, ctx, *a.store);
+  run_plan(a, ctx, writer);
+  write_findings(writer, ctx);
+  writer.commit();
+}
+
+}  // namespace
+
+int run_analyze(const AnalyzeOptions &o) {
+  ensure_mpi();
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int me = 0, np = 1;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &np);
+  Analysis a;
+  if (!set_up(o, comm, a)) return 2;
+  pipeline::Progress progress(me == 0 && (o.progress || isatty(STDERR_FILENO)));
+  const auto warnings = store_warnings(a.store->run());
   if (me == 0)
     for (const auto &w : warnings) std::fprintf(stderr, "perfsift: warning: %s\n", w.c_str());
 
-  // ---- analysis: an error on one process cannot be agreed on without risking a hang
-  // in the next collective, so that process removes the temporary output and aborts the job.
+  // An error on one process cannot be agreed on without risking a hang in the next
+  // collective, so that process removes the temporary output and aborts the job.
   try {
-    progress.begin("checksum of the store");
-    const std::string sum = checksum(comm, o.store);
-    progress.end();
-    pipeline::Context ctx(comm, *store, cfg, progress);
-    ctx.warnings = warnings;
-    io::ResultsWriter writer(comm, output);
-    writer.attribute("", "source_store", fs::absolute(o.store).lexically_normal().string());
-    writer.attribute("", "source_checksum", sum);
-    writer.attribute("", "source_checksum_algorithm", std::string(io::kChecksumAlgorithm));
-    writer.attribute("", "configuration", cfg.source_text);
-    writer.attribute("", "configuration_effective", effective_config(cfg));
-    writer.attribute("", "stages", cfg.get_list("pipeline.stages"));
-    writer.attribute("", "report_top", cfg.get_int("report.top"));
-    writer.attribute("", "report_json_max_rows", cfg.get_int("report.json_max_rows"));
-    writer.attribute("", "report_width", cfg.get_int("report.width"));
-    writer.attribute("", "perfsift_version", std::string(PERFSIFT_VERSION));
-    writer.group("run", "the analysed run, from the trace store");
-    writer.attribute("run", "ranks", static_cast<int64_t>(run.nranks));
-    writer.attribute("run", "wall_time_s", ctx.wall_time_s());
-    writer.attribute("run", "command", run.command);
-    writer.attribute("run", "start_time", run.start_time);
-    writer.attribute("run", "mpi_library", run.mpi_library);
-    writer.attribute("run", "counters_recorded", run.counters_recorded);
-    writer.attribute("run", "counters_unavailable", run.counters_unavailable);
-    writer.attribute("run", "missing_ranks", as64(run.missing_ranks));
-    writer.attribute("run", "truncated_ranks", as64(run.truncated_ranks));
-    writer.attribute("run", "incomplete", static_cast<int64_t>(run.incomplete));
-    writer.attribute("run", "events", store->event_offsets().back());
-
-    for (const auto &step : plan) {
-      if (step.builder) {
-        step.builder->build(ctx);  // collective, at the same boundary on every process
-        continue;
-      }
-      const auto &stage = *step.stage;
-      writer.group(stage.name, stage.description);
-      pipeline::StageOutput out(writer, stage.name);
-      stage.run(ctx, cfg, out);
-    }
-    // Located bottlenecks become findings, with their root causes when known.
-    auto findings = pipeline::all_findings(std::move(ctx.findings), ctx.products().find<pipeline::Bottlenecks>(),
-                                           ctx.products().find<pipeline::RootCauses>());
-    rank_findings(findings);
-    writer.table("findings", findings_table(findings));
-    writer.attribute("", "warnings", ctx.warnings);
-    writer.commit();
+    analyze(o, comm, a, warnings, progress);
   } catch (const std::exception &e) {
     const int code = dynamic_cast<const InternalError *>(&e) ? kExitInternalError : kExitUserError;
     std::fprintf(stderr, "perfsift: analysis rank %d: %s\n", me, e.what());
@@ -242,7 +295,7 @@ int run_analyze(const AnalyzeOptions &o) {
   }
 
   if (me == 0) {
-    io::ResultsStore results(output);
+    io::ResultsStore results(a.output);
     std::fputs(pipeline::render_text(results).c_str(), stdout);
     if (!o.json.empty()) pipeline::write_file_atomically(o.json, pipeline::render_json(results));
     std::fflush(stdout);

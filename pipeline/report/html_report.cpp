@@ -86,6 +86,85 @@ void table_json(JsonWriter &j, const io::Table &t, size_t max_rows) {
   j.end_array().end_object();
 }
 
+// Every call: [rank, event, enter, exit, op, region] per question; the messages between them.
+void timeline_calls(JsonWriter &j, const io::ResultsStore &rs, const io::Table &t,
+                    const std::map<int64_t, int64_t> &per_question) {
+  const auto &q = column<int64_t>(t, "question"), &rank = column<int64_t>(t, "rank"), &event = column<int64_t>(t, "event"),
+             &enter = column<int64_t>(t, "enter_ns"), &exit = column<int64_t>(t, "exit_ns"), &op = column<int64_t>(t, "op"),
+             &region = column<int64_t>(t, "region");
+  j.key("events").begin_object();
+  for (const auto &[k, n] : per_question) {
+    j.key(std::to_string(k)).begin_array();
+    for (size_t i = 0; i < t.rows(); ++i)
+      if (q[i] == k)
+        j.begin_array().value(rank[i]).value(event[i]).value(enter[i]).value(exit[i]).value(op[i]).value(region[i]).end_array();
+    j.end_array();
+  }
+  j.end_object();
+  if (!has_child(rs, "whatif", "messages")) return;
+  const auto m = rs.table("whatif/messages");
+  const auto &s = column<int64_t>(m, "sender"), &se = column<int64_t>(m, "send_event"), &r = column<int64_t>(m, "receiver"),
+             &re = column<int64_t>(m, "recv_event");
+  j.key("messages").begin_array();
+  for (size_t i = 0; i < m.rows() && static_cast<int64_t>(i) < kMaxTimelineEvents; ++i)
+    j.begin_array().value(s[i]).value(se[i]).value(r[i]).value(re[i]).end_array();
+  j.end_array();
+}
+
+// Question k's share of time in MPI per rank block and time bin, in integer percent.
+void binned_share(JsonWriter &j, const io::Table &t, int64_t k, const RankBlocks &rb) {
+  const auto &q = column<int64_t>(t, "question"), &rank = column<int64_t>(t, "rank"),
+             &enter = column<int64_t>(t, "enter_ns"), &exit = column<int64_t>(t, "exit_ns");
+  int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+  for (size_t i = 0; i < t.rows(); ++i)
+    if (q[i] == k) t0 = std::min(t0, enter[i]), t1 = std::max(t1, exit[i]);
+  // Integer bins: every step moves to the next bin boundary, so it always progresses.
+  const int64_t span = std::max<int64_t>(1, t1 - t0);
+  auto bin_of = [&](int64_t x) {
+    return std::min<int64_t>(kTimeBins - 1, static_cast<int64_t>(static_cast<__int128>(x) * kTimeBins / span));
+  };
+  auto bin_end = [&](int64_t b) {
+    return static_cast<int64_t>((static_cast<__int128>(b + 1) * span + kTimeBins - 1) / kTimeBins);
+  };
+  std::vector<double> busy(static_cast<size_t>(rb.blocks() * kTimeBins), 0.0);
+  for (size_t i = 0; i < t.rows(); ++i) {
+    if (q[i] != k) continue;
+    const int64_t b = rank[i] / rb.per, e = exit[i] - t0;
+    for (int64_t x = enter[i] - t0; x < e;) {
+      const int64_t bin = bin_of(x);
+      const int64_t end = bin == kTimeBins - 1 ? e : std::min(e, bin_end(bin));
+      busy[static_cast<size_t>(b * kTimeBins + bin)] += static_cast<double>(end - x);
+      x = end;
+    }
+  }
+  const double width = static_cast<double>(span) / kTimeBins;
+  j.key(std::to_string(k)).begin_object().key("t0").value(t0).key("t1").value(t1).key("share").begin_array();
+  for (int64_t b = 0; b < rb.blocks(); ++b) {
+    const double ranks_in = static_cast<double>(std::min(rb.ranks, (b + 1) * rb.per) - b * rb.per);
+    j.begin_array();
+    for (int64_t x = 0; x < kTimeBins; ++x)
+      j.value(static_cast<int64_t>(std::lround(busy[static_cast<size_t>(b * kTimeBins + x)] / (width * ranks_in) * 100)));
+    j.end_array();
+  }
+  j.end_array().end_object();
+}
+
+// The first domino path that reaches the best predicted time: [rank, event] per step.
+void domino_json(JsonWriter &j, const io::ResultsStore &rs) {
+  const auto d = rs.table("domino/paths");
+  const auto &kind = column<std::string>(d, "kind");
+  const auto &reaches = column<int64_t>(d, "reaches_best"), &path = column<int64_t>(d, "path"), &dr = column<int64_t>(d, "rank"),
+             &de = column<int64_t>(d, "event");
+  int64_t chosen = -1;
+  j.key("domino").begin_array();
+  for (size_t i = 0; i < d.rows(); ++i) {
+    if (kind[i] != "domino" || !reaches[i] || (chosen >= 0 && path[i] != chosen)) continue;
+    chosen = path[i];
+    j.begin_array().value(dr[i]).value(de[i]).end_array();
+  }
+  j.end_array();
+}
+
 void timeline_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &rb) {
   const auto a = rs.attributes("whatif");
   if (!has_child(rs, "whatif", "trace")) {
@@ -94,9 +173,7 @@ void timeline_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &
     return;
   }
   const auto t = rs.table("whatif/trace");
-  const auto &q = column<int64_t>(t, "question"), &rank = column<int64_t>(t, "rank"), &event = column<int64_t>(t, "event"),
-             &enter = column<int64_t>(t, "enter_ns"), &exit = column<int64_t>(t, "exit_ns"), &op = column<int64_t>(t, "op"),
-             &region = column<int64_t>(t, "region");
+  const auto &q = column<int64_t>(t, "question");
   const auto qt = rs.table("whatif/questions");
   const auto &qtext = column<std::string>(qt, "question");
   std::map<int64_t, int64_t> per_question;
@@ -107,90 +184,28 @@ void timeline_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &
   j.key("ops").values(attr_or<std::vector<std::string>>(a, "trace_operations", {}));
   j.key("regions").values(attr_or<std::vector<std::string>>(a, "trace_regions", {}));
   j.key("questions").begin_array();
-  for (const auto &[k, n] : per_question)
-    j.begin_object().key("id").value(k).key("label").value(k < 0 ? std::string("measured run") : k < static_cast<int64_t>(qtext.size()) ? qtext[static_cast<size_t>(k)] : "?")
-        .key("events").value(n).end_object();
+  for (const auto &[k, n] : per_question) {
+    const std::string label = k < 0 ? std::string("measured run")
+                              : k < static_cast<int64_t>(qtext.size()) ? qtext[static_cast<size_t>(k)] : "?";
+    j.begin_object().key("id").value(k).key("label").value(label).key("events").value(n).end_object();
+  }
   j.end_array();
   if (largest <= kMaxTimelineEvents) {
-    // Every call: [rank, event, enter, exit, op, region] per question.
-    j.key("events").begin_object();
-    for (const auto &[k, n] : per_question) {
-      j.key(std::to_string(k)).begin_array();
-      for (size_t i = 0; i < t.rows(); ++i)
-        if (q[i] == k) j.begin_array().value(rank[i]).value(event[i]).value(enter[i]).value(exit[i]).value(op[i]).value(region[i]).end_array();
-      j.end_array();
-    }
-    j.end_object();
-    if (has_child(rs, "whatif", "messages")) {
-      const auto m = rs.table("whatif/messages");
-      const auto &s = column<int64_t>(m, "sender"), &se = column<int64_t>(m, "send_event"), &r = column<int64_t>(m, "receiver"),
-                 &re = column<int64_t>(m, "recv_event");
-      j.key("messages").begin_array();
-      for (size_t i = 0; i < m.rows() && static_cast<int64_t>(i) < kMaxTimelineEvents; ++i)
-        j.begin_array().value(s[i]).value(se[i]).value(r[i]).value(re[i]).end_array();
-      j.end_array();
-    }
+    timeline_calls(j, rs, t, per_question);
   } else {
     // Too many calls to draw: the share of time in MPI per rank block and time bin.
     j.key("binned").begin_object();
-    for (const auto &[k, n] : per_question) {
-      int64_t t0 = INT64_MAX, t1 = INT64_MIN;
-      for (size_t i = 0; i < t.rows(); ++i)
-        if (q[i] == k) t0 = std::min(t0, enter[i]), t1 = std::max(t1, exit[i]);
-      // Integer bins: every step moves to the next bin boundary, so it always progresses.
-      const int64_t span = std::max<int64_t>(1, t1 - t0);
-      auto bin_of = [&](int64_t x) { return std::min<int64_t>(kTimeBins - 1, static_cast<int64_t>(static_cast<__int128>(x) * kTimeBins / span)); };
-      auto bin_end = [&](int64_t b) { return static_cast<int64_t>((static_cast<__int128>(b + 1) * span + kTimeBins - 1) / kTimeBins); };
-      std::vector<double> busy(static_cast<size_t>(rb.blocks() * kTimeBins), 0.0);
-      for (size_t i = 0; i < t.rows(); ++i) {
-        if (q[i] != k) continue;
-        const int64_t b = rank[i] / rb.per, e = exit[i] - t0;
-        for (int64_t x = enter[i] - t0; x < e;) {
-          const int64_t bin = bin_of(x);
-          const int64_t end = bin == kTimeBins - 1 ? e : std::min(e, bin_end(bin));
-          busy[static_cast<size_t>(b * kTimeBins + bin)] += static_cast<double>(end - x);
-          x = end;
-        }
-      }
-      const double width = static_cast<double>(span) / kTimeBins;
-      j.key(std::to_string(k)).begin_object().key("t0").value(t0).key("t1").value(t1).key("share").begin_array();
-      for (int64_t b = 0; b < rb.blocks(); ++b) {
-        const double ranks_in = static_cast<double>(std::min(rb.ranks, (b + 1) * rb.per) - b * rb.per);
-        j.begin_array();
-        // Percent of the time in MPI, as integers.
-        for (int64_t x = 0; x < kTimeBins; ++x) j.value(static_cast<int64_t>(std::lround(busy[static_cast<size_t>(b * kTimeBins + x)] / (width * ranks_in) * 100)));
-        j.end_array();
-      }
-      j.end_array().end_object();
-    }
+    for (const auto &[k, n] : per_question) binned_share(j, t, k, rb);
     j.end_object();
   }
-  if (has_child(rs, "domino", "paths")) {
-    const auto d = rs.table("domino/paths");
-    const auto &kind = column<std::string>(d, "kind");
-    const auto &reaches = column<int64_t>(d, "reaches_best"), &path = column<int64_t>(d, "path"), &dr = column<int64_t>(d, "rank"),
-               &de = column<int64_t>(d, "event");
-    // The first path that reaches the best predicted time.
-    int64_t chosen = -1;
-    j.key("domino").begin_array();
-    for (size_t i = 0; i < d.rows(); ++i) {
-      if (kind[i] != "domino" || !reaches[i] || (chosen >= 0 && path[i] != chosen)) continue;
-      chosen = path[i];
-      j.begin_array().value(dr[i]).value(de[i]).end_array();
-    }
-    j.end_array();
-  }
+  if (has_child(rs, "domino", "paths")) domino_json(j, rs);
   j.end_object();
 }
 
-std::string data_json(const io::ResultsStore &rs) {
-  JsonWriter j(true);
+// The run, and the labels of the rank blocks every matrix uses.
+void run_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &rb) {
   const auto root = rs.attributes("");
   const auto run = rs.attributes("run");
-  RankBlocks rb;
-  rb.ranks = attr_or<int64_t>(run, "ranks", 0);
-  rb.per = std::max<int64_t>(1, (rb.ranks + kMaxRankRows - 1) / kMaxRankRows);
-  j.begin_object();
   j.key("run").begin_object().key("ranks").value(rb.ranks).key("wall_s").value(attr_or<double>(run, "wall_time_s", 0));
   j.key("command").value(attr_or<std::string>(run, "command", "")).key("start").value(attr_or<std::string>(run, "start_time", ""));
   j.key("store").value(attr_or<std::string>(root, "source_store", "")).key("results").value(rs.path());
@@ -199,53 +214,58 @@ std::string data_json(const io::ResultsStore &rs) {
   j.key("rank_labels").begin_array();
   for (int64_t b = 0; b < rb.blocks(); ++b) j.value(rb.label(b));
   j.end_array();
-  j.key("findings");
-  table_json(j, rs.table("findings"), 200);
-  const auto stages = attr_or<std::vector<std::string>>(root, "stages", {});
-  const bool profile = std::find(stages.begin(), stages.end(), "profile") != stages.end();
-  if (profile) {
-    j.key("regions");
-    table_json(j, rs.table("profile/regions"), 1000);
-    j.key("rank_region_wall_s");
-    matrix_json(j, rs, "profile/rank_region_wall_s", rb);
-    j.key("rank_op_calls");
-    matrix_json(j, rs, "profile/rank_op_calls", rb);
-    j.key("rank_op_bytes");
-    matrix_json(j, rs, "profile/rank_op_bytes", rb);
-    // The communication matrix in rank blocks: bytes per (sender block, receiver block).
-    const auto m = rs.table("profile/messages");
-    const auto &s = column<int64_t>(m, "sender"), &r = column<int64_t>(m, "receiver"), &bytes = column<int64_t>(m, "bytes"),
-               &cnt = column<int64_t>(m, "messages");
-    std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> cells;
-    for (size_t i = 0; i < m.rows(); ++i) {
-      auto &c = cells[{s[i] / rb.per, r[i] / rb.per}];
-      c.first += cnt[i];
-      c.second += bytes[i];
-    }
-    j.key("comm").begin_array();
-    for (const auto &[k, v] : cells) j.begin_array().value(k.first).value(k.second).value(v.first).value(v.second).end_array();
-    j.end_array();
+}
+
+// The profile stage's views: regions, the rank x region and rank x operation matrices, and
+// the communication matrix in rank blocks: bytes per (sender block, receiver block).
+void profile_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &rb) {
+  j.key("regions");
+  table_json(j, rs.table("profile/regions"), 1000);
+  j.key("rank_region_wall_s");
+  matrix_json(j, rs, "profile/rank_region_wall_s", rb);
+  j.key("rank_op_calls");
+  matrix_json(j, rs, "profile/rank_op_calls", rb);
+  j.key("rank_op_bytes");
+  matrix_json(j, rs, "profile/rank_op_bytes", rb);
+  const auto m = rs.table("profile/messages");
+  const auto &s = column<int64_t>(m, "sender"), &r = column<int64_t>(m, "receiver"), &bytes = column<int64_t>(m, "bytes"),
+             &cnt = column<int64_t>(m, "messages");
+  std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> cells;
+  for (size_t i = 0; i < m.rows(); ++i) {
+    auto &c = cells[{s[i] / rb.per, r[i] / rb.per}];
+    c.first += cnt[i];
+    c.second += bytes[i];
   }
-  if (has_child(rs, "dissimilarity", "ranks")) {
-    const auto t = rs.table("dissimilarity/ranks");
-    const auto &rank = column<int64_t>(t, "rank"), &cl = column<int64_t>(t, "cluster");
-    std::map<int64_t, std::vector<int32_t>> clusters;
-    for (size_t i = 0; i < t.rows(); ++i) clusters[cl[i]].push_back(static_cast<int32_t>(rank[i]));
-    j.key("clusters").begin_array();
-    for (const auto &[id, members] : clusters)
-      j.begin_object().key("cluster").value(id).key("size").value(static_cast<int64_t>(members.size()))
-          .key("ranks").value(kernels::format_ranges(kernels::to_ranges(members))).end_object();
-    j.end_array();
-  }
-  // Tables shown as they are.
+  j.key("comm").begin_array();
+  for (const auto &[k, v] : cells) j.begin_array().value(k.first).value(k.second).value(v.first).value(v.second).end_array();
+  j.end_array();
+}
+
+// The dissimilarity clusters: id, size and ranks of each.
+void clusters_json(JsonWriter &j, const io::ResultsStore &rs) {
+  const auto t = rs.table("dissimilarity/ranks");
+  const auto &rank = column<int64_t>(t, "rank"), &cl = column<int64_t>(t, "cluster");
+  std::map<int64_t, std::vector<int32_t>> clusters;
+  for (size_t i = 0; i < t.rows(); ++i) clusters[cl[i]].push_back(static_cast<int32_t>(rank[i]));
+  j.key("clusters").begin_array();
+  for (const auto &[id, members] : clusters)
+    j.begin_object().key("cluster").value(id).key("size").value(static_cast<int64_t>(members.size()))
+        .key("ranks").value(kernels::format_ranges(kernels::to_ranges(members))).end_object();
+  j.end_array();
+}
+
+// Tables shown as they are, those the stages wrote.
+void tables_json(JsonWriter &j, const io::ResultsStore &rs) {
+  static const std::vector<std::pair<std::string, std::string>> shown = {
+      {"rootcause/dissimilarity_per_region", "Root causes of rank dissimilarity (rough sets)"},
+      {"rootcause/disparity_per_region", "Root causes of region disparity (rough sets)"},
+      {"waitstates/waits", "Wait states (Scalasca patterns)"},
+      {"classify/pairs", "Message classes per call-site pair (Vetter)"},
+      {"diagnosis/causes", "Model diagnosis causes (Hercule)"},
+      {"whatif/questions", "What-if questions (PerWiz)"},
+      {"bounds/bounds", "Lower bounds (PerWiz)"}};
   j.key("tables").begin_array();
-  for (const auto &[path, title] : std::vector<std::pair<std::string, std::string>>{{"rootcause/dissimilarity_per_region", "Root causes of rank dissimilarity (rough sets)"},
-                                                                                      {"rootcause/disparity_per_region", "Root causes of region disparity (rough sets)"},
-                                                                                      {"waitstates/waits", "Wait states (Scalasca patterns)"},
-                                                                                      {"classify/pairs", "Message classes per call-site pair (Vetter)"},
-                                                                                      {"diagnosis/causes", "Model diagnosis causes (Hercule)"},
-                                                                                      {"whatif/questions", "What-if questions (PerWiz)"},
-                                                                                      {"bounds/bounds", "Lower bounds (PerWiz)"}}) {
+  for (const auto &[path, title] : shown) {
     const auto slash = path.find('/');
     if (!has_child(rs, path.substr(0, slash), path.substr(slash + 1))) continue;
     j.begin_object().key("title").value(title).key("hdf5").value("/" + path).key("table");
@@ -253,7 +273,24 @@ std::string data_json(const io::ResultsStore &rs) {
     j.end_object();
   }
   j.end_array();
-  if (std::find(stages.begin(), stages.end(), "diagnosis") != stages.end()) {
+}
+
+std::string data_json(const io::ResultsStore &rs) {
+  JsonWriter j(true);
+  const auto root = rs.attributes("");
+  RankBlocks rb;
+  rb.ranks = attr_or<int64_t>(rs.attributes("run"), "ranks", 0);
+  rb.per = std::max<int64_t>(1, (rb.ranks + kMaxRankRows - 1) / kMaxRankRows);
+  j.begin_object();
+  run_json(j, rs, rb);
+  j.key("findings");
+  table_json(j, rs.table("findings"), 200);
+  const auto stages = attr_or<std::vector<std::string>>(root, "stages", {});
+  auto ran = [&](const char *stage) { return std::find(stages.begin(), stages.end(), stage) != stages.end(); };
+  if (ran("profile")) profile_json(j, rs, rb);
+  if (has_child(rs, "dissimilarity", "ranks")) clusters_json(j, rs);
+  tables_json(j, rs);
+  if (ran("diagnosis")) {
     const auto a = rs.attributes("diagnosis");
     j.key("diagnosis").begin_object().key("model").value(attr_or<std::string>(a, "model", "none"));
     j.key("narrative").value(attr_or<std::string>(a, "narrative", "")).end_object();

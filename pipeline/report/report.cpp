@@ -1,3 +1,5 @@
+// The text and JSON reports of a results store: the run, the ranked findings, then each
+// stage's own part (its report hooks in the registry, else its group as stored).
 #include "pipeline/report/report.h"
 
 #include <unistd.h>
@@ -19,7 +21,6 @@
 namespace perfsift::pipeline {
 
 namespace {
-
 
 void write_attr_value(JsonWriter &j, const io::AttrValue &v) {
   std::visit(
@@ -104,7 +105,6 @@ std::string join(const std::vector<std::string> &v) {
   for (const auto &x : v) s += (s.empty() ? "" : ", ") + x;
   return s;
 }
-
 
 }  // namespace
 
