@@ -1,0 +1,764 @@
+#!/usr/bin/python3
+"""perfsift analyze under real mpirun, one test per mode.
+
+usage: analyze_test.py MODE PERFSIFT WORK_DIR [STORE | APP_DIR] [MESSAGES]
+
+MODE selects the test AnalyzeTest.test_MODE (its docstring says what it checks); the
+work directory is emptied first and every command runs inside it. Run with Debian's
+/usr/bin/python3, which has h5py. tests/CMakeLists.txt registers each mode as a CTest
+test (analyze_<mode>, analyze_store_<app>, whatif_baselines, apart_waitstates,
+hercule_models).
+"""
+import difflib
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+import check_results as cr  # tests/mpi/check_results.py, next to this file
+
+HERE = Path(__file__).resolve().parent
+MPI_ENV = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    "OMPI_MCA_mpi_yield_when_idle": "1",
+}
+ARGS = {"perfsift": "", "work": "", "store": "", "messages": ""}  # set by main()
+
+
+# ---- helpers: commands, files, checks ----------------------------------------------
+
+def _stream(target, opened):
+    """A file name (opened for writing); None (the test's log), DEVNULL or STDOUT as they are."""
+    if not isinstance(target, (str, Path)):
+        return target
+    handle = open(target, "wb")
+    opened.append(handle)
+    return handle
+
+
+def run(cmd, out=None, err=None, env=None, check=True, what=None):
+    """Run cmd (a list) in the work directory with stdin from /dev/null. out/err: a file
+    name to write stdout/stderr to, subprocess.DEVNULL, None (the test's log, the default),
+    or for err subprocess.STDOUT. env: variables added to the environment. check: the
+    command must exit 0, or the test fails naming `what` and showing the files written.
+    Returns the exit code."""
+    cmd = [str(c) for c in cmd]
+    opened = []
+    try:
+        rc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=_stream(out, opened), stderr=_stream(err, opened),
+                            env={**os.environ, **(env or {})}).returncode
+    finally:
+        for handle in opened:
+            handle.close()
+    if check and rc != 0:
+        shown = "".join(f"\n--- {f}:\n{read(f)}" for f in (out, err)
+                        if isinstance(f, (str, Path)) and os.path.exists(f) and os.path.getsize(f))
+        raise AssertionError(f"{what or 'command failed'}: `{' '.join(cmd)}` exited with code {rc}{shown}")
+    return rc
+
+
+def perfsift(*args, **kw):
+    """perfsift ARGS, one process."""
+    return run([ARGS["perfsift"], *args], **kw)
+
+
+def mpirun(n, *args, **kw):
+    """mpirun -n N perfsift ARGS: perfsift on N analysis ranks."""
+    return run(["mpirun", "-n", n, ARGS["perfsift"], *args], **kw)
+
+
+def collect(store, ranks, app, *app_args, **kw):
+    """perfsift collect -o STORE -- mpirun -n RANKS APP ARGS, both streams to STORE's
+    .collect.txt unless told otherwise."""
+    kw.setdefault("out", Path(store).stem + ".collect.txt")
+    kw.setdefault("err", subprocess.STDOUT)
+    return perfsift("collect", "-o", store, "--", "mpirun", "-n", ranks, app, *app_args, **kw)
+
+
+def read(path):
+    return Path(path).read_text(errors="replace")
+
+
+def write(path, text):
+    Path(path).write_text(text)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def same_bytes(a, b):
+    return Path(a).read_bytes() == Path(b).read_bytes()
+
+
+def error_lines(text):
+    """The lines starting 'perfsift:' (perfsift's one-line errors)."""
+    return [line for line in text.split("\n") if line.startswith("perfsift:")]
+
+
+def line_count(path):
+    """As `wc -l`: newline characters."""
+    return Path(path).read_bytes().count(b"\n")
+
+
+def outputs(prefix):
+    """Files the work directory holds whose names start with prefix (as `ls PREFIX*`)."""
+    return sorted(glob.glob(glob.escape(prefix) + "*"))
+
+
+def passes(check, *args):
+    """Run a check of check_results.py; True when it holds, else print why and return
+    False (for the tests that collect a disturbed run again)."""
+    try:
+        check(*args)
+        return True
+    except Exception as e:  # any failure of the check, as its exit code did in a shell
+        print(f"{check.__name__} does not hold: {type(e).__name__}: {e}", flush=True)
+        return False
+
+
+def text_of(values):
+    return [v.decode() if isinstance(v, bytes) else v for v in values]
+
+
+# ---- the tests ----------------------------------------------------------------------
+
+class AnalyzeTest(unittest.TestCase):
+    longMessage = False  # assertion messages say what went wrong on their own
+
+    def setUp(self):
+        print(flush=True)  # the runner's "test (docstring) ..." line, then the test's own output
+        work = os.path.abspath(ARGS["work"])
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        os.chdir(work)
+        self.work = work
+        self.store = ARGS["store"]
+
+    def check(self, cond, msg):
+        self.assertTrue(cond, msg)
+
+    # -- synthetic stores ------------------------------------------------------------
+
+    def test_determinism(self):
+        """One synthetic store analysed on K = 1, 2, 4 ranks, with 1 or 2 threads, and by
+        the plain H5Dread path: identical JSON, text (but its Details line) and results
+        store; the injected imbalance is found first on the injected region and ranks; the
+        results contract holds; `perfsift report` reproduces both reports; the text report
+        has at most 75 lines and no finding's cause wider than 100 columns."""
+        perfsift("synth", "-o", "s.h5", "--ranks", 24, "--regions", "solve,solve/smooth,solve/restrict,io",
+                 "--events-per-rank", 40000, "--inject", "imbalance:region=solve/smooth,ranks=5-8,factor=3")
+        # Reads of 65,536 rows: many per analysis rank; OpenMP splits each rank's slice.
+        rows = {"PERFSIFT_ROWS_PER_READ": "65536"}
+        mpirun(1, "analyze", "s.h5", "-o", "k1.h5", "--json", "k1.json", out="k1.txt", env={**rows, "OMP_NUM_THREADS": "1"})
+        mpirun(2, "analyze", "s.h5", "-o", "k2.h5", "--json", "k2.json", out="k2.txt", env={**rows, "OMP_NUM_THREADS": "2"})
+        mpirun(4, "analyze", "s.h5", "-o", "k4.h5", "--json", "k4.json", out="k4.txt", env={**rows, "OMP_NUM_THREADS": "1"})
+        perfsift("analyze", "s.h5", "-o", "t2.h5", "--json", "t2.json", out="t2.txt", env={**rows, "OMP_NUM_THREADS": "2"})
+        # The plain H5Dread path (used for stores of other layouts) gives the same results.
+        mpirun(2, "analyze", "s.h5", "-o", "h2.h5", "--json", "h2.json", out="h2.txt", env={**rows, "PERFSIFT_HDF5_READ": "1"})
+
+        def without_details(path):
+            return [line for line in read(path).split("\n") if not line.startswith("Details")]
+        for v in ("k2", "k4", "t2", "h2"):
+            self.check(same_bytes("k1.json", f"{v}.json"), f"JSON report of {v} differs from K=1")
+            diff = list(difflib.unified_diff(without_details("k1.txt"), without_details(f"{v}.txt"), "k1.txt", f"{v}.txt", lineterm=""))
+            self.check(not diff, f"text report of {v} differs from K=1:\n" + "\n".join(diff))
+            self.check(run(["h5diff", "k1.h5", f"{v}.h5"], check=False) == 0, f"results store of {v} differs from K=1")
+        print("identical results for K = 1, 2, 4, 1 or 2 threads, raw-chunk and H5Dread scans")
+        cr.finding("k1.json", "load-imbalance", "solve/smooth", "5-8")
+        cr.contract("k1.h5", "k1.json")
+        perfsift("report", "k1.h5", "--format", "json", "-o", "again.json", env=rows)
+        self.check(same_bytes("k1.json", "again.json"), "perfsift report --format json differs from analyze --json")
+        perfsift("report", "k1.h5", out="again.txt", env=rows)
+        self.check(same_bytes("k1.txt", "again.txt"), "perfsift report differs from analyze's text report")
+        print("report round trip: JSON and text identical")
+        # About 40 lines of AutoAnalyzer results and findings (3 lines each), 10 of the replay's
+        # (what if, bounds, domino), 7 of the wait states, message classes and model diagnosis.
+        lines = line_count("k1.txt")
+        self.check(lines <= 75, f"text report has {lines} lines (about 70 expected)")
+        # Width in bytes, as mawk counts it; header lines are exempt, causes are indented 6.
+        exempt = re.compile(rb"^(perfsift analysis of|command:|Details:|counters not recorded)")
+        wide = [line for line in Path("k1.txt").read_bytes().split(b"\n")
+                if len(line) > 100 and not exempt.match(line) and line.startswith(b"      ")]
+        self.check(not wide, f"a finding's cause is wider than the report's 100 columns: {wide}")
+
+    def test_synth(self):
+        """The synthetic store holds what was injected: the counters recorded and the one
+        unavailable, a 10x L2 miss rate on ranks 0-3, 1e9 instructions/s in io, rank 6
+        waiting longest for rank 5's late message; a misspelt --inject: exit 2, named."""
+        mpirun(2, "synth", "-o", "s.h5", "--ranks", 8, "--regions", "solve,solve/smooth,io", "--events-per-rank", 300,
+               "--counters", "PAPI_TOT_CYC,PAPI_TOT_INS,PAPI_L2_TCM", "--inject", "cache-miss:region=solve/smooth,ranks=0-3,factor=10",
+               "--inject", "counter:name=PAPI_TOT_INS,region=io,ranks=all,rate=1e9", "--inject", "late-sender:region=io,ranks=5,delay=0.002")
+        with h5py.File("s.h5", "r") as f:
+            paths = text_of(f["regions/path"][...])
+            recorded = text_of(f.attrs["counters_recorded"])
+            self.check(recorded == ["PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_L2_TCM"], recorded)
+            unavail = text_of(f.attrs["counters_unavailable"])
+            self.check(unavail == ["PAPI_L1_DCM"], unavail)
+            smooth, io = paths.index("solve/smooth"), paths.index("io")
+            ratio = f["profile/PAPI_L2_TCM"][:, smooth] / f["profile/PAPI_TOT_INS"][:, smooth]
+            self.check(np.allclose(ratio[:4], 10 * ratio[4:].mean()) and np.allclose(ratio[4:], 0.004), ratio)
+            rate = f["profile/PAPI_TOT_INS"][:, io] / f["profile/cpu"][:, io]
+            self.check(np.allclose(rate, 1e9), rate)
+            # Rank 6 receives rank 5's late message in io: its MPI time there is the largest.
+            mpi = f["profile/mpi_time"][:, io]
+            self.check(int(np.argmax(mpi)) == 6, mpi)
+        print("synth: counters recorded and unavailable, 10x miss rate on ranks 0-3, rate 1e9/s, rank 6 waits for rank 5")
+        rc = perfsift("synth", "-o", "x.h5", "--ranks", 4, "--inject", "imbalanse:ranks=1", err="err.txt", check=False)
+        self.check(rc == 2 and "unknown behaviour 'imbalanse'" in read("err.txt"), f"bad --inject: {read('err.txt')}")
+
+    def test_rootcauses(self):
+        """A cache-heavy region (40x misses) and an I/O-heavy one (10 MB per iteration at
+        1 GB/s): both disparity bottlenecks (CCCR), io for heavy disk I/O and solve/smooth
+        for a high L2 miss rate, in the per-region causes and the findings."""
+        perfsift("synth", "-o", "rc.h5", "--ranks", 8, "--regions", "setup,solve,solve/smooth,solve/restrict,io,halo",
+                 "--events-per-rank", 400, "--counters", "PAPI_TOT_CYC,PAPI_TOT_INS,PAPI_L1_DCM,PAPI_L2_TCM",
+                 "--inject", "cache-miss:region=solve/smooth,ranks=all,factor=40", "--inject", "io:region=io,ranks=all,bytes=1e7")
+        mpirun(2, "analyze", "rc.h5", "-o", "rc-results.h5", "--json", "rc.json", out="rc.txt")
+        print(read("rc.txt"), end="")
+        d = load("rc.json")
+        self.check(sorted(d["disparity"]["cccr"]) == ["io", "solve/smooth"], d["disparity"])
+        per = d["rootcause"]["disparity"]["per_region"]
+        self.check(per["io"] == ["heavy disk I/O"], per)
+        self.check("high L2 miss rate (misses per instruction)" in per["solve/smooth"], per)
+        causes = {f["where"]: f["cause"] for f in d["findings"] if f["kind"] == "disparity"}
+        self.check("root cause: heavy disk I/O" in causes["io"] and "L2 miss rate" in causes["solve/smooth"], causes)
+        print("root causes: io -> heavy disk I/O; solve/smooth -> high L1 and L2 miss rates")
+
+    def test_commbound(self):
+        """20 MB ring messages (4 ms each at 5 GB/s) against 1-4 ms of computation: every
+        rank is communication-bound. The first finding is mpi-time on (program), ranks 0-7;
+        no imbalance or dissimilarity is reported; one rank cluster."""
+        perfsift("synth", "-o", "c.h5", "--ranks", 8, "--regions", 4, "--events-per-rank", 400, "--message-bytes", 20000000)
+        mpirun(2, "analyze", "c.h5", "-o", "c-results.h5", "--json", "c.json", out="c.txt")
+        d = load("c.json")
+        kinds = [f["kind"] for f in d["findings"]]
+        self.check(kinds[0] == "mpi-time" and not {"load-imbalance", "dissimilarity"} & set(kinds), kinds)
+        self.check(d["dissimilarity"]["clusters"] == [list(range(8))], d["dissimilarity"]["clusters"])
+        f = d["findings"][0]
+        self.check(f["where"] == "(program)" and f["ranks"] == "0-7", f)
+        print("communication-bound run: mpi-time first on ranks 0-7, lost %.3f s; one rank cluster" % f["lost_s"])
+
+    def test_missing(self):
+        """A store with rank 3 of 6 lost: a warning on stderr and in the report, a partial
+        result over the other 5 ranks, exit 0."""
+        perfsift("synth", "-o", "m.h5", "--ranks", 6, "--regions", 4, "--events-per-rank", 500, "--inject", "missing:ranks=3")
+        mpirun(2, "analyze", "m.h5", "-o", "m-results.h5", "--json", "m.json", out="m.txt", err="m.err")
+        print(read("m.err"), end="")
+        self.check("warning: ranks 3 have no data" in read("m.err"), "no warning for the missing rank")
+        self.check("warning: ranks 3 have no data" in read("m.txt"), "the report does not name the missing rank")
+        cr.missing("m.json", "3", "6")
+
+    def test_corrupt(self):
+        """Truncated, foreign, absent and garbled stores: a nonzero exit, one error line
+        naming the file, no output. Bad configurations (stage, key, type, range, pipeline):
+        exit 2, exactly the expected one line, no output, and `perfsift config check`
+        rejects them with the same line; a good one passes; `perfsift stages` lists keys."""
+        perfsift("synth", "-o", "good.h5", "--ranks", 4, "--regions", 3, "--events-per-rank", 2000)
+        good = Path("good.h5").read_bytes()
+        Path("truncated.h5").write_bytes(good[:len(good) // 2])
+        write("foreign.h5", "not a store\n")
+        for bad in ("truncated.h5", "foreign.h5", "absent.h5"):
+            rc = mpirun(2, "analyze", bad, "-o", "out.h5", out="out.txt", err="err.txt", check=False)
+            err = read("err.txt")
+            self.check(rc != 0, f"{bad}: exit code 0")
+            self.check(len(error_lines(err)) == 1, f"{bad}: expected one error line:\n{err}")
+            self.check(any(re.match(rf"perfsift: .*{re.escape(bad)}", line) for line in error_lines(err)),
+                       f"{bad}: the error does not name the file:\n{err}")
+            self.check(not outputs("out.h5"), f"{bad}: output written: {outputs('out.h5')}")
+            print(f"{bad}: {error_lines(err)[0]}")
+        write("stage.toml", "[profil]\nmin_waste_share = 0.1\n")
+        write("key.toml", "[profile]\nmin_waste_shar = 0.1\n")
+        write("type.toml", '[profile]\nmin_waste_share = "big"\n')
+        write("range.toml", "[profile]\nmin_waste_share = 3.0\n")
+        write("list.toml", '[pipeline]\nstages = ["profile", "replya"]\n')
+        # The first chunk of events overwritten in its middle: found while analysing; no output.
+        shutil.copyfile("good.h5", "garbled.h5")
+        with h5py.File("garbled.h5", "r") as f:
+            info = f["events"].id.get_chunk_info(0)
+        with open("garbled.h5", "r+b") as out:
+            out.seek(info.byte_offset + info.size // 2)
+            out.write(b"\xff" * 256)
+        rc = mpirun(2, "analyze", "garbled.h5", "-o", "out.h5", out="out.txt", err="err.txt", check=False)
+        err = read("err.txt")
+        self.check(rc != 0, "garbled.h5: exit code 0")
+        self.check(re.search(r"^perfsift: .*garbled\.h5: .*corrupt", err, re.M), f"garbled.h5: no error naming the file:\n{err}")
+        self.check(not outputs("out.h5"), f"garbled.h5: output written: {outputs('out.h5')}")
+        print(f"garbled.h5: {error_lines(err)[0]}")
+
+        def expect(toml, message):
+            """analyze with a bad configuration: exit 2, exactly MESSAGE, no output; config check too."""
+            rc = mpirun(2, "analyze", "good.h5", "-c", toml, "-o", "out.h5", out="out.txt", err="err.txt", check=False)
+            self.check(rc == 2, f"{toml}: exit code {rc}, expected 2")
+            lines = error_lines(read("err.txt"))
+            self.check("\n".join(lines) == message, f"{toml}: got '{read('err.txt')}', expected '{message}'")
+            self.check(len(lines) == 1, f"{toml}: more than one line")
+            self.check(not outputs("out.h5"), f"{toml}: output written: {outputs('out.h5')}")
+            self.check(perfsift("config", "check", toml, err="check.txt", check=False) != 0, f"config check accepted {toml}")
+            self.check(read("check.txt").rstrip("\n") == message, f"config check {toml}: '{read('check.txt')}'")
+            print(f"{toml}: {message}")
+        expect("stage.toml", "perfsift: stage.toml:1:2: unknown stage 'profil'; did you mean 'profile'? "
+                             "(`perfsift stages` lists every stage and its keys)")
+        expect("key.toml", "perfsift: key.toml:2:1: unknown key 'profile.min_waste_shar'; did you mean 'profile.min_waste_share'? "
+                           "(`perfsift stages` lists every key)")
+        expect("type.toml", "perfsift: type.toml:2:19: key 'profile.min_waste_share' must be float, e.g. profile.min_waste_share = 0.05")
+        expect("range.toml", "perfsift: range.toml:2:19: key 'profile.min_waste_share' is 3; it must be between 0 and 1 "
+                             "(report a region whose imbalance wastes at least this share of the run (wall time without MPI start-up))")
+        expect("list.toml", "perfsift: list.toml:2:10: unknown stage 'replya' in pipeline.stages; did you mean 'profile'? "
+                            "(`perfsift stages` lists every stage)")
+        write("ok.toml", "[profile]\nmin_waste_share = 0.2\n")
+        perfsift("config", "check", "ok.toml", out="checked.txt")
+        self.check("valid; stages: profile" in read("checked.txt"), f"config check: {read('checked.txt')}")
+        perfsift("stages", out="stages.txt")
+        self.check("min_waste_share (float, default 0.05)" in read("stages.txt"), "perfsift stages lacks profile.min_waste_share")
+
+    # -- stores of the tests/apps programs -------------------------------------------
+
+    def test_nested_sleep(self):
+        """AutoAnalyzer on tests/apps/nested_imbalance.c as an uninstrumented binary: with
+        call-site regions (wall time; the work is sleeping, which oversubscription does not
+        blur) two groups [[0, 1], [2, 3]] and a CCCR of 'compute before #' sites; with
+        metric comp (computation outside MPI per user region) the same groups, CCCR
+        solve/smooth."""
+        write("cs.toml", '[dissimilarity]\nregions = "call-sites"\n')
+        mpirun(2, "analyze", self.store, "-c", "cs.toml", "-o", "cs.h5", "--json", "cs.json", out="cs.txt")
+        print(read("cs.txt"), end="")
+        c = load("cs.json")["dissimilarity"]
+        self.check(c["clusters"] == [[0, 1], [2, 3]] and c["regions_from"].startswith("call sites"), c)
+        self.check(c["cccr"] and all(p.startswith("compute before #") for p in c["cccr"]), c["cccr"])
+        print("as an uninstrumented binary (call-site regions): two groups [[0, 1], [2, 3]], CCCR", c["cccr"])
+        # Computation outside MPI per user region: sleeping counts, waiting does not.
+        write("comp.toml", '[dissimilarity]\nmetric = "comp"\n')
+        mpirun(2, "analyze", self.store, "-c", "comp.toml", "-o", "comp.h5", "--json", "comp.json", out="comp.txt")
+        c = load("comp.json")["dissimilarity"]
+        self.check(c["clusters"] == [[0, 1], [2, 3]] and c["cccr"] == ["solve/smooth"], c)
+        print("metric comp: two groups [[0, 1], [2, 3]], CCCR solve/smooth")
+
+    def test_nested_imbalance(self):
+        """AutoAnalyzer on tests/apps/nested_imbalance.c: rank groups [[0, 1], [2, 3]], CCR
+        solve, CCCR solve/smooth, a dissimilarity finding at solve/smooth on ranks 2,3; full
+        OPTICS finds the same groups, identically on K = 1 and 2; the contract holds."""
+        self.nested(imbalanced=True)
+
+    def test_nested_balanced(self):
+        """AutoAnalyzer on the balanced tests/apps/nested_imbalance.c: one group, no CCR, no
+        dissimilarity finding; full OPTICS the same, identically on K = 1 and 2; the
+        contract holds."""
+        self.nested(imbalanced=False)
+
+    def nested(self, imbalanced):
+        mpirun(2, "analyze", self.store, "-o", "r.h5", "--json", "r.json", out="r.txt")
+        print(read("r.txt"), end="")
+        write("op.toml", '[dissimilarity]\nalgorithm = "optics"\n')
+        mpirun(1, "analyze", self.store, "-c", "op.toml", "-o", "op1.h5", "--json", "op1.json", out="op1.txt")
+        mpirun(2, "analyze", self.store, "-c", "op.toml", "-o", "op2.h5", "--json", "op2.json", out="op2.txt")
+        self.check(same_bytes("op1.json", "op2.json"), "full OPTICS: K=1 and K=2 differ")
+        cr.contract("r.h5", "r.json")
+        d = load("r.json")
+        dis = d["dissimilarity"]
+        found = [x for x in d["findings"] if x["kind"] == "dissimilarity"]
+        if imbalanced:
+            self.check(dis["clusters"] == [[0, 1], [2, 3]], dis["clusters"])
+            self.check(dis["cccr"] == ["solve/smooth"] and "solve" in dis["ccr"], dis)
+            self.check(found and found[0]["where"] == "solve/smooth" and found[0]["ranks"] == "2,3", found)
+            print("nested imbalance: clusters [[0, 1], [2, 3]], CCR solve, CCCR solve/smooth")
+        else:
+            self.check(dis["clusters"] == [[0, 1, 2, 3]], dis["clusters"])
+            self.check(dis["ccr"] == [] and not found, (dis["ccr"], found))
+            print("balanced: one cluster, no dissimilarity bottleneck")
+        o = load("op1.json")["dissimilarity"]
+        want = [[0, 1], [2, 3]] if imbalanced else [[0, 1, 2, 3]]
+        self.check(o["clusters"] == want and len(o["optics_ordering"]) == 4, o["clusters"])
+        print("full OPTICS: the same clusters, identical for K = 1 and 2")
+
+    def test_real(self):
+        """A store collected from a tests/apps program analyses cleanly on 2 ranks (the
+        results contract holds), identically on 5 (some analysis ranks own no application
+        rank), and with MESSAGES its message matrix holds that many point-to-point
+        messages."""
+        mpirun(2, "analyze", self.store, "-o", "r.h5", "--json", "r.json", out="r.txt")
+        print(read("r.txt"), end="")
+        cr.contract("r.h5", "r.json")
+        # More analysis ranks than application ranks: some own nothing; same results.
+        mpirun(5, "analyze", self.store, "-o", "r5.h5", "--json", "r5.json", out="r5.txt")
+        self.check(same_bytes("r.json", "r5.json"), "K=5 differs from K=2")
+        print("K=5 (some analysis ranks own no application rank): identical results")
+        if ARGS["messages"]:
+            got = str(sum(m["messages"] for m in load("r.json")["profile"]["messages"]))
+            self.check(got == ARGS["messages"], f"message matrix holds {got} messages, expected {ARGS['messages']}")
+            print(f"message matrix: {got} messages (blocking, nonblocking, persistent, Sendrecv)")
+
+    def test_whatif(self):
+        """PerWiz on the binary-swap compositing app: K = 1, 2, 4 identical; contract; the
+        baseline replay within 5 %; the balance questions' gains within 1 ms of the app's
+        arithmetic on the measured computation; the user question priced at least the step-1
+        balance; findings priced and ranked; domino paths and composite bounds consistent;
+        predicted traces as Chrome JSON (4 ranks, the question's ending earlier) and OTF2
+        (otf2-print shows 16 MPI_Sendrecv records); bad questions: one line, exit 2, no output."""
+        q1 = "balance step 1 of composite and ideal-network"
+        for k in (1, 2, 4):
+            mpirun(k, "analyze", self.store, "-o", f"k{k}.h5", "--json", f"k{k}.json", "--whatif", q1, out=f"k{k}.txt")
+        print(read("k2.txt"), end="")
+        for k in (2, 4):
+            self.check(same_bytes("k1.json", f"k{k}.json"), f"K={k} differs from K=1")
+        print("identical results for K = 1, 2, 4")
+        cr.contract("k2.h5", "k2.json")
+        cr.whatif("k2.json", 0.05)
+        expected = binary_swap_gains(self.store)
+        write("expected.txt", "".join(f"{q}\t{g}\n" for q, g in expected))
+        for question, gain in expected:
+            cr.gain("k2.json", question, gain, 0.001)
+
+        d = load("k2.json")
+        user = [q for q in d["whatif"] if q["origin"] == "user"]
+        self.check([q["question"] for q in user] == [q1], user)
+        # The step-1 balance and a free network: the replay is monotone, so at least the balance's gain.
+        step1 = [q for q in d["whatif"] if q["question"] == "balance step 1 of composite"][0]
+        self.check(user[0]["gain_s"] >= step1["gain_s"] - 1e-9, (user[0], step1))
+        priced = [f for f in d["findings"] if f["predicted_gain_s"] is not None]
+        self.check(priced, "no finding was priced")
+        self.check(d["findings"][0]["predicted_gain_s"] is not None, "findings are not ranked by predicted gain")
+        # Domino paths exist only where some wait holds up the end (start-up skew can decide it).
+        paths = [p for p in d["domino"] if p["kind"] == "domino"]
+        base = d["whatif"][0]["predicted_s"]
+        self.check(all(p["predicted_s"] <= base for p in paths), d["domino"])
+        self.check(not paths or any(p["reaches_best"] for p in paths), d["domino"])
+        self.check(any(p["kind"] == "longest-wait" for p in d["domino"]), d["domino"])
+        b = d["bounds"]["composite"]
+        self.check(b["steps"] == 2 and b["Q1 and Q2 and Q3"] <= b["none"], b)
+        print(f"user question priced ({user[0]['gain_s'] * 1e3:.2f} ms), {len(priced)} findings priced, "
+              f"{len(paths)} domino paths, composite bounds {b['none'] * 1e3:.1f} -> {b['Q1 and Q2 and Q3'] * 1e3:.1f} ms")
+
+        # Predicted traces: Chrome JSON (Perfetto) and OTF2 (otf2-print reads it).
+        perfsift("export", "k2.h5", "-o", "base.json")
+        perfsift("export", "k2.h5", "--question", q1, "-o", "q1.json")
+        perfsift("export", "k2.h5", "--question", q1, "--format", "otf2", "-o", "q1.otf2")
+        traces = [load(f)["traceEvents"] for f in ("base.json", "q1.json")]
+        for name, ev in zip(("base.json", "q1.json"), traces):
+            mpi = [e for e in ev if e.get("cat") == "mpi"]
+            self.check(len({e["tid"] for e in mpi}) == 4 and any(e["name"] == "MPI_Sendrecv" for e in mpi), name)
+        end = [max(e["ts"] + e["dur"] for e in ev if e.get("ph") == "X") for ev in traces]
+        self.check(end[1] < end[0], f"the balanced prediction should end earlier: {end}")
+        print(f"chrome traces: baseline ends {end[0] / 1e3:.1f} ms, question ends {end[1] / 1e3:.1f} ms")
+        run(["otf2-print", "q1.otf2/traces.otf2"], out="q1.otf2.txt")
+        n = sum("MPI_Sendrecv" in line for line in read("q1.otf2.txt").splitlines())
+        self.check(n >= 16, f"otf2-print shows {n} MPI_Sendrecv records, expected 16 (8 enter + 8 leave)")
+        print(f"otf2-print reads the archive: {n} MPI_Sendrecv enter/leave records")
+
+        # Bad questions: one line naming the question and the fix, exit 2, no output file.
+        for bad in ("balance stpe 1 of composite", "balance step 1 of compost", "zero-wait", "balance event 1:2"):
+            rc = mpirun(2, "analyze", self.store, "-o", "bad.h5", "--whatif", bad, out=subprocess.DEVNULL, err="err.txt", check=False)
+            self.check(rc == 2, f"--whatif '{bad}': exit {rc}, expected 2")
+            lines = error_lines(read("err.txt"))
+            self.check(len(lines) == 1, f"--whatif '{bad}': expected one line, got: {read('err.txt')}")
+            self.check(not os.path.exists("bad.h5"), f"--whatif '{bad}' left an output file")
+            print(f"rejected: {lines[0]}")
+
+    # -- programs collected here, one at a time --------------------------------------
+
+    def test_baselines(self):
+        """LogGPS calibrated here; then each tests/apps program (APP_DIR), collected here one
+        at a time (a run that shares the cores with other tests measures the scheduler, not
+        MPI), replays within 5 % of its measured time; all 12 are checked. A run the machine
+        disturbed anyway (an error beyond 5 %) is collected again, up to three times: the
+        latency-bound spill ring (40,000 messages of a few us) was disturbed twice running in
+        one CI run. A replay that is wrong fails every time."""
+        apps = Path(self.store)  # the directory holding the app_* executables
+        perfsift("calibrate", "-o", "loggps.toml", "--", "mpirun", "-n", 2)
+        print(read("loggps.toml"), end="")
+        write("p.toml", f'[whatif]\nloggps = "{self.work}/loggps.toml"\nstandard_questions = false\n'
+                        '[pipeline]\nstages = ["profile", "whatif"]\n')
+        programs = [  # name, ranks, executable, arguments
+            ("ring", 4, "app_ring"),
+            ("late_sender", 2, "app_late_sender"),
+            ("late_receiver", 2, "app_late_receiver"),
+            ("wait_barrier", 3, "app_wait_barrier"),
+            ("master_worker", 3, "app_master_worker"),
+            ("wavefront", 4, "app_wavefront"),
+            ("binary_swap", 4, "app_binary_swap"),
+            ("families", 4, "app_families"),
+            ("nested", 3, "app_nested"),
+            ("nested_sleep", 4, "app_nested_imbalance", "sleep"),
+            ("ring_fortran", 4, "app_ring_f"),
+            ("spill", 2, "app_ring", "20000", "8"),
+        ]
+        n = 0
+        for name, ranks, app, *app_args in programs:
+            for attempt in (1, 2, 3):
+                env = {"PERFSIFT_BUFFER_MB": "1"} if name == "spill" else {}
+                collect(f"{name}.h5", ranks, apps / app, *app_args, env=env, what=f"{name}: collection failed")
+                mpirun(2, "analyze", f"{name}.h5", "-c", "p.toml", "-o", f"{name}.r.h5", "--json", f"{name}.json",
+                       out=f"{name}.txt", err=f"{name}.err", what=f"{name}: analyze failed")
+                print(f"{name} (run {attempt}): ", end="", flush=True)
+                if passes(cr.whatif, f"{name}.json", 0.05):
+                    break
+            else:
+                self.fail(f"{name}: the baseline replay is off by more than 5 % in three runs")
+            n += 1
+        self.check(n == 12, f"only {n} of 12 apps were checked")
+        print(f"{n} apps replay within 5 %")
+
+    def test_apart(self):
+        """Vetter's classifier trained here: 10-fold cross-validation at least 90 % (a
+        second training with 5-10 ms delays if a busy machine blurred the first). Then the
+        APART properties of tests/apps/apart.c, collected here one at a time: each wait
+        state where injected within 20 %, nothing elsewhere, Vetter's class where it is
+        clear (a disturbed run collected once more); K = 1 and 3 analysis ranks agree; the
+        text report shows both stages; skewed clocks are reported; a store from another
+        platform warns; a file that is not a model: one line, exit 2, no results."""
+        apps = Path(self.store)
+        # The tree must have learnt the classes (the paper: 87.5 % on its training data). A machine
+        # busy with other work blurs the default 0.5-2 ms delays (87 % with one busy loop on this
+        # VM's two cores; train then warns): the second training injects 5-10 ms instead (96 %).
+        delays = []
+        for attempt in (1, 2):
+            perfsift("train", "-o", "classifier.model", *delays, "--", "mpirun", "-n", 2,
+                     out="train.txt", err=subprocess.STDOUT, what="perfsift train failed")
+            print(read("train.txt"), end="")
+            cv = cross_validation(read("train.txt"))
+            if accuracy_at_least(cv, 90):
+                break
+            delays = ["--min-delay-us", 5000, "--delay-variance-us", 5000]
+        else:
+            self.fail(f"10-fold cross-validation accuracy {cv} % < 90 % in two trainings")
+        write("p.toml", f'[classify]\nmodel = "{self.work}/classifier.model"\n')
+        # Ranks per property: 4 on the 2 cores, except `none`. When all four wake at once, two
+        # wait for a core behind two polling ranks, and that is real waiting of 2-20 ms per run
+        # (measured here with the old and the new app alike), not an injected property; with one
+        # rank per core there is none to find.
+        properties = [  # property, ranks, Vetter's classes where clear
+            ("late_sender", 4, "late_send"),
+            ("late_receiver", 4, "late_recv"),
+            ("wrong_order", 4, "late_send,late_recv"),
+            ("imbalance_at_mpi_barrier", 4, None),
+            ("imbalance_at_mpi_alltoall", 4, None),
+            ("late_broadcast", 4, None),
+            ("early_reduce", 4, None),
+            ("sendrecv_pair", 4, "late_send,late_recv"),
+            ("sendrecv_ring", 4, "normal,late_send,late_recv"),
+            ("none", 2, None),
+        ]
+        n = 0
+        for prop, ranks, cls in properties:
+            for attempt in (1, 2):
+                collect(f"{prop}.h5", ranks, apps / "app_apart", prop, what=f"{prop}: collection failed")
+                mpirun(2, "analyze", f"{prop}.h5", "-c", "p.toml", "-o", f"{prop}.r.h5", "--json", f"{prop}.json",
+                       out=f"{prop}.txt", err=f"{prop}.err", what=f"{prop}: analyze failed")
+                # A run the shared machine disturbed (a rank descheduled for tens of ms) is collected once more.
+                if passes(cr.apart, f"{prop}.json", prop, ranks, *([cls] if cls else [])):
+                    break
+            else:
+                self.fail(f"{prop}: wrong in two runs")
+            n += 1
+        self.check(n == 10, f"only {n} of 10 properties were checked")
+        # Any number of analysis ranks gives the same classes, counts and sums (the ring's Late
+        # Receivers meet their call's Late Sender at the sender's owner).
+        for prop in ("late_sender", "sendrecv_ring"):
+            mpirun(1, "analyze", f"{prop}.h5", "-c", "p.toml", "-o", "k1.r.h5", "--json", "k1.json", out=subprocess.DEVNULL)
+            mpirun(3, "analyze", f"{prop}.h5", "-c", "p.toml", "-o", "k3.r.h5", "--json", "k3.json", out=subprocess.DEVNULL)
+            a, b = load("k1.json"), load("k3.json")
+            self.check(all(a[k] == b[k] for k in ("classification", "waitstates", "findings")),
+                       f"{prop}: K = 1 and K = 3 analysis ranks disagree on classes or wait states")
+        # The text report shows both stages.
+        self.check("Wait states (Scalasca patterns): late_sender" in read("late_sender.txt"), "no wait states in the text report")
+        self.check("Message classes (Vetter)" in read("late_sender.txt"), "no message classes in the text report")
+        # Rank 0's clock 300 ms ahead: its three sends "start" after rank 1 received them.
+        shutil.copyfile("late_sender.h5", "skewed.h5")
+        with h5py.File("skewed.h5", "r+") as f:
+            ev, off = f["events"], f["events_offsets"]
+            rows = ev[off[0]:off[1]]
+            rows["t_enter"] += 300_000_000
+            rows["t_exit"] += 300_000_000
+            ev[off[0]:off[1]] = rows
+        mpirun(2, "analyze", "skewed.h5", "-c", "p.toml", "-o", "skewed.r.h5", "--json", "skewed.json",
+               out=subprocess.DEVNULL, err=subprocess.STDOUT, what="analyze failed on a skewed store")
+        d = load("skewed.json")
+        v = d["waitstates"]["clock_violations"]
+        print("skewed clocks:", v)
+        self.check(v["p2p"] == 3 and abs(v["max_s"] - 0.3) < 0.05 and any("clocks disagree" in w for w in d["warnings"]),
+                   f"clock-condition violations not reported: {v}, warnings {d['warnings']}")
+        # Another platform: a warning, still a result.
+        shutil.copyfile("late_sender.h5", "elsewhere.h5")
+        with h5py.File("elsewhere.h5", "r+") as f:
+            f.attrs["hosts"] = "node001,node002"
+        perfsift("analyze", "elsewhere.h5", "-c", "p.toml", "-o", "elsewhere.r.h5", "--json", "elsewhere.json",
+                 out=subprocess.DEVNULL, err=subprocess.STDOUT, what="analyze failed on a store from another platform")
+        w = load("elsewhere.json")["warnings"]
+        self.check(any("trained on" in x and "node[0-9]+" in x for x in w), f"no platform warning: {w}")
+        # A file that is not a model: one line naming it, exit 2, no results file.
+        write("bad.model", "not a model\n")
+        write("bad.toml", f'[classify]\nmodel = "{self.work}/bad.model"\n')
+        rc = perfsift("analyze", "late_sender.h5", "-c", "bad.toml", "-o", "bad.r.h5", out="bad.txt", err=subprocess.STDOUT, check=False)
+        self.check(rc == 2, f"a bad model gave exit code {rc}")
+        self.check(line_count("bad.txt") == 1 and "bad.model: line 1: not a perfsift classifier model" in read("bad.txt"),
+                   f"bad model message: {read('bad.txt')}")
+        self.check(not os.path.exists("bad.r.h5"), "a results file was written with a bad model")
+        print(f"{n} APART properties found where injected, within 20 %; classifier trained at {cv} % (10-fold)")
+
+    def test_hercule(self):
+        """Hercule's model-based diagnosis of the tests/apps programs (APP_DIR), collected
+        here: master-worker recognised and explained (and in the text report); wavefront on
+        2 x 2 and 2 x 4 grids, the deeper one relative to the other; divide and conquer;
+        binary swap taken for divide-and-conquer, a ring for no model (sleep-based runs
+        disturbed by the shared machine are collected once more); events mapped to the
+        app's regions give the same split, a missing region stops at set-up; --model none
+        skips; a knowledge file with an unknown metric: one line, exit 2, no results; an
+        edited knowledge text reaches the narrative."""
+        apps = Path(self.store)
+        # Master-worker: rank 0 sets up each task for 4 s ms, workers compute 10 s ms (tests/apps/master_worker.c).
+        collect("mw.h5", 4, apps / "app_master_worker", what="collection failed")
+        mpirun(2, "analyze", "mw.h5", "-o", "mw.r.h5", "--json", "mw.json", out="mw.txt", err="mw.err", what="analyze failed")
+        cr.master_worker("mw.json", 0)
+        self.check("Model diagnosis (Hercule): master-worker" in read("mw.txt"), "no diagnosis in the text report")
+        # Wavefront on a 2 x 2 and a 2 x 4 grid (tests/apps/wavefront.c); the deeper one relative to the other.
+        # Sleep-based apps on a shared machine: a disturbed run is collected once more.
+        for attempt in (1, 2):
+            for n in (4, 8):
+                collect(f"wf{n}.h5", n, apps / "app_wavefront", what=f"wavefront {n}: collection failed")
+            mpirun(2, "analyze", "wf4.h5", "-o", "wf4.r.h5", "--json", "wf4.json", out="wf4.txt", err=subprocess.STDOUT,
+                   what="wavefront 4: analyze failed")
+            mpirun(2, "analyze", "wf8.h5", "--reference", "wf4.h5", "-o", "wf8.r.h5", "--json", "wf8.json", out="wf8.txt",
+                   err=subprocess.STDOUT, what="wavefront 8: analyze failed")
+            if passes(cr.wavefront, "wf8.json", "wf4.json"):
+                break
+        else:
+            self.fail("wavefront: wrong in two runs")
+        self.check("against wf4.h5 (weak scaling): the increase of pipeline depth" in read("wf8.txt"),
+                   "no relative diagnosis in the text report")
+        # Divide and conquer (tests/apps/divide_conquer.c), and binary-swap compositing, a recursive halving too.
+        for attempt in (1, 2):
+            collect("dc.h5", 4, apps / "app_divide_conquer", what="divide_conquer: collection failed")
+            mpirun(2, "analyze", "dc.h5", "-o", "dc.r.h5", "--json", "dc.json", out="dc.txt", err=subprocess.STDOUT,
+                   what="divide_conquer: analyze failed")
+            if passes(cr.divide_conquer, "dc.r.h5", "dc.json"):
+                break
+        else:
+            self.fail("divide_conquer: wrong in two runs")
+        # Each program is taken for its own model, and a ring for none.
+        for app, model in (("ring", "none"), ("binary_swap", "divide-and-conquer")):
+            collect(f"{app}.h5", 4, apps / f"app_{app}", out=subprocess.DEVNULL, what=f"{app}: collection failed")
+            mpirun(2, "analyze", f"{app}.h5", "-o", f"{app}.r.h5", "--json", f"{app}.json", out=subprocess.DEVNULL,
+                   err=subprocess.STDOUT, what=f"{app}: analyze failed")
+            models = [x["model"] for x in load(f"{app}.json")["diagnosis"]]
+            self.check(models == ([] if model == "none" else [model]), f"{app} not diagnosed as {model}: {models}")
+        # Events mapped to the app's regions give the same split; a region the store lacks stops at set-up.
+        write("ev.toml", '[diagnosis]\nevents = ["Setup=master_setup", "Compute=worker_compute"]\n')
+        mpirun(2, "analyze", "mw.h5", "-c", "ev.toml", "-o", "ev.r.h5", "--json", "ev.json", out=subprocess.DEVNULL,
+               err=subprocess.STDOUT, what="analyze with mapped events failed")
+        a, b = (load(f)["diagnosis"][0]["metrics"] for f in ("mw.json", "ev.json"))
+        print(f"mapped events: setup {b['all_t_w_setup_s'] * 1e3:.1f} ms (derived {a['all_t_w_setup_s'] * 1e3:.1f} ms), "
+              f"waiting {b['all_t_wait_s'] * 1e3:.1f} ms")
+        self.check(abs(b["all_t_w_setup_s"] - a["all_t_w_setup_s"]) <= 0.1 * a["all_t_w_setup_s"]
+                   and abs(b["all_t_wait_s"] - a["all_t_wait_s"]) <= 1e-6, "mapped setup region disagrees with the derived setup")
+        write("ev2.toml", '[diagnosis]\nevents = ["Setup=master_stup"]\n')
+        rc = perfsift("analyze", "mw.h5", "-c", "ev2.toml", "-o", "ev2.r.h5", out="ev2.txt", err=subprocess.STDOUT, check=False)
+        self.check(rc == 2 and line_count("ev2.txt") == 1 and "no region 'master_stup'" in read("ev2.txt"),
+                   f"a mapping to a missing region: exit {rc}: {read('ev2.txt')}")
+        # --model none skips; a knowledge file with an unknown metric stops at set-up: one line, exit 2.
+        perfsift("analyze", "mw.h5", "--model", "none", "-o", "none.r.h5", "--json", "none.json", out=subprocess.DEVNULL,
+                 err=subprocess.STDOUT, what="analyze --model none failed")
+        self.check(load("none.json")["diagnosis"] == [], "--model none still diagnosed")
+        os.makedirs("kb", exist_ok=True)
+        model = read(HERE / "../../pipeline/models/master-worker.toml")
+        write("kb/master-worker.toml", re.sub(r'^id = "t_w-bn"', 'id = "t_w-bottleneck"', model, flags=re.M))
+        write("kb.toml", f'[diagnosis]\nknowledge = "{self.work}/kb"\n')
+        rc = perfsift("analyze", "mw.h5", "-c", "kb.toml", "-o", "kb.r.h5", out="kb.txt", err=subprocess.STDOUT, check=False)
+        self.check(rc == 2 and line_count("kb.txt") == 1
+                   and re.search(r"kb/master-worker\.toml:[0-9]*:[0-9]*: perfsift cannot compute metric 't_w-bottleneck'", read("kb.txt")),
+                   f"a bad knowledge file: exit {rc}: {read('kb.txt')}")
+        self.check(not os.path.exists("kb.r.h5"), "results written with a bad knowledge file")
+        # A knowledge file can change the texts: the narrative follows it.
+        write("kb/master-worker.toml", "\n".join(line.replace("is least utilized, whose efficiency is", "is the least busy worker, efficiency", 1)
+                                                 for line in model.split("\n")))
+        perfsift("analyze", "mw.h5", "-c", "kb.toml", "-o", "kb.r.h5", "--json", "kb.json", out=subprocess.DEVNULL,
+                 err=subprocess.STDOUT, what="analyze with an edited knowledge file failed")
+        self.check("is the least busy worker, efficiency" in read("kb.json"), "the edited text is not in the narrative")
+        print("hercule: master-worker, wavefront and divide-and-conquer recognised and explained; "
+              "binary swap is divide-and-conquer, a ring none; knowledge files checked")
+
+
+# ---- expectations computed from a store -----------------------------------------------
+
+def binary_swap_gains(store):
+    """The arithmetic of the compositing app, with the measured computation of each rank
+    and stage (nominally (8 + 8 (r % 3)) / 2^s ms): pairs (0,1),(2,3) exchange, compute,
+    then pairs (0,2),(1,3); the run ends when the last rank finishes stage 1. Returns
+    (question, expected gain in s, as text with 6 decimals) for the three balance questions."""
+    with h5py.File(store, "r") as f:
+        paths = text_of(f["regions"]["path"][...])
+        ops = text_of(f["ops"][...])
+        composite = paths.index("composite")
+        so, eo = f["steps_offsets"][...], f["events_offsets"][...]
+        steps, events = f["steps"][...], f["events"][...]
+    n = 4
+    start, comp = [0] * n, [[0, 0] for _ in range(n)]
+    for r in range(n):
+        ev = events[eo[r]:eo[r + 1]]
+        sr = [e for e in ev if ops[e["op"]] == "MPI_Sendrecv"]
+        start[r] = int(sr[0]["t_enter"])
+        for x in steps[so[r]:so[r + 1]]:
+            if x["region"] == composite:
+                s = int(x["step"])
+                comp[r][s] = int(x["t_end"] - x["t_begin"]) - int(sr[s]["t_exit"] - sr[s]["t_enter"])
+
+    def end(c):
+        e0 = [max(start[r], start[r ^ 1]) + c[r][0] for r in range(n)]
+        return max(max(e0[r], e0[r ^ 2]) + c[r][1] for r in range(n))
+    base = end(comp)
+    gains = []
+    for name, stages in (("balance step 0 of composite", [0]), ("balance step 1 of composite", [1]), ("balance steps of composite", [0, 1])):
+        c = [row[:] for row in comp]
+        for s in stages:
+            m = sum(c[r][s] for r in range(n)) / n
+            for r in range(n):
+                c[r][s] = m
+        gains.append((name, f"{(base - end(c)) * 1e-9:.6f}"))
+    return gains
+
+
+def cross_validation(train_output):
+    """The accuracy perfsift train prints on its '10-fold cross-validation' line (the third
+    word, '%' dropped; '' when there is none), as awk read it."""
+    for line in train_output.splitlines():
+        if re.search(r"10-fold cross-validation +[0-9]", line):
+            words = line.split()
+            return words[2].replace("%", "", 1) if len(words) > 2 else ""
+    return ""
+
+
+def accuracy_at_least(text, percent):
+    try:
+        return float(text) >= percent
+    except ValueError:
+        return False
+
+
+def main(argv):
+    if len(argv) < 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    mode = argv[1]
+    ARGS.update(perfsift=argv[2], work=argv[3], store=argv[4] if len(argv) > 4 else "", messages=argv[5] if len(argv) > 5 else "")
+    if not hasattr(AnalyzeTest, f"test_{mode}"):
+        print(f"FAIL: unknown mode {mode}")
+        return 1
+    os.environ.update(MPI_ENV)
+    sys.stdout.reconfigure(line_buffering=True)  # in order with the commands' output
+    result = unittest.TextTestRunner(stream=sys.stdout, verbosity=2).run(AnalyzeTest(f"test_{mode}"))
+    print("PASS" if result.wasSuccessful() else "FAIL")
+    return 0 if result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
