@@ -26,7 +26,7 @@ struct KeyDef {
   std::string env;          // environment override, e.g. "PERFSIFT_PAPI_EVENTS"; may be empty
   std::string help;
   double min = -1e300, max = 1e300;  // numeric keys: accepted range
-  std::vector<std::string> choices;  // string keys: accepted values (empty: any)
+  std::vector<std::string> choices{};  // string keys: accepted values (empty: any); {} for aggregate init
 };
 
 // A configuration error: `file:line:col: message` in one line, with the fix.

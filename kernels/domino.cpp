@@ -25,12 +25,12 @@ struct Search {
   const Evaluate &evaluate;
   const Options &opt;
   int64_t t0 = 0;
-  std::unordered_map<uint64_t, int64_t> memo;
-  std::vector<int32_t> slot_of;  // rank -> index into programs
+  std::unordered_map<uint64_t, int64_t> memo{};
+  std::vector<int32_t> slot_of{};  // rank -> index into programs
   int64_t replays = 0;
   // For the bound: per rank, baseline enter times, waits from event i on, and end.
-  std::vector<std::vector<int64_t>> enters, waits_after;
-  std::vector<int64_t> ends;
+  std::vector<std::vector<int64_t>> enters{}, waits_after{};
+  std::vector<int64_t> ends{};
 
   void prepare() {
     enters.resize(programs.size());

@@ -73,7 +73,7 @@ struct Pair {
   MPI_Comm comm;
   int me, peer, reps;
   std::vector<char> buf = std::vector<char>(8 << 20), buf2 = std::vector<char>(8 << 20);
-  std::vector<double> smallest_rt;  // the smallest message's round trips tell a busy machine
+  std::vector<double> smallest_rt{};  // the smallest message's round trips tell a busy machine
 
   void sync() const { MPI_Barrier(comm); }
 };

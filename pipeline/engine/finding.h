@@ -27,7 +27,7 @@ struct Finding {
 struct Bottleneck {
   std::string kind, where, ranks, symptom;
   double lost_s = 0;
-  std::string question;  // the what-if question that prices its fix (whatif stage)
+  std::string question{};  // the what-if question that prices its fix (whatif stage)
   double predicted_gain_s = std::nan("");
 };
 

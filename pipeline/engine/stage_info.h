@@ -39,17 +39,17 @@ struct StageInfo {
   std::function<void(Context &, const config::Values &, StageOutput &)> run;
   // Reports, from the results file: a few lines for the text report, and keys added to
   // the stage's JSON object besides its group's generic rendering. Optional.
-  std::function<void(std::ostream &, const io::ResultsStore &)> text;
-  std::function<void(JsonWriter &, const io::ResultsStore &)> json;
+  std::function<void(std::ostream &, const io::ResultsStore &)> text{};
+  std::function<void(JsonWriter &, const io::ResultsStore &)> json{};
   // Replaces the group's generic JSON rendering with a value of the stage's own shape.
-  std::function<void(JsonWriter &, const io::ResultsStore &)> json_value;
-  std::string json_key;  // the stage's key in the JSON report when not its name
+  std::function<void(JsonWriter &, const io::ResultsStore &)> json_value{};
+  std::string json_key{};  // the stage's key in the JSON report when not its name
   // Products (their kProduct names): needed before the run (a pipeline without a provider
   // is refused at set-up), read when present, and published by the run.
-  std::vector<std::string_view> requires_products, uses_products, provides_products;
+  std::vector<std::string_view> requires_products{}, uses_products{}, provides_products{};
   // Set-up: checks the stage's settings against the store before any stage runs (a wrong
   // name or file stops here, not after the other stages' work). Throws. Optional.
-  std::function<void(const config::Values &, const io::TraceStore &)> check;
+  std::function<void(const config::Values &, const io::TraceStore &)> check{};
 };
 
 // A shared product no stage provides, built collectively at the boundary before the

@@ -153,8 +153,8 @@ struct PairSummary {
   PairTally tally;
   int64_t transfers = 0;
   int32_t top = 0;                             // the most frequent class
-  std::string sender, receiver;                // call-site labels
-  std::string sender_ranks, receiver_ranks;
+  std::string sender{}, receiver{};            // call-site labels
+  std::string sender_ranks{}, receiver_ranks{};
 };
 
 std::vector<PairSummary> summarise_pairs(Context &ctx, const std::map<SitePair, PairTally> &all, PairRanks &ranks) {

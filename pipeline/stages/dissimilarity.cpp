@@ -34,9 +34,9 @@ struct Search {
   int64_t clusterings = 0;
   // Full OPTICS instead of the simplified one (option): distances recomputed per clustering.
   bool full = false;
-  kernels::FullOpticsParams full_params;
-  std::vector<uint8_t> base;
-  kernels::OpticsOrdering ordering;  // of the last full clustering
+  kernels::FullOpticsParams full_params{};
+  std::vector<uint8_t> base{};
+  kernels::OpticsOrdering ordering{};  // of the last full clustering
 
   std::vector<int64_t> cluster(const kernels::ColumnChange &change) {
     ++clusterings;

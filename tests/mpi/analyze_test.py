@@ -670,7 +670,7 @@ class AnalyzeTest(unittest.TestCase):
                  err=subprocess.STDOUT, what="analyze --model none failed")
         self.check(load("none.json")["diagnosis"] == [], "--model none still diagnosed")
         os.makedirs("kb", exist_ok=True)
-        model = read(HERE / "../../pipeline/models/master-worker.toml")
+        model = read(HERE / "../../pipeline/knowledge/master-worker.toml")
         write("kb/master-worker.toml", re.sub(r'^id = "t_w-bn"', 'id = "t_w-bottleneck"', model, flags=re.M))
         write("kb.toml", f'[diagnosis]\nknowledge = "{self.work}/kb"\n')
         rc = perfsift("analyze", "mw.h5", "-c", "kb.toml", "-o", "kb.r.h5", out="kb.txt", err=subprocess.STDOUT, check=False)

@@ -115,12 +115,12 @@ TEST(RingFortran, TracedLikeC) {
     EXPECT_EQ(c["MPI_Finalize"], 1);
     for (const auto &e : st.events(r, r + 1)) {
       const std::string &op = st.ops()[e.op];
-      if (op == "MPI_Send") EXPECT_EQ(e.bytes, 1024);
+      if (op == "MPI_Send") { EXPECT_EQ(e.bytes, 1024); }
       if (op == "MPI_Recv") {
         EXPECT_EQ(e.bytes_recv, 1024);
         // Odd ranks receive with MPI_ANY_SOURCE and MPI_STATUS_IGNORE: the source is still resolved.
         EXPECT_EQ(e.peer, (r + st.nranks() - 1) % st.nranks());
-        if (r % 2) EXPECT_TRUE(e.flags & perfsift::io::kWildcardSource);
+        if (r % 2) { EXPECT_TRUE(e.flags & perfsift::io::kWildcardSource); }
       }
     }
     EXPECT_EQ(profile_at(st, "visits", r, "ring"), 1);
@@ -162,18 +162,18 @@ TEST(Families, ExactCountsPerRank) {
     for (const auto &x : comp)
       if (x.request >= 0)
         for (const auto &q : rq)
-          if (q.id == x.request && q.kind == perfsift::io::kReqRecv) EXPECT_EQ(x.source, r ^ 1);
+          if (q.id == x.request && q.kind == perfsift::io::kReqRecv) { EXPECT_EQ(x.source, r ^ 1); }
     // Collective roots are world ranks; split communicator maps to the right members.
     for (const auto &e : st.events(r, r + 1)) {
       const std::string &op = st.ops()[e.op];
-      if (op == "MPI_Bcast" || op == "MPI_Reduce" || op == "MPI_Gather") EXPECT_EQ(e.peer, 0);
+      if (op == "MPI_Bcast" || op == "MPI_Reduce" || op == "MPI_Gather") { EXPECT_EQ(e.peer, 0); }
       if (op == "MPI_Allreduce" && e.comm != 0) {
         const auto &m = st.comms().at(e.comm).members;
         ASSERT_EQ(m.size(), 2u);
         EXPECT_EQ(m[0] % 2, r % 2);
         EXPECT_EQ(m[1] % 2, r % 2);
       }
-      if (op == "MPI_Alltoall") EXPECT_EQ(e.bytes, 2 * 4 * 8);
+      if (op == "MPI_Alltoall") { EXPECT_EQ(e.bytes, 2 * 4 * 8); }
     }
   }
   EXPECT_EQ(st.comms().at(0).members.size(), 4u);  // MPI_COMM_WORLD first
@@ -231,7 +231,7 @@ TEST(ClockSkew, OffsetsMeasuredAndApplied) {
       if (st.ops()[e.op] == "MPI_Send") send_enter.push_back(e.t_enter);
     size_t k = 0;
     for (const auto &e : ev)
-      if (st.ops()[e.op] == "MPI_Recv" && k < send_enter.size()) EXPECT_GE(e.t_exit + 1000000, send_enter[k++]);
+      if (st.ops()[e.op] == "MPI_Recv" && k < send_enter.size()) { EXPECT_GE(e.t_exit + 1000000, send_enter[k++]); }
   }
 }
 
@@ -270,17 +270,17 @@ TEST(LateSender, ReceiverWaits) {
   TraceStore st(store_path());
   auto recv = durations(st, 0, "MPI_Recv");
   ASSERT_EQ(recv.size(), 4u);
-  for (double d : recv) EXPECT_NEAR(d, 0.050, 0.030);
-  for (double d : durations(st, 1, "MPI_Send")) EXPECT_LT(d, 0.015);
+  for (double d : recv) { EXPECT_NEAR(d, 0.050, 0.030); }
+  for (double d : durations(st, 1, "MPI_Send")) { EXPECT_LT(d, 0.015); }
 }
 
 TEST(LateReceiver, SynchronousSenderWaits) {
   TraceStore st(store_path());
   auto ssend = durations(st, 0, "MPI_Ssend");
   ASSERT_EQ(ssend.size(), 4u);
-  for (double d : ssend) EXPECT_NEAR(d, 0.050, 0.030);
+  for (double d : ssend) { EXPECT_NEAR(d, 0.050, 0.030); }
   for (const auto &e : st.events(0, 1))
-    if (st.ops()[e.op] == "MPI_Ssend") EXPECT_EQ(e.bytes, 8192);
+    if (st.ops()[e.op] == "MPI_Ssend") { EXPECT_EQ(e.bytes, 8192); }
 }
 
 TEST(WaitBarrier, EarlyRanksWaitLonger) {
@@ -386,7 +386,7 @@ TEST(FunctionsIo, FunctionRegionsAndFileBytes) {
     EXPECT_EQ(profile_at(st, "io_bytes_read", r, "solve"), 2.0 * (1 << 20));
     EXPECT_EQ(profile_at(st, "io_bytes_written", r, "solve/smooth"), 0);
     for (const auto &e : st.events(r, r + 1))
-      if (st.ops()[e.op] == "MPI_Allreduce") EXPECT_EQ(st.regions()[e.region].path, "solve/smooth");
+      if (st.ops()[e.op] == "MPI_Allreduce") { EXPECT_EQ(st.regions()[e.region].path, "solve/smooth"); }
   }
 }
 
@@ -430,17 +430,17 @@ TEST(Families2, RemainingFamiliesExact) {
       const auto &e = ev[i];
       const std::string &op = ops[e.op];
       if (op == "MPI_Iprobe") last_iprobe_peer = (e.flags & perfsift::io::kNoMatch) ? -9 : e.peer;
-      if (op == "MPI_Mrecv") EXPECT_EQ(e.bytes_recv, 256);
-      if (op == "MPI_Scatter") EXPECT_EQ(e.bytes, r == 0 ? 32 + 8 : 8);
-      if (op == "MPI_Reduce_scatter") EXPECT_EQ(e.bytes, 32 + 8);
-      if (op == "MPI_Neighbor_allgather") EXPECT_EQ(e.bytes, 16);
-      if (op == "MPI_File_write_at" || op == "MPI_File_read_at") EXPECT_EQ(e.comm, -1);
+      if (op == "MPI_Mrecv") { EXPECT_EQ(e.bytes_recv, 256); }
+      if (op == "MPI_Scatter") { EXPECT_EQ(e.bytes, r == 0 ? 32 + 8 : 8); }
+      if (op == "MPI_Reduce_scatter") { EXPECT_EQ(e.bytes, 32 + 8); }
+      if (op == "MPI_Neighbor_allgather") { EXPECT_EQ(e.bytes, 16); }
+      if (op == "MPI_File_write_at" || op == "MPI_File_read_at") { EXPECT_EQ(e.comm, -1); }
       if (op == "MPI_Testany" || op == "MPI_Testsome" || op == "MPI_Waitsome") {
         // A poll that found nothing says so; one that completed something does not.
         bool completed = false;
         for (const auto &x : comp)
           if (x.event == static_cast<int64_t>(i)) completed = true;
-        if (!completed) EXPECT_TRUE((e.flags & perfsift::io::kNoMatch) || op == "MPI_Waitsome");
+        if (!completed) { EXPECT_TRUE((e.flags & perfsift::io::kNoMatch) || op == "MPI_Waitsome"); }
       }
     }
     EXPECT_EQ(last_iprobe_peer, p);
@@ -449,7 +449,7 @@ TEST(Families2, RemainingFamiliesExact) {
     for (const auto &q : rq)
       if (ops[ev[q.event].op] == "MPI_Imrecv")
         for (const auto &x : comp)
-          if (x.request == q.id) EXPECT_EQ(x.source, p);
+          if (x.request == q.id) { EXPECT_EQ(x.source, p); }
     EXPECT_EQ(profile_at(st, "io_bytes_written", r, "(program)"), 4096);
     EXPECT_EQ(profile_at(st, "io_bytes_read", r, "(program)"), 4096);
   }
@@ -489,7 +489,9 @@ TEST(Intercomm, PeersAndCommunicators) {
         ASSERT_EQ(cm.members.size(), 2u);
         ASSERT_EQ(cm.remote.size(), 2u);
       }
-      if (op == "MPI_Bcast" && r % 2) EXPECT_EQ(e.peer, 0) << "root is world rank 0";
+      if (op == "MPI_Bcast" && r % 2) {
+        EXPECT_EQ(e.peer, 0) << "root is world rank 0";
+      }
     }
   }
 }

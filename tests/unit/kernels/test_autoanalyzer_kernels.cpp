@@ -133,7 +133,7 @@ TEST(KMeans1D, EqualsBruteForce) {
     // Clusters are contiguous and ordered by centre.
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < n; ++j)
-        if (x[i] < x[j]) EXPECT_LE(km.label[i], km.label[j]);
+        if (x[i] < x[j]) { EXPECT_LE(km.label[i], km.label[j]); }
   }
 }
 
