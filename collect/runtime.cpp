@@ -166,25 +166,44 @@ void Runtime::warn(const std::string &msg) {
 void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   PMPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &m_nranks);
+  if (!load_config()) return;
+  apply_test_clock_skew(t_before_init);
+  select_groups();
+  PMPI_Comm_dup(MPI_COMM_WORLD, &m_private);
+  record_run_facts(t_before_init);
+  if (!allocate_buffers()) return;
+  setup_papi();
+  register_comm(MPI_COMM_WORLD);
+  register_comm(MPI_COMM_SELF);
+  open_root_region(t_before_init);
+  begin_tracing(t_before_init, init_op, site);
+}
+
+// False when the collector stays inert: no store requested, or a configuration error
+// (said once by rank 0).
+bool Runtime::load_config() {
   const char *cfg_path = std::getenv("PERFSIFT_CONFIG");
   try {
     m_cfg = config::load_collect_config(cfg_path ? cfg_path : "", config::process_environment());
   } catch (const std::exception &e) {
     if (m_rank == 0)
       std::fprintf(stderr, "perfsift: %s; tracing is off for this run\n", e.what());
-    return;
+    return false;
   }
-  if (m_cfg.output.empty()) return;  // inert: no store requested
+  return !m_cfg.output.empty();
+}
 
-  if (const char *skew = std::getenv("PERFSIFT_TEST_CLOCK_SKEW")) {
-    double off = 0, ppm = 0;
-    if (std::sscanf(skew, "%lf:%lf", &off, &ppm) == 2) {
-      clock_skew_for_test(m_rank, off, ppm);
-      clock_origin();
-      t_before_init = now_ticks();
-    }
-  }
+// Tests skew the clocks on purpose (offset:ppm) to check the correction.
+void Runtime::apply_test_clock_skew(int64_t &t_before_init) {
+  const char *skew = std::getenv("PERFSIFT_TEST_CLOCK_SKEW");
+  double off = 0, ppm = 0;
+  if (!skew || std::sscanf(skew, "%lf:%lf", &off, &ppm) != 2) return;
+  clock_skew_for_test(m_rank, off, ppm);
+  clock_origin();
+  t_before_init = now_ticks();
+}
 
+void Runtime::select_groups() {
   g_group_mask = 0;
   for (const auto &g : m_cfg.mpi_groups) {
     bool known = false;
@@ -192,8 +211,10 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
       if (g == kGroupNames[i]) g_group_mask |= 1u << i, known = true;
     if (!known) warn("unknown MPI group '" + g + "' in mpi.groups ignored (valid: p2p coll wait probe comm io env)");
   }
+}
 
-  PMPI_Comm_dup(MPI_COMM_WORLD, &m_private);
+// Collective: the clock offset at start, time zero of the store, and the run's facts.
+void Runtime::record_run_facts(int64_t t_before_init) {
   int64_t local_init = 0;
   measure_clock(m_clock.offset_init_ns, m_clock.error_init_ns, local_init);
   m_clock.local_init_ns = local_init;
@@ -215,22 +236,26 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   while (!m_run.mpi_library.empty() && std::isspace(static_cast<unsigned char>(m_run.mpi_library.back())))
     m_run.mpi_library.pop_back();
   m_run.hostname_list = host_names(m_private, m_nranks);
+}
 
+// The event buffers and the spill file; false (tracing off) when memory cannot be mapped.
+bool Runtime::allocate_buffers() {
   m_capacity = std::max<size_t>(1024, static_cast<size_t>(m_cfg.buffer_mb) * 1024 * 1024 / sizeof(Event));
   // Requests and completions: as many slots as events (a call adds at most one of each
   // on average), reserved but not populated: most programs use a fraction.
   if (!m_events.allocate(m_capacity, true) || !m_requests.allocate(m_capacity, false) ||
       !m_completions.allocate(m_capacity, false)) {
     warn("cannot map " + std::to_string(m_cfg.buffer_mb) + " MiB of event buffers; tracing is off (lower buffer_mb)");
-    return;
+    return false;
   }
   std::string err;
-  if (!m_spill.open(m_cfg.spill_dir, io::make_spill_header(m_rank, m_nranks, m_start_ns), &err)) warn(err + "; events beyond the buffer will be counted as lost");
+  if (!m_spill.open(m_cfg.spill_dir, io::make_spill_header(m_rank, m_nranks, m_start_ns), &err))
+    warn(err + "; events beyond the buffer will be counted as lost");
+  return true;
+}
 
-  setup_papi();
-  register_comm(MPI_COMM_WORLD);
-  register_comm(MPI_COMM_SELF);
-
+// The (program) region, open from before MPI_Init.
+void Runtime::open_root_region(int64_t t_before_init) {
   RegionNode root;
   root.name = root.path = io::kRootRegionPath;
   root.acc.assign(io::kBuiltinMetricCount + m_papi_names.size(), 0.0);
@@ -239,7 +264,9 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   std::copy(std::begin(m_cum), std::end(m_cum), f.cum0);
   read_papi(f.papi0);
   m_stack.push_back(f);
+}
 
+void Runtime::begin_tracing(int64_t t_before_init, Op init_op, void *site) {
   // Rank 0 measures the clocks one rank after another, releasing them tens of ms apart
   // on a busy node: leave MPI_Init together, so the tool's start-up does not show up as
   // the application's first wait state.
@@ -602,6 +629,17 @@ io::RankTrace Runtime::build_trace() {
 
 void Runtime::finish(void *site) {
   if (!m_active || m_finished) return;
+  close_tracing(site);
+  int64_t local_fin = 0;
+  measure_clock(m_clock.offset_fin_ns, m_clock.error_fin_ns, local_fin);
+  m_clock.local_fin_ns = local_fin;
+  warn_about_run_problems();
+  write_store();
+  PMPI_Comm_free(&m_private);
+}
+
+// Records MPI_Finalize, closes regions left open and stops the counters.
+void Runtime::close_tracing(void *site) {
   Event fin;
   fin.op = static_cast<uint16_t>(Op::MPI_Finalize);
   fin.site = reinterpret_cast<uint64_t>(site);
@@ -621,11 +659,10 @@ void Runtime::finish(void *site) {
     std::vector<long long> v(m_papi_names.size());
     PAPI_stop(m_papi_set, v.data());
   }
+}
 
-  int64_t local_fin = 0;
-  measure_clock(m_clock.offset_fin_ns, m_clock.error_fin_ns, local_fin);
-  m_clock.local_fin_ns = local_fin;
-
+// Collective: what went wrong on any rank, said once by rank 0.
+void Runtime::warn_about_run_problems() {
   int64_t mismatches = 0;
   PMPI_Reduce(&m_region_mismatches, &mismatches, 1, MPI_INT64_T, MPI_SUM, 0, m_private);
   if (mismatches > 0)
@@ -633,7 +670,11 @@ void Runtime::finish(void *site) {
   int64_t failures = 0;
   PMPI_Reduce(&m_spill_failures, &failures, 1, MPI_INT64_T, MPI_SUM, 0, m_private);
   if (failures > 0) warn("the spill file could not be written " + std::to_string(failures) + " times; events were kept in memory instead");
+}
 
+// Collective: the store, written together; when that fails anywhere, every rank keeps its
+// whole trace in a spill file for `perfsift recover`.
+void Runtime::write_store() {
   io::RankTrace trace = build_trace();
   io::correct_times(trace, m_start_ns);
   std::vector<io::RankTrace> mine;
@@ -661,27 +702,29 @@ void Runtime::finish(void *site) {
       std::error_code ec;
       std::filesystem::remove(m_cfg.spill_dir, ec);  // only if empty
     }
-  } else {
-    if (!error.empty()) std::fprintf(stderr, "perfsift: rank %d: %s\n", m_rank, error.c_str());
-    if (m_rank == 0)
-      std::fprintf(stderr, "perfsift: writing %s failed; spill files kept in %s; run `perfsift recover %s -o %s`\n",
-                   m_cfg.output.c_str(), m_cfg.spill_dir.c_str(), m_cfg.spill_dir.c_str(), m_cfg.output.c_str());
-    // The whole rank into a fresh spill file, so that recover has everything.
-    io::RankTrace &t = mine.front();
-    m_spill.close();
-    io::SpillWriter w;
-    // Start 0 and a zero clock record: the times below are already corrected.
-    if (w.open(m_cfg.spill_dir, io::make_spill_header(m_rank, m_nranks, 0), nullptr) &&
-        w.write_records(t.events, t.requests, t.completions, t.steps)) {
-      io::SpillState st;
-      st.run = m_run;
-      st.profile_part = std::move(t);
-      st.profile_part.events.clear();  // written above; the state chunk carries the rest
-      st.profile_part.clock = io::ClockRecord{};
-      w.write_state(st);
-    }
+    return;
   }
-  PMPI_Comm_free(&m_private);
+  if (!error.empty()) std::fprintf(stderr, "perfsift: rank %d: %s\n", m_rank, error.c_str());
+  if (m_rank == 0)
+    std::fprintf(stderr, "perfsift: writing %s failed; spill files kept in %s; run `perfsift recover %s -o %s`\n",
+                 m_cfg.output.c_str(), m_cfg.spill_dir.c_str(), m_cfg.spill_dir.c_str(), m_cfg.output.c_str());
+  spill_whole_rank(mine.front());
+}
+
+// The whole rank into a fresh spill file, so that recover has everything.
+void Runtime::spill_whole_rank(io::RankTrace &t) {
+  m_spill.close();
+  io::SpillWriter w;
+  // Start 0 and a zero clock record: the times below are already corrected.
+  if (w.open(m_cfg.spill_dir, io::make_spill_header(m_rank, m_nranks, 0), nullptr) &&
+      w.write_records(t.events, t.requests, t.completions, t.steps)) {
+    io::SpillState st;
+    st.run = m_run;
+    st.profile_part = std::move(t);
+    st.profile_part.events.clear();  // written above; the state chunk carries the rest
+    st.profile_part.clock = io::ClockRecord{};
+    w.write_state(st);
+  }
 }
 
 // Signal / exit without MPI_Finalize: flush whatever the rank has. Raw clock times;

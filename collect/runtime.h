@@ -92,6 +92,19 @@ class Runtime {
 
  private:
   void register_comm(MPI_Comm comm);
+  // start(), step by step
+  bool load_config();
+  void apply_test_clock_skew(int64_t &t_before_init);
+  void select_groups();
+  void record_run_facts(int64_t t_before_init);
+  bool allocate_buffers();
+  void open_root_region(int64_t t_before_init);
+  void begin_tracing(int64_t t_before_init, Op init_op, void *site);
+  // finish(), step by step
+  void close_tracing(void *site);
+  void warn_about_run_problems();
+  void write_store();
+  void spill_whole_rank(io::RankTrace &t);
   void setup_papi();
   void read_papi(std::vector<long long> &out);
   void close_frame(bool keep_on_stack);

@@ -361,6 +361,8 @@ int64_t Engine::item_done(int32_t s, const Item &it, int64_t enter, bool nowait)
   return enter;
 }
 
+// Kept whole (86 lines): the replay's inner loop (bench_replay), one switch over the
+// event kinds whose cases share the rank's state and its early returns.
 bool Engine::try_event(int32_t s) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
   RankState &st = m_state[static_cast<size_t>(s)];

@@ -318,15 +318,8 @@ int run_calibrate(const CalibrateOptions &o) {
 }
 
 int run_calibrate_worker(const CalibrateOptions &o) {
-  MPI_Init(nullptr, nullptr);
   int me = 0, np = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &np);
-  if (np < 2) {
-    std::fprintf(stderr, "perfsift: calibrate needs two ranks (-- mpirun -n 2)\n");
-    MPI_Finalize();
-    return 2;
-  }
+  if (!start_pair_worker("calibrate", me, np)) return 2;
   MPI_Comm pair;
   MPI_Comm_split(MPI_COMM_WORLD, me < 2 ? 0 : MPI_UNDEFINED, me, &pair);
   kernels::LogGPS p;

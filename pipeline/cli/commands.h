@@ -102,5 +102,8 @@ std::string collector_library();
 
 // Lazily initialises MPI for commands that need it (recover, analyze); finalised at exit.
 void ensure_mpi();
+// A microbenchmark worker's start (calibrate, train): MPI_Init and this rank's place;
+// false, with MPI finalised and the reason said, when the job has fewer than two ranks.
+bool start_pair_worker(const char *command, int &me, int &np);
 
 }  // namespace perfsift::cli

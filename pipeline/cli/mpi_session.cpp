@@ -1,6 +1,7 @@
-// MPI for the commands that run as MPI programs (analyze, synth, recover).
+// MPI for the commands that run as MPI programs (analyze, synth, recover) and the microbenchmark workers (calibrate, train).
 #include <mpi.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "pipeline/cli/commands.h"
@@ -17,6 +18,16 @@ void ensure_mpi() {
     MPI_Finalized(&fin);
     if (!fin) MPI_Finalize();
   });
+}
+
+bool start_pair_worker(const char *command, int &me, int &np) {
+  MPI_Init(nullptr, nullptr);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  if (np >= 2) return true;
+  std::fprintf(stderr, "perfsift: %s needs at least two ranks (-- mpirun -n 2)\n", command);
+  MPI_Finalize();
+  return false;
 }
 
 }  // namespace perfsift::cli

@@ -219,15 +219,8 @@ int run_train(const TrainOptions &o) {
 }
 
 int run_train_worker(const TrainOptions &o) {
-  MPI_Init(nullptr, nullptr);
   int me = 0, np = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &np);
-  if (np < 2) {
-    std::fprintf(stderr, "perfsift: train needs at least two ranks (-- mpirun -n 2)\n");
-    MPI_Finalize();
-    return 2;
-  }
+  if (!start_pair_worker("train", me, np)) return 2;
   const bool paired = me < np - np % 2;
   const bool sender = me % 2 == 0;
   const int peer = sender ? me + 1 : me - 1;

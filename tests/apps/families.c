@@ -13,6 +13,7 @@
 
 #define N 64
 
+// One straight sequence of calls, family after family: store_checks counts them in this order.
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, size;

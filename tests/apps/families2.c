@@ -25,6 +25,7 @@ static void pair_requests(MPI_Request *rq, int *a, int *b, int p, int tag0, int 
   for (int i = 0; i < n; ++i) MPI_Isend(a + i * N, N, MPI_INT, p, tag0 + i, MPI_COMM_WORLD, &rq[n + i]);
 }
 
+// One straight sequence of calls, family after family: store_checks counts them in this order.
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, size, flag, idx, out, done, indices[4];

@@ -27,6 +27,15 @@ ALLOWED = {
 }
 PROJECT_DIRS = ("collect/", "io/", "config/", "kernels/", "pipeline/")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+SYSTEM_INCLUDE = re.compile(r'^\s*#\s*include\s+<([^>]+)>')
+# Libraries a folder must not see (principle 2: kernels know nothing of MPI or HDF5;
+# nothing above io knows the HDF5 API). The build refuses most of these too: kernels
+# and config link neither MPI nor HDF5, so their headers are not on the include path.
+FORBIDDEN_SYSTEM = {
+    "kernels": ("mpi.h", "hdf5.h", "H5"),
+    "config": ("mpi.h", "hdf5.h", "H5"),
+    **{folder: ("hdf5.h", "H5") for folder in ALLOWED if folder.startswith("pipeline/")},
+}
 
 
 def owner(rel: str) -> str:
@@ -63,6 +72,10 @@ def main() -> int:
         if not folder:
             continue  # tests/, bench/: anything
         for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            s = SYSTEM_INCLUDE.match(line)
+            if s and any(s.group(1).startswith(f) for f in FORBIDDEN_SYSTEM.get(folder, ())):
+                bad.append(f"{rel}:{n}: {folder}/ may not include <{s.group(1)}>")
+                continue
             m = INCLUDE.match(line)
             if not m:
                 continue
