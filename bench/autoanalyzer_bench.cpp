@@ -41,9 +41,11 @@ int main(int argc, char **argv) {
   }
   const double t_gemm = seconds_since(t0);
   const double flops = 2.0 * m * m * n;
-  std::printf("distances %ld x %ld (all %ld^2 pairs, %ld-row tiles, %d threads): %.2f s, %.1f GFLOP/s; plain Eigen GEMM "
-              "%.2f s, %.1f GFLOP/s; ratio %.2f\n",
-              m, n, m, tile, omp_get_max_threads(), t_dist, flops / t_dist / 1e9, t_gemm, flops / t_gemm / 1e9, t_gemm / t_dist);
+  std::printf(
+      "distances %ld x %ld (all %ld^2 pairs, %ld-row tiles, %d threads): %.2f s, %.1f GFLOP/s; plain Eigen GEMM "
+      "%.2f s, %.1f GFLOP/s; ratio %.2f\n",
+      m, n, m, tile, omp_get_max_threads(), t_dist, flops / t_dist / 1e9, t_gemm, flops / t_gemm / 1e9,
+      t_gemm / t_dist);
 
   std::mt19937_64 rng(42);
   DecisionTable t;
@@ -62,8 +64,8 @@ int main(int argc, char **argv) {
   const double t_rs = seconds_since(t0);
   std::string reduct;
   for (int a : r.minimal_reduct) reduct += " a" + std::to_string(a);
-  std::printf("reducts of %ld objects x 8 attributes (%lld classes, %zu reducts, minimal {%s }): %.2f s (goal < 5 s)\n", objects,
-              static_cast<long long>(r.classes), r.reducts.size(), reduct.c_str(), t_rs);
+  std::printf("reducts of %ld objects x 8 attributes (%lld classes, %zu reducts, minimal {%s }): %.2f s (goal < 5 s)\n",
+              objects, static_cast<long long>(r.classes), r.reducts.size(), reduct.c_str(), t_rs);
   std::printf("(checksum %g)\n", checksum);
   return 0;
 }

@@ -22,7 +22,9 @@ using Clock = std::chrono::steady_clock;
 static double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 template <class T>
-static size_t bytes(const std::vector<T> &v) { return v.capacity() * sizeof(T); }
+static size_t bytes(const std::vector<T> &v) {
+  return v.capacity() * sizeof(T);
+}
 
 // Ring: Irecv(left), Isend(right), Waitall; an Allreduce every 8 iterations.
 static std::vector<RankProgram> ring(int P, int64_t per_rank, uint64_t seed, bool nonblocking) {
@@ -90,7 +92,8 @@ static std::vector<RankProgram> ring(int P, int64_t per_rank, uint64_t seed, boo
   }
   // Fix the send -> receive indices: rank r's k-th send is its right neighbour's k-th receive.
   for (int r = 0; r < P; ++r)
-    for (size_t k = 0; k < prog[static_cast<size_t>(r)].sends.size(); ++k) prog[static_cast<size_t>(r)].sends[k].recv_index = static_cast<int32_t>(k);
+    for (size_t k = 0; k < prog[static_cast<size_t>(r)].sends.size(); ++k)
+      prog[static_cast<size_t>(r)].sends[k].recv_index = static_cast<int32_t>(k);
   return prog;
 }
 
@@ -105,14 +108,17 @@ int main(int argc, char **argv) {
   size_t prog_bytes = 0;
   for (const auto &p : prog) {
     events += static_cast<int64_t>(p.events.size());
-    prog_bytes += bytes(p.events) + bytes(p.items) + bytes(p.sends) + bytes(p.recvs) + bytes(p.colls) + bytes(p.owns) + sizeof(RankProgram);
+    prog_bytes += bytes(p.events) + bytes(p.items) + bytes(p.sends) + bytes(p.recvs) + bytes(p.colls) + bytes(p.owns) +
+                  sizeof(RankProgram);
   }
-  std::printf("replay: %d ranks, %lld events (built in %.1f s)\n", P, static_cast<long long>(events), seconds_since(t0));
+  std::printf("replay: %d ranks, %lld events (built in %.1f s)\n", P, static_cast<long long>(events),
+              seconds_since(t0));
   Scenario sc;
   // Engine state: per send start + receiver post, per receive send start + post + bytes.
   size_t state_bytes = 0;
   for (const auto &p : prog)
-    state_bytes += (p.sends.size() * 2 + p.recvs.size() * 2 + p.colls.size()) * sizeof(int64_t) + static_cast<size_t>(p.request_slots) * sizeof(int32_t);
+    state_bytes += (p.sends.size() * 2 + p.recvs.size() * 2 + p.colls.size()) * sizeof(int64_t) +
+                   static_cast<size_t>(p.request_slots) * sizeof(int32_t);
   replay_serial(prog, sc, false);  // warm-up
   double best = 1e9;
   SerialResult r;
@@ -124,9 +130,11 @@ int main(int argc, char **argv) {
   std::printf("  serial replay: %.3f s, %.2f M events/s on one core (goal >= 5; LogGOPSim reports >= 1)\n", best,
               static_cast<double>(events) / best / 1e6);
   std::printf("  memory: program %.1f B/event + engine state %.1f B/event = %.1f B/event (goal <= 64)\n",
-              static_cast<double>(prog_bytes) / static_cast<double>(events), static_cast<double>(state_bytes) / static_cast<double>(events),
+              static_cast<double>(prog_bytes) / static_cast<double>(events),
+              static_cast<double>(state_bytes) / static_cast<double>(events),
               static_cast<double>(prog_bytes + state_bytes) / static_cast<double>(events));
-  std::printf("  predicted %.3f s, released %lld\n", static_cast<double>(r.makespan) * 1e-9, static_cast<long long>(r.released));
+  std::printf("  predicted %.3f s, released %lld\n", static_cast<double>(r.makespan) * 1e-9,
+              static_cast<long long>(r.released));
 
   // Domino on a small trace: 16 ranks of blocking exchanges.
   const int dp = 16;
@@ -141,9 +149,10 @@ int main(int argc, char **argv) {
   const double t_domino = seconds_since(t0);
   size_t longest = 0;
   for (const auto &p : res.paths) longest = std::max(longest, p.steps.size());
-  std::printf("domino: %lld events on %d ranks, %d threads: %.3f s (PerWiz: 10 s; goal < 0.2 s), %lld candidate replays, "
-              "%zu paths (longest %zu steps), baseline %.3f ms -> best %.3f ms, longest wait alone %.3f ms\n",
-              static_cast<long long>(small_events), dp, omp_get_max_threads(), t_domino, static_cast<long long>(res.replays),
-              res.paths.size(), longest, res.baseline * 1e-6, res.best * 1e-6, res.longest_wait.predicted * 1e-6);
+  std::printf(
+      "domino: %lld events on %d ranks, %d threads: %.3f s (PerWiz: 10 s; goal < 0.2 s), %lld candidate replays, "
+      "%zu paths (longest %zu steps), baseline %.3f ms -> best %.3f ms, longest wait alone %.3f ms\n",
+      static_cast<long long>(small_events), dp, omp_get_max_threads(), t_domino, static_cast<long long>(res.replays),
+      res.paths.size(), longest, res.baseline * 1e-6, res.best * 1e-6, res.longest_wait.predicted * 1e-6);
   return 0;
 }

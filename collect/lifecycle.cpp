@@ -39,8 +39,7 @@ void watcher() {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);  // never run the handler on this thread
   int sig = 0;
-  while (read(g_request_pipe[0], &sig, sizeof sig) < 0 && errno == EINTR) {
-  }
+  while (read(g_request_pipe[0], &sig, sizeof sig) < 0 && errno == EINTR) {}
   runtime().emergency_flush();
   (void)!write(g_ack_pipe[1], &sig, sizeof sig);
 }
@@ -48,8 +47,7 @@ void watcher() {
 void on_signal(int sig) {
   if (g_request_pipe[1] >= 0 && write(g_request_pipe[1], &sig, sizeof sig) == sizeof sig) {
     pollfd p{g_ack_pipe[0], POLLIN, 0};
-    while (poll(&p, 1, 10000) < 0 && errno == EINTR) {
-    }
+    while (poll(&p, 1, 10000) < 0 && errno == EINTR) {}
   }
   raise(sig);  // SA_RESETHAND restored the default action
 }
@@ -60,7 +58,8 @@ void install_crash_handlers() {
   installed = true;
   if (pipe2(g_request_pipe, O_CLOEXEC) == 0 && pipe2(g_ack_pipe, O_CLOEXEC) == 0) std::thread(watcher).detach();
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT}) {
-    struct sigaction sa {}, old{};
+    struct sigaction sa {
+    }, old{};
     sigaction(sig, nullptr, &old);
     if (old.sa_handler == SIG_IGN) continue;  // respect ignored signals
     sa.sa_handler = on_signal;
@@ -110,8 +109,10 @@ extern "C" PERFSIFT_EXPORT int MPI_Pcontrol(const int level, ...) {
     va_start(ap, level);
     const char *name = va_arg(ap, const char *);
     va_end(ap);
-    if (level > 0) runtime().region_begin(name, level == 2);
-    else runtime().region_end(name, level == -2);
+    if (level > 0)
+      runtime().region_begin(name, level == 2);
+    else
+      runtime().region_end(name, level == -2);
   }
   return PMPI_Pcontrol(level);
 }
@@ -140,9 +141,9 @@ void pmpi_finalize_(MPI_Fint *ierr);
 void pmpi_pcontrol_(MPI_Fint *level, MPI_Fint *ierr);
 }
 
-#define PERFSIFT_FORTRAN_ALIASES(lower, upper, params)                                   \
-  extern "C" PERFSIFT_EXPORT void lower##__ params __attribute__((alias(#lower "_")));  \
-  extern "C" PERFSIFT_EXPORT void lower params __attribute__((alias(#lower "_")));      \
+#define PERFSIFT_FORTRAN_ALIASES(lower, upper, params)                                 \
+  extern "C" PERFSIFT_EXPORT void lower##__ params __attribute__((alias(#lower "_"))); \
+  extern "C" PERFSIFT_EXPORT void lower params __attribute__((alias(#lower "_")));     \
   extern "C" PERFSIFT_EXPORT void upper params __attribute__((alias(#lower "_")));
 
 extern "C" PERFSIFT_EXPORT void mpi_init_(MPI_Fint *ierr) {
@@ -159,7 +160,7 @@ extern "C" PERFSIFT_EXPORT void mpi_init_thread_(MPI_Fint *required, MPI_Fint *p
   pmpi_init_thread_(required, provided, ierr);
   if (*ierr == MPI_SUCCESS) after_init(t0, Op::MPI_Init_thread, __builtin_return_address(0));
 }
-PERFSIFT_FORTRAN_ALIASES(mpi_init_thread, MPI_INIT_THREAD, (MPI_Fint * required, MPI_Fint * provided, MPI_Fint * ierr))
+PERFSIFT_FORTRAN_ALIASES(mpi_init_thread, MPI_INIT_THREAD, (MPI_Fint * required, MPI_Fint *provided, MPI_Fint *ierr))
 
 extern "C" PERFSIFT_EXPORT void mpi_finalize_(MPI_Fint *ierr) {
   runtime().finish(__builtin_return_address(0));
@@ -169,7 +170,7 @@ PERFSIFT_FORTRAN_ALIASES(mpi_finalize, MPI_FINALIZE, (MPI_Fint * ierr))
 
 // Fortran MPI_PCONTROL has no name argument; Fortran codes use `use perfsift` instead.
 extern "C" PERFSIFT_EXPORT void mpi_pcontrol_(MPI_Fint *level, MPI_Fint *ierr) { pmpi_pcontrol_(level, ierr); }
-PERFSIFT_FORTRAN_ALIASES(mpi_pcontrol, MPI_PCONTROL, (MPI_Fint * level, MPI_Fint * ierr))
+PERFSIFT_FORTRAN_ALIASES(mpi_pcontrol, MPI_PCONTROL, (MPI_Fint * level, MPI_Fint *ierr))
 
 // ---------------------------------------------------------------- -finstrument-functions
 

@@ -10,7 +10,6 @@
 #include <span>
 #include <vector>
 
-
 namespace perfsift::collect {
 
 template <class T>

@@ -49,56 +49,56 @@ F real(const char *name) {
 extern "C" {
 
 PERFSIFT_EXPORT ssize_t read(int fd, void *buf, size_t n) {
-  PERFSIFT_REAL(read, ssize_t (*)(int, void *, size_t));
+  PERFSIFT_REAL(read, ssize_t(*)(int, void *, size_t));
   ssize_t r = real_read(fd, buf, n);
   count(fd, r, false);
   return r;
 }
 
 PERFSIFT_EXPORT ssize_t write(int fd, const void *buf, size_t n) {
-  PERFSIFT_REAL(write, ssize_t (*)(int, const void *, size_t));
+  PERFSIFT_REAL(write, ssize_t(*)(int, const void *, size_t));
   ssize_t r = real_write(fd, buf, n);
   count(fd, r, true);
   return r;
 }
 
 PERFSIFT_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off) {
-  PERFSIFT_REAL(pread, ssize_t (*)(int, void *, size_t, off_t));
+  PERFSIFT_REAL(pread, ssize_t(*)(int, void *, size_t, off_t));
   ssize_t r = real_pread(fd, buf, n, off);
   count(fd, r, false);
   return r;
 }
 
 PERFSIFT_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
-  PERFSIFT_REAL(pwrite, ssize_t (*)(int, const void *, size_t, off_t));
+  PERFSIFT_REAL(pwrite, ssize_t(*)(int, const void *, size_t, off_t));
   ssize_t r = real_pwrite(fd, buf, n, off);
   count(fd, r, true);
   return r;
 }
 
 PERFSIFT_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt) {
-  PERFSIFT_REAL(readv, ssize_t (*)(int, const struct iovec *, int));
+  PERFSIFT_REAL(readv, ssize_t(*)(int, const struct iovec *, int));
   ssize_t r = real_readv(fd, iov, cnt);
   count(fd, r, false);
   return r;
 }
 
 PERFSIFT_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt) {
-  PERFSIFT_REAL(writev, ssize_t (*)(int, const struct iovec *, int));
+  PERFSIFT_REAL(writev, ssize_t(*)(int, const struct iovec *, int));
   ssize_t r = real_writev(fd, iov, cnt);
   count(fd, r, true);
   return r;
 }
 
 PERFSIFT_EXPORT size_t fread(void *ptr, size_t size, size_t nmemb, FILE *stream) {
-  PERFSIFT_REAL(fread, size_t (*)(void *, size_t, size_t, FILE *));
+  PERFSIFT_REAL(fread, size_t(*)(void *, size_t, size_t, FILE *));
   size_t r = real_fread(ptr, size, nmemb, stream);
   if (counting()) count(fileno(stream), static_cast<long>(r * size), false);
   return r;
 }
 
 PERFSIFT_EXPORT size_t fwrite(const void *ptr, size_t size, size_t nmemb, FILE *stream) {
-  PERFSIFT_REAL(fwrite, size_t (*)(const void *, size_t, size_t, FILE *));
+  PERFSIFT_REAL(fwrite, size_t(*)(const void *, size_t, size_t, FILE *));
   size_t r = real_fwrite(ptr, size, nmemb, stream);
   if (counting()) count(fileno(stream), static_cast<long>(r * size), true);
   return r;

@@ -21,16 +21,13 @@ namespace perfsift::collect {
 using io::Event;
 
 // ---------------------------------------------------------------- state the hot path reads
-extern bool g_tracing;              // between our MPI_Init and MPI_Finalize, config valid
-extern uint32_t g_group_mask;       // bit per Group
+extern bool g_tracing;         // between our MPI_Init and MPI_Finalize, config valid
+extern uint32_t g_group_mask;  // bit per Group
 // Inside a traced MPI call, or not the traced thread. initial-exec: a preloaded library
 // may use static TLS, and it spares the hot path a __tls_get_addr call.
 extern thread_local bool t_in_call __attribute__((tls_model("initial-exec")));
 
-
-inline bool tracing(Group g) {
-  return g_tracing && !t_in_call && (g_group_mask >> static_cast<unsigned>(g) & 1u);
-}
+inline bool tracing(Group g) { return g_tracing && !t_in_call && (g_group_mask >> static_cast<unsigned>(g) & 1u); }
 
 // One traced call: stamps entry on construction, exit on exit(), commits on destruction.
 // The event is written in place, in the next free slot of the rank's buffer.
@@ -72,31 +69,23 @@ class StatusArray {
 
 // ---------------------------------------------------------------- recorders, one per template
 void on_send(Event &ev, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
-void on_recv(Event &ev, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-             const MPI_Status *status);
-void on_isend(Event &ev, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-              MPI_Request request);
-void on_irecv(Event &ev, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-              MPI_Request request);
-void on_send_init(Event &ev, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                  MPI_Request request);
-void on_recv_init(Event &ev, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                  MPI_Request request);
+void on_recv(Event &ev, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, const MPI_Status *status);
+void on_isend(Event &ev, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request request);
+void on_irecv(Event &ev, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request request);
+void on_send_init(Event &ev, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request request);
+void on_recv_init(Event &ev, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request request);
 void on_start(Event &ev, int count, const MPI_Request *requests);
-void on_sendrecv(Event &ev, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                 int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                 const MPI_Status *status);
+void on_sendrecv(Event &ev, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, int recvcount,
+                 MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, const MPI_Status *status);
 void on_mrecv(Event &ev, MPI_Datatype type, MPI_Message matched, const MPI_Status *status);
 void on_imrecv(Event &ev, int count, MPI_Datatype type, MPI_Message matched, MPI_Request request);
 void on_probe(Event &ev, int source, int tag, MPI_Comm comm, int found, const MPI_Status *status);
-void on_mprobe(Event &ev, int source, int tag, MPI_Comm comm, int found, const MPI_Status *status,
-               MPI_Message message);
+void on_mprobe(Event &ev, int source, int tag, MPI_Comm comm, int found, const MPI_Status *status, MPI_Message message);
 void on_nothing_completed(Event &ev);
 void on_completed(Event &ev, const Pending &pending, int index, const MPI_Status *status);
 void on_completed_all(Event &ev, const Pending &pending, const MPI_Status *statuses);
 void on_completed_index(Event &ev, const Pending &pending, int index, const MPI_Status *status);
-void on_completed_some(Event &ev, const Pending &pending, int outcount, const int *indices,
-                       const MPI_Status *statuses);
+void on_completed_some(Event &ev, const Pending &pending, int outcount, const int *indices, const MPI_Status *statuses);
 void on_request_free(Event &ev, const Pending &pending);
 void on_cancel(Event &ev, const Pending &pending);
 void on_coll(Event &ev, MPI_Comm comm, int root, int64_t sent, int64_t recv);
@@ -115,9 +104,7 @@ inline int64_t vol(int count, MPI_Datatype type) {
   return count > 0 ? static_cast<int64_t>(count) * type_size(type) : 0;
 }
 // A send buffer of MPI_IN_PLACE contributes no separate send volume beyond the local block.
-inline int64_t vol(int count, MPI_Datatype type, const void *buf) {
-  return buf == MPI_IN_PLACE ? 0 : vol(count, type);
-}
+inline int64_t vol(int count, MPI_Datatype type, const void *buf) { return buf == MPI_IN_PLACE ? 0 : vol(count, type); }
 int group_size(MPI_Comm comm);  // remote group size for intercommunicators
 int my_rank(MPI_Comm comm);
 bool is_root(MPI_Comm comm, int root);
@@ -131,8 +118,7 @@ inline int64_t vol_sum(const int *counts, MPI_Datatype type, MPI_Comm comm, cons
   return buf == MPI_IN_PLACE ? 0 : vol_sum(counts, type, comm);
 }
 int64_t vol_sum_wn(const int *counts, const MPI_Datatype *types, int n);
-inline int64_t vol_sum_w(const int *counts, const MPI_Datatype *types, MPI_Comm comm,
-                         const void *buf = nullptr) {
+inline int64_t vol_sum_w(const int *counts, const MPI_Datatype *types, MPI_Comm comm, const void *buf = nullptr) {
   return buf == MPI_IN_PLACE ? 0 : vol_sum_wn(counts, types, group_size(comm));
 }
 }  // namespace bytes
@@ -147,8 +133,7 @@ inline int fortran_index(MPI_Fint index) { return index == MPI_UNDEFINED ? MPI_U
 
 class FortranStatus {
  public:
-  explicit FortranStatus(MPI_Fint *user)
-      : m_ptr(user == MPI_F_STATUS_IGNORE ? m_own : user) {}
+  explicit FortranStatus(MPI_Fint *user) : m_ptr(user == MPI_F_STATUS_IGNORE ? m_own : user) {}
   MPI_Fint *data() { return m_ptr; }
   MPI_Status to_c() const {
     MPI_Status s;

@@ -34,8 +34,10 @@ int64_t type_size(MPI_Datatype type) {
 int group_size(MPI_Comm comm) {
   int inter = 0, n = 0;
   PMPI_Comm_test_inter(comm, &inter);
-  if (inter) PMPI_Comm_remote_size(comm, &n);
-  else PMPI_Comm_size(comm, &n);
+  if (inter)
+    PMPI_Comm_remote_size(comm, &n);
+  else
+    PMPI_Comm_size(comm, &n);
   return n;
 }
 
@@ -113,7 +115,6 @@ const void *f2c_buffer(const void *b) {
 
 namespace {
 
-
 // Fills peer/comm/flags for a point-to-point partner given in `comm`'s numbering.
 void set_peer(Event &ev, MPI_Comm comm, int peer) {
   Runtime &rt = runtime();
@@ -142,8 +143,7 @@ int64_t received_bytes(const MPI_Status *status, MPI_Datatype) {
 }
 
 // Sets the event's peer/tag from a receive status (wildcards resolved).
-void apply_status(Event &ev, int requested_source, int requested_tag, const MPI_Status *status,
-                  MPI_Datatype type) {
+void apply_status(Event &ev, int requested_source, int requested_tag, const MPI_Status *status, MPI_Datatype type) {
   Runtime &rt = runtime();
   if (requested_source == MPI_PROC_NULL || !status) return;
   if (status->MPI_SOURCE == MPI_PROC_NULL) {
@@ -207,8 +207,7 @@ void on_send(Event &ev, int count, MPI_Datatype type, int dest, int tag, MPI_Com
   if (!(ev.flags & io::kProcNull)) ev.bytes = bytes::vol(count, type);
 }
 
-void on_recv(Event &ev, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-             const MPI_Status *status) {
+void on_recv(Event &ev, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, const MPI_Status *status) {
   (void)count;
   set_peer(ev, comm, source);
   ev.tag = tag;

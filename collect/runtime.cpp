@@ -71,7 +71,8 @@ std::string host_names(MPI_Comm comm, int nranks) {
   PMPI_Allgather(mine, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
   std::vector<std::string> names;
   for (int r = 0; r < nranks; ++r) {
-    std::string n(&all[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME], strnlen(&all[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME], MPI_MAX_PROCESSOR_NAME));
+    std::string n(&all[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME],
+                  strnlen(&all[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME], MPI_MAX_PROCESSOR_NAME));
     if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   }
   std::string out;
@@ -186,8 +187,7 @@ bool Runtime::load_config() {
   try {
     m_cfg = config::load_collect_config(cfg_path ? cfg_path : "", config::process_environment());
   } catch (const std::exception &e) {
-    if (m_rank == 0)
-      std::fprintf(stderr, "perfsift: %s; tracing is off for this run\n", e.what());
+    if (m_rank == 0) std::fprintf(stderr, "perfsift: %s; tracing is off for this run\n", e.what());
     return false;
   }
   return !m_cfg.output.empty();
@@ -287,7 +287,8 @@ void Runtime::setup_papi() {
   int rc = PAPI_library_init(PAPI_VER_CURRENT);
   if (rc != PAPI_VER_CURRENT) {
     for (const auto &e : m_cfg.papi_events) unavailable.push_back(e);
-    if (!m_cfg.papi_events.empty()) warn("PAPI could not start (" + std::string(PAPI_strerror(rc)) + "); no counters recorded");
+    if (!m_cfg.papi_events.empty())
+      warn("PAPI could not start (" + std::string(PAPI_strerror(rc)) + "); no counters recorded");
   } else if (!m_cfg.papi_events.empty()) {
     PAPI_create_eventset(&m_papi_set);
     std::string reasons;
@@ -498,7 +499,8 @@ void Runtime::close_frame(bool keep_on_stack) {
   if (!m_papi_names.empty()) {
     std::vector<long long> now;
     read_papi(now);
-    for (size_t i = 0; i < now.size(); ++i) r.acc[io::kBuiltinMetricCount + i] += static_cast<double>(now[i] - f.papi0[i]);
+    for (size_t i = 0; i < now.size(); ++i)
+      r.acc[io::kBuiltinMetricCount + i] += static_cast<double>(now[i] - f.papi0[i]);
   }
   // Every user region's execution (step or not): the replay locates computation by them.
   if (f.region != 0) m_steps.push_back({f.region, f.step, f.t0, t1});
@@ -666,10 +668,14 @@ void Runtime::warn_about_run_problems() {
   int64_t mismatches = 0;
   PMPI_Reduce(&m_region_mismatches, &mismatches, 1, MPI_INT64_T, MPI_SUM, 0, m_private);
   if (mismatches > 0)
-    warn(std::to_string(mismatches) + " region begin/end calls did not nest (ends without a matching begin, or regions left open); they were closed at the nearest match");
+    warn(std::to_string(mismatches) +
+         " region begin/end calls did not nest (ends without a matching begin, or regions left open); they were closed "
+         "at the nearest match");
   int64_t failures = 0;
   PMPI_Reduce(&m_spill_failures, &failures, 1, MPI_INT64_T, MPI_SUM, 0, m_private);
-  if (failures > 0) warn("the spill file could not be written " + std::to_string(failures) + " times; events were kept in memory instead");
+  if (failures > 0)
+    warn("the spill file could not be written " + std::to_string(failures) +
+         " times; events were kept in memory instead");
 }
 
 // Collective: the store, written together; when that fails anywhere, every rank keeps its

@@ -33,8 +33,8 @@ struct Frame {
   double cpu0;
   int64_t cum0[io::kBuiltinMetricCount];
   std::vector<long long> papi0;
-  int32_t step;           // step number when this frame is a step, else -1
-  int32_t outer_step;     // innermost step number outside this frame
+  int32_t step;        // step number when this frame is a step, else -1
+  int32_t outer_step;  // innermost step number outside this frame
 };
 
 struct RequestState {

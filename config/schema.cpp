@@ -11,11 +11,16 @@ namespace perfsift::config {
 
 const char *type_name(Type t) {
   switch (t) {
-    case Type::Bool: return "bool";
-    case Type::Int: return "integer";
-    case Type::Float: return "float";
-    case Type::String: return "string";
-    case Type::StringList: return "array of strings";
+    case Type::Bool:
+      return "bool";
+    case Type::Int:
+      return "integer";
+    case Type::Float:
+      return "float";
+    case Type::String:
+      return "string";
+    case Type::StringList:
+      return "array of strings";
   }
   return "?";
 }
@@ -25,13 +30,16 @@ std::string to_string(const Value &v) {
   std::visit(
       [&](const auto &x) {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, bool>) os << (x ? "true" : "false");
-        else if constexpr (std::is_same_v<T, std::string>) os << '"' << x << '"';
+        if constexpr (std::is_same_v<T, bool>)
+          os << (x ? "true" : "false");
+        else if constexpr (std::is_same_v<T, std::string>)
+          os << '"' << x << '"';
         else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
           os << '[';
           for (size_t i = 0; i < x.size(); ++i) os << (i ? ", " : "") << '"' << x[i] << '"';
           os << ']';
-        } else os << x;
+        } else
+          os << x;
       },
       v);
   return os.str();
@@ -111,22 +119,26 @@ std::vector<std::string> split_list(const std::string &s) {
 Value from_env(const KeyDef &def, const std::string &text) {
   try {
     switch (def.type) {
-      case Type::Bool: return text == "1" || text == "true" || text == "yes" || text == "on";
-      case Type::Int: return static_cast<int64_t>(std::stoll(text));
-      case Type::Float: return std::stod(text);
-      case Type::String: return text;
-      case Type::StringList: return split_list(text);
+      case Type::Bool:
+        return text == "1" || text == "true" || text == "yes" || text == "on";
+      case Type::Int:
+        return static_cast<int64_t>(std::stoll(text));
+      case Type::Float:
+        return std::stod(text);
+      case Type::String:
+        return text;
+      case Type::StringList:
+        return split_list(text);
     }
-  } catch (const std::exception &) {
-  }
-  throw ConfigError("environment variable " + def.env + "='" + text + "': expected " +
-                    type_name(def.type) + " (" + def.help + ")");
+  } catch (const std::exception &) {}
+  throw ConfigError("environment variable " + def.env + "='" + text + "': expected " + type_name(def.type) + " (" +
+                    def.help + ")");
 }
 
 Value from_node(const KeyDef &def, const toml::node &node, const std::string &path) {
   auto wrong = [&]() {
-    return ConfigError(where(path, node.source()) + ": key '" + def.key + "' must be " +
-                       type_name(def.type) + ", e.g. " + def.key + " = " + to_string(def.default_value));
+    return ConfigError(where(path, node.source()) + ": key '" + def.key + "' must be " + type_name(def.type) +
+                       ", e.g. " + def.key + " = " + to_string(def.default_value));
   };
   switch (def.type) {
     case Type::Bool:
@@ -159,15 +171,18 @@ Value from_node(const KeyDef &def, const toml::node &node, const std::string &pa
 // Range and choice checks shared by file values and environment overrides.
 void check_value(const KeyDef &def, const Value &v, const std::string &place) {
   double x = 0;
-  if (const auto *i = std::get_if<int64_t>(&v)) x = static_cast<double>(*i);
-  else if (const auto *f = std::get_if<double>(&v)) x = *f;
+  if (const auto *i = std::get_if<int64_t>(&v))
+    x = static_cast<double>(*i);
+  else if (const auto *f = std::get_if<double>(&v))
+    x = *f;
   else if (const auto *s = std::get_if<std::string>(&v)) {
     if (def.choices.empty() || std::find(def.choices.begin(), def.choices.end(), *s) != def.choices.end()) return;
     std::string list;
     for (const auto &c : def.choices) list += (list.empty() ? "" : ", ") + c;
-    throw ConfigError(place + ": key '" + def.key + "' is \"" + *s + "\"; expected one of: " + list + " (did you mean '" +
-                      nearest(*s, def.choices) + "'?)");
-  } else return;
+    throw ConfigError(place + ": key '" + def.key + "' is \"" + *s + "\"; expected one of: " + list +
+                      " (did you mean '" + nearest(*s, def.choices) + "'?)");
+  } else
+    return;
   if (x < def.min || x > def.max) {
     std::ostringstream os;
     os << place << ": key '" << def.key << "' is " << x << "; it must be between " << def.min << " and " << def.max
@@ -176,9 +191,8 @@ void check_value(const KeyDef &def, const Value &v, const std::string &place) {
   }
 }
 
-void walk(const toml::table &table, const std::string &prefix, const std::vector<KeyDef> &keys,
-          const std::string &path, Values &out, std::vector<std::string> &names,
-          const std::vector<std::string> &sections) {
+void walk(const toml::table &table, const std::string &prefix, const std::vector<KeyDef> &keys, const std::string &path,
+          Values &out, std::vector<std::string> &names, const std::vector<std::string> &sections) {
   for (const auto &[k, node] : table) {
     std::string full = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
     auto def = std::find_if(keys.begin(), keys.end(), [&](const KeyDef &d) { return d.key == full; });
@@ -188,8 +202,8 @@ void walk(const toml::table &table, const std::string &prefix, const std::vector
       out.set(full, std::move(v), where(path, node.source()));
       continue;
     }
-    bool is_section = std::any_of(keys.begin(), keys.end(),
-                                  [&](const KeyDef &d) { return d.key.rfind(full + ".", 0) == 0; });
+    bool is_section =
+        std::any_of(keys.begin(), keys.end(), [&](const KeyDef &d) { return d.key.rfind(full + ".", 0) == 0; });
     if (is_section && node.is_table()) {
       walk(*node.as_table(), full, keys, path, out, names, sections);
       continue;
@@ -197,16 +211,16 @@ void walk(const toml::table &table, const std::string &prefix, const std::vector
     if (prefix.empty() && !sections.empty() && node.is_table())
       throw ConfigError(where(path, k.source()) + ": unknown stage '" + full + "'; did you mean '" +
                         nearest(full, sections) + "'? (`perfsift stages` lists every stage and its keys)");
-    throw ConfigError(where(path, k.source()) + ": unknown key '" + full + "'; did you mean '" +
-                      nearest(full, names) + "'? " +
-                      (sections.empty() ? "(perfsift lists every key with --help)" : "(`perfsift stages` lists every key)"));
+    throw ConfigError(
+        where(path, k.source()) + ": unknown key '" + full + "'; did you mean '" + nearest(full, names) + "'? " +
+        (sections.empty() ? "(perfsift lists every key with --help)" : "(`perfsift stages` lists every key)"));
   }
 }
 
 }  // namespace
 
-Values parse(const std::vector<KeyDef> &keys, const std::string &text, const std::string &path,
-             const EnvLookup &env, const std::vector<std::string> &sections) {
+Values parse(const std::vector<KeyDef> &keys, const std::string &text, const std::string &path, const EnvLookup &env,
+             const std::vector<std::string> &sections) {
   Values out;
   std::vector<std::string> names;
   for (const auto &d : keys) {

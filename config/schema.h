@@ -20,12 +20,12 @@ const char *type_name(Type t);
 using Value = std::variant<bool, int64_t, double, std::string, std::vector<std::string>>;
 
 struct KeyDef {
-  std::string key;          // dotted TOML path, e.g. "papi.events"
+  std::string key;  // dotted TOML path, e.g. "papi.events"
   Type type;
   Value default_value;
-  std::string env;          // environment override, e.g. "PERFSIFT_PAPI_EVENTS"; may be empty
+  std::string env;  // environment override, e.g. "PERFSIFT_PAPI_EVENTS"; may be empty
   std::string help;
-  double min = -1e300, max = 1e300;  // numeric keys: accepted range
+  double min = -1e300, max = 1e300;    // numeric keys: accepted range
   std::vector<std::string> choices{};  // string keys: accepted values (empty: any); {} for aggregate init
 };
 
@@ -49,7 +49,7 @@ class Values {
   }
   // Where a key's value came from: "file:line:col", "environment NAME" or "default".
   std::string where(const std::string &key) const;
-  std::string source_text;   // the file's text, recorded with results
+  std::string source_text;  // the file's text, recorded with results
   std::string source_path;
 
  private:
@@ -65,8 +65,8 @@ EnvLookup process_environment();
 // ConfigError naming file:line:col and the nearest valid key.
 // `sections`, when given, names the top-level tables (pipeline stages): an unknown
 // table is then reported as an unknown stage.
-Values parse(const std::vector<KeyDef> &keys, const std::string &text, const std::string &path,
-             const EnvLookup &env, const std::vector<std::string> &sections = {});
+Values parse(const std::vector<KeyDef> &keys, const std::string &text, const std::string &path, const EnvLookup &env,
+             const std::vector<std::string> &sections = {});
 Values parse_file(const std::vector<KeyDef> &keys, const std::string &path, const EnvLookup &env,
                   const std::vector<std::string> &sections = {});
 

@@ -14,7 +14,8 @@ void write_file_atomically(const std::string &path, const std::string &text) {
   const std::string tmp = path + ".tmp-" + std::to_string(getpid());
   {
     std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw std::runtime_error(path + ": cannot create the file (check that the directory exists and is writable)");
+    if (!out)
+      throw std::runtime_error(path + ": cannot create the file (check that the directory exists and is writable)");
     out << text;
     out.close();
     if (!out) {

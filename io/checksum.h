@@ -9,9 +9,10 @@
 namespace perfsift::io {
 
 inline constexpr int64_t kChecksumBlockBytes = int64_t{64} << 20;
-inline constexpr const char *kChecksumAlgorithm = "blockhash64: 64-bit multiply-xorshift hash of each 64 MiB block, then of the block hashes";
+inline constexpr const char *kChecksumAlgorithm =
+    "blockhash64: 64-bit multiply-xorshift hash of each 64 MiB block, then of the block hashes";
 
-int64_t file_size(const std::string &path);                  // throws io::Error
+int64_t file_size(const std::string &path);                   // throws io::Error
 uint64_t hash_block(const std::string &path, int64_t block);  // throws io::Error
 uint64_t combine_block_hashes(const uint64_t *hashes, int64_t n, int64_t file_size);
 std::string format_checksum(uint64_t h);  // "blockhash64:0123456789abcdef"

@@ -16,7 +16,9 @@ namespace perfsift::io {
 class ByteWriter {
  public:
   template <class T>
-  void pod(const T &v) { m_s.append(reinterpret_cast<const char *>(&v), sizeof v); }
+  void pod(const T &v) {
+    m_s.append(reinterpret_cast<const char *>(&v), sizeof v);
+  }
   void str(const std::string &v) {
     pod(static_cast<uint32_t>(v.size()));
     m_s += v;

@@ -94,7 +94,6 @@ class Handle {
   herr_t (*m_close)(hid_t) = nullptr;
 };
 
-
 // The file type keeps the memory layout: collective writes to compressed datasets
 // cannot convert types, and shuffle+deflate removes the padding bytes anyway.
 inline Handle file_type_of(hid_t mem) { return Handle(H5Tcopy(mem), H5Tclose); }
@@ -104,12 +103,18 @@ inline Handle file_type_of(hid_t mem) { return Handle(H5Tcopy(mem), H5Tclose); }
 // The HDF5 native type of a record member's C++ type.
 template <class M>
 hid_t native_type() {
-  if constexpr (std::is_same_v<M, int32_t>) return H5T_NATIVE_INT32;
-  else if constexpr (std::is_same_v<M, uint16_t>) return H5T_NATIVE_UINT16;
-  else if constexpr (std::is_same_v<M, int64_t>) return H5T_NATIVE_INT64;
-  else if constexpr (std::is_same_v<M, uint64_t>) return H5T_NATIVE_UINT64;
-  else if constexpr (std::is_same_v<M, double>) return H5T_NATIVE_DOUBLE;
-  else static_assert(sizeof(M) == 0, "no HDF5 native type for this member type");
+  if constexpr (std::is_same_v<M, int32_t>)
+    return H5T_NATIVE_INT32;
+  else if constexpr (std::is_same_v<M, uint16_t>)
+    return H5T_NATIVE_UINT16;
+  else if constexpr (std::is_same_v<M, int64_t>)
+    return H5T_NATIVE_INT64;
+  else if constexpr (std::is_same_v<M, uint64_t>)
+    return H5T_NATIVE_UINT64;
+  else if constexpr (std::is_same_v<M, double>)
+    return H5T_NATIVE_DOUBLE;
+  else
+    static_assert(sizeof(M) == 0, "no HDF5 native type for this member type");
 }
 
 // One member of an on-disk record: its name in the file, where it lies in the C++
@@ -121,10 +126,10 @@ struct Field {
 };
 
 // A Field from a struct member: the file's member name is the C++ member's name.
-#define PERFSIFT_H5_FIELD(Record, member)                                            \
-  ::perfsift::io::h5::Field {                                                        \
-    #member, offsetof(Record, member), sizeof(Record::member),                       \
-        &::perfsift::io::h5::native_type<decltype(Record::member)>                   \
+#define PERFSIFT_H5_FIELD(Record, member)                            \
+  ::perfsift::io::h5::Field {                                        \
+#member, offsetof(Record, member), sizeof(Record::member),       \
+        &::perfsift::io::h5::native_type < decltype(Record::member)> \
   }
 
 // True when the fields lie in Record in order, without overlapping or running past it.
@@ -153,7 +158,6 @@ inline Handle string_type() {
   H5Tset_cset(t, H5T_CSET_UTF8);
   return Handle(t, H5Tclose);
 }
-
 
 // ---------------------------------------------------------------- MPI helpers
 
@@ -190,7 +194,8 @@ inline std::vector<std::string> gather_strings(MPI_Comm comm, const std::string 
 inline void write_string_attr(const Ctx &ck, hid_t obj, const char *name, const std::string &value) {
   Handle t = string_type();
   Handle space(ck(H5Screate(H5S_SCALAR), "H5Screate"), H5Sclose);
-  Handle a(ck(H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT), std::string("creating attribute ") + name), H5Aclose);
+  Handle a(ck(H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT), std::string("creating attribute ") + name),
+           H5Aclose);
   const char *p = value.c_str();
   ck.ok(H5Awrite(a, t, &p), std::string("writing attribute ") + name);
 }
@@ -199,7 +204,8 @@ inline void write_string_list_attr(const Ctx &ck, hid_t obj, const char *name, c
   Handle t = string_type();
   hsize_t n = values.size();
   Handle space(ck(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), "H5Screate"), H5Sclose);
-  Handle a(ck(H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT), std::string("creating attribute ") + name), H5Aclose);
+  Handle a(ck(H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT), std::string("creating attribute ") + name),
+           H5Aclose);
   if (n) {
     std::vector<const char *> p;
     for (const auto &v : values) p.push_back(v.c_str());
@@ -210,14 +216,17 @@ inline void write_string_list_attr(const Ctx &ck, hid_t obj, const char *name, c
 template <class T>
 inline void write_scalar_attr(const Ctx &ck, hid_t obj, const char *name, hid_t type, T value) {
   Handle space(ck(H5Screate(H5S_SCALAR), "H5Screate"), H5Sclose);
-  Handle a(ck(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), std::string("creating attribute ") + name), H5Aclose);
+  Handle a(ck(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), std::string("creating attribute ") + name),
+           H5Aclose);
   ck.ok(H5Awrite(a, type, &value), std::string("writing attribute ") + name);
 }
 
 inline void write_int_list_attr(const Ctx &ck, hid_t obj, const char *name, const std::vector<int32_t> &v) {
   hsize_t n = v.size();
   Handle space(ck(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), "H5Screate"), H5Sclose);
-  Handle a(ck(H5Acreate2(obj, name, H5T_NATIVE_INT32, space, H5P_DEFAULT, H5P_DEFAULT), std::string("creating attribute ") + name), H5Aclose);
+  Handle a(ck(H5Acreate2(obj, name, H5T_NATIVE_INT32, space, H5P_DEFAULT, H5P_DEFAULT),
+              std::string("creating attribute ") + name),
+           H5Aclose);
   if (n) ck.ok(H5Awrite(a, H5T_NATIVE_INT32, v.data()), std::string("writing attribute ") + name);
 }
 
@@ -230,7 +239,8 @@ inline void describe(const Ctx &ck, hid_t ds, const std::string &units, const st
 // `rows` are this process's rows; `first` its first global row; `total` the global count.
 template <class T>
 inline void write_table(const Ctx &ck, hid_t parent, const char *name, hid_t mem_type, const std::vector<T> &rows,
-                 hsize_t first, hsize_t total, bool compress, const std::string &units, const std::string &description) {
+                        hsize_t first, hsize_t total, bool compress, const std::string &units,
+                        const std::string &description) {
   Handle file_type = file_type_of(mem_type);
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   hsize_t dims = total;
@@ -242,13 +252,16 @@ inline void write_table(const Ctx &ck, hid_t parent, const char *name, hid_t mem
     H5Pset_deflate(dcpl, 1);
   }
   Handle space(ck(H5Screate_simple(1, &dims, &maxdims), "H5Screate_simple"), H5Sclose);
-  Handle ds(ck(H5Dcreate2(parent, name, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), std::string("creating /") + name), H5Dclose);
+  Handle ds(
+      ck(H5Dcreate2(parent, name, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), std::string("creating /") + name),
+      H5Dclose);
   describe(ck, ds, units, description);
   if (total == 0) return;  // every process agrees: nothing to write
   hsize_t count = rows.size();
   Handle mspace(ck(H5Screate_simple(1, &count, nullptr), "H5Screate_simple"), H5Sclose);
   Handle fspace(ck(H5Dget_space(ds), "H5Dget_space"), H5Sclose);
-  if (count) ck.ok(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &first, nullptr, &count, nullptr), "selecting rows");
+  if (count)
+    ck.ok(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &first, nullptr, &count, nullptr), "selecting rows");
   else {
     H5Sselect_none(fspace);
     H5Sselect_none(mspace);
@@ -257,7 +270,6 @@ inline void write_table(const Ctx &ck, hid_t parent, const char *name, hid_t mem
   H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
   ck.ok(H5Dwrite(ds, mem_type, mspace, fspace, dxpl, rows.data()), std::string("writing /") + name);
 }
-
 
 // ---------------------------------------------------------------- reading helpers
 
@@ -320,12 +332,16 @@ inline std::vector<int32_t> read_int_list_attr(const Ctx &ck, hid_t obj, const c
 template <class T>
 std::vector<T> read_rows(const Ctx &ck, hid_t parent, const std::string &name, hid_t mem_type, hsize_t first = 0,
                          int64_t last = -1) {
-  Handle ds(ck(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), "missing dataset " + name + " (file from another tool or truncated)"), H5Dclose);
+  Handle ds(ck(H5Dopen2(parent, name.c_str(), H5P_DEFAULT),
+               "missing dataset " + name + " (file from another tool or truncated)"),
+            H5Dclose);
   Handle fs(H5Dget_space(ds), H5Sclose);
   if (H5Sget_simple_extent_type(fs) == H5S_NULL) return {};
   hsize_t total = static_cast<hsize_t>(H5Sget_simple_extent_npoints(fs));
   hsize_t end = last < 0 ? total : static_cast<hsize_t>(last);
-  if (end > total || first > end) throw Error(ck.file() + ": " + name + " has " + std::to_string(total) + " rows, fewer than its offsets say (truncated store?)");
+  if (end > total || first > end)
+    throw Error(ck.file() + ": " + name + " has " + std::to_string(total) +
+                " rows, fewer than its offsets say (truncated store?)");
   hsize_t count = end - first;
   std::vector<T> out(count);
   if (!count) return out;
@@ -348,7 +364,6 @@ inline std::vector<std::string> read_strings(const Ctx &ck, hid_t parent, const 
   for (hsize_t i = 0; i < n; ++i) out.emplace_back(std::string(&buf[i * width], width).c_str());
   return out;
 }
-
 
 // File access for collective writing: MPI-IO, collective metadata, HDF5 1.8+ format.
 inline Handle parallel_write_fapl(MPI_Comm comm) {

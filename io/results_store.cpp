@@ -52,7 +52,9 @@ Handle collective_xfer() {
 void write_int64_list_attr(const Ctx &ck, hid_t obj, const char *name, const std::vector<int64_t> &v) {
   hsize_t n = v.size();
   Handle space(ck(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), "H5Screate"), H5Sclose);
-  Handle a(ck(H5Acreate2(obj, name, H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT), std::string("creating attribute ") + name), H5Aclose);
+  Handle a(ck(H5Acreate2(obj, name, H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT),
+              std::string("creating attribute ") + name),
+           H5Aclose);
   if (n) ck.ok(H5Awrite(a, H5T_NATIVE_INT64, v.data()), std::string("writing attribute ") + name);
 }
 
@@ -61,17 +63,23 @@ void write_attr(const Ctx &ck, hid_t obj, const std::string &name, const AttrVal
   std::visit(
       [&](const auto &x) {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, int64_t>) write_scalar_attr(ck, obj, name.c_str(), H5T_NATIVE_INT64, x);
-        else if constexpr (std::is_same_v<T, double>) write_scalar_attr(ck, obj, name.c_str(), H5T_NATIVE_DOUBLE, x);
-        else if constexpr (std::is_same_v<T, std::string>) write_string_attr(ck, obj, name.c_str(), x);
-        else if constexpr (std::is_same_v<T, std::vector<std::string>>) write_string_list_attr(ck, obj, name.c_str(), x);
-        else write_int64_list_attr(ck, obj, name.c_str(), x);
+        if constexpr (std::is_same_v<T, int64_t>)
+          write_scalar_attr(ck, obj, name.c_str(), H5T_NATIVE_INT64, x);
+        else if constexpr (std::is_same_v<T, double>)
+          write_scalar_attr(ck, obj, name.c_str(), H5T_NATIVE_DOUBLE, x);
+        else if constexpr (std::is_same_v<T, std::string>)
+          write_string_attr(ck, obj, name.c_str(), x);
+        else if constexpr (std::is_same_v<T, std::vector<std::string>>)
+          write_string_list_attr(ck, obj, name.c_str(), x);
+        else
+          write_int64_list_attr(ck, obj, name.c_str(), x);
       },
       v);
 }
 
 // One column dataset; `first`/`total` place this process's rows (collective write).
-void write_column(const Ctx &ck, hid_t group, const Column &c, hsize_t first, hsize_t total, bool write_mine, MPI_Comm comm) {
+void write_column(const Ctx &ck, hid_t group, const Column &c, hsize_t first, hsize_t total, bool write_mine,
+                  MPI_Comm comm) {
   Handle type;
   std::vector<char> strbuf;
   const void *data = nullptr;
@@ -95,13 +103,16 @@ void write_column(const Ctx &ck, hid_t group, const Column &c, hsize_t first, hs
     data = std::get<FloatColumn>(c.values).data();
   }
   Handle space(ck(total ? H5Screate_simple(1, &total, nullptr) : H5Screate(H5S_NULL), "H5Screate"), H5Sclose);
-  Handle ds(ck(H5Dcreate2(group, c.name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "creating column " + c.name), H5Dclose);
+  Handle ds(ck(H5Dcreate2(group, c.name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+               "creating column " + c.name),
+            H5Dclose);
   describe(ck, ds, c.units, c.description);
   if (!total) return;
   Handle fs(H5Dget_space(ds), H5Sclose);
   hsize_t mcount = std::max<hsize_t>(count, 1);
   Handle ms(H5Screate_simple(1, &mcount, nullptr), H5Sclose);
-  if (count) H5Sselect_hyperslab(fs, H5S_SELECT_SET, &first, nullptr, &count, nullptr);
+  if (count)
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, &first, nullptr, &count, nullptr);
   else {
     H5Sselect_none(fs);
     H5Sselect_none(ms);
@@ -111,7 +122,9 @@ void write_column(const Ctx &ck, hid_t group, const Column &c, hsize_t first, hs
 
 void check_columns(const std::string &path, const Table &t) {
   for (const auto &c : t.columns)
-    if (c.size() != t.rows()) throw Error("internal: table " + path + " column " + c.name + " has " + std::to_string(c.size()) + " rows, not " + std::to_string(t.rows()));
+    if (c.size() != t.rows())
+      throw Error("internal: table " + path + " column " + c.name + " has " + std::to_string(c.size()) + " rows, not " +
+                  std::to_string(t.rows()));
 }
 
 }  // namespace
@@ -195,7 +208,9 @@ void ResultsWriter::matrix(const std::string &path, const MatrixBlock &m) {
   const bool empty = dims[0] == 0 || dims[1] == 0;
   Handle space(ck(empty ? H5Screate(H5S_NULL) : H5Screate_simple(2, dims, nullptr), "H5Screate"), H5Sclose);
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-  Handle ds(ck(H5Dcreate2(m_file, path.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), "creating " + path), H5Dclose);
+  Handle ds(
+      ck(H5Dcreate2(m_file, path.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), "creating " + path),
+      H5Dclose);
   describe(ck, ds, m.units, m.description);
   write_attr(ck, ds, "dims", std::vector<std::string>{m.row_dim, m.col_dim});
   write_attr(ck, ds, "column_labels", m.col_labels);
@@ -204,7 +219,8 @@ void ResultsWriter::matrix(const std::string &path, const MatrixBlock &m) {
   hsize_t start[2] = {static_cast<hsize_t>(m.row_first), 0}, count[2] = {mine_rows, cols};
   hsize_t mcount[2] = {std::max<hsize_t>(mine_rows, 1), cols};
   Handle ms(H5Screate_simple(2, mcount, nullptr), H5Sclose);
-  if (mine_rows) H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+  if (mine_rows)
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
   else {
     H5Sselect_none(fs);
     H5Sselect_none(ms);
@@ -232,16 +248,19 @@ ResultsStore::ResultsStore(const std::string &path) : m_path(path) {
   SilenceHdf5 quiet;
   Ctx ck(m_path);
   if (access(path.c_str(), R_OK) != 0) throw Error(path + ": cannot read the file (" + std::strerror(errno) + ")");
-  if (H5Fis_hdf5(path.c_str()) <= 0) throw Error(path + ": not an HDF5 file (a results file is written by `perfsift analyze -o`)");
+  if (H5Fis_hdf5(path.c_str()) <= 0)
+    throw Error(path + ": not an HDF5 file (a results file is written by `perfsift analyze -o`)");
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (f < 0) throw Error(path + ": HDF5 cannot open it (truncated or corrupt)");
   m_file = f;
   const std::string format = read_string_attr(ck, f, "format");
   if (format != kResultsFormat)
-    throw Error(path + ": not a perfsift results file (format is '" + format + "'; `perfsift report` reads the output of `perfsift analyze`)");
+    throw Error(path + ": not a perfsift results file (format is '" + format +
+                "'; `perfsift report` reads the output of `perfsift analyze`)");
   const auto version = read_scalar_attr<int64_t>(ck, f, "version", H5T_NATIVE_INT64, 0);
   if (version > kResultsVersion)
-    throw Error(path + ": results version " + std::to_string(version) + " is newer than this perfsift reads; upgrade perfsift");
+    throw Error(path + ": results version " + std::to_string(version) +
+                " is newer than this perfsift reads; upgrade perfsift");
 }
 
 ResultsStore::~ResultsStore() {
@@ -278,7 +297,8 @@ std::vector<ResultsStore::Child> ResultsStore::children(const std::string &group
 std::vector<std::pair<std::string, AttrValue>> ResultsStore::attributes(const std::string &object) const {
   SilenceHdf5 quiet;
   Ctx ck(m_path);
-  Handle obj(ck(H5Oopen(m_file, object.empty() ? "/" : object.c_str(), H5P_DEFAULT), "missing object " + object), H5Oclose);
+  Handle obj(ck(H5Oopen(m_file, object.empty() ? "/" : object.c_str(), H5P_DEFAULT), "missing object " + object),
+             H5Oclose);
   std::vector<std::string> names;
   auto collect = [](hid_t, const char *name, const H5A_info_t *, void *out) -> herr_t {
     static_cast<std::vector<std::string> *>(out)->push_back(name);
@@ -297,21 +317,25 @@ std::vector<std::pair<std::string, AttrValue>> ResultsStore::attributes(const st
     const hssize_t npts = H5Sget_simple_extent_type(space) == H5S_NULL ? 0 : H5Sget_simple_extent_npoints(space);
     switch (H5Tget_class(t)) {
       case H5T_STRING:
-        if (scalar) out.emplace_back(n, read_string_attr(ck, obj, n.c_str()));
-        else out.emplace_back(n, read_string_list_attr(ck, obj, n.c_str()));
+        if (scalar)
+          out.emplace_back(n, read_string_attr(ck, obj, n.c_str()));
+        else
+          out.emplace_back(n, read_string_list_attr(ck, obj, n.c_str()));
         break;
       case H5T_FLOAT:
         out.emplace_back(n, read_scalar_attr<double>(ck, obj, n.c_str(), H5T_NATIVE_DOUBLE, 0.0));
         break;
       case H5T_INTEGER:
-        if (scalar) out.emplace_back(n, read_scalar_attr<int64_t>(ck, obj, n.c_str(), H5T_NATIVE_INT64, 0));
+        if (scalar)
+          out.emplace_back(n, read_scalar_attr<int64_t>(ck, obj, n.c_str(), H5T_NATIVE_INT64, 0));
         else {
           std::vector<int64_t> v(static_cast<size_t>(npts));
           if (npts) ck.ok(H5Aread(a, H5T_NATIVE_INT64, v.data()), "reading attribute " + n);
           out.emplace_back(n, v);
         }
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return out;
@@ -335,9 +359,15 @@ Table ResultsStore::table(const std::string &path) const {
     const std::string units = read_string_attr(ck, ds, "units"), desc = read_string_attr(ck, ds, "description");
     const std::string where = path + "/" + c.name;
     switch (H5Tget_class(type)) {
-      case H5T_STRING: t.strings(c.name, desc) = read_strings(ck, g, c.name); break;
-      case H5T_INTEGER: t.ints(c.name, units, desc) = read_rows<int64_t>(ck, g, c.name, H5T_NATIVE_INT64); break;
-      default: t.floats(c.name, units, desc) = read_rows<double>(ck, g, c.name, H5T_NATIVE_DOUBLE); break;
+      case H5T_STRING:
+        t.strings(c.name, desc) = read_strings(ck, g, c.name);
+        break;
+      case H5T_INTEGER:
+        t.ints(c.name, units, desc) = read_rows<int64_t>(ck, g, c.name, H5T_NATIVE_INT64);
+        break;
+      default:
+        t.floats(c.name, units, desc) = read_rows<double>(ck, g, c.name, H5T_NATIVE_DOUBLE);
+        break;
     }
   }
   return t;

@@ -42,11 +42,11 @@ struct Table {
 // One process's block of rows of a dense float64 matrix [rows_total][labels.size()].
 struct MatrixBlock {
   std::string units, description;
-  std::string row_dim, col_dim;          // e.g. "rank", "region"
-  std::vector<std::string> col_labels;   // one per column
+  std::string row_dim, col_dim;         // e.g. "rank", "region"
+  std::vector<std::string> col_labels;  // one per column
   int64_t rows_total = 0;
-  int64_t row_first = 0;                 // this process's first row
-  std::vector<double> values;            // its rows, row-major
+  int64_t row_first = 0;       // this process's first row
+  std::vector<double> values;  // its rows, row-major
 };
 
 using AttrValue = std::variant<int64_t, double, std::string, std::vector<std::string>, std::vector<int64_t>>;

@@ -38,9 +38,7 @@ struct ChunkHeader {
 
 }  // namespace
 
-std::string spill_path(const std::string &dir, int rank) {
-  return dir + "/rank-" + std::to_string(rank) + ".bin";
-}
+std::string spill_path(const std::string &dir, int rank) { return dir + "/rank-" + std::to_string(rank) + ".bin"; }
 
 SpillHeader make_spill_header(int32_t rank, int32_t nranks, int64_t start_ns) {
   SpillHeader h{};
@@ -185,10 +183,18 @@ SpillContents read_spill(const std::string &path) {
     std::string payload = data.substr(pos, h.bytes);
     pos += h.bytes;
     switch (h.type) {
-      case kChunkEvents: append_array(out.trace.events, payload); break;
-      case kChunkRequests: append_array(out.trace.requests, payload); break;
-      case kChunkCompletions: append_array(out.trace.completions, payload); break;
-      case kChunkSteps: append_array(out.trace.steps, payload); break;
+      case kChunkEvents:
+        append_array(out.trace.events, payload);
+        break;
+      case kChunkRequests:
+        append_array(out.trace.requests, payload);
+        break;
+      case kChunkCompletions:
+        append_array(out.trace.completions, payload);
+        break;
+      case kChunkSteps:
+        append_array(out.trace.steps, payload);
+        break;
       case kChunkState: {
         SpillState st = deserialize_state(payload);
         out.run = st.run;

@@ -33,7 +33,7 @@ SpillHeader make_spill_header(int32_t rank, int32_t nranks, int64_t start_ns);
 
 // Facts a recovered store needs that only the state chunk carries.
 struct SpillState {
-  RunInfo run;           // nranks, command, start time, counters, config
+  RunInfo run;             // nranks, command, start time, counters, config
   RankTrace profile_part;  // region_paths, metric_names, profile, comms, callsites, clock, complete
 };
 

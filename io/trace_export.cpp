@@ -25,12 +25,14 @@ std::string name_of(const std::vector<std::string> &names, int64_t k, const char
 std::string quoted(const std::string &s) {
   std::string o = "\"";
   for (const char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += c;
+    if (c == '"' || c == '\\')
+      o += '\\', o += c;
     else if (static_cast<unsigned char>(c) < 0x20) {
       char b[8];
       std::snprintf(b, sizeof b, "\\u%04x", c);
       o += b;
-    } else o += c;
+    } else
+      o += c;
   }
   return o + "\"";
 }
@@ -40,19 +42,24 @@ std::string quoted(const std::string &s) {
 void write_chrome_trace(const std::string &path, const PredictedTrace &p) {
   std::ostringstream os;
   os << "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
-  os << "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"args\": {\"name\": " << quoted("perfsift prediction: " + p.question) << "}}";
+  os << "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"args\": {\"name\": "
+     << quoted("perfsift prediction: " + p.question) << "}}";
   for (int64_t r = 0; r < p.nranks; ++r)
-    os << ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, \"tid\": " << r << ", \"args\": {\"name\": \"rank " << r << "\"}}";
+    os << ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, \"tid\": " << r << ", \"args\": {\"name\": \"rank "
+       << r << "\"}}";
   char num[64];
   auto slice = [&](const std::string &name, const char *cat, int64_t rank, int64_t t0, int64_t t1) {
-    std::snprintf(num, sizeof num, "%.3f, \"dur\": %.3f", static_cast<double>(t0) * 1e-3, static_cast<double>(std::max<int64_t>(0, t1 - t0)) * 1e-3);
-    os << ",\n{\"name\": " << quoted(name) << ", \"cat\": \"" << cat << "\", \"ph\": \"X\", \"ts\": " << num << ", \"pid\": 0, \"tid\": " << rank << "}";
+    std::snprintf(num, sizeof num, "%.3f, \"dur\": %.3f", static_cast<double>(t0) * 1e-3,
+                  static_cast<double>(std::max<int64_t>(0, t1 - t0)) * 1e-3);
+    os << ",\n{\"name\": " << quoted(name) << ", \"cat\": \"" << cat << "\", \"ph\": \"X\", \"ts\": " << num
+       << ", \"pid\": 0, \"tid\": " << rank << "}";
   };
   int64_t prev_rank = -1, prev_exit = 0;
   for (const auto &s : p.calls) {
     if (s.rank != prev_rank) prev_exit = s.enter;
     prev_rank = s.rank;
-    if (s.enter > prev_exit) slice("compute: " + name_of(p.regions, s.region, "?"), "compute", s.rank, prev_exit, s.enter);
+    if (s.enter > prev_exit)
+      slice("compute: " + name_of(p.regions, s.region, "?"), "compute", s.rank, prev_exit, s.enter);
     slice(name_of(p.ops, s.op, "MPI"), "mpi", s.rank, s.enter, s.exit);
     if (s.wait > 0) slice("wait", "wait", s.rank, s.exit - s.wait, s.exit);
     prev_exit = s.exit;
@@ -75,7 +82,8 @@ uint32_t compute_base(const PredictedTrace &p) { return static_cast<uint32_t>(p.
 
 // Each rank's calls, with the compute between them, as Enter/Leave pairs; returns the
 // number of events written per rank.
-std::vector<uint64_t> write_otf2_events(OTF2_Archive *ar, const PredictedTrace &p, int64_t t_min, const std::string &dir) {
+std::vector<uint64_t> write_otf2_events(OTF2_Archive *ar, const PredictedTrace &p, int64_t t_min,
+                                        const std::string &dir) {
   const uint32_t compute = compute_base(p);
   const auto ts = [&](int64_t t) { return static_cast<OTF2_TimeStamp>(t - t_min); };
   std::vector<uint64_t> events_of(static_cast<size_t>(p.nranks), 0);
@@ -107,8 +115,9 @@ void write_otf2_global_defs(OTF2_Archive *ar, const PredictedTrace &p, int64_t t
                             const std::vector<uint64_t> &events_of, const std::string &dir) {
   const uint32_t compute = compute_base(p);
   OTF2_GlobalDefWriter *g = OTF2_Archive_GetGlobalDefWriter(ar);
-  check(OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, static_cast<uint64_t>(std::max<int64_t>(0, t_max - t_min)),
-                                                  OTF2_UNDEFINED_TIMESTAMP), "WriteClockProperties", dir);
+  check(OTF2_GlobalDefWriter_WriteClockProperties(
+            g, 1000000000, 0, static_cast<uint64_t>(std::max<int64_t>(0, t_max - t_min)), OTF2_UNDEFINED_TIMESTAMP),
+        "WriteClockProperties", dir);
   uint32_t next_string = 0;
   auto str = [&](const std::string &s) {
     check(OTF2_GlobalDefWriter_WriteString(g, next_string, s.c_str()), "WriteString", dir);
@@ -117,22 +126,27 @@ void write_otf2_global_defs(OTF2_Archive *ar, const PredictedTrace &p, int64_t t
   const uint32_t empty = str("");
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const uint32_t n = str(p.ops[k]);
-    check(OTF2_GlobalDefWriter_WriteRegion(g, static_cast<uint32_t>(k), n, n, empty, OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_MPI,
-                                           OTF2_REGION_FLAG_NONE, empty, 0, 0), "WriteRegion", dir);
+    check(OTF2_GlobalDefWriter_WriteRegion(g, static_cast<uint32_t>(k), n, n, empty, OTF2_REGION_ROLE_FUNCTION,
+                                           OTF2_PARADIGM_MPI, OTF2_REGION_FLAG_NONE, empty, 0, 0),
+          "WriteRegion", dir);
   }
   for (size_t k = 0; k < p.regions.size(); ++k) {
     const uint32_t n = str("compute: " + p.regions[k]);
     check(OTF2_GlobalDefWriter_WriteRegion(g, compute + static_cast<uint32_t>(k), n, n, empty, OTF2_REGION_ROLE_CODE,
-                                           OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE, empty, 0, 0), "WriteRegion", dir);
+                                           OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE, empty, 0, 0),
+          "WriteRegion", dir);
   }
   const uint32_t machine = str("predicted by perfsift: " + p.question), node = str("node");
-  check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, machine, node, OTF2_UNDEFINED_SYSTEM_TREE_NODE), "WriteSystemTreeNode", dir);
+  check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, machine, node, OTF2_UNDEFINED_SYSTEM_TREE_NODE),
+        "WriteSystemTreeNode", dir);
   for (int64_t r = 0; r < p.nranks; ++r) {
     const uint32_t n = str("rank " + std::to_string(r));
     check(OTF2_GlobalDefWriter_WriteLocationGroup(g, static_cast<uint32_t>(r), n, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
-                                                  OTF2_UNDEFINED_LOCATION_GROUP), "WriteLocationGroup", dir);
+                                                  OTF2_UNDEFINED_LOCATION_GROUP),
+          "WriteLocationGroup", dir);
     check(OTF2_GlobalDefWriter_WriteLocation(g, static_cast<uint64_t>(r), n, OTF2_LOCATION_TYPE_CPU_THREAD,
-                                             events_of[static_cast<size_t>(r)], static_cast<uint32_t>(r)), "WriteLocation", dir);
+                                             events_of[static_cast<size_t>(r)], static_cast<uint32_t>(r)),
+          "WriteLocation", dir);
   }
   check(OTF2_Archive_CloseGlobalDefWriter(ar, g), "CloseGlobalDefWriter", dir);
 }

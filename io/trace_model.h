@@ -26,7 +26,7 @@ enum EventFlag : uint16_t {
 
 // One MPI call. 72 bytes in memory; shuffled and deflated on disk.
 struct Event {
-  int64_t t_enter = 0;   // ns since the run's start, after clock correction
+  int64_t t_enter = 0;  // ns since the run's start, after clock correction
   int64_t t_exit = 0;
   int64_t bytes = 0;       // bytes moved by this call at this rank, sent plus received
   int64_t bytes_recv = 0;  // the received part of `bytes`
@@ -34,21 +34,21 @@ struct Event {
   uint64_t site = 0;       // collector: return address; store: call-site id
   int32_t peer = -1;       // world rank of the partner, the root of a rooted collective, or -1
   int32_t tag = -1;
-  int32_t comm = -1;  // index into /comms
-  int32_t region = 0; // innermost region (index into /regions)
-  int32_t step = -1;  // step number of the innermost active step region, or -1
-  uint16_t op = 0;    // index into /ops
+  int32_t comm = -1;   // index into /comms
+  int32_t region = 0;  // innermost region (index into /regions)
+  int32_t step = -1;   // step number of the innermost active step region, or -1
+  uint16_t op = 0;     // index into /ops
   uint16_t flags = 0;
 };
 
 // A request activation: Isend/Irecv/Start/nonblocking collective.
 struct RequestRecord {
-  int64_t id = 0;      // unique within the rank
-  int64_t event = 0;   // index of the activating event within the rank
-  int32_t peer = -1;   // world rank, -2 for MPI_ANY_SOURCE, -1 for none
+  int64_t id = 0;     // unique within the rank
+  int64_t event = 0;  // index of the activating event within the rank
+  int32_t peer = -1;  // world rank, -2 for MPI_ANY_SOURCE, -1 for none
   int32_t tag = -1;
   int32_t comm = -1;
-  int32_t kind = 0;    // RequestKind
+  int32_t kind = 0;  // RequestKind
   int64_t bytes = 0;
 };
 enum RequestKind : int32_t { kReqSend = 1, kReqRecv = 2, kReqCollective = 3, kReqOther = 4 };
@@ -56,11 +56,11 @@ enum RequestKind : int32_t { kReqSend = 1, kReqRecv = 2, kReqCollective = 3, kRe
 // A request completed by a Wait/Test family call (or the receive half of a Sendrecv,
 // request = -1).
 struct CompletionRecord {
-  int64_t event = 0;   // index of the completing event within the rank
+  int64_t event = 0;  // index of the completing event within the rank
   int64_t request = -1;
-  int32_t source = -1; // status source as world rank (receives), -1 otherwise
-  int32_t tag = -1;    // status tag (receives)
-  int64_t bytes = 0;   // received bytes (receives)
+  int32_t source = -1;  // status source as world rank (receives), -1 otherwise
+  int32_t tag = -1;     // status tag (receives)
+  int64_t bytes = 0;    // received bytes (receives)
   int32_t cancelled = 0;
   int32_t pad = 0;
 };
@@ -74,14 +74,20 @@ struct StepRecord {
 
 // Metrics of the profile cube, in the order of /profile.
 enum Metric : int {
-  kVisits, kWall, kCpu, kMpiTime, kMpiBytesSent, kMpiBytesRecv, kIoBytesRead, kIoBytesWritten,
+  kVisits,
+  kWall,
+  kCpu,
+  kMpiTime,
+  kMpiBytesSent,
+  kMpiBytesRecv,
+  kIoBytesRead,
+  kIoBytesWritten,
   kBuiltinMetricCount
 };
 inline constexpr std::array<const char *, kBuiltinMetricCount> kMetricNames = {
-    "visits", "wall", "cpu", "mpi_time", "mpi_bytes_sent", "mpi_bytes_recv", "io_bytes_read",
-    "io_bytes_written"};
-inline constexpr std::array<const char *, kBuiltinMetricCount> kMetricUnits = {
-    "count", "s", "s", "s", "bytes", "bytes", "bytes", "bytes"};
+    "visits", "wall", "cpu", "mpi_time", "mpi_bytes_sent", "mpi_bytes_recv", "io_bytes_read", "io_bytes_written"};
+inline constexpr std::array<const char *, kBuiltinMetricCount> kMetricUnits = {"count", "s",     "s",     "s",
+                                                                               "bytes", "bytes", "bytes", "bytes"};
 
 struct CommRecord {
   uint64_t key = 0;              // identical on every member rank
@@ -90,11 +96,11 @@ struct CommRecord {
 };
 
 struct CallSite {
-  std::string module;     // shared object or executable
-  uint64_t offset = 0;    // address relative to the module's load base
-  std::string function;   // demangled where possible
-  uint64_t fn_offset = 0; // offset from the function's start
-  std::string file;       // from debug info, else empty
+  std::string module;      // shared object or executable
+  uint64_t offset = 0;     // address relative to the module's load base
+  std::string function;    // demangled where possible
+  uint64_t fn_offset = 0;  // offset from the function's start
+  std::string file;        // from debug info, else empty
   int32_t line = 0;
 };
 
@@ -103,7 +109,7 @@ struct ClockRecord {
   int64_t offset_fin_ns = 0;   // the same at finalize
   int64_t local_init_ns = 0;   // this rank's raw clock at the init measurement
   int64_t local_fin_ns = 0;
-  int64_t error_init_ns = 0;   // half the best round trip: bound on the offset error
+  int64_t error_init_ns = 0;  // half the best round trip: bound on the offset error
   int64_t error_fin_ns = 0;
 };
 
@@ -114,11 +120,11 @@ struct RankTrace {
   std::vector<RequestRecord> requests;
   std::vector<CompletionRecord> completions;
   std::vector<StepRecord> steps;
-  std::vector<std::string> region_paths;   // local region id -> path ("(program)", "solve/smooth")
-  std::vector<std::string> metric_names;   // builtins then PAPI events
-  std::vector<double> profile;             // [region][metric], inclusive
-  std::vector<CommRecord> comms;           // local comm index -> comm
-  std::vector<CallSite> callsites;         // local call-site id -> site (resolved)
+  std::vector<std::string> region_paths;  // local region id -> path ("(program)", "solve/smooth")
+  std::vector<std::string> metric_names;  // builtins then PAPI events
+  std::vector<double> profile;            // [region][metric], inclusive
+  std::vector<CommRecord> comms;          // local comm index -> comm
+  std::vector<CallSite> callsites;        // local call-site id -> site (resolved)
   ClockRecord clock;
 };
 
@@ -126,14 +132,14 @@ struct RankTrace {
 struct RunInfo {
   int32_t nranks = 0;
   std::string command;
-  std::string start_time;         // ISO-8601 UTC of rank 0's MPI_Init
+  std::string start_time;  // ISO-8601 UTC of rank 0's MPI_Init
   int64_t start_epoch_ns = 0;
   std::vector<std::string> counters_unavailable;
   std::vector<std::string> counters_recorded;
   bool incomplete = false;
-  std::vector<int32_t> missing_ranks;     // no data at all
-  std::vector<int32_t> truncated_ranks;   // data up to a crash, no MPI_Finalize
-  std::string collector_config;           // the TOML text in force
+  std::vector<int32_t> missing_ranks;    // no data at all
+  std::vector<int32_t> truncated_ranks;  // data up to a crash, no MPI_Finalize
+  std::string collector_config;          // the TOML text in force
   std::string mpi_library;
   std::string hostname_list;
 };

@@ -82,8 +82,8 @@ template <>
 struct Fields<DiskEvent> {
   using R = DiskEvent;
   static constexpr Field list[] = {
-      PS_FIELD(rank),   PS_FIELD(op),     PS_FIELD(flags), PS_FIELD(t_enter), PS_FIELD(t_exit),
-      PS_FIELD(peer),   PS_FIELD(tag),    PS_FIELD(comm),  PS_FIELD(region),  PS_FIELD(step),
+      PS_FIELD(rank),     PS_FIELD(op),    PS_FIELD(flags),      PS_FIELD(t_enter), PS_FIELD(t_exit),
+      PS_FIELD(peer),     PS_FIELD(tag),   PS_FIELD(comm),       PS_FIELD(region),  PS_FIELD(step),
       PS_FIELD(callsite), PS_FIELD(bytes), PS_FIELD(bytes_recv), PS_FIELD(request),
   };
 };
@@ -118,8 +118,8 @@ template <>
 struct Fields<DiskClock> {
   using R = DiskClock;
   static constexpr Field list[] = {
-      PS_FIELD(rank),          PS_FIELD(offset_init_ns), PS_FIELD(offset_fin_ns), PS_FIELD(local_init_ns),
-      PS_FIELD(local_fin_ns),  PS_FIELD(error_init_ns),  PS_FIELD(error_fin_ns),
+      PS_FIELD(rank),         PS_FIELD(offset_init_ns), PS_FIELD(offset_fin_ns), PS_FIELD(local_init_ns),
+      PS_FIELD(local_fin_ns), PS_FIELD(error_init_ns),  PS_FIELD(error_fin_ns),
   };
 };
 
@@ -167,7 +167,6 @@ Event to_event(const DiskEvent &d) {
   return e;
 }
 
-
 // file:line for call sites from the modules' debug info, one addr2line per module.
 void resolve_lines(std::vector<CallSite> &sites) {
   std::map<std::string, std::vector<size_t>> by_module;
@@ -179,7 +178,8 @@ void resolve_lines(std::vector<CallSite> &sites) {
     for (size_t i : idx) {
       char buf[32];
       // The return address points after the call; step back into it.
-      std::snprintf(buf, sizeof buf, " 0x%llx", static_cast<unsigned long long>(sites[i].offset ? sites[i].offset - 1 : 0));
+      std::snprintf(buf, sizeof buf, " 0x%llx",
+                    static_cast<unsigned long long>(sites[i].offset ? sites[i].offset - 1 : 0));
       cmd += buf;
     }
     cmd += " 2>/dev/null";
@@ -278,8 +278,10 @@ LocalTables encode_local_tables(const std::vector<RankTrace> &owned) {
     my_paths.insert(t.region_paths.begin(), t.region_paths.end());
     for (const auto &c : t.comms) {
       auto [it, fresh] = comm_slot.emplace(c.key, my_comms.size());
-      if (fresh) my_comms.push_back(&c);
-      else if (my_comms[it->second]->members.empty() && !c.members.empty()) my_comms[it->second] = &c;
+      if (fresh)
+        my_comms.push_back(&c);
+      else if (my_comms[it->second]->members.empty() && !c.members.empty())
+        my_comms[it->second] = &c;
     }
   }
   for (const auto &p : my_paths) mine.regions.str(p);
@@ -317,7 +319,8 @@ std::vector<CommRecord> merge_comms(const std::vector<std::string> &all_comms) {
   for (const auto &s : all_comms)
     for (ByteReader r(s); r.more();) {
       CommRecord c = r.comm();
-      if (seen.insert(c.key).second) comms.push_back(std::move(c));
+      if (seen.insert(c.key).second)
+        comms.push_back(std::move(c));
       else if (!c.members.empty())
         for (auto &known : comms)
           if (known.key == c.key && known.members.empty()) known = c;
@@ -358,7 +361,8 @@ void broadcast_tables(MPI_Comm comm, Tables &t) {
 void index_tables(Tables &t) {
   for (size_t i = 0; i < t.region_paths.size(); ++i) t.region_id[t.region_paths[i]] = static_cast<int32_t>(i);
   for (size_t i = 0; i < t.comms.size(); ++i) t.comm_id[t.comms[i].key] = static_cast<int32_t>(i);
-  for (size_t i = 0; i < t.sites.size(); ++i) t.site_id[{t.sites[i].module, t.sites[i].offset}] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < t.sites.size(); ++i)
+    t.site_id[{t.sites[i].module, t.sites[i].offset}] = static_cast<int32_t>(i);
 }
 
 Tables unified_tables(MPI_Comm comm, const std::vector<RankTrace> &owned) {
@@ -415,19 +419,33 @@ IdMap id_map(const RankTrace &t, const Tables &g) {
 
 void append_records(const RankTrace &t, const IdMap &ids, Rows &rows) {
   for (const auto &e : t.events) {
-    DiskEvent d{t.rank, e.op, e.flags, e.t_enter, e.t_exit, e.peer, e.tag, ids.comm_of(e.comm), ids.region_of(e.region),
-                e.step, ids.site_of(e.site), e.bytes, e.bytes_recv, e.request};
+    DiskEvent d{t.rank,
+                e.op,
+                e.flags,
+                e.t_enter,
+                e.t_exit,
+                e.peer,
+                e.tag,
+                ids.comm_of(e.comm),
+                ids.region_of(e.region),
+                e.step,
+                ids.site_of(e.site),
+                e.bytes,
+                e.bytes_recv,
+                e.request};
     if (e.flags & kTagIsComm) d.tag = ids.comm_of(e.tag);
     rows.events.push_back(d);
   }
   for (const auto &r : t.requests)
-    rows.requests.push_back(without_padding(DiskRequest{t.rank, r.kind, r.id, r.event, r.peer, r.tag, ids.comm_of(r.comm), r.bytes}));
+    rows.requests.push_back(
+        without_padding(DiskRequest{t.rank, r.kind, r.id, r.event, r.peer, r.tag, ids.comm_of(r.comm), r.bytes}));
   for (const auto &c : t.completions)
     rows.completions.push_back({t.rank, c.cancelled, c.event, c.request, c.source, c.tag, c.bytes});
   for (const auto &s : t.steps)
     rows.steps.push_back(without_padding(DiskStep{t.rank, ids.region_of(s.region), s.step, s.t_begin, s.t_end}));
-  rows.clocks.push_back(without_padding(DiskClock{t.rank, t.clock.offset_init_ns, t.clock.offset_fin_ns, t.clock.local_init_ns,
-                                                  t.clock.local_fin_ns, t.clock.error_init_ns, t.clock.error_fin_ns}));
+  rows.clocks.push_back(
+      without_padding(DiskClock{t.rank, t.clock.offset_init_ns, t.clock.offset_fin_ns, t.clock.local_init_ns,
+                                t.clock.local_fin_ns, t.clock.error_init_ns, t.clock.error_fin_ns}));
   size_t r = static_cast<size_t>(t.rank);
   rows.counts[r * 4 + 0] = static_cast<int64_t>(t.events.size());
   rows.counts[r * 4 + 1] = static_cast<int64_t>(t.requests.size());
@@ -444,7 +462,8 @@ std::vector<double> profile_row(const RankTrace &t, const IdMap &ids, const Tabl
   for (size_t m = 0; m < local_nm; ++m) {
     auto it = std::find(g.metric_names.begin(), g.metric_names.end(), t.metric_names[m]);
     size_t gm = static_cast<size_t>(it - g.metric_names.begin());
-    for (size_t reg = 0; reg < t.region_paths.size(); ++reg) prof[gm * nregions + ids.region[reg]] = t.profile[reg * local_nm + m];
+    for (size_t reg = 0; reg < t.region_paths.size(); ++reg)
+      prof[gm * nregions + ids.region[reg]] = t.profile[reg * local_nm + m];
   }
   return prof;
 }
@@ -486,7 +505,9 @@ struct Out {
     std::vector<char> buf(std::max<size_t>(1, n * width), 0);
     for (size_t i = 0; i < n; ++i) std::memcpy(&buf[i * width], v[i].data(), v[i].size());
     Handle space(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), H5Sclose);
-    Handle ds(ck(H5Dcreate2(parent, name, t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), std::string("creating ") + name), H5Dclose);
+    Handle ds(
+        ck(H5Dcreate2(parent, name, t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), std::string("creating ") + name),
+        H5Dclose);
     describe(ck, ds, "", desc);
     if (!n) return;
     Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
@@ -510,7 +531,8 @@ struct Out {
   }
 
   Handle group(hid_t parent, const char *name) const {
-    return Handle(ck(H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), std::string("creating /") + name), H5Gclose);
+    return Handle(ck(H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), std::string("creating /") + name),
+                  H5Gclose);
   }
 };
 
@@ -550,8 +572,8 @@ void write_regions(const Out &out, hid_t file, const Tables &t) {
 }
 
 // /profile/METRIC: [rank][region]; this process writes its owned ranks' rows (one hyperslab).
-void write_profile_metric(const Out &out, hid_t g, const Tables &t, size_t m, const std::vector<std::vector<double>> &profile,
-                          int32_t first_rank, int32_t nranks) {
+void write_profile_metric(const Out &out, hid_t g, const Tables &t, size_t m,
+                          const std::vector<std::vector<double>> &profile, int32_t first_rank, int32_t nranks) {
   const std::string &metric = t.metric_names[m];
   const hsize_t nregions = t.region_paths.size();
   hsize_t dims[2] = {static_cast<hsize_t>(nranks), nregions};
@@ -579,7 +601,8 @@ void write_profile_metric(const Out &out, hid_t g, const Tables &t, size_t m, co
 
 void write_profile(const Out &out, hid_t file, const Tables &t, const Rows &rows, int32_t first_rank, int32_t nranks) {
   Handle g = out.group(file, "profile");
-  for (size_t m = 0; m < t.metric_names.size(); ++m) write_profile_metric(out, g, t, m, rows.profile, first_rank, nranks);
+  for (size_t m = 0; m < t.metric_names.size(); ++m)
+    write_profile_metric(out, g, t, m, rows.profile, first_rank, nranks);
 }
 
 // The per-rank record tables and their rank offsets. Owned ranks must be contiguous
@@ -593,7 +616,8 @@ void write_records(const Out &out, hid_t file, const Rows &rows, int32_t first_r
          stt = record_type<DiskStep>(), clt = record_type<DiskClock>();
   write_table(ck, file, "events", et, rows.events, ev_off[first], ev_off[nranks], true, "ns",
               "one row per MPI call, by rank then enter time; see docs/trace-store.md");
-  out.ints(file, "events_offsets", H5T_NATIVE_INT64, ev_off, "rows", "rank r's events are rows [r] to [r+1] of /events");
+  out.ints(file, "events_offsets", H5T_NATIVE_INT64, ev_off, "rows",
+           "rank r's events are rows [r] to [r+1] of /events");
   write_table(ck, file, "requests", rt, rows.requests, rq_off[first], rq_off[nranks], true, "",
               "request activations (Isend, Irecv, Start, nonblocking collectives)");
   out.ints(file, "requests_offsets", H5T_NATIVE_INT64, rq_off, "rows", "rank slices of /requests");
@@ -642,7 +666,8 @@ void write_callsites(const Out &out, hid_t file, const std::vector<CallSite> &si
   out.strings(g, "module", modules, "executable or shared object of the call");
   out.ints(g, "offset", H5T_NATIVE_UINT64, offsets, "bytes", "return address relative to the module base");
   out.strings(g, "function", functions, "calling function (empty when the module has no symbols)");
-  out.ints(g, "function_offset", H5T_NATIVE_UINT64, fn_offsets, "bytes", "offset of the return address in the function");
+  out.ints(g, "function_offset", H5T_NATIVE_UINT64, fn_offsets, "bytes",
+           "offset of the return address in the function");
   out.strings(g, "file", files, "source file from debug info, else empty");
   out.ints(g, "line", H5T_NATIVE_INT32, lines, "", "source line from debug info, else 0");
 }
@@ -661,7 +686,9 @@ void write_trace_store_tmp(MPI_Comm comm, const std::string &, const std::string
 
   Ctx ck(tmp);
   Handle fapl = parallel_write_fapl(comm);
-  Handle file(ck(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), "cannot create file (check the directory exists and is writable)"), H5Fclose);
+  Handle file(ck(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl),
+                 "cannot create file (check the directory exists and is writable)"),
+              H5Fclose);
   const Out out{ck, me};
   write_run_attributes(ck, file, run);
   out.strings(file, "ops", op_names, "operation names; /events.op indexes this table");
@@ -698,7 +725,8 @@ RunInfo read_run_info(const Ctx &ck, hid_t f) {
   run.truncated_ranks = read_int_list_attr(ck, f, "truncated_ranks");
   run.collector_config = read_string_attr(ck, f, "collector_config");
   run.mpi_library = read_string_attr(ck, f, "mpi_library");
-  if (H5Aexists(f, "hosts") > 0) run.hostname_list = read_string_attr(ck, f, "hosts");  // optional: older stores lack it
+  if (H5Aexists(f, "hosts") > 0)
+    run.hostname_list = read_string_attr(ck, f, "hosts");  // optional: older stores lack it
   return run;
 }
 
@@ -758,7 +786,8 @@ std::vector<CallSite> read_callsites(const Ctx &ck, hid_t f) {
   auto lines = read_rows<int32_t>(ck, f, "callsites/line", H5T_NATIVE_INT32);
   for (size_t i = 0; i < modules.size(); ++i)
     sites.push_back({modules[i], i < offs.size() ? offs[i] : 0, i < functions.size() ? functions[i] : "",
-                     i < fnoffs.size() ? fnoffs[i] : 0, i < files.size() ? files[i] : "", i < lines.size() ? lines[i] : 0});
+                     i < fnoffs.size() ? fnoffs[i] : 0, i < files.size() ? files[i] : "",
+                     i < lines.size() ? lines[i] : 0});
   return sites;
 }
 
@@ -778,18 +807,22 @@ void TraceStore::open(MPI_Comm comm, bool parallel) {
   Ctx ck(m_path);
   if (access(m_path.c_str(), R_OK) != 0) throw Error(m_path + ": cannot read the file (" + std::strerror(errno) + ")");
   if (H5Fis_hdf5(m_path.c_str()) <= 0)
-    throw Error(m_path + ": not an HDF5 file, or truncated before its superblock; a perfsift trace store is written by `perfsift collect`");
+    throw Error(m_path +
+                ": not an HDF5 file, or truncated before its superblock; a perfsift trace store is written by "
+                "`perfsift collect`");
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   if (parallel) {
     H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
     H5Pset_all_coll_metadata_ops(fapl, true);
   }
   hid_t f = H5Fopen(m_path.c_str(), H5F_ACC_RDONLY, fapl);
-  if (f < 0) throw Error(m_path + ": HDF5 cannot open it (truncated or corrupt; if the run crashed, try `perfsift recover`)");
+  if (f < 0)
+    throw Error(m_path + ": HDF5 cannot open it (truncated or corrupt; if the run crashed, try `perfsift recover`)");
   m_file = f;
   const std::string format = read_string_attr(ck, f, "format");
   if (format != kTraceStoreFormat)
-    throw Error(m_path + ": not a perfsift trace store (format attribute is '" + format + "', expected '" + kTraceStoreFormat + "')");
+    throw Error(m_path + ": not a perfsift trace store (format attribute is '" + format + "', expected '" +
+                kTraceStoreFormat + "')");
   m_version = read_scalar_attr<int32_t>(ck, f, "version", H5T_NATIVE_INT32, 0);
   if (m_version > kTraceStoreVersion)
     throw Error(m_path + ": trace store version " + std::to_string(m_version) + " is newer than this perfsift reads (" +
@@ -814,7 +847,8 @@ std::vector<double> TraceStore::profile(const std::string &metric, int32_t first
   SilenceHdf5 quiet;
   Ctx ck(m_path);
   if (first < 0 || last > m_run.nranks || first > last) throw Error(m_path + ": bad rank range for /profile");
-  Handle ds(ck(H5Dopen2(m_file, ("profile/" + metric).c_str(), H5P_DEFAULT), "no metric '" + metric + "' in /profile"), H5Dclose);
+  Handle ds(ck(H5Dopen2(m_file, ("profile/" + metric).c_str(), H5P_DEFAULT), "no metric '" + metric + "' in /profile"),
+            H5Dclose);
   const hsize_t nreg = m_regions.size();
   std::vector<double> out(static_cast<size_t>(last - first) * nreg);
   hsize_t start[2] = {static_cast<hsize_t>(first), 0}, count[2] = {static_cast<hsize_t>(last - first), nreg};
@@ -835,7 +869,8 @@ std::vector<double> TraceStore::profile(const std::string &metric, int32_t first
   return out;
 }
 
-void TraceStore::scan_events(int32_t first, int32_t last, int64_t rows_per_read, int threads, const EventSink &fn) const {
+void TraceStore::scan_events(int32_t first, int32_t last, int64_t rows_per_read, int threads,
+                             const EventSink &fn) const {
   SilenceHdf5 quiet;
   Ctx ck(m_path);
   if (first < 0 || last > m_run.nranks || first > last) throw Error(m_path + ": bad rank range for /events");
@@ -851,14 +886,17 @@ void TraceStore::scan_events(int32_t first, int32_t last, int64_t rows_per_read,
   }
   if (!m_chunks) m_chunks = std::make_shared<ChunkIndex>(chunk_index(ck, m_file));
   // PERFSIFT_HDF5_READ=1 forces the H5Dread path (tests compare both).
-  if (m_chunks->usable && !std::getenv("PERFSIFT_HDF5_READ")) return scan_raw_chunks(row_begin, row_end, rows_per_read, threads, fn);
+  if (m_chunks->usable && !std::getenv("PERFSIFT_HDF5_READ"))
+    return scan_raw_chunks(row_begin, row_end, rows_per_read, threads, fn);
   int64_t rounds = static_cast<int64_t>(reads.size());
   if (m_parallel) MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, m_comm);
   Handle ds(ck(H5Dopen2(m_file, "events", H5P_DEFAULT), "missing dataset /events (truncated store?)"), H5Dclose);
   Handle fs(H5Dget_space(ds), H5Sclose);
-  const hsize_t total = H5Sget_simple_extent_type(fs) == H5S_NULL ? 0 : static_cast<hsize_t>(H5Sget_simple_extent_npoints(fs));
+  const hsize_t total =
+      H5Sget_simple_extent_type(fs) == H5S_NULL ? 0 : static_cast<hsize_t>(H5Sget_simple_extent_npoints(fs));
   if (static_cast<hsize_t>(row_end) > total)
-    throw Error(m_path + ": /events has " + std::to_string(total) + " rows, fewer than its offsets say (truncated store?)");
+    throw Error(m_path + ": /events has " + std::to_string(total) +
+                " rows, fewer than its offsets say (truncated store?)");
   Handle type = record_type<DiskEvent>();
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
   if (m_parallel) H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
@@ -872,7 +910,8 @@ void TraceStore::scan_events(int32_t first, int32_t last, int64_t rows_per_read,
     hsize_t mcount = rows.size();
     Handle ms(H5Screate_simple(1, &mcount, nullptr), H5Sclose);
     Handle sel(H5Scopy(fs), H5Sclose);
-    if (count) H5Sselect_hyperslab(sel, H5S_SELECT_SET, &start, nullptr, &count, nullptr);
+    if (count)
+      H5Sselect_hyperslab(sel, H5S_SELECT_SET, &start, nullptr, &count, nullptr);
     else {
       H5Sselect_none(sel);
       H5Sselect_none(ms);
@@ -935,7 +974,8 @@ static ChunkIndex chunk_index(const Ctx &ck, hid_t file) {
   ncd = 8;
   if (H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, nullptr, nullptr) != H5Z_FILTER_DEFLATE) return idx;
   Handle fs(H5Dget_space(ds), H5Sclose);
-  const hsize_t rows = H5Sget_simple_extent_type(fs) == H5S_NULL ? 0 : static_cast<hsize_t>(H5Sget_simple_extent_npoints(fs));
+  const hsize_t rows =
+      H5Sget_simple_extent_type(fs) == H5S_NULL ? 0 : static_cast<hsize_t>(H5Sget_simple_extent_npoints(fs));
   idx.chunk_rows = static_cast<int64_t>(chunk);
   idx.rows = static_cast<int64_t>(rows);
   // Every process makes the same calls: metadata reads may be collective.
@@ -943,7 +983,8 @@ static ChunkIndex chunk_index(const Ctx &ck, hid_t file) {
     unsigned mask = 0;
     haddr_t addr = HADDR_UNDEF;
     hsize_t size = 0;
-    if (H5Dget_chunk_info_by_coord(ds, &off, &mask, &addr, &size) < 0 || mask != 0 || addr == HADDR_UNDEF) return ChunkIndex{};
+    if (H5Dget_chunk_info_by_coord(ds, &off, &mask, &addr, &size) < 0 || mask != 0 || addr == HADDR_UNDEF)
+      return ChunkIndex{};
     idx.addr.push_back(static_cast<int64_t>(addr));
     idx.size.push_back(static_cast<int64_t>(size));
   }
@@ -955,7 +996,9 @@ void TraceStore::scan_raw_chunks(int64_t row_begin, int64_t row_end, int64_t row
                                  const EventSink &fn) const {
   const ChunkIndex &idx = *m_chunks;
   const int64_t cr = idx.chunk_rows;
-  if (row_end > idx.rows) throw Error(m_path + ": /events has " + std::to_string(idx.rows) + " rows, fewer than its offsets say (truncated store?)");
+  if (row_end > idx.rows)
+    throw Error(m_path + ": /events has " + std::to_string(idx.rows) +
+                " rows, fewer than its offsets say (truncated store?)");
   if (row_begin >= row_end) return;
   const int fd = ::open(m_path.c_str(), O_RDONLY);
   if (fd < 0) throw Error(m_path + ": cannot read the file (" + std::strerror(errno) + ")");
@@ -977,9 +1020,10 @@ void TraceStore::scan_raw_chunks(int64_t row_begin, int64_t row_end, int64_t row
       for (int64_t c = next++; c < b_end; c = next++) {
         packed.resize(static_cast<size_t>(idx.size[c]));
         uLongf out_len = static_cast<uLongf>(shuffled.size());
-        const bool ok = ::pread(fd, packed.data(), packed.size(), idx.addr[c]) == static_cast<ssize_t>(packed.size()) &&
-                        ::uncompress(shuffled.data(), &out_len, packed.data(), static_cast<uLong>(packed.size())) == Z_OK &&
-                        out_len == shuffled.size();
+        const bool ok =
+            ::pread(fd, packed.data(), packed.size(), idx.addr[c]) == static_cast<ssize_t>(packed.size()) &&
+            ::uncompress(shuffled.data(), &out_len, packed.data(), static_cast<uLong>(packed.size())) == Z_OK &&
+            out_len == shuffled.size();
         if (!ok) {
           std::lock_guard<std::mutex> g(error_lock);
           error = "reading /events chunk " + std::to_string(c) + " failed (truncated or corrupt store?)";
@@ -987,7 +1031,8 @@ void TraceStore::scan_raw_chunks(int64_t row_begin, int64_t row_end, int64_t row
         }
         unshuffle(shuffled.data(), reinterpret_cast<unsigned char *>(rows.data()), static_cast<size_t>(cr));
         const int64_t r0 = std::max(lo, c * cr), r1 = std::min(hi, (c + 1) * cr);
-        for (int64_t r = r0; r < r1; ++r) events[static_cast<size_t>(r - lo)] = to_event(rows[static_cast<size_t>(r - c * cr)]);
+        for (int64_t r = r0; r < r1; ++r)
+          events[static_cast<size_t>(r - lo)] = to_event(rows[static_cast<size_t>(r - c * cr)]);
       }
     };
     const int nthreads = static_cast<int>(std::min<int64_t>(std::max(1, threads), b_end - b));
@@ -1059,7 +1104,8 @@ std::vector<ClockRecord> TraceStore::clocks() const {
   Handle t = record_type<DiskClock>();
   std::vector<ClockRecord> out;
   for (const auto &d : read_rows<DiskClock>(ck, m_file, "clocks", t))
-    out.push_back({d.offset_init_ns, d.offset_fin_ns, d.local_init_ns, d.local_fin_ns, d.error_init_ns, d.error_fin_ns});
+    out.push_back(
+        {d.offset_init_ns, d.offset_fin_ns, d.local_init_ns, d.local_fin_ns, d.error_init_ns, d.error_fin_ns});
   return out;
 }
 

@@ -31,8 +31,8 @@ class Error : public std::runtime_error {
 // Collective over `comm`: each process passes the application ranks it owns (any
 // subset; together all of 0..run.nranks-1 that have data). Region, communicator and
 // call-site ids are unified across ranks here. Writes PATH.tmp-XXXX and renames it.
-void write_trace_store(MPI_Comm comm, const std::string &path, const RunInfo &run,
-                       std::vector<RankTrace> &owned, const std::vector<std::string> &op_names);
+void write_trace_store(MPI_Comm comm, const std::string &path, const RunInfo &run, std::vector<RankTrace> &owned,
+                       const std::vector<std::string> &op_names);
 
 struct RegionRow {
   int32_t id, parent;
@@ -47,7 +47,7 @@ struct CommRow {
 // Read access. Opening checks format, version and completeness of the file.
 class TraceStore {
  public:
-  explicit TraceStore(const std::string &path);  // serial open
+  explicit TraceStore(const std::string &path);        // serial open
   TraceStore(const std::string &path, MPI_Comm comm);  // parallel open (collective)
   ~TraceStore();
   TraceStore(const TraceStore &) = delete;
@@ -90,7 +90,8 @@ class TraceStore {
   void open(MPI_Comm comm, bool parallel);
   template <class T>
   std::vector<T> slice(const char *table, int32_t first, int32_t last) const;
-  void scan_raw_chunks(int64_t row_begin, int64_t row_end, int64_t rows_per_read, int threads, const EventSink &fn) const;
+  void scan_raw_chunks(int64_t row_begin, int64_t row_end, int64_t rows_per_read, int threads,
+                       const EventSink &fn) const;
   mutable std::shared_ptr<ChunkIndex> m_chunks;
   std::string m_path;
   int64_t m_file = -1;

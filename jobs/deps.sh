@@ -7,7 +7,7 @@ PERFSIFT_DEBIAN_PACKAGES=(
   openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools
   libpapi-dev papi-tools libeigen3-dev libboost-serialization-dev
   libtomlplusplus-dev libcli11-dev libgtest-dev libbenchmark-dev
-  python3-h5py time zlib1g-dev libopen-trace-format2-dev otf2-tools chromium
+  python3-h5py time zlib1g-dev libopen-trace-format2-dev otf2-tools chromium clang-format git
 )
 
 perfsift_ensure_deps() {
@@ -38,7 +38,9 @@ perfsift_mpi_env() {
 
 perfsift_build() {
   local src=$1 build=$2
-  cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  # PERFSIFT_CMAKE_ARGS: extra settings, e.g. -DPERFSIFT_WERROR=ON (CI)
+  # shellcheck disable=SC2086
+  cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${PERFSIFT_CMAKE_ARGS:-} >/dev/null
   cmake --build "$build" -j"$(nproc)"
 }
 

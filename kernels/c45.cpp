@@ -45,7 +45,8 @@ struct Builder {
   Test continuous(const std::vector<int32_t> &cases, int32_t a, double info) const {
     std::vector<std::pair<double, int32_t>> v;
     v.reserve(cases.size());
-    for (int32_t i : cases) v.emplace_back(d.at(static_cast<size_t>(i), static_cast<size_t>(a)), d.y[static_cast<size_t>(i)]);
+    for (int32_t i : cases)
+      v.emplace_back(d.at(static_cast<size_t>(i), static_cast<size_t>(a)), d.y[static_cast<size_t>(i)]);
     std::sort(v.begin(), v.end());
     const double n = static_cast<double>(v.size());
     const size_t k = d.classes.size();
@@ -145,10 +146,13 @@ struct Builder {
     std::vector<std::vector<int32_t>> parts;
     if (d.nominal[static_cast<size_t>(best->attribute)]) {
       parts.resize(d.values[static_cast<size_t>(best->attribute)].size());
-      for (int32_t i : cases) parts[static_cast<size_t>(d.at(static_cast<size_t>(i), static_cast<size_t>(best->attribute)))].push_back(i);
+      for (int32_t i : cases)
+        parts[static_cast<size_t>(d.at(static_cast<size_t>(i), static_cast<size_t>(best->attribute)))].push_back(i);
     } else {
       parts.resize(2);
-      for (int32_t i : cases) parts[d.at(static_cast<size_t>(i), static_cast<size_t>(best->attribute)) <= best->threshold ? 0 : 1].push_back(i);
+      for (int32_t i : cases)
+        parts[d.at(static_cast<size_t>(i), static_cast<size_t>(best->attribute)) <= best->threshold ? 0 : 1].push_back(
+            i);
     }
     for (const auto &part : parts) {
       int32_t child;
@@ -318,7 +322,8 @@ int32_t Tree::classify(const double *x, double *confidence) const {
     const Node &node = nodes[static_cast<size_t>(n)];
     const double v = x[node.attribute];
     n = node.continuous ? node.children[v <= node.threshold ? 0 : 1]
-                        : node.children[static_cast<size_t>(std::clamp<double>(v, 0, static_cast<double>(node.children.size() - 1)))];
+                        : node.children[static_cast<size_t>(
+                              std::clamp<double>(v, 0, static_cast<double>(node.children.size() - 1)))];
   }
   const Node &leaf = nodes[static_cast<size_t>(n)];
   if (confidence) {

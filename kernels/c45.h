@@ -20,22 +20,22 @@ namespace perfsift::kernels::c45 {
 
 struct Dataset {
   std::vector<std::string> attributes;
-  std::vector<uint8_t> nominal;                 // per attribute
+  std::vector<uint8_t> nominal;                  // per attribute
   std::vector<std::vector<std::string>> values;  // nominal attributes: value names
   std::vector<std::string> classes;
-  std::vector<double> x;  // [cases][attributes]; a nominal value is its index
-  std::vector<int32_t> y; // class per case
+  std::vector<double> x;   // [cases][attributes]; a nominal value is its index
+  std::vector<int32_t> y;  // class per case
   size_t cases() const { return y.size(); }
   double at(size_t c, size_t a) const { return x[c * attributes.size() + a]; }
 };
 
 struct Node {
-  int32_t attribute = -1;           // -1: a leaf
-  bool continuous = false;          // a test A <= threshold (else one branch per value)
-  double threshold = 0;             // continuous tests: left child takes A <= threshold
-  std::vector<int32_t> children;    // nominal: one per value; continuous: {<=, >}
-  std::vector<double> counts;       // training cases per class reaching the node
-  int32_t label = 0;                // majority class
+  int32_t attribute = -1;         // -1: a leaf
+  bool continuous = false;        // a test A <= threshold (else one branch per value)
+  double threshold = 0;           // continuous tests: left child takes A <= threshold
+  std::vector<int32_t> children;  // nominal: one per value; continuous: {<=, >}
+  std::vector<double> counts;     // training cases per class reaching the node
+  int32_t label = 0;              // majority class
 };
 
 struct Options {

@@ -12,7 +12,8 @@ RowMatrix squared_distance_tile(const RowMatrix &a, const RowMatrix &b) {
   return d.cwiseMax(0.0);
 }
 
-PivotDistances::PivotDistances(const RowMatrix &points, std::vector<uint8_t> base) : m_points(points), m_base(std::move(base)) {}
+PivotDistances::PivotDistances(const RowMatrix &points, std::vector<uint8_t> base)
+    : m_points(points), m_base(std::move(base)) {}
 
 double PivotDistances::squared_length(const std::vector<double> &row, const ColumnChange &change) const {
   double s = 0;
@@ -23,7 +24,8 @@ double PivotDistances::squared_length(const std::vector<double> &row, const Colu
   return std::max(0.0, s);
 }
 
-const std::vector<double> &PivotDistances::distances(int64_t pivot, const std::vector<double> &p, const ColumnChange &change) {
+const std::vector<double> &PivotDistances::distances(int64_t pivot, const std::vector<double> &p,
+                                                     const ColumnChange &change) {
   const int64_t rows = m_points.rows(), cols = m_points.cols();
   auto it = m_cache.find(pivot);
   if (it == m_cache.end()) {

@@ -117,9 +117,9 @@ std::vector<int64_t> simplified_optics(PivotDistances &pd, const std::vector<int
 // all points, then clusters extracted at reachability `extract_radius` (DBSCAN-like: a
 // point reached farther than that starts a new cluster when its core distance is within
 // it, else it is isolated). min_pts counts the point itself: the core distance is the
-// distance to the (min_pts - 1)-th nearest other point. Ties go to the lower id. Labels are a cluster's lowest id, as for the
-// simplified OPTICS. O(points^2 x columns) per clustering, spread over processes: one
-// broadcast pivot row per point of the ordering.
+// distance to the (min_pts - 1)-th nearest other point. Ties go to the lower id. Labels are a cluster's lowest id, as
+// for the simplified OPTICS. O(points^2 x columns) per clustering, spread over processes: one broadcast pivot row per
+// point of the ordering.
 struct FullOpticsParams {
   int64_t min_pts = 2;
   double extract_radius = 0;
@@ -131,8 +131,9 @@ struct OpticsOrdering {
 };
 
 template <class Reducer>
-std::vector<int64_t> full_optics(const RowMatrix &points, const std::vector<uint8_t> &active, const std::vector<int64_t> &ids,
-                                 const FullOpticsParams &p, const Reducer &red, OpticsOrdering *ordering_out = nullptr) {
+std::vector<int64_t> full_optics(const RowMatrix &points, const std::vector<uint8_t> &active,
+                                 const std::vector<int64_t> &ids, const FullOpticsParams &p, const Reducer &red,
+                                 OpticsOrdering *ordering_out = nullptr) {
   const int64_t rows = points.rows(), cols = points.cols();
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> reach(static_cast<size_t>(rows), inf), dist(static_cast<size_t>(rows));
@@ -154,8 +155,10 @@ std::vector<int64_t> full_optics(const RowMatrix &points, const std::vector<uint
       for (int64_t j = 0; j < cols; ++j)
         if (active[j]) s += (x[j] - prow[j]) * (x[j] - prow[j]);
       dist[i] = std::sqrt(s);
-      if (ids[i] == pivot) done[i] = 1;
-      else mine.push_back(dist[i]);
+      if (ids[i] == pivot)
+        done[i] = 1;
+      else
+        mine.push_back(dist[i]);
     }
     // min_pts counts the point itself (Ankerst et al.): the core distance is the
     // distance to the (min_pts - 1)-th nearest other point.

@@ -16,7 +16,9 @@ namespace {
 
 constexpr int64_t kInfinity = std::numeric_limits<int64_t>::max();
 
-uint64_t key_of(EventRef e) { return (static_cast<uint64_t>(static_cast<uint32_t>(e.rank)) << 40) ^ static_cast<uint64_t>(e.event); }
+uint64_t key_of(EventRef e) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(e.rank)) << 40) ^ static_cast<uint64_t>(e.event);
+}
 
 struct Search {
   const std::vector<rp::RankProgram> &programs;
@@ -67,7 +69,9 @@ struct Search {
     const auto &ev = p.events[static_cast<size_t>(e.event)];
     for (int32_t k = ev.first_item; k < ev.first_item + ev.items; ++k) {
       const auto &it = p.items[static_cast<size_t>(k)];
-      if (it.type == rp::ItemType::Collective && p.colls[static_cast<size_t>(it.index)].flow == CollectiveFlow::Finalize) return 0;
+      if (it.type == rp::ItemType::Collective &&
+          p.colls[static_cast<size_t>(it.index)].flow == CollectiveFlow::Finalize)
+        return 0;
     }
     const auto &t = baseline[s][static_cast<size_t>(e.event)];
     return t.exit - t.nowait_exit;
@@ -91,8 +95,10 @@ struct Search {
       const int64_t threshold = best < t0 ? best + 1 : t0;
       while (stop < cand.size() && todo.size() < batch && t0 - wait(cand[stop]) <= best) {
         if (!memo.count(key_of(cand[stop]))) {
-          if (lower_bound(cand[stop]) >= threshold) memo[key_of(cand[stop])] = kInfinity;  // cannot matter
-          else todo.push_back(cand[stop]);
+          if (lower_bound(cand[stop]) >= threshold)
+            memo[key_of(cand[stop])] = kInfinity;  // cannot matter
+          else
+            todo.push_back(cand[stop]);
         }
         ++stop;
       }
@@ -128,7 +134,8 @@ struct Search {
     int explored = 0;
     for (const EventRef m : ties) {
       if (explored++ >= opt.max_ties) break;
-      const bool seen = std::any_of(path.begin(), path.end(), [&](const Step &s) { return s.event == m || s.partner == m; });
+      const bool seen =
+          std::any_of(path.begin(), path.end(), [&](const Step &s) { return s.event == m || s.partner == m; });
       if (m == at || seen) continue;
       EventRef partner;
       for (const EventRef q : partners(m))
@@ -140,7 +147,8 @@ struct Search {
       branch.push_back({m, partner, wait(m), best});
       int64_t w = best;
       if (partner.rank >= 0) {
-        const bool loop = std::any_of(path.begin(), path.end(), [&](const Step &s) { return s.event == partner || s.partner == partner; });
+        const bool loop = std::any_of(path.begin(), path.end(),
+                                      [&](const Step &s) { return s.event == partner || s.partner == partner; });
         if (!loop) w = follow(partner, best, branch, depth + 1);
       }
       if (w < result || (w == result && best_path.size() == path.size())) {
@@ -155,13 +163,16 @@ struct Search {
 
 }  // namespace
 
-Result find_paths(const std::vector<rp::RankProgram> &programs, const std::vector<std::vector<rp::EventTiming>> &baseline,
-                  const std::function<std::vector<EventRef>(EventRef)> &partners, const Evaluate &evaluate, const Options &opt) {
+Result find_paths(const std::vector<rp::RankProgram> &programs,
+                  const std::vector<std::vector<rp::EventTiming>> &baseline,
+                  const std::function<std::vector<EventRef>(EventRef)> &partners, const Evaluate &evaluate,
+                  const Options &opt) {
   Search s{programs, baseline, partners, evaluate, opt};
   int32_t nranks = 0;
   for (const auto &p : programs) nranks = std::max(nranks, p.rank + 1);
   s.slot_of.assign(static_cast<size_t>(nranks), -1);
-  for (size_t k = 0; k < programs.size(); ++k) s.slot_of[static_cast<size_t>(programs[k].rank)] = static_cast<int32_t>(k);
+  for (size_t k = 0; k < programs.size(); ++k)
+    s.slot_of[static_cast<size_t>(programs[k].rank)] = static_cast<int32_t>(k);
   s.prepare();
   for (const auto &t : baseline)
     if (!t.empty()) s.t0 = std::max(s.t0, t.back().exit);
@@ -178,7 +189,8 @@ Result find_paths(const std::vector<rp::RankProgram> &programs, const std::vecto
     r.best = std::min(r.best, w);
     r.paths.push_back(std::move(path));
   }
-  std::stable_sort(r.paths.begin(), r.paths.end(), [](const Path &a, const Path &b) { return a.predicted < b.predicted; });
+  std::stable_sort(r.paths.begin(), r.paths.end(),
+                   [](const Path &a, const Path &b) { return a.predicted < b.predicted; });
   // The longest-wait choice, for comparison.
   EventRef longest;
   int64_t lw = 0;
@@ -193,7 +205,8 @@ Result find_paths(const std::vector<rp::RankProgram> &programs, const std::vecto
   r.longest_wait.predicted = s.t0;
   if (longest.rank >= 0) {
     auto it = s.memo.find(key_of(longest));
-    r.longest_wait.predicted = it != s.memo.end() && it->second != kInfinity ? it->second : evaluate({longest}, kInfinity)[0];
+    r.longest_wait.predicted =
+        it != s.memo.end() && it->second != kInfinity ? it->second : evaluate({longest}, kInfinity)[0];
     for (const EventRef q : partners(longest))
       if (q.rank != longest.rank) {
         r.longest_wait.partner = q;
@@ -205,7 +218,7 @@ Result find_paths(const std::vector<rp::RankProgram> &programs, const std::vecto
 }
 
 std::vector<std::vector<int64_t>> rest_bounds(const std::vector<rp::RankProgram> &programs,
-                                             const std::vector<std::vector<rp::EventTiming>> &baseline) {
+                                              const std::vector<std::vector<rp::EventTiming>> &baseline) {
   std::vector<std::vector<int64_t>> rest(programs.size());
   for (size_t s = 0; s < programs.size(); ++s) {
     const auto &ev = programs[s].events;
@@ -219,8 +232,8 @@ std::vector<std::vector<int64_t>> rest_bounds(const std::vector<rp::RankProgram>
 }
 
 int64_t zero_wait_time(const std::vector<rp::RankProgram> &programs, const rp::Scenario &base,
-                       const std::vector<std::vector<int64_t>> &rest, const rp::Snapshot &snap, int32_t slot, EventRef e,
-                       int64_t threshold) {
+                       const std::vector<std::vector<int64_t>> &rest, const rp::Snapshot &snap, int32_t slot,
+                       EventRef e, int64_t threshold) {
   rp::Scenario sc = base;
   sc.zero_wait_rank = e.rank;
   sc.zero_wait_event = e.event;
@@ -239,24 +252,26 @@ Evaluate serial_evaluator(const std::vector<rp::RankProgram> &programs, const rp
   auto snap = std::make_shared<rp::Snapshot>(rp::replay_snapshot(programs, base));
   std::vector<int32_t> slot_of;
   for (size_t s = 0; s < programs.size(); ++s) {
-    if (static_cast<size_t>(programs[s].rank) >= slot_of.size()) slot_of.resize(static_cast<size_t>(programs[s].rank) + 1, -1);
+    if (static_cast<size_t>(programs[s].rank) >= slot_of.size())
+      slot_of.resize(static_cast<size_t>(programs[s].rank) + 1, -1);
     slot_of[static_cast<size_t>(programs[s].rank)] = static_cast<int32_t>(s);
   }
   return [&programs, &base, &rest, snap, slot_of](const std::vector<EventRef> &events, int64_t threshold) {
     std::vector<int64_t> out(events.size());
 #pragma omp parallel for schedule(dynamic, 1)
     for (size_t i = 0; i < events.size(); ++i) {
-      out[i] = zero_wait_time(programs, base, rest, *snap, slot_of[static_cast<size_t>(events[i].rank)], events[i], threshold);
+      out[i] = zero_wait_time(programs, base, rest, *snap, slot_of[static_cast<size_t>(events[i].rank)], events[i],
+                              threshold);
     }
     return out;
   };
 }
 
-std::function<std::vector<EventRef>(EventRef)> program_partners(const std::vector<rp::RankProgram> &programs,
-                                                                const std::vector<std::vector<rp::EventTiming>> &baseline) {
+std::function<std::vector<EventRef>(EventRef)> program_partners(
+    const std::vector<rp::RankProgram> &programs, const std::vector<std::vector<rp::EventTiming>> &baseline) {
   struct Tables {
     std::vector<int32_t> slot_of;
-    std::vector<std::vector<int64_t>> send_event, recv_event;  // per rank: message index -> event
+    std::vector<std::vector<int64_t>> send_event, recv_event;    // per rank: message index -> event
     std::unordered_map<int64_t, std::vector<EventRef>> members;  // collective instance -> member events
   };
   auto t = std::make_shared<Tables>();
@@ -274,8 +289,10 @@ std::function<std::vector<EventRef>(EventRef)> program_partners(const std::vecto
       const auto &e = p.events[static_cast<size_t>(i)];
       for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
         const auto &it = p.items[static_cast<size_t>(k)];
-        if (it.type == rp::ItemType::Send || it.type == rp::ItemType::PostSend) t->send_event[s][static_cast<size_t>(it.index)] = i;
-        if (it.type == rp::ItemType::Recv || it.type == rp::ItemType::PostRecv) t->recv_event[s][static_cast<size_t>(it.index)] = i;
+        if (it.type == rp::ItemType::Send || it.type == rp::ItemType::PostSend)
+          t->send_event[s][static_cast<size_t>(it.index)] = i;
+        if (it.type == rp::ItemType::Recv || it.type == rp::ItemType::PostRecv)
+          t->recv_event[s][static_cast<size_t>(it.index)] = i;
         if (it.type == rp::ItemType::Collective || it.type == rp::ItemType::PostCollective)
           t->members[p.colls[static_cast<size_t>(it.index)].instance].push_back({p.rank, i});
       }
@@ -290,12 +307,14 @@ std::function<std::vector<EventRef>(EventRef)> program_partners(const std::vecto
     auto sender = [&](int32_t recv_index) {
       const auto &m = p.recvs[static_cast<size_t>(recv_index)];
       if (m.src >= 0 && t->slot_of[static_cast<size_t>(m.src)] >= 0)
-        out.push_back({m.src, t->send_event[static_cast<size_t>(t->slot_of[static_cast<size_t>(m.src)])][static_cast<size_t>(m.send_index)]});
+        out.push_back({m.src, t->send_event[static_cast<size_t>(t->slot_of[static_cast<size_t>(m.src)])]
+                                           [static_cast<size_t>(m.send_index)]});
     };
     auto receiver = [&](int32_t send_index) {
       const auto &m = p.sends[static_cast<size_t>(send_index)];
       if (m.dst >= 0 && t->slot_of[static_cast<size_t>(m.dst)] >= 0)
-        out.push_back({m.dst, t->recv_event[static_cast<size_t>(t->slot_of[static_cast<size_t>(m.dst)])][static_cast<size_t>(m.recv_index)]});
+        out.push_back({m.dst, t->recv_event[static_cast<size_t>(t->slot_of[static_cast<size_t>(m.dst)])]
+                                           [static_cast<size_t>(m.recv_index)]});
     };
     auto collective = [&](const rp::Collective &c) {
       if (c.flow == CollectiveFlow::FromRoot && c.root >= 0) {
@@ -309,27 +328,38 @@ std::function<std::vector<EventRef>(EventRef)> program_partners(const std::vecto
     for (int32_t k = ev.first_item; k < ev.first_item + ev.items; ++k) {
       const auto &it = p.items[static_cast<size_t>(k)];
       switch (it.type) {
-        case rp::ItemType::Recv: sender(it.index); break;
-        case rp::ItemType::Send: receiver(it.index); break;
-        case rp::ItemType::Collective: collective(p.colls[static_cast<size_t>(it.index)]); break;
+        case rp::ItemType::Recv:
+          sender(it.index);
+          break;
+        case rp::ItemType::Send:
+          receiver(it.index);
+          break;
+        case rp::ItemType::Collective:
+          collective(p.colls[static_cast<size_t>(it.index)]);
+          break;
         case rp::ItemType::Complete:
           // The activation with this slot: search back within the rank (slots are few).
           for (int32_t a = k - 1; a >= 0; --a) {
             const auto &act = p.items[static_cast<size_t>(a)];
             if (act.slot != it.index) continue;
-            if (act.type == rp::ItemType::PostRecv) sender(act.index);
-            else if (act.type == rp::ItemType::PostSend) receiver(act.index);
-            else if (act.type == rp::ItemType::PostCollective) collective(p.colls[static_cast<size_t>(act.index)]);
+            if (act.type == rp::ItemType::PostRecv)
+              sender(act.index);
+            else if (act.type == rp::ItemType::PostSend)
+              receiver(act.index);
+            else if (act.type == rp::ItemType::PostCollective)
+              collective(p.colls[static_cast<size_t>(act.index)]);
             break;
           }
           break;
-        default: break;
+        default:
+          break;
       }
     }
     // The latest arrival first: the one that held this event up.
     auto enter = [&](EventRef x) {
       const int32_t q = t->slot_of[static_cast<size_t>(x.rank)];
-      if (q < 0 || x.event < 0 || static_cast<size_t>(x.event) >= baseline[static_cast<size_t>(q)].size()) return INT64_MIN;
+      if (q < 0 || x.event < 0 || static_cast<size_t>(x.event) >= baseline[static_cast<size_t>(q)].size())
+        return INT64_MIN;
       return baseline[static_cast<size_t>(q)][static_cast<size_t>(x.event)].enter;
     };
     out.erase(std::remove_if(out.begin(), out.end(), [](EventRef x) { return x.event < 0; }), out.end());

@@ -28,28 +28,28 @@ struct EventRef {
 };
 
 struct Step {
-  EventRef event;      // e_{p,m}: the event whose wait is zeroed
-  EventRef partner;    // e_{q,j}: the event it waited for
-  int64_t wait = 0;    // its waiting time in the baseline, ns
+  EventRef event;         // e_{p,m}: the event whose wait is zeroed
+  EventRef partner;       // e_{q,j}: the event it waited for
+  int64_t wait = 0;       // its waiting time in the baseline, ns
   int64_t predicted = 0;  // predicted run time with that wait zeroed, ns
 };
 
 struct Path {
-  int32_t rank = -1;        // the process the path terminates at
-  int64_t predicted = 0;    // w(D_p): the best predicted time along it
+  int32_t rank = -1;      // the process the path terminates at
+  int64_t predicted = 0;  // w(D_p): the best predicted time along it
   std::vector<Step> steps;
 };
 
 struct Result {
   int64_t baseline = 0;
-  int64_t best = 0;          // T: the minimum over all paths
-  std::vector<Path> paths;   // D: the paths reaching T (and, for context, every process's)
-  Step longest_wait;         // the longest-waiting event, zeroed alone
-  int64_t replays = 0;       // candidate replays actually run
+  int64_t best = 0;         // T: the minimum over all paths
+  std::vector<Path> paths;  // D: the paths reaching T (and, for context, every process's)
+  Step longest_wait;        // the longest-waiting event, zeroed alone
+  int64_t replays = 0;      // candidate replays actually run
 };
 
 struct Options {
-  int max_ties = 4;          // tied minima explored per step
+  int max_ties = 4;  // tied minima explored per step
   int64_t max_replays = 100000;
 };
 
@@ -68,13 +68,13 @@ Result find_paths(const std::vector<replay::RankProgram> &programs,
 // Lower bounds for early stopping: rest[slot][i] = the computation and waiting-free
 // call time from event i to the rank's end, from the baseline replay.
 std::vector<std::vector<int64_t>> rest_bounds(const std::vector<replay::RankProgram> &programs,
-                                             const std::vector<std::vector<replay::EventTiming>> &baseline);
+                                              const std::vector<std::vector<replay::EventTiming>> &baseline);
 
 // One candidate: the run with e's wait zeroed, resumed from the baseline snapshot at e's
 // start and stopped early against `threshold` (INT64_MAX then).
 int64_t zero_wait_time(const std::vector<replay::RankProgram> &programs, const replay::Scenario &base,
-                       const std::vector<std::vector<int64_t>> &rest, const replay::Snapshot &snap, int32_t slot, EventRef e,
-                       int64_t threshold);
+                       const std::vector<std::vector<int64_t>> &rest, const replay::Snapshot &snap, int32_t slot,
+                       EventRef e, int64_t threshold);
 
 // The serial evaluator: one replay per event, spread over OpenMP threads, each stopping
 // early against the threshold.
@@ -83,7 +83,7 @@ Evaluate serial_evaluator(const std::vector<replay::RankProgram> &programs, cons
 
 // Partners from the programs and the baseline: for every event, the events whose times
 // it depended on.
-std::function<std::vector<EventRef>(EventRef)> program_partners(const std::vector<replay::RankProgram> &programs,
-                                                                 const std::vector<std::vector<replay::EventTiming>> &baseline);
+std::function<std::vector<EventRef>(EventRef)> program_partners(
+    const std::vector<replay::RankProgram> &programs, const std::vector<std::vector<replay::EventTiming>> &baseline);
 
 }  // namespace perfsift::kernels::domino

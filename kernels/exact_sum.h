@@ -17,8 +17,8 @@ class FixedSum {
   void add(double x) {
     if (!std::isfinite(x)) return;
     const double whole = std::floor(x);
-    m_value += (static_cast<__int128>(whole) << kFractionBits) +
-               static_cast<__int128>(std::llround((x - whole) * kScale));
+    m_value +=
+        (static_cast<__int128>(whole) << kFractionBits) + static_cast<__int128>(std::llround((x - whole) * kScale));
   }
   void merge(const FixedSum &o) { m_value += o.m_value; }
   double value() const {

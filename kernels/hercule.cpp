@@ -39,7 +39,8 @@ MasterWorkerScore score_master_worker(const std::vector<PairCount> &pairs, int32
   }
   const double served = static_cast<double>(partners[static_cast<size_t>(m)].size()) / static_cast<double>(nranks - 1);
   // Request/reply: about as many messages each way.
-  const double balance = std::min(to_master, from_master) / static_cast<double>(std::max<int64_t>(1, std::max(to_master, from_master)));
+  const double balance =
+      std::min(to_master, from_master) / static_cast<double>(std::max<int64_t>(1, std::max(to_master, from_master)));
   s.master = m;
   s.touching = static_cast<double>(touching) / static_cast<double>(total);
   s.served = served;
@@ -148,7 +149,8 @@ Decomposition decompose(const Worker &w, const Master &m, int64_t last_finish) {
     const Cycle &c = w.cycles[i];
     const int64_t wait = std::max<int64_t>(0, c.assigned - c.request - c.comm);
     const int64_t seq = std::clamp<int64_t>(std::min(m.ready, c.assigned) - c.request, 0, wait);
-    const int64_t setup = std::clamp<int64_t>(c.setup >= 0 ? c.setup : c.replied - std::max(c.received, m.ready), 0, wait - seq);
+    const int64_t setup =
+        std::clamp<int64_t>(c.setup >= 0 ? c.setup : c.replied - std::max(c.received, m.ready), 0, wait - seq);
     d.seq += seq;
     d.setup += setup;
     d.bn += wait - seq - setup;
@@ -158,7 +160,8 @@ Decomposition decompose(const Worker &w, const Master &m, int64_t last_finish) {
   // The stop and MPI_Finalize: waiting for the last worker, then for the master's finalisation.
   const Cycle &stop = w.cycles.back();
   d.comm += stop.comm;
-  const int64_t fw = std::max<int64_t>(0, stop.assigned - stop.request - stop.comm) + std::max<int64_t>(0, w.end - w.finalize_enter);
+  const int64_t fw =
+      std::max<int64_t>(0, stop.assigned - stop.request - stop.comm) + std::max<int64_t>(0, w.end - w.finalize_enter);
   const int64_t fin = std::clamp<int64_t>(last_finish - stop.request, 0, fw);
   const int64_t seq = std::clamp<int64_t>(m.finalize_enter - std::max(last_finish, stop.request), 0, fw - fin);
   d.final += fin;

@@ -29,9 +29,9 @@ struct PairCount {
 struct MasterWorkerScore {
   double confidence = 0;  // touching x served x balance
   int32_t master = -1;
-  double touching = 0;    // share of messages to or from the master
-  double served = 0;      // share of the other ranks it exchanges messages with
-  double balance = 0;     // fewer of requests and replies over the more
+  double touching = 0;  // share of messages to or from the master
+  double served = 0;    // share of the other ranks it exchanges messages with
+  double balance = 0;   // fewer of requests and replies over the more
 };
 // One rank serving request/reply traffic from all others: the rank with the most
 // partners is the master candidate.
@@ -46,9 +46,9 @@ struct GridScore {
 GridScore best_grid(const std::vector<PairCount> &pairs, int32_t nranks);
 
 struct DivideConquerScore {
-  double confidence = 0;   // pow2 x levels (the caller discounts forwarding)
-  double pow2 = 0;         // share of messages between ranks whose numbers differ in one bit
-  double levels = 0;       // mean over ranks of the distinct one-bit distances they use, of log2(P)
+  double confidence = 0;  // pow2 x levels (the caller discounts forwarding)
+  double pow2 = 0;        // share of messages between ranks whose numbers differ in one bit
+  double levels = 0;      // mean over ranks of the distinct one-bit distances they use, of log2(P)
 };
 // Recursive halving (or doubling) of process groups: every exchange is between ranks
 // r and r XOR 2^l, and each rank meets a partner at every level l.
@@ -87,8 +87,8 @@ struct Worker {
   int64_t finalize_enter = 0, end = 0;
 };
 struct Master {
-  int64_t ready = 0;            // first enters a receive of requests (its initialisation is over)
-  int64_t finalize_enter = 0;   // its finalisation is over
+  int64_t ready = 0;           // first enters a receive of requests (its initialisation is over)
+  int64_t finalize_enter = 0;  // its finalisation is over
 };
 // t_wait = t_seq + t_w-setup + t_w-bn + t_w-final (eq. 5.3), every cycle's wait split by
 // what the master was doing meanwhile [R: the thesis defines the terms, not the split]:

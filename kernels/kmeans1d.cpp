@@ -13,7 +13,8 @@ namespace {
 struct Prefix {
   std::vector<long double> s, s2;
   explicit Prefix(const std::vector<double> &x) : s(x.size() + 1, 0), s2(x.size() + 1, 0) {
-    for (size_t i = 0; i < x.size(); ++i) s[i + 1] = s[i] + x[i], s2[i + 1] = s2[i] + static_cast<long double>(x[i]) * x[i];
+    for (size_t i = 0; i < x.size(); ++i)
+      s[i + 1] = s[i] + x[i], s2[i + 1] = s2[i] + static_cast<long double>(x[i]) * x[i];
   }
   // SSE of x[i..j] inclusive.
   double cost(size_t i, size_t j) const {

@@ -13,15 +13,15 @@ namespace perfsift::kernels {
 struct LogGPS {
   // Defaults: a commodity 10 GB/s-class interconnect, documented in docs/whatif.md.
   // `perfsift calibrate` replaces them with figures measured on the machine.
-  double L = 1500;    // latency of one message, ns
-  double os0 = 500;   // send overhead: os0 + os1 * bytes
+  double L = 1500;   // latency of one message, ns
+  double os0 = 500;  // send overhead: os0 + os1 * bytes
   double os1 = 0;
-  double or0 = 500;   // receive overhead: or0 + or1 * bytes
+  double or0 = 500;  // receive overhead: or0 + or1 * bytes
   double or1 = 0;
-  double g = 500;     // gap between consecutive injections (and per extra packet), ns
-  double G = 0.1;     // gap per byte, ns/byte (0.1 = 10 GB/s)
-  int64_t S = 65536;  // above S bytes messages are synchronous (rendezvous)
-  int64_t s = 65536;  // above s bytes messages travel in several packets of s bytes
+  double g = 500;                   // gap between consecutive injections (and per extra packet), ns
+  double G = 0.1;                   // gap per byte, ns/byte (0.1 = 10 GB/s)
+  int64_t S = 65536;                // above S bytes messages are synchronous (rendezvous)
+  int64_t s = 65536;                // above s bytes messages travel in several packets of s bytes
   std::string source = "defaults";  // "defaults" or the parameter file's path
 
   // An infinitely fast network that still keeps MPI's ordering and synchronisation.

@@ -8,30 +8,40 @@
 namespace perfsift::kernels::vetter {
 
 const std::array<const char *, kClasses> &class_keys() {
-  static const std::array<const char *, kClasses> k = {"normal",         "late_send",      "late_recv",     "late_send_post",
-                                                       "late_send_wait", "late_recv_post", "late_recv_wait"};
+  static const std::array<const char *, kClasses> k = {
+      "normal", "late_send", "late_recv", "late_send_post", "late_send_wait", "late_recv_post", "late_recv_wait"};
   return k;
 }
 
 const char *class_advice(int32_t cls) {
   switch (cls) {
-    case kNormal: return "the transfers appear normal";
-    case kLateSend: return "the send appears late: move the MPI_Send earlier in the sender's control flow";
-    case kLateRecv: return "the receive appears late: move the MPI_Recv earlier in the receiver's control flow";
-    case kLateSendPost: return "the send is posted late: move the MPI_Isend earlier in the sender's control flow";
+    case kNormal:
+      return "the transfers appear normal";
+    case kLateSend:
+      return "the send appears late: move the MPI_Send earlier in the sender's control flow";
+    case kLateRecv:
+      return "the receive appears late: move the MPI_Recv earlier in the receiver's control flow";
+    case kLateSendPost:
+      return "the send is posted late: move the MPI_Isend earlier in the sender's control flow";
     case kLateSendWait:
       return "the wait for the send appears late: move it earlier, giving the sender earlier access to its send buffer";
-    case kLateRecvPost: return "the receive is posted late: move the MPI_Irecv earlier in the receiver's control flow";
+    case kLateRecvPost:
+      return "the receive is posted late: move the MPI_Irecv earlier in the receiver's control flow";
     case kLateRecvWait:
       return "the wait for the receive appears late: move it earlier, giving the receiver earlier access to the data";
-    default: return "";
+    default:
+      return "";
   }
 }
 
 int64_t send_duration(const TransferTiming &t) { return t.send_exit - t.send_enter; }
-int64_t send_wait_duration(const TransferTiming &t) { return t.send_wait_enter < 0 ? 0 : t.send_wait_exit - t.send_wait_enter; }
+int64_t send_wait_duration(const TransferTiming &t) {
+  return t.send_wait_enter < 0 ? 0 : t.send_wait_exit - t.send_wait_enter;
+}
 int64_t recv_duration(const TransferTiming &t) { return t.recv_exit - t.recv_enter; }
-int64_t recv_wait_duration(const TransferTiming &t) { return t.recv_wait_enter < 0 ? 0 : t.recv_wait_exit - t.recv_wait_enter; }
+int64_t recv_wait_duration(const TransferTiming &t) {
+  return t.recv_wait_enter < 0 ? 0 : t.recv_wait_exit - t.recv_wait_enter;
+}
 int64_t message_duration(const TransferTiming &t) {
   const int64_t done = t.recv_nonblocking && t.recv_wait_exit >= 0 ? t.recv_wait_exit : t.recv_exit;
   return done - t.send_enter;
@@ -39,7 +49,8 @@ int64_t message_duration(const TransferTiming &t) {
 
 c45::Dataset empty_dataset(int32_t attributes) {
   c45::Dataset d;
-  d.attributes = {"send_type", "send_dur", "send_wait_dur", "recv_type", "recv_dur", "recv_wait_dur", "msg_size", "msg_dur", "post_gap"};
+  d.attributes = {"send_type",     "send_dur", "send_wait_dur", "recv_type", "recv_dur",
+                  "recv_wait_dur", "msg_size", "msg_dur",       "post_gap"};
   d.nominal = {1, 0, 0, 1, 0, 0, 0, 0, 0};
   d.values = {{"send", "isend"}, {}, {}, {"recv", "irecv"}, {}, {}, {}, {}, {}};
   d.attributes.resize(static_cast<size_t>(attributes));
@@ -72,10 +83,13 @@ int32_t Normalizer::kind_of(int32_t feature, const std::array<double, kFeatures>
   const int32_t s = raw[kSendType] != 0, r = raw[kRecvType] != 0;
   switch (feature) {
     case kSendDur:
-    case kSendWaitDur: return s;
+    case kSendWaitDur:
+      return s;
     case kRecvDur:
-    case kRecvWaitDur: return r;
-    default: return s * 2 + r;
+    case kRecvWaitDur:
+      return r;
+    default:
+      return s * 2 + r;
   }
 }
 
@@ -141,7 +155,9 @@ int64_t ConfusionMatrix::correct() const {
   for (size_t i = 0; i < n.size(); ++i) c += n[i][i];
   return c;
 }
-double ConfusionMatrix::accuracy() const { return total() ? static_cast<double>(correct()) / static_cast<double>(total()) : 0; }
+double ConfusionMatrix::accuracy() const {
+  return total() ? static_cast<double>(correct()) / static_cast<double>(total()) : 0;
+}
 int64_t ConfusionMatrix::row_total(size_t c) const { return std::accumulate(n[c].begin(), n[c].end(), int64_t{0}); }
 int64_t ConfusionMatrix::column_total(size_t c) const {
   int64_t t = 0;

@@ -19,7 +19,16 @@
 namespace perfsift::kernels::vetter {
 
 // Table 1, in the order of the JSON keys.
-enum MessageClass : int32_t { kNormal, kLateSend, kLateRecv, kLateSendPost, kLateSendWait, kLateRecvPost, kLateRecvWait, kClasses };
+enum MessageClass : int32_t {
+  kNormal,
+  kLateSend,
+  kLateRecv,
+  kLateSendPost,
+  kLateSendWait,
+  kLateRecvPost,
+  kLateRecvWait,
+  kClasses
+};
 // "normal", "late_send", ... (JSON keys and microbenchmark phase labels).
 const std::array<const char *, kClasses> &class_keys();
 // The paper's diagnosis of each class, in plain words.
@@ -39,7 +48,18 @@ int64_t message_duration(const TransferTiming &t);
 // minus the send's start (normalised like Msg Dur). Without it a late-posted Irecv and a
 // late Wait on an early Irecv look alike whenever the data fits the eager buffer — the
 // paper's main confusion (Table 2: 182 of its 419 errors).
-enum Feature : int32_t { kSendType, kSendDur, kSendWaitDur, kRecvType, kRecvDur, kRecvWaitDur, kMsgSize, kMsgDur, kPostGap, kFeatures };
+enum Feature : int32_t {
+  kSendType,
+  kSendDur,
+  kSendWaitDur,
+  kRecvType,
+  kRecvDur,
+  kRecvWaitDur,
+  kMsgSize,
+  kMsgDur,
+  kPostGap,
+  kFeatures
+};
 constexpr int32_t kPaperFeatures = kPostGap;  // the first eight
 // An empty data set with the attributes (all, or the paper's eight) and seven classes.
 c45::Dataset empty_dataset(int32_t attributes = kFeatures);
@@ -65,7 +85,9 @@ class Normalizer {
   Normalizer() : sum(kFeatures * 4 * kBuckets, 0.0), count(kFeatures * 4 * kBuckets, 0.0) {}
 
  private:
-  static size_t at(int32_t f, int32_t kind, int32_t b) { return (static_cast<size_t>(f) * 4 + static_cast<size_t>(kind)) * kBuckets + static_cast<size_t>(b); }
+  static size_t at(int32_t f, int32_t kind, int32_t b) {
+    return (static_cast<size_t>(f) * 4 + static_cast<size_t>(kind)) * kBuckets + static_cast<size_t>(b);
+  }
   static int32_t kind_of(int32_t feature, const std::array<double, kFeatures> &raw);
 };
 int32_t size_bucket(double bytes);

@@ -9,8 +9,10 @@ RankRanges merge_ranges(RankRanges ranges) {
   std::sort(ranges.begin(), ranges.end());
   RankRanges out;
   for (const auto &r : ranges) {
-    if (!out.empty() && r.first <= out.back().second + 1) out.back().second = std::max(out.back().second, r.second);
-    else out.push_back(r);
+    if (!out.empty() && r.first <= out.back().second + 1)
+      out.back().second = std::max(out.back().second, r.second);
+    else
+      out.push_back(r);
   }
   return out;
 }
@@ -56,8 +58,8 @@ std::vector<int32_t> parse_ranks(const std::string &text, int32_t nranks) {
       if (a < 0 || b < a || b >= nranks) throw std::invalid_argument(part);
       for (int32_t r = a; r <= b; ++r) out.push_back(r);
     } catch (const std::exception &) {
-      throw std::invalid_argument("bad rank list part '" + part + "' in '" + text + "' (write e.g. 0-3,7 with ranks below " +
-                                  std::to_string(nranks) + ", or all)");
+      throw std::invalid_argument("bad rank list part '" + part + "' in '" + text +
+                                  "' (write e.g. 0-3,7 with ranks below " + std::to_string(nranks) + ", or all)");
     }
     if (comma == std::string::npos) break;
     pos = comma + 1;
@@ -73,7 +75,8 @@ std::string format_ranges_brief(const RankRanges &ranges, size_t max_chars) {
   const std::string tail = ",...(" + std::to_string(count_ranks(ranges)) + " ranks)";
   std::string out;
   for (const auto &[a, b] : ranges) {
-    const std::string part = (out.empty() ? "" : ",") + (a == b ? std::to_string(a) : std::to_string(a) + "-" + std::to_string(b));
+    const std::string part =
+        (out.empty() ? "" : ",") + (a == b ? std::to_string(a) : std::to_string(a) + "-" + std::to_string(b));
     if (out.size() + part.size() + tail.size() > max_chars) break;
     out += part;
   }

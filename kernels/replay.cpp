@@ -8,10 +8,13 @@
 
 namespace perfsift::kernels::replay {
 
-Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenario, int32_t nranks,
-               bool record_timings, bool distributed)
-    : m_prog(programs), m_sc(scenario), m_net(scenario.ideal_network ? LogGPS::ideal() : scenario.net),
-      m_record(record_timings), m_distributed(distributed) {
+Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenario, int32_t nranks, bool record_timings,
+               bool distributed)
+    : m_prog(programs),
+      m_sc(scenario),
+      m_net(scenario.ideal_network ? LogGPS::ideal() : scenario.net),
+      m_record(record_timings),
+      m_distributed(distributed) {
   m_slot_of.assign(static_cast<size_t>(nranks), -1);
   m_state.resize(programs.size());
   m_end.assign(programs.size(), 0);
@@ -76,11 +79,14 @@ void Engine::resume_from(const Snapshot &snap, int64_t at) {
       if (m.dst >= 0 && before_cut(m.dst, snap.recv_event, m.recv_index)) st.recv_post[k] = snap.recv_post[s][k];
       if (snap.send_event[s][k] >= c) continue;
       st.send_start[k] = snap.send_start[s][k];
-      st.next_inject = std::max(st.next_inject, st.send_start[k] + m_net.injection_gap(bytes_of(static_cast<int32_t>(s), static_cast<int32_t>(k))));
+      st.next_inject =
+          std::max(st.next_inject,
+                   st.send_start[k] + m_net.injection_gap(bytes_of(static_cast<int32_t>(s), static_cast<int32_t>(k))));
     }
     for (size_t k = 0; k < p.recvs.size(); ++k) {
       const RecvMessage &m = p.recvs[k];
-      if (m.src >= 0 && before_cut(m.src, snap.send_event, m.send_index)) st.recv_send_start[k] = snap.recv_send_start[s][k];
+      if (m.src >= 0 && before_cut(m.src, snap.send_event, m.send_index))
+        st.recv_send_start[k] = snap.recv_send_start[s][k];
       if (snap.recv_event[s][k] < c) st.recv_posted[k] = snap.recv_posted[s][k];
     }
     for (size_t k = 0; k < p.colls.size(); ++k) {
@@ -101,9 +107,9 @@ Snapshot Engine::snapshot() const {
   const size_t n = m_prog.size();
   snap.timings = m_timings;
   snap.end = m_end;
-  for (auto *v : {&snap.exit_max, &snap.send_start, &snap.recv_post, &snap.recv_send_start, &snap.recv_posted, &snap.coll_enter,
-                  &snap.send_event, &snap.recv_event, &snap.coll_event, &snap.slot_event, &snap.recv_consumer, &snap.send_consumer,
-                  &snap.coll_consumer})
+  for (auto *v : {&snap.exit_max, &snap.send_start, &snap.recv_post, &snap.recv_send_start, &snap.recv_posted,
+                  &snap.coll_enter, &snap.send_event, &snap.recv_event, &snap.coll_event, &snap.slot_event,
+                  &snap.recv_consumer, &snap.send_consumer, &snap.coll_consumer})
     v->resize(n);
   snap.slot_ref.resize(n);
   for (size_t s = 0; s < n; ++s) {
@@ -129,9 +135,12 @@ Snapshot Engine::snapshot() const {
       const Event &e = p.events[static_cast<size_t>(i)];
       for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
         const Item &it = p.items[static_cast<size_t>(k)];
-        if (it.type == ItemType::Send || it.type == ItemType::PostSend) snap.send_event[s][static_cast<size_t>(it.index)] = i;
-        if (it.type == ItemType::Recv || it.type == ItemType::PostRecv) snap.recv_event[s][static_cast<size_t>(it.index)] = i;
-        if (it.type == ItemType::Collective || it.type == ItemType::PostCollective) snap.coll_event[s][static_cast<size_t>(it.index)] = i;
+        if (it.type == ItemType::Send || it.type == ItemType::PostSend)
+          snap.send_event[s][static_cast<size_t>(it.index)] = i;
+        if (it.type == ItemType::Recv || it.type == ItemType::PostRecv)
+          snap.recv_event[s][static_cast<size_t>(it.index)] = i;
+        if (it.type == ItemType::Collective || it.type == ItemType::PostCollective)
+          snap.coll_event[s][static_cast<size_t>(it.index)] = i;
         if (it.slot >= 0) snap.slot_event[s][static_cast<size_t>(it.slot)] = i;
         const Item *used = &it;
         if (it.type == ItemType::Complete) {
@@ -143,7 +152,8 @@ Snapshot Engine::snapshot() const {
           snap.recv_consumer[s][static_cast<size_t>(used->index)] = i;
         if (used->type == ItemType::Send || (used->type == ItemType::PostSend && it.type == ItemType::Complete))
           snap.send_consumer[s][static_cast<size_t>(used->index)] = i;
-        if (used->type == ItemType::Collective || (used->type == ItemType::PostCollective && it.type == ItemType::Complete))
+        if (used->type == ItemType::Collective ||
+            (used->type == ItemType::PostCollective && it.type == ItemType::Complete))
           snap.coll_consumer[s][static_cast<size_t>(used->index)] = i;
       }
     }
@@ -153,7 +163,8 @@ Snapshot Engine::snapshot() const {
 
 int64_t Engine::bytes_of(int32_t s, int32_t send_index) const {
   const auto &over = m_sc.send_bytes;
-  if (!over.empty() && !over[static_cast<size_t>(s)].empty()) return over[static_cast<size_t>(s)][static_cast<size_t>(send_index)];
+  if (!over.empty() && !over[static_cast<size_t>(s)].empty())
+    return over[static_cast<size_t>(s)][static_cast<size_t>(send_index)];
   return m_prog[static_cast<size_t>(s)].sends[static_cast<size_t>(send_index)].bytes;
 }
 
@@ -223,7 +234,8 @@ void Engine::apply(const Arrival &a) { arrive(a.instance, a.count, a.max_enter, 
 Engine::Outbox Engine::take_outbox() {
   for (const auto &[id, a] : m_out_arrivals) m_out.arrivals.push_back(a);
   m_out_arrivals.clear();
-  std::sort(m_out.arrivals.begin(), m_out.arrivals.end(), [](const Arrival &a, const Arrival &b) { return a.instance < b.instance; });
+  std::sort(m_out.arrivals.begin(), m_out.arrivals.end(),
+            [](const Arrival &a, const Arrival &b) { return a.instance < b.instance; });
   Outbox out = std::move(m_out);
   m_out = Outbox{};
   return out;
@@ -272,7 +284,8 @@ void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
         }
         break;
       }
-      case ItemType::Complete: break;
+      case ItemType::Complete:
+        break;
     }
     if (it.slot >= 0) st.slot_ref[static_cast<size_t>(it.slot)] = static_cast<int32_t>(k);
   }
@@ -300,7 +313,9 @@ int64_t Engine::recv_done(int32_t s, int32_t i, int64_t post, bool nowait) {
   if (m.src < 0) return post + m.own_unmatched;
   int64_t b = m.bytes;
   if (!m_changed_bytes.empty())
-    if (auto it = m_changed_bytes.find((static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(i)); it != m_changed_bytes.end()) b = it->second;
+    if (auto it = m_changed_bytes.find((static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(i));
+        it != m_changed_bytes.end())
+      b = it->second;
   const int64_t sent = st.recv_send_start[static_cast<size_t>(i)];
   if (!m_net.rendezvous(b)) {
     if (nowait) return post + m_net.recv_overhead(b);
@@ -335,26 +350,34 @@ int64_t Engine::item_done(int32_t s, const Item &it, int64_t enter, bool nowait)
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
   const RankState &st = m_state[static_cast<size_t>(s)];
   switch (it.type) {
-    case ItemType::Send: return send_done(s, it.index, st.send_start[static_cast<size_t>(it.index)], nowait);
+    case ItemType::Send:
+      return send_done(s, it.index, st.send_start[static_cast<size_t>(it.index)], nowait);
     case ItemType::PostSend:
       return st.send_start[static_cast<size_t>(it.index)] + m_net.send_overhead(0);
-    case ItemType::Recv: return recv_done(s, it.index, enter, nowait);
-    case ItemType::PostRecv: return enter + m_net.recv_overhead(0);
-    case ItemType::Collective: return coll_done(s, p.colls[static_cast<size_t>(it.index)], enter, nowait);
-    case ItemType::PostCollective: return enter + m_net.send_overhead(0);
+    case ItemType::Recv:
+      return recv_done(s, it.index, enter, nowait);
+    case ItemType::PostRecv:
+      return enter + m_net.recv_overhead(0);
+    case ItemType::Collective:
+      return coll_done(s, p.colls[static_cast<size_t>(it.index)], enter, nowait);
+    case ItemType::PostCollective:
+      return enter + m_net.send_overhead(0);
     case ItemType::Complete: {
       const int64_t k = st.slot_ref[static_cast<size_t>(it.index)];
       if (k < 0) return enter;  // the activation was not traced
       if (nowait) return enter;
       const Item &a = p.items[static_cast<size_t>(k)];
       switch (a.type) {
-        case ItemType::PostSend: return send_done(s, a.index, st.send_start[static_cast<size_t>(a.index)], false);
-        case ItemType::PostRecv: return recv_done(s, a.index, st.recv_posted[static_cast<size_t>(a.index)], false);
+        case ItemType::PostSend:
+          return send_done(s, a.index, st.send_start[static_cast<size_t>(a.index)], false);
+        case ItemType::PostRecv:
+          return recv_done(s, a.index, st.recv_posted[static_cast<size_t>(a.index)], false);
         case ItemType::PostCollective: {
           const Collective &c = p.colls[static_cast<size_t>(a.index)];
           return coll_done(s, c, st.coll_enter[static_cast<size_t>(a.index)], false);
         }
-        default: return enter;
+        default:
+          return enter;
       }
     }
   }
@@ -369,7 +392,8 @@ bool Engine::try_event(int32_t s) {
   const size_t i = static_cast<size_t>(st.cursor);
   const Event &e = p.events[i];
   uint8_t flags = 0;
-  if (!m_sc.event_flags.empty() && !m_sc.event_flags[static_cast<size_t>(s)].empty()) flags = m_sc.event_flags[static_cast<size_t>(s)][i];
+  if (!m_sc.event_flags.empty() && !m_sc.event_flags[static_cast<size_t>(s)].empty())
+    flags = m_sc.event_flags[static_cast<size_t>(s)][i];
   if (p.rank == m_sc.zero_wait_rank && st.cursor == m_sc.zero_wait_event) flags |= kZeroWait;
   if (!st.posted) {
     const bool modified = !m_sc.gaps.empty() && !m_sc.gaps[static_cast<size_t>(s)].empty();
@@ -390,11 +414,13 @@ bool Engine::try_event(int32_t s) {
       const Item &it = p.items[static_cast<size_t>(k)];
       int64_t t = item_done(s, it, enter, skip_wait);
       if (t == kUnknown) {
-        if (it.type == ItemType::Collective) m_coll_waiters[p.colls[static_cast<size_t>(it.index)].instance].push_back(p.rank);
+        if (it.type == ItemType::Collective)
+          m_coll_waiters[p.colls[static_cast<size_t>(it.index)].instance].push_back(p.rank);
         else if (it.type == ItemType::Complete) {
           const int64_t a = st.slot_ref[static_cast<size_t>(it.index)];
           if (a >= 0 && p.items[static_cast<size_t>(a)].type == ItemType::PostCollective)
-            m_coll_waiters[p.colls[static_cast<size_t>(p.items[static_cast<size_t>(a)].index)].instance].push_back(p.rank);
+            m_coll_waiters[p.colls[static_cast<size_t>(p.items[static_cast<size_t>(a)].index)].instance].push_back(
+                p.rank);
         }
         return false;
       }
@@ -408,19 +434,29 @@ bool Engine::try_event(int32_t s) {
     for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
       const Item &it = p.items[static_cast<size_t>(k)];
       switch (it.type) {
-        case ItemType::Recv: used_recv(s, it.index); break;
-        case ItemType::Send: used_send(s, it.index); break;
-        case ItemType::Collective: used_coll(s, it.index); break;
+        case ItemType::Recv:
+          used_recv(s, it.index);
+          break;
+        case ItemType::Send:
+          used_send(s, it.index);
+          break;
+        case ItemType::Collective:
+          used_coll(s, it.index);
+          break;
         case ItemType::Complete: {
           const int32_t a = st.slot_ref[static_cast<size_t>(it.index)];
           if (a < 0) break;
           const Item &act = p.items[static_cast<size_t>(a)];
-          if (act.type == ItemType::PostRecv) used_recv(s, act.index);
-          else if (act.type == ItemType::PostSend) used_send(s, act.index);
-          else if (act.type == ItemType::PostCollective) used_coll(s, act.index);
+          if (act.type == ItemType::PostRecv)
+            used_recv(s, act.index);
+          else if (act.type == ItemType::PostSend)
+            used_send(s, act.index);
+          else if (act.type == ItemType::PostCollective)
+            used_coll(s, act.index);
           break;
         }
-        default: break;
+        default:
+          break;
       }
     }
     const uint8_t dirty = exit != m_sc.resume->timings[static_cast<size_t>(s)][i].exit;
@@ -452,7 +488,8 @@ bool Engine::try_event(int32_t s) {
 
 bool Engine::consumed(int32_t rank, const std::vector<std::vector<int64_t>> &consumer, int32_t index) const {
   const int32_t q = m_slot_of[static_cast<size_t>(rank)];
-  return q >= 0 && consumer[static_cast<size_t>(q)][static_cast<size_t>(index)] < m_state[static_cast<size_t>(q)].cursor;
+  return q >= 0 &&
+         consumer[static_cast<size_t>(q)][static_cast<size_t>(index)] < m_state[static_cast<size_t>(q)].cursor;
 }
 
 void Engine::used_recv(int32_t s, int32_t i) {
@@ -490,8 +527,7 @@ int64_t Engine::converged_makespan() const {
 }
 
 void Engine::step(int32_t s) {
-  while (try_event(s)) {
-  }
+  while (try_event(s)) {}
 }
 
 bool Engine::advance() {

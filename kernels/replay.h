@@ -35,13 +35,13 @@ inline int32_t instance_comm(int64_t instance) { return static_cast<int32_t>(ins
 // What an event does to the network. A blocking send is a post and a completion in one
 // event; MPI_Sendrecv holds a send and a receive; MPI_Waitall completes several requests.
 enum class ItemType : uint8_t {
-  Send,        // blocking send of sends[index]
-  Recv,        // blocking receive of recvs[index]
-  PostSend,    // nonblocking send of sends[index] (request slot in Item::slot)
-  PostRecv,    // nonblocking receive of recvs[index]
-  Collective,  // blocking collective colls[index]
+  Send,            // blocking send of sends[index]
+  Recv,            // blocking receive of recvs[index]
+  PostSend,        // nonblocking send of sends[index] (request slot in Item::slot)
+  PostRecv,        // nonblocking receive of recvs[index]
+  Collective,      // blocking collective colls[index]
   PostCollective,  // nonblocking collective colls[index]
-  Complete,    // completes the request in slot `index`
+  Complete,        // completes the request in slot `index`
 };
 // 8 bytes: the replay keeps one or two per event.
 struct Item {
@@ -55,7 +55,7 @@ static_assert(sizeof(Item) == 8);
 
 // 16 bytes. A local event (items == 0) keeps its measured duration: owns[first_item].
 struct Event {
-  int64_t gap = 0;       // measured computation before the event, ns
+  int64_t gap = 0;  // measured computation before the event, ns
   int32_t first_item = 0;
   uint16_t items = 0;
   uint16_t flags = 0;
@@ -68,18 +68,18 @@ struct SendMessage {
   int32_t recv_index = -1;  // index into the receiver's recvs
 };
 struct RecvMessage {
-  int64_t bytes = 0;        // the matched send's bytes
-  int32_t src = -1;         // world rank of the sender; -1 when unmatched
+  int64_t bytes = 0;  // the matched send's bytes
+  int32_t src = -1;   // world rank of the sender; -1 when unmatched
   int32_t send_index = -1;
   int64_t own_unmatched = 0;  // an unmatched receive keeps its measured duration
 };
 struct Collective {
-  int64_t instance = 0;    // instance_id(communicator, sequence number): the same on every member
-  int32_t members = 1;     // ranks expected to take part
-  int32_t root = -1;       // world rank of the root (rooted flows)
+  int64_t instance = 0;  // instance_id(communicator, sequence number): the same on every member
+  int32_t members = 1;   // ranks expected to take part
+  int32_t root = -1;     // world rank of the root (rooted flows)
   CollectiveFlow flow = CollectiveFlow::All;
   int64_t rounds = 0, bytes = 0;  // LogGPS cost inputs (kernels/loggps.h collective_cost)
-  int64_t remainder = 0;   // Finalize: the measured time after the last member arrived
+  int64_t remainder = 0;          // Finalize: the measured time after the last member arrived
 };
 
 struct RankProgram {
@@ -155,8 +155,8 @@ class Engine {
  public:
   // `programs` are the owned ranks; `owner_of(rank)` is whether this engine owns a rank.
   // `distributed`: collect cross-owner traffic in the outbox (off for serial replays).
-  Engine(const std::vector<RankProgram> &programs, const Scenario &scenario, int32_t nranks,
-         bool record_timings, bool distributed = false);
+  Engine(const std::vector<RankProgram> &programs, const Scenario &scenario, int32_t nranks, bool record_timings,
+         bool distributed = false);
 
   // Advances every owned rank as far as possible. Returns whether anything moved.
   bool advance();
@@ -170,9 +170,21 @@ class Engine {
   int64_t released() const { return m_released; }
 
   // Cross-owner traffic.
-  struct SendPost { int32_t dst, recv_index; int64_t t; int64_t bytes; };
-  struct RecvPost { int32_t src, send_index; int64_t t; };
-  struct Arrival { int64_t instance; int32_t count; int32_t pad = 0; int64_t max_enter, root_enter; };
+  struct SendPost {
+    int32_t dst, recv_index;
+    int64_t t;
+    int64_t bytes;
+  };
+  struct RecvPost {
+    int32_t src, send_index;
+    int64_t t;
+  };
+  struct Arrival {
+    int64_t instance;
+    int32_t count;
+    int32_t pad = 0;
+    int64_t max_enter, root_enter;
+  };
   struct Outbox {
     std::vector<SendPost> sends;
     std::vector<RecvPost> recvs;
@@ -197,7 +209,7 @@ class Engine {
     int64_t next_inject = std::numeric_limits<int64_t>::min() / 4;
     bool posted = false;
     bool queued = false;
-    bool release = false;      // release_stuck applies to the current event
+    bool release = false;                  // release_stuck applies to the current event
     std::vector<int32_t> slot_ref;         // request slot -> item that activated it
     std::vector<int64_t> send_start;       // per send: when it started
     std::vector<int64_t> recv_post;        // per send: when the receiver posted (rendezvous)

@@ -12,7 +12,7 @@ namespace {
 struct Class {
   std::vector<int64_t> values;
   int64_t first_object = 0;
-  int64_t decision = 0;        // the first object's
+  int64_t decision = 0;  // the first object's
   bool single_decision = true;
 };
 
@@ -51,7 +51,8 @@ bool discerns(const std::vector<Class> &classes, uint32_t mask, int nattr) {
 RoughSetResult analyse_decision_table(const DecisionTable &t) {
   const int nattr = static_cast<int>(t.attributes.size());
   if (nattr > 20) throw std::invalid_argument("rough sets: at most 20 attributes");
-  if (t.conditions.size() != t.decision.size()) throw std::invalid_argument("rough sets: rows and decisions differ in number");
+  if (t.conditions.size() != t.decision.size())
+    throw std::invalid_argument("rough sets: rows and decisions differ in number");
   RoughSetResult out;
   out.objects = static_cast<int64_t>(t.decision.size());
   std::map<std::vector<int64_t>, size_t> index;
@@ -59,7 +60,8 @@ RoughSetResult analyse_decision_table(const DecisionTable &t) {
   for (size_t i = 0; i < t.decision.size(); ++i) {
     if (static_cast<int>(t.conditions[i].size()) != nattr) throw std::invalid_argument("rough sets: ragged table");
     auto [it, fresh] = index.emplace(t.conditions[i], classes.size());
-    if (fresh) classes.push_back({t.conditions[i], static_cast<int64_t>(i), t.decision[i], true});
+    if (fresh)
+      classes.push_back({t.conditions[i], static_cast<int64_t>(i), t.decision[i], true});
     else {
       Class &c = classes[it->second];
       if (c.decision != t.decision[i]) {
@@ -76,7 +78,8 @@ RoughSetResult analyse_decision_table(const DecisionTable &t) {
     subsets.push_back(m);
     if (m == full) break;
   }
-  std::stable_sort(subsets.begin(), subsets.end(), [](uint32_t a, uint32_t b) { return __builtin_popcount(a) < __builtin_popcount(b); });
+  std::stable_sort(subsets.begin(), subsets.end(),
+                   [](uint32_t a, uint32_t b) { return __builtin_popcount(a) < __builtin_popcount(b); });
   std::vector<uint32_t> found;
   for (uint32_t m : subsets) {
     if (std::any_of(found.begin(), found.end(), [&](uint32_t r) { return (r & m) == r; })) continue;
@@ -89,7 +92,8 @@ RoughSetResult analyse_decision_table(const DecisionTable &t) {
     return v;
   };
   for (uint32_t m : found) out.reducts.push_back(bits(m));
-  std::sort(out.reducts.begin(), out.reducts.end(), [](const auto &a, const auto &b) { return a.size() != b.size() ? a.size() < b.size() : a < b; });
+  std::sort(out.reducts.begin(), out.reducts.end(),
+            [](const auto &a, const auto &b) { return a.size() != b.size() ? a.size() < b.size() : a < b; });
   uint32_t core = found.empty() ? 0 : full;
   for (uint32_t m : found) core &= m;
   out.core = bits(core);
@@ -102,7 +106,8 @@ std::vector<int> explaining_attributes(const RoughSetResult &r, const std::vecto
   for (const auto &red : r.reducts)
     if (red.size() == r.minimal_reduct.size())
       for (int a : red)
-        if (object[static_cast<size_t>(a)] == value && std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+        if (object[static_cast<size_t>(a)] == value && std::find(out.begin(), out.end(), a) == out.end())
+          out.push_back(a);
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -18,16 +18,17 @@
 namespace perfsift::kernels {
 
 struct DecisionTable {
-  std::vector<std::string> attributes;            // names, e.g. "L2 miss rate"
-  std::vector<std::vector<int64_t>> conditions;   // [object][attribute]
-  std::vector<int64_t> decision;                  // [object]
+  std::vector<std::string> attributes;           // names, e.g. "L2 miss rate"
+  std::vector<std::vector<int64_t>> conditions;  // [object][attribute]
+  std::vector<int64_t> decision;                 // [object]
 };
 
 struct RoughSetResult {
   int64_t objects = 0, classes = 0;
-  std::vector<std::vector<int>> reducts;  // attribute indices, each sorted; reducts sorted by size then lexicographically
-  std::vector<int> core;                  // in every reduct (the singleton entries of the matrix)
-  std::vector<int> minimal_reduct;        // the first reduct of smallest size
+  std::vector<std::vector<int>>
+      reducts;                      // attribute indices, each sorted; reducts sorted by size then lexicographically
+  std::vector<int> core;            // in every reduct (the singleton entries of the matrix)
+  std::vector<int> minimal_reduct;  // the first reduct of smallest size
   // Objects equal on every condition but with different decisions: their class's
   // first object and each conflicting object (inconsistent rows, reported, not fatal).
   std::vector<std::pair<int64_t, int64_t>> inconsistent;

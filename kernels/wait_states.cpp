@@ -7,7 +7,8 @@
 namespace perfsift::kernels::waitstates {
 
 const char *pattern_key(int32_t p) {
-  static const char *const keys[kPatterns] = {"late_sender", "late_receiver", "wait_at_barrier", "wait_at_nxn", "late_broadcast", "early_reduce"};
+  static const char *const keys[kPatterns] = {"late_sender", "late_receiver",  "wait_at_barrier",
+                                              "wait_at_nxn", "late_broadcast", "early_reduce"};
   return p >= 0 && p < kPatterns ? keys[p] : "";
 }
 
@@ -55,8 +56,10 @@ CollectiveWaits collective_waits(int32_t pattern, const std::vector<Member> &m, 
   int64_t last_enter = INT64_MIN, root_enter = INT64_MIN, first_other = INT64_MAX;
   for (size_t i = 0; i < m.size(); ++i) {
     last_enter = std::max(last_enter, m[i].enter);
-    if (static_cast<int32_t>(i) == root) root_enter = m[i].enter;
-    else first_other = std::min(first_other, m[i].enter);
+    if (static_cast<int32_t>(i) == root)
+      root_enter = m[i].enter;
+    else
+      first_other = std::min(first_other, m[i].enter);
   }
   // Until `until`; leaving before it breaks the clock condition when `must` says so.
   auto wait_until = [&](size_t i, int64_t until, bool must) {
@@ -70,14 +73,17 @@ CollectiveWaits collective_waits(int32_t pattern, const std::vector<Member> &m, 
     const bool is_root = static_cast<int32_t>(i) == root;
     switch (pattern) {
       case kWaitAtBarrier:
-      case kWaitAtNxN: wait_until(i, last_enter, true); break;
+      case kWaitAtNxN:
+        wait_until(i, last_enter, true);
+        break;
       case kLateBroadcast:
         if (!is_root && root_enter != INT64_MIN) wait_until(i, root_enter, true);
         break;
       case kEarlyReduce:
         if (is_root && first_other != INT64_MAX) wait_until(i, first_other, true);
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return r;

@@ -20,7 +20,15 @@
 
 namespace perfsift::kernels::waitstates {
 
-enum Pattern : int32_t { kLateSender, kLateReceiver, kWaitAtBarrier, kWaitAtNxN, kLateBroadcast, kEarlyReduce, kPatterns };
+enum Pattern : int32_t {
+  kLateSender,
+  kLateReceiver,
+  kWaitAtBarrier,
+  kWaitAtNxN,
+  kLateBroadcast,
+  kEarlyReduce,
+  kPatterns
+};
 const char *pattern_key(int32_t p);  // "late_sender", ...
 
 // The call a side of a transfer blocked in: its completion when nonblocking (none when

@@ -32,8 +32,9 @@ void serialize(Archive &ar, perfsift::pipeline::Platform &p, unsigned) {
   ar &p.mpi_library &p.host_pattern;
 }
 template <class Archive>
-void serialize(Archive &ar, perfsift::pipeline::MessageModel &m, unsigned) {
-  ar &m.tree &m.normalizer &m.platform &m.trained_at &m.launcher &m.cases_per_class &m.training_accuracy &m.cross_validation_accuracy;
+void serialize(Archive &ar, perfsift::pipeline::TrainedClassifier &m, unsigned) {
+  ar &m.tree &m.normalizer &m.platform &m.trained_at &m.launcher &m.cases_per_class &m.training_accuracy &m
+      .cross_validation_accuracy;
 }
 
 }  // namespace boost::serialization
@@ -56,7 +57,7 @@ Platform platform_of(const io::RunInfo &run) {
   return p;
 }
 
-void save_model(const std::string &path, const MessageModel &m) {
+void save_classifier(const std::string &path, const TrainedClassifier &m) {
   std::ostringstream os;
   os << kMagic << "\n";
   {
@@ -66,20 +67,23 @@ void save_model(const std::string &path, const MessageModel &m) {
   io::write_file_atomically(path, os.str());
 }
 
-MessageModel load_model(const std::string &path) {
+TrainedClassifier load_classifier(const std::string &path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open the classifier model; write one with `perfsift train -o " + path + " -- mpirun -n 2`");
+  if (!in)
+    throw std::runtime_error(path + ": cannot open the classifier model; write one with `perfsift train -o " + path +
+                             " -- mpirun -n 2`");
   std::string magic;
   std::getline(in, magic);
   if (magic != kMagic)
     throw std::runtime_error(path + ": line 1: not a perfsift classifier model (expected \"" + kMagic +
                              "\"); write one with `perfsift train`");
-  MessageModel m;
+  TrainedClassifier m;
   try {
     boost::archive::text_iarchive ar(in);
     ar >> m;
   } catch (const std::exception &e) {
-    throw std::runtime_error(path + ": the classifier model is damaged (" + e.what() + "); train it again with `perfsift train`");
+    throw std::runtime_error(path + ": the classifier model is damaged (" + e.what() +
+                             "); train it again with `perfsift train`");
   }
   if (m.tree.nodes.empty() || m.normalizer.sum.size() != m.normalizer.count.size())
     throw std::runtime_error(path + ": the classifier model holds no tree; train it again with `perfsift train`");

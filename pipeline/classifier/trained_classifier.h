@@ -20,7 +20,7 @@ struct Platform {
 };
 Platform platform_of(const io::RunInfo &run);
 
-struct MessageModel {
+struct TrainedClassifier {
   kernels::c45::Tree tree;
   kernels::vetter::Normalizer normalizer;
   Platform platform;
@@ -31,7 +31,7 @@ struct MessageModel {
 };
 
 // Throws std::runtime_error naming the file and the fix.
-void save_model(const std::string &path, const MessageModel &m);
-MessageModel load_model(const std::string &path);
+void save_classifier(const std::string &path, const TrainedClassifier &m);
+TrainedClassifier load_classifier(const std::string &path);
 
 }  // namespace perfsift::pipeline

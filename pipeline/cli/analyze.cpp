@@ -39,11 +39,21 @@ std::string effective_config(const config::Values &v) {
     const std::string &k = d.key;
     config::Value val;
     switch (d.type) {
-      case config::Type::Bool: val = v.get_bool(k); break;
-      case config::Type::Int: val = v.get_int(k); break;
-      case config::Type::Float: val = v.get_float(k); break;
-      case config::Type::String: val = v.get_string(k); break;
-      case config::Type::StringList: val = v.get_list(k); break;
+      case config::Type::Bool:
+        val = v.get_bool(k);
+        break;
+      case config::Type::Int:
+        val = v.get_int(k);
+        break;
+      case config::Type::Float:
+        val = v.get_float(k);
+        break;
+      case config::Type::String:
+        val = v.get_string(k);
+        break;
+      case config::Type::StringList:
+        val = v.get_list(k);
+        break;
     }
     os << k << " = " << config::to_string(val) << "\n";
   }
@@ -83,7 +93,8 @@ io::Table findings_table(const std::vector<pipeline::Finding> &f) {
   auto &ranks = t.strings("ranks", "application ranks involved, e.g. 0-3,7");
   auto &cause = t.strings("cause", "why, in plain words with figures");
   auto &lost = t.floats("lost_s", "s", "wall time at stake: the most a perfect fix could remove");
-  auto &gain = t.floats("predicted_gain_s", "s", "simulated reduction of the run's wall time; NaN (JSON null) until a stage prices it");
+  auto &gain = t.floats("predicted_gain_s", "s",
+                        "simulated reduction of the run's wall time; NaN (JSON null) until a stage prices it");
   auto &stage = t.strings("stage", "stage that found it");
   for (size_t i = 0; i < f.size(); ++i) {
     rank.push_back(static_cast<int64_t>(i + 1));
@@ -193,7 +204,8 @@ std::vector<std::string> store_warnings(const io::RunInfo &run) {
   if (!run.truncated_ranks.empty())
     warnings.push_back("ranks " + kernels::format_ranges(kernels::to_ranges(run.truncated_ranks)) +
                        " stop early (no MPI_Finalize): their data ends where they died");
-  if (run.incomplete) warnings.push_back("the store is marked incomplete (rebuilt by `perfsift recover` after a crash)");
+  if (run.incomplete)
+    warnings.push_back("the store is marked incomplete (rebuilt by `perfsift recover` after a crash)");
   return warnings;
 }
 
@@ -307,11 +319,16 @@ int run_analyze(const AnalyzeOptions &o) {
 int run_report(const ReportOptions &o) {
   io::ResultsStore results(o.results);
   std::string text;
-  if (o.format == "json") text = pipeline::render_json(results);
-  else if (o.format == "html") text = pipeline::render_html(results);
-  else text = pipeline::render_text(results);
-  if (o.output.empty()) std::fputs(text.c_str(), stdout);
-  else pipeline::write_file_atomically(o.output, text);
+  if (o.format == "json")
+    text = pipeline::render_json(results);
+  else if (o.format == "html")
+    text = pipeline::render_html(results);
+  else
+    text = pipeline::render_text(results);
+  if (o.output.empty())
+    std::fputs(text.c_str(), stdout);
+  else
+    pipeline::write_file_atomically(o.output, text);
   return 0;
 }
 

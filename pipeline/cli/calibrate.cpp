@@ -132,11 +132,11 @@ void measure_overheads(Pair &pr, Timings &tm) {
       }
       // Receive overhead: the message is already there when the receive starts.
       pr.sync();
-      if (pr.me == 0) MPI_Send(pr.buf.data(), b, MPI_BYTE, pr.peer, 3, pr.comm);
+      if (pr.me == 0)
+        MPI_Send(pr.buf.data(), b, MPI_BYTE, pr.peer, 3, pr.comm);
       else {
         // Spin, not sleep: a woken process pays cache and scheduler costs that are not o_r.
-        for (const double until = MPI_Wtime() + 200e-6; MPI_Wtime() < until;) {
-        }
+        for (const double until = MPI_Wtime() + 200e-6; MPI_Wtime() < until;) {}
         const double t0 = MPI_Wtime();
         MPI_Recv(pr.buf.data(), b, MPI_BYTE, pr.peer, 3, pr.comm, MPI_STATUS_IGNORE);
         tr.push_back(MPI_Wtime() - t0);
@@ -210,7 +210,8 @@ double measure_gap(Pair &pr) {
   for (int t = 0; t < 5; ++t) {
     if (pr.me == 1)
       for (int i = 0; i < burst; ++i)
-        MPI_Irecv(pr.buf.data() + static_cast<size_t>(i) * 8, 8, MPI_BYTE, pr.peer, 5, pr.comm, &rq[static_cast<size_t>(i)]);
+        MPI_Irecv(pr.buf.data() + static_cast<size_t>(i) * 8, 8, MPI_BYTE, pr.peer, 5, pr.comm,
+                  &rq[static_cast<size_t>(i)]);
     pr.sync();
     const double t0 = MPI_Wtime();
     if (pr.me == 0)
@@ -271,8 +272,9 @@ void write_calibration(const CalibrateOptions &o, const kernels::LogGPS &p) {
   std::string first_line;
   for (int i = 0; i < len && lib[i] != '\n' && lib[i] != '\0'; ++i)
     if (lib[i] >= ' ') first_line += lib[i];
-  pipeline::write_loggps(o.output, p, std::string("measured on ") + host + " with " + first_line + ", " +
-                                          std::to_string(o.repetitions) + " repetitions per size");
+  pipeline::write_loggps(o.output, p,
+                         std::string("measured on ") + host + " with " + first_line + ", " +
+                             std::to_string(o.repetitions) + " repetitions per size");
 }
 
 }  // namespace
@@ -280,12 +282,14 @@ void write_calibration(const CalibrateOptions &o, const kernels::LogGPS &p) {
 bool warn_if_cores_were_busy(const char *command, const char *what, const std::vector<double> &seconds) {
   if (seconds.empty()) return false;
   const double fastest = *std::min_element(seconds.begin(), seconds.end());
-  const auto slow = std::count_if(seconds.begin(), seconds.end(), [&](double t) { return t > 10 * fastest && t > fastest + 100e-6; });
+  const auto slow =
+      std::count_if(seconds.begin(), seconds.end(), [&](double t) { return t > 10 * fastest && t > fastest + 100e-6; });
   if (slow * 10 <= static_cast<long>(seconds.size())) return false;
-  std::fprintf(stderr,
-               "perfsift: %s: warning: %ld of %zu %ss took over 100 us more than the fastest (%.1f us): the ranks shared their "
-               "cores with other work, so the figures measure the scheduler; run it on idle cores, one rank per core\n",
-               command, static_cast<long>(slow), seconds.size(), what, fastest * 1e6);
+  std::fprintf(
+      stderr,
+      "perfsift: %s: warning: %ld of %zu %ss took over 100 us more than the fastest (%.1f us): the ranks shared their "
+      "cores with other work, so the figures measure the scheduler; run it on idle cores, one rank per core\n",
+      command, static_cast<long>(slow), seconds.size(), what, fastest * 1e6);
   return true;
 }
 
@@ -308,12 +312,17 @@ int run_calibrate(const CalibrateOptions &o) {
   fs::remove(co.output, ec);
   fs::remove_all(co.output + ".spill", ec);
   if (rc != 0 || !fs::exists(out)) {
-    std::fprintf(stderr, "perfsift: calibrate: the measurement run failed (exit code %d); it needs two ranks, e.g. -- mpirun -n 2\n", rc);
+    std::fprintf(
+        stderr,
+        "perfsift: calibrate: the measurement run failed (exit code %d); it needs two ranks, e.g. -- mpirun -n 2\n",
+        rc);
     return rc ? rc : 1;
   }
   const kernels::LogGPS p = pipeline::read_loggps(out);  // proves the file reads back
-  std::printf("perfsift: wrote %s: L %.0f ns, os %.0f ns + %.3g ns/B, or %.0f ns + %.3g ns/B, g %.0f ns, G %.3g ns/B, S %lld B, s %lld B\n",
-              out.c_str(), p.L, p.os0, p.os1, p.or0, p.or1, p.g, p.G, static_cast<long long>(p.S), static_cast<long long>(p.s));
+  std::printf(
+      "perfsift: wrote %s: L %.0f ns, os %.0f ns + %.3g ns/B, or %.0f ns + %.3g ns/B, g %.0f ns, G %.3g ns/B, S %lld "
+      "B, s %lld B\n",
+      out.c_str(), p.L, p.os0, p.os1, p.or0, p.or1, p.g, p.G, static_cast<long long>(p.S), static_cast<long long>(p.s));
   return 0;
 }
 

@@ -44,7 +44,8 @@ std::string capture(const std::string &cmd) {
 
 bool is_open_mpi_launcher(const std::string &launcher) {
   const std::string base = fs::path(launcher).filename().string();
-  if (base != "mpirun" && base != "mpiexec" && base != "orterun" && base != "mpiexec.openmpi" && base != "mpirun.openmpi")
+  if (base != "mpirun" && base != "mpiexec" && base != "orterun" && base != "mpiexec.openmpi" &&
+      base != "mpirun.openmpi")
     return false;
   const std::string v = capture("'" + launcher + "' --version");
   return v.find("Open MPI") != std::string::npos || v.find("OpenRTE") != std::string::npos;
@@ -64,8 +65,7 @@ int run_command(std::vector<std::string> argv_s) {
     _exit(127);
   }
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -97,8 +97,9 @@ int run_collect(const CollectOptions &o) {
     if (!std::getenv("OMPI_MCA_odls_base_sigkill_timeout"))
       extra.insert(extra.end(), {"--mca", "odls_base_sigkill_timeout", "3"});
     if (!config_path.empty()) extra.insert(extra.end(), {"-x", "PERFSIFT_CONFIG"});
-    for (const char *v : {"PERFSIFT_BUFFER_MB", "PERFSIFT_PAPI_EVENTS", "PERFSIFT_MPI_GROUPS", "PERFSIFT_TEST_CLOCK_SKEW",
-                          "PERFSIFT_FUNCTION_REGIONS", "PERFSIFT_FUNCTION_INCLUDE", "PERFSIFT_FUNCTION_EXCLUDE"})
+    for (const char *v :
+         {"PERFSIFT_BUFFER_MB", "PERFSIFT_PAPI_EVENTS", "PERFSIFT_MPI_GROUPS", "PERFSIFT_TEST_CLOCK_SKEW",
+          "PERFSIFT_FUNCTION_REGIONS", "PERFSIFT_FUNCTION_INCLUDE", "PERFSIFT_FUNCTION_EXCLUDE"})
       if (std::getenv(v)) extra.insert(extra.end(), {"-x", v});
     argv_s.insert(argv_s.begin() + 1, extra.begin(), extra.end());
   } else {
@@ -123,8 +124,10 @@ int run_collect(const CollectOptions &o) {
     run_recover(r);
     return app_rc ? app_rc : 1;
   }
-  std::fprintf(stderr, "perfsift: no trace store was written (exit code %d). Is the program an MPI program that reached "
-                       "MPI_Init? Statically linked MPI cannot be preloaded; link with -lperfsift_collect instead.\n", app_rc);
+  std::fprintf(stderr,
+               "perfsift: no trace store was written (exit code %d). Is the program an MPI program that reached "
+               "MPI_Init? Statically linked MPI cannot be preloaded; link with -lperfsift_collect instead.\n",
+               app_rc);
   return app_rc ? app_rc : 1;
 }
 

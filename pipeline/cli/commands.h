@@ -32,7 +32,7 @@ bool warn_if_cores_were_busy(const char *command, const char *what, const std::v
 
 struct TrainOptions {
   std::string output;
-  std::string trace;  // keep the microbenchmark's trace here (default: discarded)
+  std::string trace;            // keep the microbenchmark's trace here (default: discarded)
   int64_t max_elems = 1 << 20;  // largest message, in ints (the paper's 4 MB)
   int iterations = 20;          // per size and phase (normal: twice)
   double min_delay_us = 500, delay_variance_us = 1500;
@@ -59,7 +59,7 @@ int run_recover(const RecoverOptions &o);
 struct AnalyzeOptions {
   std::string store;
   std::string config;
-  std::string output;   // default: STORE-results.h5 beside the store
+  std::string output;  // default: STORE-results.h5 beside the store
   std::string json;
   std::vector<std::string> whatif;
   std::string model;

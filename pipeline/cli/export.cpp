@@ -24,8 +24,10 @@ io::PredictedTrace load(const ExportOptions &o) {
   io::ResultsStore rs(o.results);
   const auto root = rs.attributes("");
   if (!pipeline::has_child(rs, "whatif", "trace"))
-    throw std::runtime_error(o.results + ": no predicted traces (the whatif stage did not run, or the run has more events than "
-                             "whatif.trace_max_events); analyse again with the whatif stage and a larger whatif.trace_max_events");
+    throw std::runtime_error(
+        o.results +
+        ": no predicted traces (the whatif stage did not run, or the run has more events than "
+        "whatif.trace_max_events); analyse again with the whatif stage and a larger whatif.trace_max_events");
   const auto questions = rs.table("whatif/questions");
   const auto &text = column<std::string>(questions, "question");
   const auto t = rs.table("whatif/trace");
@@ -35,17 +37,21 @@ io::PredictedTrace load(const ExportOptions &o) {
   stored.erase(std::unique(stored.begin(), stored.end()), stored.end());
   // The question by row number or by its text.
   int64_t want = -2;
-  if (o.question.empty()) want = 0;
-  else if (o.question == "measured") want = -1;  // the run as recorded
+  if (o.question.empty())
+    want = 0;
+  else if (o.question == "measured")
+    want = -1;  // the run as recorded
   else {
     for (size_t i = 0; i < text.size(); ++i)
       if (text[i] == o.question) want = static_cast<int64_t>(i);
-    if (want < -1 && !o.question.empty() && std::all_of(o.question.begin(), o.question.end(), ::isdigit)) want = std::stoll(o.question);
+    if (want < -1 && !o.question.empty() && std::all_of(o.question.begin(), o.question.end(), ::isdigit))
+      want = std::stoll(o.question);
   }
   if (want < -1 || !std::binary_search(stored.begin(), stored.end(), want)) {
     std::string avail;
     for (int64_t k : stored)
-      avail += (avail.empty() ? "" : ", ") + (k < 0 ? std::string("\"measured\"") : std::to_string(k) + " \"" + text[static_cast<size_t>(k)] + "\"");
+      avail += (avail.empty() ? "" : ", ") +
+               (k < 0 ? std::string("\"measured\"") : std::to_string(k) + " \"" + text[static_cast<size_t>(k)] + "\"");
     throw std::runtime_error(o.results + ": no predicted trace for question '" + o.question + "'; stored: " + avail);
   }
   io::PredictedTrace p;
@@ -53,15 +59,18 @@ io::PredictedTrace load(const ExportOptions &o) {
   const auto a = rs.attributes("whatif");
   p.ops = attr_or<std::vector<std::string>>(a, "trace_operations", {});
   p.regions = attr_or<std::vector<std::string>>(a, "trace_regions", {});
-  const auto &rank = column<int64_t>(t, "rank"), &event = column<int64_t>(t, "event"), &enter = column<int64_t>(t, "enter_ns"),
-             &exit = column<int64_t>(t, "exit_ns"), &wait = column<int64_t>(t, "wait_ns"), &op = column<int64_t>(t, "op"),
+  const auto &rank = column<int64_t>(t, "rank"), &event = column<int64_t>(t, "event"),
+             &enter = column<int64_t>(t, "enter_ns"), &exit = column<int64_t>(t, "exit_ns"),
+             &wait = column<int64_t>(t, "wait_ns"), &op = column<int64_t>(t, "op"),
              &region = column<int64_t>(t, "region");
   for (size_t i = 0; i < t.rows(); ++i)
     if (qi[i] == want) {
       p.calls.push_back({rank[i], event[i], enter[i], exit[i], wait[i], op[i], region[i]});
       p.nranks = std::max(p.nranks, rank[i] + 1);
     }
-  std::sort(p.calls.begin(), p.calls.end(), [](const io::PredictedCall &x, const io::PredictedCall &y) { return x.rank != y.rank ? x.rank < y.rank : x.event < y.event; });
+  std::sort(p.calls.begin(), p.calls.end(), [](const io::PredictedCall &x, const io::PredictedCall &y) {
+    return x.rank != y.rank ? x.rank < y.rank : x.event < y.event;
+  });
   return p;
 }
 
@@ -69,10 +78,12 @@ io::PredictedTrace load(const ExportOptions &o) {
 
 int run_export(const ExportOptions &o) {
   const io::PredictedTrace p = load(o);
-  if (o.format == "chrome") io::write_chrome_trace(o.output, p);
-  else io::write_otf2(o.output, p);
-  std::fprintf(stderr, "perfsift: wrote %s (%s, %zu calls on %lld ranks, question \"%s\")\n", o.output.c_str(), o.format.c_str(),
-               p.calls.size(), static_cast<long long>(p.nranks), p.question.c_str());
+  if (o.format == "chrome")
+    io::write_chrome_trace(o.output, p);
+  else
+    io::write_otf2(o.output, p);
+  std::fprintf(stderr, "perfsift: wrote %s (%s, %zu calls on %lld ranks, question \"%s\")\n", o.output.c_str(),
+               o.format.c_str(), p.calls.size(), static_cast<long long>(p.nranks), p.question.c_str());
   return 0;
 }
 

@@ -17,10 +17,14 @@ namespace {
 std::string json_escape(const std::string &s) {
   std::string o;
   for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += c;
-    else if (c == '\n') o += "\\n";
-    else if (static_cast<unsigned char>(c) < 0x20) o += ' ';
-    else o += c;
+    if (c == '"' || c == '\\')
+      o += '\\', o += c;
+    else if (c == '\n')
+      o += "\\n";
+    else if (static_cast<unsigned char>(c) < 0x20)
+      o += ' ';
+    else
+      o += c;
   }
   return o;
 }
@@ -36,7 +40,6 @@ std::string json_ints(const std::vector<int32_t> &v) {
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
   return s + "]";
 }
-
 
 // The name of an operation code; a code outside the store's /ops table reads "?".
 const std::string &op_name(const std::vector<std::string> &ops, size_t code) {
@@ -95,7 +98,8 @@ void count_requests(Counts &c, const Block &b, int32_t r, const std::vector<pipe
   for (int64_t k = b.co[r]; k < b.co[r + 1]; ++k) {
     const auto &cp = b.cp[static_cast<size_t>(k - b.co[b.first])];
     if (cp.source < 0 || cp.cancelled) continue;
-    if (cp.request < 0) c.recvs.push_back({b.event(r, cp.event).comm, cp.source, r, cp.tag});  // Sendrecv's receive half
+    if (cp.request < 0)
+      c.recvs.push_back({b.event(r, cp.event).comm, cp.source, r, cp.tag});  // Sendrecv's receive half
     else if (auto it = req_of.find(cp.request); it != req_of.end() && it->second.kind == io::kReqRecv)
       c.recvs.push_back({it->second.comm, cp.source, r, cp.tag});
   }
@@ -122,7 +126,8 @@ Summary summarise(const io::TraceStore &store) {
   const auto co = store.offsets("completions");
   for (int32_t first = 0; first < n; first += block) {
     const int32_t last = std::min(n, first + block);
-    const Block b{eo, qo, co, first, store.events(first, last), store.requests(first, last), store.completions(first, last)};
+    const Block b{
+        eo, qo, co, first, store.events(first, last), store.requests(first, last), store.completions(first, last)};
     for (int32_t r = first; r < last; ++r) {
       count_events(c, b, r, traits);
       count_requests(c, b, r, traits);
@@ -145,22 +150,25 @@ void print_json(const io::TraceStore &store, const Summary &s) {
   const auto &run = store.run();
   std::ostringstream os;
   os << "{\"format\": \"perfsift-trace\", \"version\": " << store.version() << ", \"ranks\": " << store.nranks()
-     << ", \"duration_s\": " << s.duration << ", \"events\": " << s.nevents << ", \"events_storage_bytes\": " << store.events_storage_bytes()
-     << ", \"command\": \"" << json_escape(run.command)
-     << "\", \"start_time\": \"" << run.start_time << "\", \"events_per_op\": {";
+     << ", \"duration_s\": " << s.duration << ", \"events\": " << s.nevents
+     << ", \"events_storage_bytes\": " << store.events_storage_bytes() << ", \"command\": \""
+     << json_escape(run.command) << "\", \"start_time\": \"" << run.start_time << "\", \"events_per_op\": {";
   bool first = true;
   for (const auto &[op, c] : s.per_op) os << (first ? "" : ", ") << '"' << op << "\": " << c, first = false;
   os << "}, \"time_per_op_s\": {";
   first = true;
   for (const auto &[op, t] : s.time_per_op) os << (first ? "" : ", ") << '"' << op << "\": " << t, first = false;
   os << "}, \"regions\": [";
-  for (size_t i = 0; i < store.regions().size(); ++i) os << (i ? ", \"" : "\"") << json_escape(store.regions()[i].path) << '"';
-  os << "], \"metrics\": " << json_list(store.metrics()) << ", \"counters_recorded\": " << json_list(run.counters_recorded)
-     << ", \"counters_unavailable\": " << json_list(run.counters_unavailable) << ", \"p2p\": {\"sends\": " << s.bal.sends
-     << ", \"receives\": " << s.bal.receives << ", \"unmatched_sends\": " << s.bal.unmatched_sends
-     << ", \"unmatched_receives\": " << s.bal.unmatched_receives << "}, \"incomplete\": " << (run.incomplete ? "true" : "false")
-     << ", \"missing_ranks\": " << json_ints(run.missing_ranks) << ", \"truncated_ranks\": " << json_ints(run.truncated_ranks)
-     << "}\n";
+  for (size_t i = 0; i < store.regions().size(); ++i)
+    os << (i ? ", \"" : "\"") << json_escape(store.regions()[i].path) << '"';
+  os << "], \"metrics\": " << json_list(store.metrics())
+     << ", \"counters_recorded\": " << json_list(run.counters_recorded)
+     << ", \"counters_unavailable\": " << json_list(run.counters_unavailable)
+     << ", \"p2p\": {\"sends\": " << s.bal.sends << ", \"receives\": " << s.bal.receives
+     << ", \"unmatched_sends\": " << s.bal.unmatched_sends << ", \"unmatched_receives\": " << s.bal.unmatched_receives
+     << "}, \"incomplete\": " << (run.incomplete ? "true" : "false")
+     << ", \"missing_ranks\": " << json_ints(run.missing_ranks)
+     << ", \"truncated_ranks\": " << json_ints(run.truncated_ranks) << "}\n";
   std::fputs(os.str().c_str(), stdout);
 }
 
@@ -178,7 +186,8 @@ void print_regions(const io::TraceStore &store) {
       if (!std::isnan(wall[r * nr + g])) w += wall[r * nr + g], m += mpi[r * nr + g], ++cnt;
     const auto &reg = store.regions()[g];
     int depth = static_cast<int>(std::count(reg.path.begin(), reg.path.end(), '/')) + (g ? 1 : 0);
-    std::printf("    %*s%-*s %10.4f %10.4f\n", 2 * depth, "", 30 - 2 * depth, reg.name.c_str(), cnt ? w / cnt : 0.0, cnt ? m / cnt : 0.0);
+    std::printf("    %*s%-*s %10.4f %10.4f\n", 2 * depth, "", 30 - 2 * depth, reg.name.c_str(), cnt ? w / cnt : 0.0,
+                cnt ? m / cnt : 0.0);
   }
 }
 
@@ -186,11 +195,12 @@ void print_text(const io::TraceStore &store, const Summary &s) {
   const auto &run = store.run();
   std::printf("%s: perfsift trace store v%d\n", store.path().c_str(), store.version());
   std::printf("  command      %s\n", run.command.c_str());
-  std::printf("  started      %s, %d ranks, %.3f s, %lld MPI events\n", run.start_time.c_str(), store.nranks(), s.duration,
-              static_cast<long long>(s.nevents));
+  std::printf("  started      %s, %d ranks, %.3f s, %lld MPI events\n", run.start_time.c_str(), store.nranks(),
+              s.duration, static_cast<long long>(s.nevents));
   std::printf("  completeness %s", run.incomplete ? "INCOMPLETE" : "complete");
   if (!run.missing_ranks.empty()) std::printf(", missing ranks %s", json_ints(run.missing_ranks).c_str());
-  if (!run.truncated_ranks.empty()) std::printf(", ranks ended without MPI_Finalize %s", json_ints(run.truncated_ranks).c_str());
+  if (!run.truncated_ranks.empty())
+    std::printf(", ranks ended without MPI_Finalize %s", json_ints(run.truncated_ranks).c_str());
   std::printf("\n  counters     recorded %s; unavailable %s\n", json_list(run.counters_recorded).c_str(),
               json_list(run.counters_unavailable).c_str());
   std::printf("  p2p          %lld sends, %lld receives, %lld unmatched sends, %lld unmatched receives\n",
@@ -210,8 +220,10 @@ void print_text(const io::TraceStore &store, const Summary &s) {
 int run_info(const InfoOptions &o) {
   io::TraceStore store(o.store);
   const Summary s = summarise(store);
-  if (o.json) print_json(store, s);
-  else print_text(store, s);
+  if (o.json)
+    print_json(store, s);
+  else
+    print_text(store, s);
   return 0;
 }
 

@@ -28,9 +28,11 @@ using Commands = std::vector<Command>;
 // Each add_* registers one subcommand (or a command and its hidden worker) with its options.
 void add_collect(CLI::App &app, Commands &commands) {
   auto co = std::make_shared<cli::CollectOptions>();
-  auto *collect = app.add_subcommand("collect", "Run an MPI launcher with the collector preloaded and write one trace store");
+  auto *collect =
+      app.add_subcommand("collect", "Run an MPI launcher with the collector preloaded and write one trace store");
   collect->add_option("-o,--output", co->output, "trace store to write")->capture_default_str();
-  collect->add_option("-c,--config", co->config, "collector configuration (TOML); keys:\n" + config::describe(config::collect_keys()));
+  collect->add_option("-c,--config", co->config,
+                      "collector configuration (TOML); keys:\n" + config::describe(config::collect_keys()));
   collect->add_option("launch", co->launch, "launcher and program after --, e.g. -- mpirun -n 4 ./app")->required();
   collect->positionals_at_end();
   commands.push_back({collect, [co] { return cli::run_collect(*co); }});
@@ -38,7 +40,8 @@ void add_collect(CLI::App &app, Commands &commands) {
 
 void add_info(CLI::App &app, Commands &commands) {
   auto io_opts = std::make_shared<cli::InfoOptions>();
-  auto *info = app.add_subcommand("info", "Summarise a trace store: ranks, duration, events per operation, regions, counters, unmatched messages");
+  auto *info = app.add_subcommand(
+      "info", "Summarise a trace store: ranks, duration, events per operation, regions, counters, unmatched messages");
   info->add_option("store", io_opts->store, "trace store")->required();
   info->add_flag("--json", io_opts->json, "machine-readable output");
   commands.push_back({info, [io_opts] { return cli::run_info(*io_opts); }});
@@ -46,7 +49,8 @@ void add_info(CLI::App &app, Commands &commands) {
 
 void add_recover(CLI::App &app, Commands &commands) {
   auto ro = std::make_shared<cli::RecoverOptions>();
-  auto *recover = app.add_subcommand("recover", "Build a store, marked incomplete, from the spill files a crashed run left");
+  auto *recover =
+      app.add_subcommand("recover", "Build a store, marked incomplete, from the spill files a crashed run left");
   recover->add_option("spill_dir", ro->spill_dir, "spill directory (OUTPUT.spill)")->required();
   recover->add_option("-o,--output", ro->output, "trace store to write")->required();
   commands.push_back({recover, [ro] { return cli::run_recover(*ro); }});
@@ -54,16 +58,20 @@ void add_recover(CLI::App &app, Commands &commands) {
 
 void add_analyze(CLI::App &app, Commands &commands) {
   auto ao = std::make_shared<cli::AnalyzeOptions>();
-  auto *analyze = app.add_subcommand("analyze",
+  auto *analyze = app.add_subcommand(
+      "analyze",
       "Analyse a trace store with the stage pipeline; writes a results store (HDF5) and prints the top findings.\n"
       "Runs in parallel: mpirun -n K perfsift analyze STORE (or srun), K independent of the application's ranks");
   analyze->add_option("store", ao->store, "trace store written by perfsift collect (or synth)")->required();
-  analyze->add_option("-c,--config", ao->config, "pipeline file (TOML); `perfsift stages` lists stages and keys; none: defaults");
+  analyze->add_option("-c,--config", ao->config,
+                      "pipeline file (TOML); `perfsift stages` lists stages and keys; none: defaults");
   analyze->add_option("-o,--output", ao->output, "results store to write (default: STORE-results.h5 beside the store)");
   analyze->add_option("--json", ao->json, "also write the JSON report here");
   analyze->add_option("--whatif", ao->whatif, "what-if question for the replay stage (repeatable)");
-  analyze->add_option("--model", ao->model, "force a program model for model-based diagnosis: master-worker, wavefront, none");
-  analyze->add_option("--reference", ao->reference, "a reference run's trace store: diagnose this run relative to it (scaling studies)");
+  analyze->add_option("--model", ao->model,
+                      "force a program model for model-based diagnosis: master-worker, wavefront, none");
+  analyze->add_option("--reference", ao->reference,
+                      "a reference run's trace store: diagnose this run relative to it (scaling studies)");
   analyze->add_flag("--progress", ao->progress, "show progress on stderr even when it is not a terminal");
   commands.push_back({analyze, [ao] { return cli::run_analyze(*ao); }});
 }
@@ -72,17 +80,24 @@ void add_report(CLI::App &app, Commands &commands) {
   auto rpo = std::make_shared<cli::ReportOptions>();
   auto *report = app.add_subcommand("report", "Render a results store again: the text report, or the JSON report");
   report->add_option("results", rpo->results, "results store written by perfsift analyze")->required();
-  report->add_option("--format", rpo->format, "text, json, or html (one self-contained page for a browser)")->check(CLI::IsMember({"text", "json", "html"}))->capture_default_str();
+  report->add_option("--format", rpo->format, "text, json, or html (one self-contained page for a browser)")
+      ->check(CLI::IsMember({"text", "json", "html"}))
+      ->capture_default_str();
   report->add_option("-o,--output", rpo->output, "write to this file instead of stdout");
   commands.push_back({report, [rpo] { return cli::run_report(*rpo); }});
 }
 
 void add_export(CLI::App &app, Commands &commands) {
   auto eo = std::make_shared<cli::ExportOptions>();
-  auto *exp = app.add_subcommand("export", "Write a predicted trace (baseline replay or a user's what-if question) as Chrome trace JSON or OTF2");
+  auto *exp = app.add_subcommand(
+      "export", "Write a predicted trace (baseline replay or a user's what-if question) as Chrome trace JSON or OTF2");
   exp->add_option("results", eo->results, "results store written by perfsift analyze")->required();
-  exp->add_option("--format", eo->format, "chrome (Perfetto) or otf2 (Vampir, otf2-print)")->check(CLI::IsMember({"chrome", "otf2"}))->capture_default_str();
-  exp->add_option("--question", eo->question, "row of whatif/questions, the question's text, or measured (the run as recorded); default: the baseline");
+  exp->add_option("--format", eo->format, "chrome (Perfetto) or otf2 (Vampir, otf2-print)")
+      ->check(CLI::IsMember({"chrome", "otf2"}))
+      ->capture_default_str();
+  exp->add_option(
+      "--question", eo->question,
+      "row of whatif/questions, the question's text, or measured (the run as recorded); default: the baseline");
   exp->add_option("-o,--output", eo->output, "file (chrome) or directory (otf2) to write")->required();
   commands.push_back({exp, [eo] { return cli::run_export(*eo); }});
 }
@@ -90,8 +105,12 @@ void add_export(CLI::App &app, Commands &commands) {
 // calibrate, and the hidden calibrate-worker its launcher runs.
 void add_calibrate(CLI::App &app, Commands &commands) {
   auto cao = std::make_shared<cli::CalibrateOptions>();
-  auto *cal = app.add_subcommand("calibrate", "Measure LogGPS parameters (L, o, g, G, S, s) with ping-pong microbenchmarks under the given launcher");
-  cal->add_option("-o,--output", cao->output, "parameter file to write (TOML; give it to the whatif stage as whatif.loggps)")->required();
+  auto *cal = app.add_subcommand(
+      "calibrate",
+      "Measure LogGPS parameters (L, o, g, G, S, s) with ping-pong microbenchmarks under the given launcher");
+  cal->add_option("-o,--output", cao->output,
+                  "parameter file to write (TOML; give it to the whatif stage as whatif.loggps)")
+      ->required();
   cal->add_option("--repetitions", cao->repetitions, "round trips per message size")->capture_default_str();
   cal->add_option("launch", cao->launch, "launcher after --, e.g. -- mpirun -n 2")->required();
   cal->positionals_at_end();
@@ -107,17 +126,30 @@ void add_calibrate(CLI::App &app, Commands &commands) {
 // train, and the hidden train-worker its launcher runs.
 void add_train(CLI::App &app, Commands &commands) {
   auto to = std::make_shared<cli::TrainOptions>();
-  auto *train = app.add_subcommand("train", "Run Vetter's microbenchmarks (one phase per class of late message) under the given "
-                                            "launcher and learn the C4.5 message classifier the classify stage uses");
-  train->add_option("-o,--output", to->output, "model file to write (give it to the classify stage as classify.model)")->required();
+  auto *train = app.add_subcommand("train",
+                                   "Run Vetter's microbenchmarks (one phase per class of late message) under the given "
+                                   "launcher and learn the C4.5 message classifier the classify stage uses");
+  train->add_option("-o,--output", to->output, "model file to write (give it to the classify stage as classify.model)")
+      ->required();
   train->add_option("--trace", to->trace, "keep the microbenchmarks' trace store here");
-  train->add_option("--max-elems", to->max_elems, "largest message in ints (sizes 1, 2, 4, ... up to it)")->capture_default_str()->check(CLI::Range(int64_t{1}, int64_t{1} << 26));
-  train->add_option("--iterations", to->iterations, "transfers per size and class")->capture_default_str()->check(CLI::Range(2, 100000));
-  train->add_option("--min-delay-us", to->min_delay_us, "smallest injected delay")->capture_default_str()->check(CLI::Range(0.0, 1e7));
-  train->add_option("--delay-variance-us", to->delay_variance_us, "injected delays are min + variance * U[0,1)")->capture_default_str()->check(CLI::Range(0.0, 1e7));
-  train->add_option("--folds", to->folds, "cross-validation folds reported")->capture_default_str()->check(CLI::Range(2, 100));
+  train->add_option("--max-elems", to->max_elems, "largest message in ints (sizes 1, 2, 4, ... up to it)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 26));
+  train->add_option("--iterations", to->iterations, "transfers per size and class")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 100000));
+  train->add_option("--min-delay-us", to->min_delay_us, "smallest injected delay")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e7));
+  train->add_option("--delay-variance-us", to->delay_variance_us, "injected delays are min + variance * U[0,1)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e7));
+  train->add_option("--folds", to->folds, "cross-validation folds reported")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 100));
   train->add_option("--seed", to->seed, "delay seed")->capture_default_str();
-  train->add_option("launch", to->launch, "launcher after --, e.g. -- mpirun -n 2 (pairs of ranks exchange)")->required();
+  train->add_option("launch", to->launch, "launcher after --, e.g. -- mpirun -n 2 (pairs of ranks exchange)")
+      ->required();
   train->positionals_at_end();
   commands.push_back({train, [to] { return cli::run_train(*to); }});
 
@@ -138,7 +170,8 @@ void add_pipeline_help(CLI::App &app, Commands &commands) {
 
   auto check_path = std::make_shared<std::string>();
   auto *config_cmd = app.add_subcommand("config", "Work with pipeline files");
-  auto *config_check = config_cmd->add_subcommand("check", "Validate a pipeline file: unknown stages or keys, wrong types, ranges");
+  auto *config_check =
+      config_cmd->add_subcommand("check", "Validate a pipeline file: unknown stages or keys, wrong types, ranges");
   config_check->add_option("file", *check_path, "pipeline file (TOML)")->required();
   config_cmd->require_subcommand(1);
   commands.push_back({config_check, [check_path] { return cli::run_config_check(*check_path); }});
@@ -146,22 +179,35 @@ void add_pipeline_help(CLI::App &app, Commands &commands) {
 
 void add_synth(CLI::App &app, Commands &commands) {
   auto so = std::make_shared<cli::SynthOptions>();
-  auto *synth = app.add_subcommand("synth",
+  auto *synth = app.add_subcommand(
+      "synth",
       "Write a synthetic trace store of an SPMD program (per leaf region: computation, ring exchange; Allreduce per "
-      "iteration) with chosen behaviour, to test analyses without counters or at scale. Runs in parallel under mpirun.");
+      "iteration) with chosen behaviour, to test analyses without counters or at scale. Runs in parallel under "
+      "mpirun.");
   synth->add_option("-o,--output", so->output, "trace store to write")->required();
   synth->add_option("--ranks", so->ranks, "application ranks")->capture_default_str();
-  synth->add_option("--regions", so->regions, "a count (64: 8 phases with kernels below them) or paths: solve,solve/smooth,io")->capture_default_str();
-  synth->add_option("--events-per-rank", so->events_per_rank, "MPI events per rank (rounded to whole iterations)")->capture_default_str();
-  synth->add_option("--message-bytes", so->message_bytes, "bytes of each ring message (network: 2 us + bytes / 5 GB/s)")->capture_default_str();
-  synth->add_option("--inject", so->inject,
+  synth
+      ->add_option("--regions", so->regions,
+                   "a count (64: 8 phases with kernels below them) or paths: solve,solve/smooth,io")
+      ->capture_default_str();
+  synth->add_option("--events-per-rank", so->events_per_rank, "MPI events per rank (rounded to whole iterations)")
+      ->capture_default_str();
+  synth->add_option("--message-bytes", so->message_bytes, "bytes of each ring message (network: 2 us + bytes / 5 GB/s)")
+      ->capture_default_str();
+  synth->add_option(
+      "--inject", so->inject,
       "behaviour, repeatable: imbalance:region=P,ranks=0-3,factor=2 | late-sender:region=P,ranks=5,delay=0.002 | "
       "cache-miss:region=P,ranks=all,factor=10 | counter:name=PAPI_L2_TCM,region=P,ranks=0-3,rate=5e7 (per second of "
-      "computation) | io:region=P,ranks=all,bytes=1e8 (file bytes written per iteration at 1 GB/s: wall time, no CPU) | "
+      "computation) | io:region=P,ranks=all,bytes=1e8 (file bytes written per iteration at 1 GB/s: wall time, no CPU) "
+      "| "
       "missing:ranks=1");
-  synth->add_option("--counters", so->counters, "counters to record, e.g. PAPI_TOT_CYC,PAPI_TOT_INS,PAPI_L1_DCM,PAPI_L2_TCM; the "
-      "usual four not listed are recorded as unavailable. Default rates per second of computation: 2.5e9 cycles, "
-      "IPC 1.5, L1 misses 2% and L2 0.4% of instructions (cache-miss multiplies misses)")->delimiter(',');
+  synth
+      ->add_option(
+          "--counters", so->counters,
+          "counters to record, e.g. PAPI_TOT_CYC,PAPI_TOT_INS,PAPI_L1_DCM,PAPI_L2_TCM; the "
+          "usual four not listed are recorded as unavailable. Default rates per second of computation: 2.5e9 cycles, "
+          "IPC 1.5, L1 misses 2% and L2 0.4% of instructions (cache-miss multiplies misses)")
+      ->delimiter(',');
   synth->add_option("--seed", so->seed, "noise seed")->capture_default_str();
   commands.push_back({synth, [so] { return cli::run_synth(*so); }});
 }
@@ -188,17 +234,18 @@ int run_reporting_errors(const Command &command) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  CLI::App app{"perfsift: automatic performance diagnosis of MPI programs.\n"
-               "  perfsift collect -o run.h5 -- mpirun -n 4 ./app   record a run (no recompile)\n"
-               "  perfsift info run.h5                              summarise a trace store\n"
-               "  perfsift recover run.h5.spill -o run.h5           rebuild a store after a crash\n"
-               "  mpirun -n 2 perfsift analyze run.h5 -o res.h5     find, explain and price problems\n"
-               "  perfsift report res.h5 --format json              render results again\n"
-               "  perfsift export res.h5 --format chrome -o t.json  a predicted trace for Perfetto (or otf2 for Vampir)\n"
-               "  perfsift calibrate -o loggps.toml -- mpirun -n 2  measure LogGPS parameters for the replay\n"
-               "  perfsift train -o classifier.model -- mpirun -n 2 learn what late messages look like here\n"
-               "  perfsift stages | perfsift config check FILE      the analysis stages and their keys\n"
-               "  perfsift synth -o big.h5 --ranks 1024 ...         a synthetic store with chosen behaviour"};
+  CLI::App app{
+      "perfsift: automatic performance diagnosis of MPI programs.\n"
+      "  perfsift collect -o run.h5 -- mpirun -n 4 ./app   record a run (no recompile)\n"
+      "  perfsift info run.h5                              summarise a trace store\n"
+      "  perfsift recover run.h5.spill -o run.h5           rebuild a store after a crash\n"
+      "  mpirun -n 2 perfsift analyze run.h5 -o res.h5     find, explain and price problems\n"
+      "  perfsift report res.h5 --format json              render results again\n"
+      "  perfsift export res.h5 --format chrome -o t.json  a predicted trace for Perfetto (or otf2 for Vampir)\n"
+      "  perfsift calibrate -o loggps.toml -- mpirun -n 2  measure LogGPS parameters for the replay\n"
+      "  perfsift train -o classifier.model -- mpirun -n 2 learn what late messages look like here\n"
+      "  perfsift stages | perfsift config check FILE      the analysis stages and their keys\n"
+      "  perfsift synth -o big.h5 --ranks 1024 ...         a synthetic store with chosen behaviour"};
   app.require_subcommand(1);
   Commands commands;
   for (auto add : {add_collect, add_info, add_recover, add_analyze, add_report, add_export, add_calibrate, add_train,

@@ -1,4 +1,5 @@
-// MPI for the commands that run as MPI programs (analyze, synth, recover) and the microbenchmark workers (calibrate, train).
+// MPI for the commands that run as MPI programs (analyze, synth, recover) and the microbenchmark workers (calibrate,
+// train).
 #include <mpi.h>
 
 #include <cstdio>

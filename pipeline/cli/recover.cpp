@@ -100,9 +100,11 @@ int run_recover(const RecoverOptions &o) {
   std::vector<std::string> op_names;
   for (const auto &op : collect::kOps) op_names.emplace_back(op.name);
   io::write_trace_store(MPI_COMM_SELF, o.output, rc.run, rc.traces, op_names);
-  std::fprintf(stderr, "perfsift: recovered %s from %d of %d ranks; marked incomplete (missing ranks: %s; ended without MPI_Finalize: %s)\n",
-               o.output.c_str(), static_cast<int>(std::count(rc.present.begin(), rc.present.end(), true)), rc.run.nranks,
-               comma_list(rc.run.missing_ranks).c_str(), comma_list(rc.run.truncated_ranks).c_str());
+  std::fprintf(stderr,
+               "perfsift: recovered %s from %d of %d ranks; marked incomplete (missing ranks: %s; ended without "
+               "MPI_Finalize: %s)\n",
+               o.output.c_str(), static_cast<int>(std::count(rc.present.begin(), rc.present.end(), true)),
+               rc.run.nranks, comma_list(rc.run.missing_ranks).c_str(), comma_list(rc.run.truncated_ranks).c_str());
   return 0;
 }
 

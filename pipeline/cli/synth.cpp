@@ -42,10 +42,10 @@ double uniform(uint64_t seed, uint64_t a, uint64_t b, uint64_t c) {
 
 struct Injection {
   std::string kind;
-  std::string region;             // path, empty for all
-  std::vector<int32_t> ranks;     // sorted
+  std::string region;          // path, empty for all
+  std::vector<int32_t> ranks;  // sorted
   double factor = 1, delay = 0, rate = 0, bytes = 0;
-  std::string counter;            // counter: the PAPI event
+  std::string counter;  // counter: the PAPI event
 };
 
 std::map<std::string, std::string> parse_fields(const std::string &spec, const std::string &body) {
@@ -69,23 +69,22 @@ std::map<std::string, std::string> parse_fields(const std::string &spec, const s
 
 Injection parse_injection(const std::string &spec, int32_t nranks, const std::vector<std::string> &paths) {
   static const std::map<std::string, std::set<std::string>> allowed = {
-      {"imbalance", {"region", "ranks", "factor"}},
-      {"late-sender", {"region", "ranks", "delay"}},
-      {"cache-miss", {"region", "ranks", "factor"}},
-      {"missing", {"ranks"}},
-      {"counter", {"name", "region", "ranks", "rate"}},
-      {"io", {"region", "ranks", "bytes"}},
+      {"imbalance", {"region", "ranks", "factor"}},     {"late-sender", {"region", "ranks", "delay"}},
+      {"cache-miss", {"region", "ranks", "factor"}},    {"missing", {"ranks"}},
+      {"counter", {"name", "region", "ranks", "rate"}}, {"io", {"region", "ranks", "bytes"}},
   };
   const auto colon = spec.find(':');
   Injection in;
   in.kind = spec.substr(0, colon);
   auto kind = allowed.find(in.kind);
   if (kind == allowed.end())
-    throw std::invalid_argument("--inject '" + spec + "': unknown behaviour '" + in.kind +
-                                "'; use imbalance, late-sender, cache-miss, counter, io or missing (see perfsift synth --help)");
+    throw std::invalid_argument(
+        "--inject '" + spec + "': unknown behaviour '" + in.kind +
+        "'; use imbalance, late-sender, cache-miss, counter, io or missing (see perfsift synth --help)");
   const auto fields = parse_fields(spec, colon == std::string::npos ? "" : spec.substr(colon + 1));
   for (const auto &[k, v] : fields)
-    if (!kind->second.count(k)) throw std::invalid_argument("--inject '" + spec + "': " + in.kind + " takes no field '" + k + "'");
+    if (!kind->second.count(k))
+      throw std::invalid_argument("--inject '" + spec + "': " + in.kind + " takes no field '" + k + "'");
   auto get = [&](const std::string &k, const std::string &dflt) {
     auto it = fields.find(k);
     return it == fields.end() ? dflt : it->second;
@@ -93,7 +92,8 @@ Injection parse_injection(const std::string &spec, int32_t nranks, const std::ve
   in.ranks = kernels::parse_ranks(get("ranks", "all"), nranks);
   in.region = get("region", "");
   if (!in.region.empty() && std::find(paths.begin(), paths.end(), in.region) == paths.end())
-    throw std::invalid_argument("--inject '" + spec + "': no region '" + in.region + "' (regions: " + paths.front() + ", ...)");
+    throw std::invalid_argument("--inject '" + spec + "': no region '" + in.region + "' (regions: " + paths.front() +
+                                ", ...)");
   try {
     in.factor = std::stod(get("factor", "2"));
     in.delay = std::stod(get("delay", "0.001"));
@@ -129,7 +129,8 @@ std::vector<std::string> region_paths(const std::string &spec) {
     std::stringstream ss(spec);
     std::string item;
     while (std::getline(ss, item, ',')) {
-      if (item.empty() || item.front() == '/' || item.back() == '/') throw std::invalid_argument("--regions: bad path '" + item + "'");
+      if (item.empty() || item.front() == '/' || item.back() == '/')
+        throw std::invalid_argument("--regions: bad path '" + item + "'");
       for (size_t p = item.find('/'); p != std::string::npos; p = item.find('/', p + 1)) out.insert(item.substr(0, p));
       out.insert(item);
     }
@@ -170,9 +171,10 @@ RegionTree region_tree(const std::string &spec) {
   std::vector<bool> leaf(nreg, true);
   for (int32_t g = 1; g < nreg; ++g) {
     const auto slash = paths[g].rfind('/');
-    tree.parent[g] = slash == std::string::npos
-                         ? 0
-                         : static_cast<int32_t>(std::find(paths.begin(), paths.end(), paths[g].substr(0, slash)) - paths.begin());
+    tree.parent[g] =
+        slash == std::string::npos
+            ? 0
+            : static_cast<int32_t>(std::find(paths.begin(), paths.end(), paths[g].substr(0, slash)) - paths.begin());
     leaf[tree.parent[g]] = false;
   }
   for (int32_t g = 1; g < nreg; ++g)
@@ -274,7 +276,11 @@ struct Visit {
 class Simulation {
  public:
   Simulation(const SynthOptions &o, const RegionTree &tree, const Behaviour &behaviour, int me, int np)
-      : o(o), tree(tree), behaviour(behaviour), P(o.ranks), missing(behaviour.missing(o.ranks)),
+      : o(o),
+        tree(tree),
+        behaviour(behaviour),
+        P(o.ranks),
+        missing(behaviour.missing(o.ranks)),
         per_iter(3 * static_cast<int64_t>(tree.leaves.size()) + 1),
         iters(std::max<int64_t>(1, (o.events_per_rank - 2 + per_iter - 1) / per_iter)),  // at least as many as asked
         first(static_cast<int32_t>(static_cast<int64_t>(P) * me / np)),
@@ -364,10 +370,12 @@ class Simulation {
     const int64_t ev0 = static_cast<int64_t>(tr.events.size());
     const int64_t rq = next_request[v.rank];
     const int32_t g = v.region;
-    tr.events.push_back({ns(v.comp_end), ns(v.comp_end + kCallOverhead), 0, 0, rq, 0, v.left, 7, 0, g, -1, ops.irecv, 0});
-    tr.events.push_back({ns(v.send_time), ns(v.send_time + kCallOverhead), msg_bytes, 0, rq + 1, 0, v.right, 7, 0, g, -1,
-                         ops.isend, 0});
-    tr.events.push_back({ns(v.wait_enter), ns(v.wait_exit), msg_bytes, msg_bytes, rq, 0, -1, -1, 0, g, -1, ops.waitall, 0});
+    tr.events.push_back(
+        {ns(v.comp_end), ns(v.comp_end + kCallOverhead), 0, 0, rq, 0, v.left, 7, 0, g, -1, ops.irecv, 0});
+    tr.events.push_back({ns(v.send_time), ns(v.send_time + kCallOverhead), msg_bytes, 0, rq + 1, 0, v.right, 7, 0, g,
+                         -1, ops.isend, 0});
+    tr.events.push_back(
+        {ns(v.wait_enter), ns(v.wait_exit), msg_bytes, msg_bytes, rq, 0, -1, -1, 0, g, -1, ops.waitall, 0});
     tr.requests.push_back({rq, ev0, v.left, 7, 0, io::kReqRecv, msg_bytes});
     tr.requests.push_back({rq + 1, ev0 + 1, v.right, 7, 0, io::kReqSend, msg_bytes});
     tr.completions.push_back({ev0 + 2, rq, v.left, 7, msg_bytes, 0, 0});
@@ -391,7 +399,8 @@ class Simulation {
       prof(r, a, io::kMpiBytesSent) += o.message_bytes;
       prof(r, a, io::kMpiBytesRecv) += o.message_bytes;
       prof(r, a, io::kIoBytesWritten) += behaviour.io_bytes(r, g);
-      if (a != 0 && (li == 0 || !tree.under(tree.leaves[li - 1], a))) prof(r, a, io::kVisits) += 1;  // once per iteration
+      if (a != 0 && (li == 0 || !tree.under(tree.leaves[li - 1], a)))
+        prof(r, a, io::kVisits) += 1;  // once per iteration
       for (size_t c = 0; c < o.counters.size(); ++c)
         prof(r, a, io::kBuiltinMetricCount + static_cast<int>(c)) += counter_value(o.counters[c], v, comp);
     }
@@ -453,8 +462,8 @@ io::RunInfo synth_run_info(const SynthOptions &o, const std::vector<bool> &missi
   io::RunInfo run;
   run.nranks = o.ranks;
   std::ostringstream cmd;
-  cmd << "perfsift synth --ranks " << o.ranks << " --regions " << o.regions << " --events-per-rank " << o.events_per_rank
-      << " --message-bytes " << o.message_bytes;
+  cmd << "perfsift synth --ranks " << o.ranks << " --regions " << o.regions << " --events-per-rank "
+      << o.events_per_rank << " --message-bytes " << o.message_bytes;
   for (const auto &s : o.inject) cmd << " --inject " << s;
   run.command = cmd.str();
   run.start_time = "2026-01-01T00:00:00Z";

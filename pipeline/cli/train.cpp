@@ -53,11 +53,21 @@ void transfer(int cls, bool sender, int peer, int iteration, std::vector<int> &b
   if (sender) {
     bool nonblocking = false, late_post = false, late_wait = false;
     switch (cls) {
-      case vt::kNormal: nonblocking = alt; break;
-      case vt::kLateSend: late_post = true; break;
-      case vt::kLateSendPost: nonblocking = late_post = true; break;
-      case vt::kLateSendWait: nonblocking = late_wait = true; break;
-      default: nonblocking = alt; break;  // the receiver is the late one
+      case vt::kNormal:
+        nonblocking = alt;
+        break;
+      case vt::kLateSend:
+        late_post = true;
+        break;
+      case vt::kLateSendPost:
+        nonblocking = late_post = true;
+        break;
+      case vt::kLateSendWait:
+        nonblocking = late_wait = true;
+        break;
+      default:
+        nonblocking = alt;
+        break;  // the receiver is the late one
     }
     if (late_post) delay();
     if (!nonblocking) {
@@ -71,11 +81,21 @@ void transfer(int cls, bool sender, int peer, int iteration, std::vector<int> &b
   }
   bool nonblocking = false, late_post = false, late_wait = false;
   switch (cls) {
-    case vt::kNormal: nonblocking = alt2; break;
-    case vt::kLateRecv: late_post = true; break;
-    case vt::kLateRecvPost: nonblocking = late_post = true; break;
-    case vt::kLateRecvWait: nonblocking = late_wait = true; break;
-    default: nonblocking = alt; break;  // the sender is the late one
+    case vt::kNormal:
+      nonblocking = alt2;
+      break;
+    case vt::kLateRecv:
+      late_post = true;
+      break;
+    case vt::kLateRecvPost:
+      nonblocking = late_post = true;
+      break;
+    case vt::kLateRecvWait:
+      nonblocking = late_wait = true;
+      break;
+    default:
+      nonblocking = alt;
+      break;  // the sender is the late one
   }
   if (late_post) delay();
   if (!nonblocking) {
@@ -97,10 +117,11 @@ std::string percent(double x) {
 // in the order of the header, as the paper's Table 2).
 void print_figures(const char *title, const vt::ConfusionMatrix &m) {
   std::printf("  %-34s %s of %lld\n", title, percent(m.accuracy()).c_str(), static_cast<long long>(m.total()));
-  std::printf("    %-16s %8s %9s %7s   predicted as: n ls lr lsp lsw lrp lrw\n", "class", "recall", "precision", "cases");
+  std::printf("    %-16s %8s %9s %7s   predicted as: n ls lr lsp lsw lrp lrw\n", "class", "recall", "precision",
+              "cases");
   for (size_t c = 0; c < vt::kClasses; ++c) {
-    std::printf("    %-16s %8s %9s %7lld  ", vt::class_keys()[c], percent(m.recall(c)).c_str(), percent(m.precision(c)).c_str(),
-                static_cast<long long>(m.row_total(c)));
+    std::printf("    %-16s %8s %9s %7lld  ", vt::class_keys()[c], percent(m.recall(c)).c_str(),
+                percent(m.precision(c)).c_str(), static_cast<long long>(m.row_total(c)));
     for (size_t p = 0; p < vt::kClasses; ++p) std::printf(" %lld", static_cast<long long>(m.n[c][p]));
     std::printf("\n");
   }
@@ -116,9 +137,10 @@ int32_t phase_class(const std::string &path) {
 }
 
 // Learns the model from a collected training store (in this process, MPI initialised).
-pipeline::MessageModel fit(const std::string &trace, const TrainOptions &o) {
+pipeline::TrainedClassifier fit(const std::string &trace, const TrainOptions &o) {
   io::TraceStore store(trace, MPI_COMM_SELF);
-  const config::Values cfg = pipeline::load_pipeline("", [](const std::string &) { return std::optional<std::string>{}; });
+  const config::Values cfg =
+      pipeline::load_pipeline("", [](const std::string &) { return std::optional<std::string>{}; });
   pipeline::Progress progress(false);
   pipeline::Context ctx(MPI_COMM_SELF, store, cfg, progress);
   const auto model = pipeline::build_replay_model(ctx, kernels::LogGPS{});
@@ -126,11 +148,15 @@ pipeline::MessageModel fit(const std::string &trace, const TrainOptions &o) {
   std::vector<int32_t> label_of_region;
   for (const auto &r : store.regions()) label_of_region.push_back(phase_class(r.path));
   auto label = [&](const pipeline::MatchedMessage &m) {
-    const int32_t a = m.recv_region >= 0 && static_cast<size_t>(m.recv_region) < label_of_region.size() ? label_of_region[static_cast<size_t>(m.recv_region)] : -1;
-    const int32_t b = m.send_region >= 0 && static_cast<size_t>(m.send_region) < label_of_region.size() ? label_of_region[static_cast<size_t>(m.send_region)] : -1;
+    const int32_t a = m.recv_region >= 0 && static_cast<size_t>(m.recv_region) < label_of_region.size()
+                          ? label_of_region[static_cast<size_t>(m.recv_region)]
+                          : -1;
+    const int32_t b = m.send_region >= 0 && static_cast<size_t>(m.send_region) < label_of_region.size()
+                          ? label_of_region[static_cast<size_t>(m.send_region)]
+                          : -1;
     return a == b ? a : -1;
   };
-  pipeline::MessageModel out;
+  pipeline::TrainedClassifier out;
   std::vector<double> small_normal_s;  // receive durations (one clock) of normal transfers up to 256 B
   for (const auto &m : messages)
     if (label(m) == vt::kNormal) {
@@ -140,7 +166,8 @@ pipeline::MessageModel fit(const std::string &trace, const TrainOptions &o) {
     }
   warn_if_cores_were_busy("train", "normal receive", small_normal_s);
   out.normalizer.finish();
-  if (out.normalizer.empty()) throw std::runtime_error(trace + ": no labelled normal transfers; did the microbenchmark run (vetter.* phases)?");
+  if (out.normalizer.empty())
+    throw std::runtime_error(trace + ": no labelled normal transfers; did the microbenchmark run (vetter.* phases)?");
   kernels::c45::Dataset d = vt::empty_dataset();
   out.cases_per_class.assign(vt::kClasses, 0);
   for (const auto &m : messages) {
@@ -160,14 +187,16 @@ pipeline::MessageModel fit(const std::string &trace, const TrainOptions &o) {
   // The paper's eight features alone, for comparison.
   kernels::c45::Dataset paper = vt::empty_dataset(vt::kPaperFeatures);
   for (size_t c = 0; c < d.cases(); ++c) {
-    paper.x.insert(paper.x.end(), d.x.begin() + static_cast<long>(c * vt::kFeatures), d.x.begin() + static_cast<long>(c * vt::kFeatures + vt::kPaperFeatures));
+    paper.x.insert(paper.x.end(), d.x.begin() + static_cast<long>(c * vt::kFeatures),
+                   d.x.begin() + static_cast<long>(c * vt::kFeatures + vt::kPaperFeatures));
     paper.y.push_back(d.y[c]);
   }
   const auto paper_cv = vt::cross_validate(paper, o.folds);
   out.training_accuracy = resub.accuracy();
   out.cross_validation_accuracy = cv.accuracy();
-  std::printf("perfsift: %lld labelled transfers (%lld matched); tree of %d leaves, depth %d\n", static_cast<long long>(d.cases()),
-              static_cast<long long>(messages.size()), out.tree.leaves(), out.tree.depth());
+  std::printf("perfsift: %lld labelled transfers (%lld matched); tree of %d leaves, depth %d\n",
+              static_cast<long long>(d.cases()), static_cast<long long>(messages.size()), out.tree.leaves(),
+              out.tree.depth());
   print_figures("training data (resubstitution)", resub);
   const std::string cv_title = std::to_string(o.folds) + "-fold cross-validation";
   print_figures(cv_title.c_str(), cv);
@@ -183,9 +212,10 @@ int run_train(const TrainOptions &o) {
   const std::string trace = o.trace.empty() ? out + ".training-trace.h5" : fs::absolute(o.trace).string();
   std::vector<std::string> argv = o.launch;
   argv.push_back(fs::read_symlink("/proc/self/exe").string());
-  for (const std::string &a : std::vector<std::string>{"train-worker", "--max-elems", std::to_string(o.max_elems), "--iterations", std::to_string(o.iterations),
-                              "--min-delay-us", std::to_string(o.min_delay_us), "--delay-variance-us", std::to_string(o.delay_variance_us),
-                              "--seed", std::to_string(o.seed)})
+  for (const std::string &a : std::vector<std::string>{
+           "train-worker", "--max-elems", std::to_string(o.max_elems), "--iterations", std::to_string(o.iterations),
+           "--min-delay-us", std::to_string(o.min_delay_us), "--delay-variance-us", std::to_string(o.delay_variance_us),
+           "--seed", std::to_string(o.seed)})
     argv.push_back(a);
   CollectOptions co;
   co.output = trace;
@@ -198,12 +228,15 @@ int run_train(const TrainOptions &o) {
     fs::remove_all(trace + ".spill", ec);
   };
   if (rc != 0 || !fs::exists(trace)) {
-    std::fprintf(stderr, "perfsift: train: the microbenchmark run failed (exit code %d); it needs at least two ranks, e.g. -- mpirun -n 2\n", rc);
+    std::fprintf(stderr,
+                 "perfsift: train: the microbenchmark run failed (exit code %d); it needs at least two ranks, e.g. -- "
+                 "mpirun -n 2\n",
+                 rc);
     discard();
     return rc ? rc : 1;
   }
   ensure_mpi();
-  pipeline::MessageModel m;
+  pipeline::TrainedClassifier m;
   try {
     m = fit(trace, o);
   } catch (...) {
@@ -211,8 +244,8 @@ int run_train(const TrainOptions &o) {
     throw;
   }
   discard();
-  pipeline::save_model(out, m);
-  pipeline::load_model(out);  // proves the file reads back
+  pipeline::save_classifier(out, m);
+  pipeline::load_classifier(out);  // proves the file reads back
   std::printf("perfsift: wrote %s (platform: %s on %s); give it to the classify stage as classify.model\n", out.c_str(),
               m.platform.mpi_library.c_str(), m.platform.host_pattern.c_str());
   return 0;

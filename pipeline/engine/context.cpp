@@ -86,8 +86,10 @@ Context::Context(MPI_Comm comm, const io::TraceStore &store, const config::Value
   double wmax = 0;
   for (int32_t r = m_first; r < m_last; ++r) {
     const double w = wall.empty() ? std::nan("") : wall[static_cast<size_t>(r - m_first) * nregions()];
-    if (std::isnan(w)) m_missing[r] = true;
-    else wmax = std::max(wmax, w);
+    if (std::isnan(w))
+      m_missing[r] = true;
+    else
+      wmax = std::max(wmax, w);
   }
   MPI_Allreduce(&wmax, &m_wall_time_s, 1, MPI_DOUBLE, MPI_MAX, comm);
 }
@@ -124,17 +126,18 @@ void Context::scan_events(const std::string &label, const EventSlice &fn) const 
   const int64_t begin = off[m_first], total = off[m_last] - off[m_first];
   m_progress.begin(label);
   int32_t rank = m_first;
-  m_store.scan_events(m_first, m_last, m_config.get_int("analysis.rows_per_read"), omp_get_max_threads(),
-                      [&](int64_t first_row, const std::vector<io::Event> &ev) {
-                        const int64_t end_row = first_row + static_cast<int64_t>(ev.size());
-                        for (int64_t row = first_row; row < end_row;) {
-                          while (off[rank + 1] <= row) ++rank;
-                          const int64_t stop = std::min<int64_t>(end_row, off[rank + 1]);
-                          fn(rank, row - off[rank], ev.data() + (row - first_row), ev.data() + (stop - first_row));
-                          row = stop;
-                        }
-                        m_progress.update(total ? static_cast<double>(end_row - begin) / static_cast<double>(total) : 1.0);
-                      });
+  m_store.scan_events(
+      m_first, m_last, m_config.get_int("analysis.rows_per_read"), omp_get_max_threads(),
+      [&](int64_t first_row, const std::vector<io::Event> &ev) {
+        const int64_t end_row = first_row + static_cast<int64_t>(ev.size());
+        for (int64_t row = first_row; row < end_row;) {
+          while (off[rank + 1] <= row) ++rank;
+          const int64_t stop = std::min<int64_t>(end_row, off[rank + 1]);
+          fn(rank, row - off[rank], ev.data() + (row - first_row), ev.data() + (stop - first_row));
+          row = stop;
+        }
+        m_progress.update(total ? static_cast<double>(end_row - begin) / static_cast<double>(total) : 1.0);
+      });
   m_progress.end();
 }
 

@@ -3,7 +3,8 @@
 
 namespace perfsift::pipeline {
 
-std::vector<Finding> all_findings(std::vector<Finding> findings, const Bottlenecks *bottlenecks, const RootCauses *causes) {
+std::vector<Finding> all_findings(std::vector<Finding> findings, const Bottlenecks *bottlenecks,
+                                  const RootCauses *causes) {
   if (!bottlenecks) return findings;
   for (const auto &b : bottlenecks->items) {
     Finding f;
@@ -16,7 +17,8 @@ std::vector<Finding> all_findings(std::vector<Finding> findings, const Bottlenec
     f.predicted_gain_s = b.predicted_gain_s;
     f.cause = b.symptom;
     if (causes)
-      if (auto it = causes->words.find({b.kind, b.where}); it != causes->words.end()) f.cause += "; root cause: " + it->second;
+      if (auto it = causes->words.find({b.kind, b.where}); it != causes->words.end())
+        f.cause += "; root cause: " + it->second;
     findings.push_back(std::move(f));
   }
   return findings;

@@ -12,11 +12,11 @@ namespace perfsift::pipeline {
 
 // A problem a stage found. Identical on every analysis process.
 struct Finding {
-  std::string kind;    // e.g. "load-imbalance"
-  std::string where;   // region path, call site, or "(program)"
-  std::string ranks;   // "0-3,7"
-  std::string cause;   // one sentence, plain words, with figures
-  double lost_s = 0;   // wall time at stake (what a perfect fix could remove at most)
+  std::string kind;                        // e.g. "load-imbalance"
+  std::string where;                       // region path, call site, or "(program)"
+  std::string ranks;                       // "0-3,7"
+  std::string cause;                       // one sentence, plain words, with figures
+  double lost_s = 0;                       // wall time at stake (what a perfect fix could remove at most)
   double predicted_gain_s = std::nan("");  // simulated payoff; NaN until a stage prices it
   std::string stage;
   std::string question;  // the what-if question whose answer prices the fix (empty: none)
@@ -48,6 +48,7 @@ struct RootCauses {
 };
 
 // The findings of the run: every stage's, then each bottleneck with its root cause.
-std::vector<Finding> all_findings(std::vector<Finding> findings, const Bottlenecks *bottlenecks, const RootCauses *causes);
+std::vector<Finding> all_findings(std::vector<Finding> findings, const Bottlenecks *bottlenecks,
+                                  const RootCauses *causes);
 
 }  // namespace perfsift::pipeline

@@ -12,18 +12,27 @@ std::vector<OpTraits> classify_ops(const std::vector<std::string> &names) {
       if (names[i] != info.name) continue;
       const std::string kind = info.kind, flow = info.flow;
       OpTraits &t = out[i];
-      if (kind == "send") t.cls = OpClass::Send;
-      else if (kind == "recv" || kind == "mrecv") t.cls = OpClass::Recv;
-      else if (kind == "sendrecv" || kind == "sendrecv_replace") t.cls = OpClass::Sendrecv;
+      if (kind == "send")
+        t.cls = OpClass::Send;
+      else if (kind == "recv" || kind == "mrecv")
+        t.cls = OpClass::Recv;
+      else if (kind == "sendrecv" || kind == "sendrecv_replace")
+        t.cls = OpClass::Sendrecv;
       else if (kind == "isend" || kind == "irecv" || kind == "imrecv" || kind == "start" || kind == "startall" ||
                kind == "icoll")
         t.cls = OpClass::Post;
-      else if (kind == "send_init" || kind == "recv_init") t.templ = true;
-      else if (kind.rfind("wait", 0) == 0 || kind.rfind("test", 0) == 0) t.cls = OpClass::Completion;
-      else if (kind == "coll" || (kind == "comm_new" && names[i] != "MPI_Comm_create_group")) t.cls = OpClass::Collective;
-      else if (names[i] == "MPI_Finalize") t.cls = OpClass::Finalize;
-      if (flow == "from-root") t.flow = kernels::CollectiveFlow::FromRoot;
-      else if (flow == "to-root") t.flow = kernels::CollectiveFlow::ToRoot;
+      else if (kind == "send_init" || kind == "recv_init")
+        t.templ = true;
+      else if (kind.rfind("wait", 0) == 0 || kind.rfind("test", 0) == 0)
+        t.cls = OpClass::Completion;
+      else if (kind == "coll" || (kind == "comm_new" && names[i] != "MPI_Comm_create_group"))
+        t.cls = OpClass::Collective;
+      else if (names[i] == "MPI_Finalize")
+        t.cls = OpClass::Finalize;
+      if (flow == "from-root")
+        t.flow = kernels::CollectiveFlow::FromRoot;
+      else if (flow == "to-root")
+        t.flow = kernels::CollectiveFlow::ToRoot;
       t.linear = flow == "linear";
       break;
     }

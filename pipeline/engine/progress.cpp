@@ -31,7 +31,8 @@ void Progress::update(double fraction) {
 void Progress::end() {
   if (!m_enabled) return;
   const double elapsed = std::chrono::duration<double>(Clock::now() - m_start).count();
-  std::fprintf(stderr, m_tty ? "\rperfsift: %s done in %.1f s        \n" : "perfsift: %s done in %.1f s\n", m_what.c_str(), elapsed);
+  std::fprintf(stderr, m_tty ? "\rperfsift: %s done in %.1f s        \n" : "perfsift: %s done in %.1f s\n",
+               m_what.c_str(), elapsed);
 }
 
 }  // namespace perfsift::pipeline

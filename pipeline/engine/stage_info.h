@@ -34,8 +34,8 @@ class StageOutput {
 // A stage: complexity stated in its file's header comment.
 struct StageInfo {
   std::string name;
-  std::string description;            // one line, for `perfsift stages`
-  std::vector<config::KeyDef> keys;   // its [name] table; key names without the prefix
+  std::string description;           // one line, for `perfsift stages`
+  std::vector<config::KeyDef> keys;  // its [name] table; key names without the prefix
   std::function<void(Context &, const config::Values &, StageOutput &)> run;
   // Reports, from the results file: a few lines for the text report, and keys added to
   // the stage's JSON object besides its group's generic rendering. Optional.
@@ -57,7 +57,7 @@ struct StageInfo {
 // collectives inside a build always meet).
 struct ProductBuilder {
   std::string_view product;
-  std::string description;               // for `perfsift stages`
+  std::string description;  // for `perfsift stages`
   std::vector<std::string_view> requires_products;
   std::function<void(Context &)> build;  // collective; publishes the product
 };

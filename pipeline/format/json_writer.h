@@ -102,14 +102,18 @@ class JsonWriter {
   void quote(const std::string &s) {
     m_out += '"';
     for (unsigned char c : s) {
-      if (c == '"' || c == '\\') m_out += '\\', m_out += static_cast<char>(c);
-      else if (c == '\n') m_out += "\\n";
-      else if (c == '\t') m_out += "\\t";
+      if (c == '"' || c == '\\')
+        m_out += '\\', m_out += static_cast<char>(c);
+      else if (c == '\n')
+        m_out += "\\n";
+      else if (c == '\t')
+        m_out += "\\t";
       else if (c < 0x20) {
         char b[8];
         std::snprintf(b, sizeof b, "\\u%04x", c);
         m_out += b;
-      } else m_out += static_cast<char>(c);
+      } else
+        m_out += static_cast<char>(c);
     }
     m_out += '"';
   }

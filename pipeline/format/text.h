@@ -14,10 +14,14 @@ inline std::string format_seconds(double s) {
   char b[48];
   if (std::isnan(s)) return "-";
   const double a = std::fabs(s);
-  if (a >= 100) std::snprintf(b, sizeof b, "%.0f s", s);
-  else if (a >= 1) std::snprintf(b, sizeof b, "%.2f s", s);
-  else if (a >= 1e-3) std::snprintf(b, sizeof b, "%.1f ms", s * 1e3);
-  else std::snprintf(b, sizeof b, "%.0f us", s * 1e6);
+  if (a >= 100)
+    std::snprintf(b, sizeof b, "%.0f s", s);
+  else if (a >= 1)
+    std::snprintf(b, sizeof b, "%.2f s", s);
+  else if (a >= 1e-3)
+    std::snprintf(b, sizeof b, "%.1f ms", s * 1e3);
+  else
+    std::snprintf(b, sizeof b, "%.0f us", s * 1e6);
   return b;
 }
 
@@ -84,7 +88,9 @@ inline std::string site_label(const std::vector<io::CallSite> &sites, uint64_t i
   const io::CallSite &c = sites[id];
   std::string s = short_function(c.function.empty() ? c.module : c.function);
   if (c.fn_offset > 0) s += "+" + std::to_string(c.fn_offset);
-  if (c.line > 0) s += " (" + c.file.substr(c.file.rfind('/') == std::string::npos ? 0 : c.file.rfind('/') + 1) + ":" + std::to_string(c.line) + ")";
+  if (c.line > 0)
+    s += " (" + c.file.substr(c.file.rfind('/') == std::string::npos ? 0 : c.file.rfind('/') + 1) + ":" +
+         std::to_string(c.line) + ")";
   return s;
 }
 

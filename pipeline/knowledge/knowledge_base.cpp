@@ -22,11 +22,13 @@ std::string at(const std::string &origin, const toml::node &n) {
 }
 
 // Rejects keys a table must not have, naming the nearest valid one.
-void only(const toml::table &t, const std::string &origin, const std::string &what, const std::vector<std::string> &keys) {
+void only(const toml::table &t, const std::string &origin, const std::string &what,
+          const std::vector<std::string> &keys) {
   for (const auto &[k, v] : t) {
     const std::string key(k.str());
     if (std::find(keys.begin(), keys.end(), key) == keys.end())
-      throw config::ConfigError(at(origin, v) + ": unknown key '" + key + "' in " + what + " (did you mean '" + config::nearest(key, keys) + "'?)");
+      throw config::ConfigError(at(origin, v) + ": unknown key '" + key + "' in " + what + " (did you mean '" +
+                                config::nearest(key, keys) + "'?)");
   }
 }
 
@@ -42,13 +44,15 @@ std::string str(const toml::table &t, const std::string &key, const std::string 
 
 }  // namespace
 
-KnowledgeBase parse_knowledge(const std::string &text, const std::string &origin, const std::vector<std::string> &known_metrics) {
+KnowledgeBase parse_knowledge(const std::string &text, const std::string &origin,
+                              const std::vector<std::string> &known_metrics) {
   toml::table root;
   try {
     root = toml::parse(text, origin);
   } catch (const toml::parse_error &e) {
     const auto &s = e.source();
-    throw config::ConfigError(origin + ":" + std::to_string(s.begin.line) + ":" + std::to_string(s.begin.column) + ": " + std::string(e.description()));
+    throw config::ConfigError(origin + ":" + std::to_string(s.begin.line) + ":" + std::to_string(s.begin.column) +
+                              ": " + std::string(e.description()));
   }
   only(root, origin, "a model file", {"model", "title", "symptom", "factors", "events", "metrics", "nodes"});
   KnowledgeBase kb;
@@ -62,21 +66,28 @@ KnowledgeBase parse_knowledge(const std::string &text, const std::string &origin
   auto tables = [&](const char *key, auto &&fn) {
     const auto *a = root.get(key);
     if (!a) return;
-    if (!a->is_array_of_tables()) throw config::ConfigError(at(origin, *a) + ": '" + key + "' must be an array of tables ([[" + key + "]])");
+    if (!a->is_array_of_tables())
+      throw config::ConfigError(at(origin, *a) + ": '" + key + "' must be an array of tables ([[" + key + "]])");
     for (const auto &x : *a->as_array()) fn(*x.as_table());
   };
   tables("events", [&](const toml::table &t) {
     only(t, origin, "[[events]]", {"name", "level", "expression", "meaning"});
-    kb.events.push_back({str(t, "name", origin, true), str(t, "expression", origin, false), str(t, "meaning", origin, false),
-                         static_cast<int>(t["level"].value_or(int64_t{1}))});
+    kb.events.push_back({str(t, "name", origin, true), str(t, "expression", origin, false),
+                         str(t, "meaning", origin, false), static_cast<int>(t["level"].value_or(int64_t{1}))});
   });
   std::set<std::string> metric_ids;
   tables("metrics", [&](const toml::table &t) {
     only(t, origin, "[[metrics]]", {"id", "formula", "meaning"});
     KbMetric m{str(t, "id", origin, true), str(t, "formula", origin, false), str(t, "meaning", origin, false)};
     if (std::find(known_metrics.begin(), known_metrics.end(), m.id) == known_metrics.end())
-      throw config::ConfigError(at(origin, *t.get("id")) + ": perfsift cannot compute metric '" + m.id + "' for " + kb.model +
-                                " (it computes: " + [&] { std::string s; for (const auto &k : known_metrics) s += (s.empty() ? "" : ", ") + k; return s; }() + ")");
+      throw config::ConfigError(at(origin, *t.get("id")) + ": perfsift cannot compute metric '" + m.id + "' for " +
+                                kb.model + " (it computes: " +
+                                [&] {
+                                  std::string s;
+                                  for (const auto &k : known_metrics) s += (s.empty() ? "" : ", ") + k;
+                                  return s;
+                                }() +
+                                ")");
     metric_ids.insert(m.id);
     kb.metrics.push_back(m);
   });
@@ -94,10 +105,14 @@ KnowledgeBase parse_knowledge(const std::string &text, const std::string &origin
     n.threshold = t["threshold"].value_or(0.0);
     const toml::node &where = *t.get("id");
     if (!metric_ids.count(n.metric))
-      throw config::ConfigError(at(origin, where) + ": node '" + n.id + "' uses metric '" + n.metric + "', not defined in [[metrics]]");
+      throw config::ConfigError(at(origin, where) + ": node '" + n.id + "' uses metric '" + n.metric +
+                                "', not defined in [[metrics]]");
     if (!n.parent.empty() && !node_ids.count(n.parent))
-      throw config::ConfigError(at(origin, where) + ": node '" + n.id + "' has parent '" + n.parent + "', not defined before it");
-    if (n.parent.empty() && !kb.nodes.empty()) throw config::ConfigError(at(origin, where) + ": node '" + n.id + "' has no parent; only the first node is the root");
+      throw config::ConfigError(at(origin, where) + ": node '" + n.id + "' has parent '" + n.parent +
+                                "', not defined before it");
+    if (n.parent.empty() && !kb.nodes.empty())
+      throw config::ConfigError(at(origin, where) + ": node '" + n.id +
+                                "' has no parent; only the first node is the root");
     node_ids.insert(n.id);
     kb.nodes.push_back(n);
   });
@@ -105,7 +120,8 @@ KnowledgeBase parse_knowledge(const std::string &text, const std::string &origin
   return kb;
 }
 
-KnowledgeBase load_knowledge(const std::string &model, const std::string &dir, const std::vector<std::string> &known_metrics) {
+KnowledgeBase load_knowledge(const std::string &model, const std::string &dir,
+                             const std::vector<std::string> &known_metrics) {
   if (!dir.empty()) {
     const auto path = std::filesystem::path(dir) / (model + ".toml");
     if (std::filesystem::exists(path)) {
@@ -125,12 +141,14 @@ KnowledgeBase load_knowledge(const std::string &model, const std::string &dir, c
 }
 
 const std::vector<std::string> &master_worker_metrics() {
-  static const std::vector<std::string> m = {"efficiency", "t_wait", "t_comm", "t_seq", "t_w-setup", "t_w-bn", "t_w-final"};
+  static const std::vector<std::string> m = {"efficiency", "t_wait", "t_comm",   "t_seq",
+                                             "t_w-setup",  "t_w-bn", "t_w-final"};
   return m;
 }
 
 const std::vector<std::string> &wavefront_metrics() {
-  static const std::vector<std::string> m = {"efficiency", "t_wait", "t_comm", "t_pl_fill", "t_pl_empty", "t_pl_handshake", "t_pl_directionchange"};
+  static const std::vector<std::string> m = {
+      "efficiency", "t_wait", "t_comm", "t_pl_fill", "t_pl_empty", "t_pl_handshake", "t_pl_directionchange"};
   return m;
 }
 
@@ -145,7 +163,8 @@ void check_knowledge(const std::string &dir) {
   load_knowledge("divide-and-conquer", dir, divide_and_conquer_metrics());
 }
 
-std::map<std::string, std::vector<uint8_t>> map_events(const std::vector<std::string> &mapping, const std::vector<io::RegionRow> &regions) {
+std::map<std::string, std::vector<uint8_t>> map_events(const std::vector<std::string> &mapping,
+                                                       const std::vector<io::RegionRow> &regions) {
   static const std::vector<std::string> events = {"Setup", "Compute", "Divide", "Solve", "Merge"};
   std::map<std::string, std::vector<uint8_t>> out;
   for (const auto &entry : mapping) {
@@ -154,7 +173,8 @@ std::map<std::string, std::vector<uint8_t>> map_events(const std::vector<std::st
     if (eq == std::string::npos || region.empty())
       throw std::runtime_error("diagnosis.events: '" + entry + "' is not EVENT=REGION (e.g. Setup=master_setup)");
     if (std::find(events.begin(), events.end(), event) == events.end())
-      throw std::runtime_error("diagnosis.events: unknown event '" + event + "' (events: Setup, Compute, Divide, Solve, Merge; did you mean '" +
+      throw std::runtime_error("diagnosis.events: unknown event '" + event +
+                               "' (events: Setup, Compute, Divide, Solve, Merge; did you mean '" +
                                config::nearest(event, events) + "'?)");
     std::vector<uint8_t> in(regions.size(), 0);
     bool found = false;
@@ -165,8 +185,8 @@ std::map<std::string, std::vector<uint8_t>> map_events(const std::vector<std::st
     if (!found) {
       std::string names;
       for (size_t r = 0; r < regions.size() && r < 12; ++r) names += (r ? ", " : "") + regions[r].path;
-      throw std::runtime_error("diagnosis.events: no region '" + region + "' in the trace store for " + event + " (regions: " + names +
-                               (regions.size() > 12 ? ", ..." : "") + "; see perfsift info)");
+      throw std::runtime_error("diagnosis.events: no region '" + region + "' in the trace store for " + event +
+                               " (regions: " + names + (regions.size() > 12 ? ", ..." : "") + "; see perfsift info)");
     }
     // Regions nested inside a mapped one belong to the event too (parents come first).
     for (size_t r = 0; r < regions.size(); ++r) {
@@ -174,15 +194,17 @@ std::map<std::string, std::vector<uint8_t>> map_events(const std::vector<std::st
       if (!in[r] && parent >= 0 && static_cast<size_t>(parent) < r) in[r] = in[static_cast<size_t>(parent)];
     }
     auto &slot = out[event];
-    if (slot.empty()) slot = in;
+    if (slot.empty())
+      slot = in;
     else
       for (size_t r = 0; r < in.size(); ++r) slot[r] |= in[r];
   }
   return out;
 }
 
-Inference infer(const KnowledgeBase &kb, const std::map<std::string, double> &shares, const std::map<std::string, double> &seconds,
-                const std::map<std::string, std::string> &words, const std::string &header, double min_share) {
+Inference infer(const KnowledgeBase &kb, const std::map<std::string, double> &shares,
+                const std::map<std::string, double> &seconds, const std::map<std::string, std::string> &words,
+                const std::string &header, double min_share) {
   Inference out;
   auto fill = [&](std::string t, const KbNode &n, double share) {
     std::map<std::string, std::string> w = words;

@@ -38,9 +38,11 @@ struct KnowledgeBase {
 
 // Parses one model file; `known_metrics` are those perfsift can compute for it. Throws
 // config::ConfigError "file:line:col: ..." naming the bad key and the nearest valid one.
-KnowledgeBase parse_knowledge(const std::string &text, const std::string &origin, const std::vector<std::string> &known_metrics);
+KnowledgeBase parse_knowledge(const std::string &text, const std::string &origin,
+                              const std::vector<std::string> &known_metrics);
 // The model's knowledge: `dir/<model>.toml` when the directory has one, else the built-in.
-KnowledgeBase load_knowledge(const std::string &model, const std::string &dir, const std::vector<std::string> &known_metrics);
+KnowledgeBase load_knowledge(const std::string &model, const std::string &dir,
+                             const std::vector<std::string> &known_metrics);
 // Loads every model this version diagnoses from `dir` (or the built-ins), so a bad file
 // fails before the analysis starts.
 void check_knowledge(const std::string &dir);
@@ -51,7 +53,8 @@ const std::vector<std::string> &divide_and_conquer_metrics();
 // The user's mapping of abstract events to regions (diagnosis.events: "Setup=master_setup",
 // "Compute=...", "Divide=...", "Solve=...", "Merge=..."): per event, which of the store's
 // regions lie inside one of that name or path. Throws naming the entry and the fix.
-std::map<std::string, std::vector<uint8_t>> map_events(const std::vector<std::string> &mapping, const std::vector<io::RegionRow> &regions);
+std::map<std::string, std::vector<uint8_t>> map_events(const std::vector<std::string> &mapping,
+                                                       const std::vector<io::RegionRow> &regions);
 // The built-in files' text (generated from pipeline/knowledge/*.toml), by model name.
 const std::map<std::string, std::string> &builtin_knowledge();
 
@@ -67,7 +70,8 @@ struct Inference {
 // shares: metric id -> share of the lost time (the root's metric: its value); words:
 // placeholder -> text ({share} and {seconds} are per node: seconds[metric]). A node below
 // max(its threshold, min_share) does not fire.
-Inference infer(const KnowledgeBase &kb, const std::map<std::string, double> &shares, const std::map<std::string, double> &seconds,
-                const std::map<std::string, std::string> &words, const std::string &header, double min_share = 0);
+Inference infer(const KnowledgeBase &kb, const std::map<std::string, double> &shares,
+                const std::map<std::string, double> &seconds, const std::map<std::string, std::string> &words,
+                const std::string &header, double min_share = 0);
 
 }  // namespace perfsift::pipeline

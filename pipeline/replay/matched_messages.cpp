@@ -24,7 +24,6 @@ bool blocking(const std::vector<OpTraits> &traits, uint16_t op) {
 
 }  // namespace
 
-
 std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel &model) {
   const auto traits = classify_ops(ctx.store().ops());
   // The sender's owner fills the send half of each record; the receiver's owner, which

@@ -29,12 +29,12 @@ int64_t parse_int(const std::string &q, const std::string &w, const char *what) 
     size_t used = 0;
     const long long v = std::stoll(w, &used);
     if (used == w.size() && v >= 0) return v;
-  } catch (const std::exception &) {
-  }
+  } catch (const std::exception &) {}
   throw QuestionError("what-if question \"" + q + "\": '" + w + "' is not a valid " + what + " (a number >= 0)");
 }
 
-const std::vector<std::string> kActions = {"baseline", "ideal-network", "zero-wait", "zero", "balance", "balance-messages", "scale"};
+const std::vector<std::string> kActions = {"baseline", "ideal-network",    "zero-wait", "zero",
+                                           "balance",  "balance-messages", "scale"};
 const std::vector<std::string> kTerms = {"all", "region", "step", "steps", "callsite", "event", "ranks", "and"};
 
 // Reads one question word by word; every error names the question, the word and the fix.
@@ -60,7 +60,8 @@ class QuestionParser {
 Question QuestionParser::parse() {
   Question q;
   q.text = m_text;
-  if (m_words.empty()) throw QuestionError("what-if question is empty: write e.g. \"balance steps of solve\" or \"ideal-network\"");
+  if (m_words.empty())
+    throw QuestionError("what-if question is empty: write e.g. \"balance steps of solve\" or \"ideal-network\"");
   while (m_next < m_words.size()) {
     const std::string &a = need("an action");
     if (a == "baseline") {
@@ -71,7 +72,8 @@ Question QuestionParser::parse() {
       q.clauses.push_back(clause(a));
     }
     if (m_next < m_words.size()) {
-      if (m_words[m_next] != "and") throw QuestionError("what-if question \"" + m_text + "\": expected 'and' before '" + m_words[m_next] + "'");
+      if (m_words[m_next] != "and")
+        throw QuestionError("what-if question \"" + m_text + "\": expected 'and' before '" + m_words[m_next] + "'");
       ++m_next;
       if (m_next == m_words.size()) throw QuestionError("what-if question \"" + m_text + "\" ends with 'and'");
     }
@@ -80,7 +82,8 @@ Question QuestionParser::parse() {
 }
 
 const std::string &QuestionParser::need(const char *what) {
-  if (m_next >= m_words.size()) throw QuestionError("what-if question \"" + m_text + "\" ends early: " + what + " expected");
+  if (m_next >= m_words.size())
+    throw QuestionError("what-if question \"" + m_text + "\" ends early: " + what + " expected");
   return m_words[m_next++];
 }
 
@@ -101,10 +104,13 @@ Clause QuestionParser::clause(const std::string &a) {
     any = true;
     selector_term(t, c.sel);
   }
-  if (!any) throw QuestionError("what-if question \"" + m_text + "\": '" + a + "' needs a selector (e.g. all, region P, steps of R)");
+  if (!any)
+    throw QuestionError("what-if question \"" + m_text + "\": '" + a +
+                        "' needs a selector (e.g. all, region P, steps of R)");
   const bool event_sel = c.sel.kind == Selector::Kind::Event;
   if (event_sel && (c.action == Action::Balance || c.action == Action::BalanceMessages))
-    throw QuestionError("what-if question \"" + m_text + "\": balancing needs a region, step, call-site or rank selector, not one event");
+    throw QuestionError("what-if question \"" + m_text +
+                        "\": balancing needs a region, step, call-site or rank selector, not one event");
   return c;
 }
 
@@ -116,7 +122,8 @@ Action QuestionParser::action(const std::string &a, double &factor) {
   if (a == "balance-messages") return Action::BalanceMessages;
   if (a != "scale")
     throw QuestionError("what-if question \"" + m_text + "\": unknown action '" + a + "' (did you mean '" +
-                        config::nearest(a, kActions) + "'? actions: zero-wait, zero, balance, balance-messages, scale F, ideal-network)");
+                        config::nearest(a, kActions) +
+                        "'? actions: zero-wait, zero, balance, balance-messages, scale F, ideal-network)");
   const std::string &f = need("a factor");
   try {
     size_t used = 0;
@@ -155,7 +162,8 @@ void QuestionParser::selector_term(const std::string &t, Selector &sel) {
     sel.kind = Selector::Kind::Event;
     const std::string &e = need("RANK:INDEX");
     const auto colon = e.find(':');
-    if (colon == std::string::npos) throw QuestionError("what-if question \"" + text + "\": event needs RANK:INDEX, not '" + e + "'");
+    if (colon == std::string::npos)
+      throw QuestionError("what-if question \"" + text + "\": event needs RANK:INDEX, not '" + e + "'");
     sel.rank = static_cast<int32_t>(parse_int(text, e.substr(0, colon), "rank"));
     sel.index = parse_int(text, e.substr(colon + 1), "event index");
   } else if (t == "ranks") {
@@ -167,7 +175,8 @@ void QuestionParser::selector_term(const std::string &t, Selector &sel) {
     }
   } else {
     throw QuestionError("what-if question \"" + text + "\": unknown selector '" + t + "' (did you mean '" +
-                        config::nearest(t, kTerms) + "'? selectors: all, region P, step N of R, steps of R, callsite ID, event R:I, ranks A-B)");
+                        config::nearest(t, kTerms) +
+                        "'? selectors: all, region P, step N of R, steps of R, callsite ID, event R:I, ranks A-B)");
   }
 }
 
@@ -195,7 +204,9 @@ bool in_ranks(const kernels::RankRanges &ranks, int32_t r) {
 std::vector<Interval> intervals_of(const Selector &sel, const ReplayModel::Side &side) {
   std::vector<Interval> v;
   switch (sel.kind) {
-    case Selector::Kind::All: v.push_back({INT64_MIN / 4, INT64_MAX / 4, 0}); break;
+    case Selector::Kind::All:
+      v.push_back({INT64_MIN / 4, INT64_MAX / 4, 0});
+      break;
     case Selector::Kind::Region:
       for (const auto &x : side.executions)
         if (x.region == sel.region_id) v.push_back({x.t_begin, x.t_end, 0});
@@ -208,7 +219,8 @@ std::vector<Interval> intervals_of(const Selector &sel, const ReplayModel::Side 
       for (const auto &x : side.executions)
         if (x.region == sel.region_id && x.step >= 0) v.push_back({x.t_begin, x.t_end, x.step});
       break;
-    default: break;
+    default:
+      break;
   }
   std::sort(v.begin(), v.end(), [](const Interval &a, const Interval &b) { return a.begin < b.begin; });
   // Recursion can nest executions of one region: keep the outermost.
@@ -233,8 +245,9 @@ Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel:
   if (!in_ranks(sel.ranks, p.rank)) return L;
   if (sel.kind == Selector::Kind::Callsite || sel.kind == Selector::Kind::Event) {
     for (size_t i = 0; i < n; ++i) {
-      const bool hit = sel.kind == Selector::Kind::Callsite ? side.site[i] == static_cast<uint32_t>(sel.callsite)
-                                                            : (p.rank == sel.rank && static_cast<int64_t>(i) == sel.index);
+      const bool hit = sel.kind == Selector::Kind::Callsite
+                           ? side.site[i] == static_cast<uint32_t>(sel.callsite)
+                           : (p.rank == sel.rank && static_cast<int64_t>(i) == sel.index);
       if (!hit) continue;
       L.call[i] = 0;
       if (p.events[i].gap > 0) L.parts.push_back({static_cast<int64_t>(i), 0, p.events[i].gap});
@@ -244,7 +257,8 @@ Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel:
   }
   const auto iv = intervals_of(sel, side);
   for (const auto &x : iv)
-    if (x.group >= 0 && static_cast<size_t>(x.group) < L.participates.size()) L.participates[static_cast<size_t>(x.group)] = 1;
+    if (x.group >= 0 && static_cast<size_t>(x.group) < L.participates.size())
+      L.participates[static_cast<size_t>(x.group)] = 1;
   size_t k = 0;
   for (size_t i = 0; i < n; ++i) {
     const int64_t b = side.enter[i], a = b - std::max<int64_t>(0, p.events[i].gap);
@@ -252,8 +266,10 @@ Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel:
     for (size_t j = k; j < iv.size() && iv[j].begin < b; ++j) {
       const int64_t o = std::min(b, iv[j].end) - std::max(a, iv[j].begin);
       if (o <= 0) continue;
-      if (!L.parts.empty() && L.parts.back().event == static_cast<int64_t>(i) && L.parts.back().group == iv[j].group) L.parts.back().ns += o;
-      else L.parts.push_back({static_cast<int64_t>(i), iv[j].group, o});
+      if (!L.parts.empty() && L.parts.back().event == static_cast<int64_t>(i) && L.parts.back().group == iv[j].group)
+        L.parts.back().ns += o;
+      else
+        L.parts.push_back({static_cast<int64_t>(i), iv[j].group, o});
     }
     // The call itself: selected when it starts inside an interval.
     for (size_t j = k; j < iv.size() && iv[j].begin <= b; ++j)
@@ -271,7 +287,8 @@ namespace {
 // scenario is made when a clause first changes that rank. With a context, collective.
 class ScenarioBuilder {
  public:
-  ScenarioBuilder(const Context *ctx, const ReplayModel &model) : m_ctx(ctx), m_model(model), m_owned(model.programs.size()) {}
+  ScenarioBuilder(const Context *ctx, const ReplayModel &model)
+      : m_ctx(ctx), m_model(model), m_owned(model.programs.size()) {}
   void apply(const Clause &c);
 
   rp::Scenario sc;
@@ -331,7 +348,8 @@ int64_t ScenarioBuilder::groups_of(const Selector &sel) const {
 void ScenarioBuilder::apply(const Clause &c) {
   const int64_t ngroups = groups_of(c.sel);
   std::vector<Located> where(m_owned);
-  for (size_t s = 0; s < m_owned; ++s) where[s] = locate(c.sel, m_model.programs[s], m_model.side[s], static_cast<int32_t>(ngroups));
+  for (size_t s = 0; s < m_owned; ++s)
+    where[s] = locate(c.sel, m_model.programs[s], m_model.side[s], static_cast<int32_t>(ngroups));
   const bool event_level = c.sel.kind == Selector::Kind::Callsite || c.sel.kind == Selector::Kind::Event;
   if (c.action == Action::ZeroWait || (c.action == Action::Zero && event_level)) {
     flag_calls(c, where);
@@ -356,7 +374,8 @@ void ScenarioBuilder::flag_calls(const Clause &c, const std::vector<Located> &wh
 // Scales the selected parts of the gaps: each part p of gap i becomes p * f(group).
 // Parts were measured on the measured gap; an earlier clause may have scaled the gap,
 // and the parts shrink with it.
-void ScenarioBuilder::scale_parts(size_t s, const std::vector<Located::Part> &parts, const std::function<double(int32_t)> &f) {
+void ScenarioBuilder::scale_parts(size_t s, const std::vector<Located::Part> &parts,
+                                  const std::function<double(int32_t)> &f) {
   if (parts.empty()) return;
   auto &g = gaps_of(s);
   size_t k = 0;
@@ -372,7 +391,8 @@ void ScenarioBuilder::scale_parts(size_t s, const std::vector<Located::Part> &pa
   }
 }
 
-ScenarioBuilder::GroupTotals ScenarioBuilder::group_totals(const std::vector<Located> &where, size_t ng, bool messages) const {
+ScenarioBuilder::GroupTotals ScenarioBuilder::group_totals(const std::vector<Located> &where, size_t ng,
+                                                           bool messages) const {
   GroupTotals t{std::vector<int64_t>(m_owned * ng, 0), std::vector<int64_t>(2 * ng, 0)};
   for (size_t s = 0; s < m_owned; ++s) {
     const auto &L = where[s];
@@ -404,7 +424,8 @@ void ScenarioBuilder::balance(const std::vector<Located> &where, size_t ng, bool
       const int64_t mine = t.mine[s * ng + static_cast<size_t>(g)];
       const int64_t count = t.sums[ng + static_cast<size_t>(g)];
       if (mine <= 0 || count <= 0) return 1.0;
-      return static_cast<double>(t.sums[static_cast<size_t>(g)]) / static_cast<double>(count) / static_cast<double>(mine);
+      return static_cast<double>(t.sums[static_cast<size_t>(g)]) / static_cast<double>(count) /
+             static_cast<double>(mine);
     };
     if (messages) {
       const auto &side = m_model.side[s];

@@ -23,7 +23,6 @@
 
 namespace perfsift::pipeline {
 
-
 class QuestionError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -33,11 +32,11 @@ enum class Action { ZeroWait, Zero, Balance, BalanceMessages, Scale };
 
 struct Selector {
   enum class Kind { All, Region, Step, Steps, Callsite, Event } kind = Kind::All;
-  std::string region;   // Region, Step, Steps
+  std::string region;  // Region, Step, Steps
   int32_t region_id = -1;
-  int64_t step = -1;    // Step
+  int64_t step = -1;  // Step
   int64_t callsite = -1;
-  int32_t rank = -1;    // Event
+  int32_t rank = -1;  // Event
   int64_t index = -1;
   kernels::RankRanges ranks;  // empty: every rank
 };
@@ -67,7 +66,8 @@ struct Located {
   std::vector<int32_t> call;          // per event: the group of the call itself, -1 if not selected
   std::vector<uint8_t> participates;  // per group: the rank executed it
 };
-Located locate(const Selector &sel, const kernels::replay::RankProgram &p, const ReplayModel::Side &side, int32_t ngroups);
+Located locate(const Selector &sel, const kernels::replay::RankProgram &p, const ReplayModel::Side &side,
+               int32_t ngroups);
 
 // Parses one question against the store's region paths. Throws QuestionError with the
 // question, the offending word and the fix.

@@ -95,7 +95,10 @@ struct Building {
 class ProgramBuilder {
  public:
   ProgramBuilder(const Context &ctx, ReplayModel &model, const OwnedRecords &records)
-      : m_ctx(ctx), m_model(model), m_rec(records), m_traits(classify_ops(ctx.store().ops())),
+      : m_ctx(ctx),
+        m_model(model),
+        m_rec(records),
+        m_traits(classify_ops(ctx.store().ops())),
         m_comm_members(count_comm_members(ctx, model)) {
     for (int32_t r = 0; r < ctx.nranks(); ++r) m_alive += !ctx.missing(r);
   }
@@ -163,7 +166,8 @@ void ProgramBuilder::start() {
     b.completion_of_id.assign(static_cast<size_t>(max_id + 1), -1);
     for (int64_t k = cmp_off[r]; k < cmp_off[r + 1]; ++k) {
       const auto &c = m_rec.completions[static_cast<size_t>(k - cmp_off[first])];
-      if (c.request >= 0 && c.request <= max_id) b.completion_of_id[static_cast<size_t>(c.request)] = static_cast<int32_t>(k - cmp_off[first]);
+      if (c.request >= 0 && c.request <= max_id)
+        b.completion_of_id[static_cast<size_t>(c.request)] = static_cast<int32_t>(k - cmp_off[first]);
     }
     for (int64_t k = step_off[r]; k < step_off[r + 1]; ++k)
       m_model.side[s].executions.push_back(m_rec.executions[static_cast<size_t>(k - step_off[first])]);
@@ -176,7 +180,11 @@ void ProgramBuilder::add_event(int32_t rank, size_t s, int64_t i, const io::Even
   rp::RankProgram &p = m_model.programs[s];
   ReplayModel::Side &side = m_model.side[s];
   Building &b = m_building[s];
-  const Call c{rank, s, i, e, e.op < m_traits.size() ? m_traits[e.op] : OpTraits{},
+  const Call c{rank,
+               s,
+               i,
+               e,
+               e.op < m_traits.size() ? m_traits[e.op] : OpTraits{},
                (e.flags & (io::kInterComm | io::kInterrupted)) != 0};
   rp::Event out;
   out.gap = e.t_enter - b.prev_exit;
@@ -193,8 +201,10 @@ void ProgramBuilder::add_event(int32_t rank, size_t s, int64_t i, const io::Even
   activate_requests(c);
   complete_requests(c);
   out.items = static_cast<uint16_t>(p.items.size() - static_cast<size_t>(out.first_item));
-  if (out.items == 0) p.add_local(out.gap, e.t_exit - e.t_enter);
-  else p.events.push_back(out);
+  if (out.items == 0)
+    p.add_local(out.gap, e.t_exit - e.t_enter);
+  else
+    p.events.push_back(out);
 }
 
 // The call's own messages and collective (blocking calls), and Finalize.
@@ -316,7 +326,8 @@ void ProgramBuilder::complete_requests(const Call &c) {
         p.items.push_back({rp::ItemType::Recv, add_recv(c, done.source, done.tag, c.e.comm, done.bytes)});
       continue;
     }
-    if (static_cast<size_t>(done.request) < b.slot_of_id.size() && b.slot_of_id[static_cast<size_t>(done.request)] >= 0) {
+    if (static_cast<size_t>(done.request) < b.slot_of_id.size() &&
+        b.slot_of_id[static_cast<size_t>(done.request)] >= 0) {
       const int32_t slot = b.slot_of_id[static_cast<size_t>(done.request)];
       p.items.push_back({rp::ItemType::Complete, slot});
       const auto [is_send, m] = b.slot_message[static_cast<size_t>(slot)];
@@ -438,7 +449,8 @@ void put(std::vector<char> &b, const std::vector<T> &v) {
   static_assert(std::is_trivially_copyable_v<T>);
   const int64_t n = static_cast<int64_t>(v.size());
   b.insert(b.end(), reinterpret_cast<const char *>(&n), reinterpret_cast<const char *>(&n) + sizeof n);
-  if (n) b.insert(b.end(), reinterpret_cast<const char *>(v.data()), reinterpret_cast<const char *>(v.data() + v.size()));
+  if (n)
+    b.insert(b.end(), reinterpret_cast<const char *>(v.data()), reinterpret_cast<const char *>(v.data() + v.size()));
 }
 template <class T>
 void get(const char *&p, std::vector<T> &v) {
@@ -512,7 +524,8 @@ std::shared_ptr<ReplayModel> gather_whole(const Context &ctx, const ReplayModel 
   return w;
 }
 
-ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const rp::Scenario &sc, bool record_timings) {
+ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const rp::Scenario &sc,
+                                 bool record_timings) {
   const int np = ctx.nprocs();
   rp::Engine engine(model.programs, sc, ctx.nranks(), record_timings, np > 1);
   ReplayOutcome out;
@@ -565,7 +578,7 @@ namespace {
 // help and range. Defaults come from kernels::LogGPS.
 struct LogGPSField {
   const char *key, *attribute, *help;
-  double kernels::LogGPS::*real;      // one of the two is set
+  double kernels::LogGPS::*real;  // one of the two is set
   int64_t kernels::LogGPS::*integer;
   double min, max;
 };
@@ -591,7 +604,8 @@ const std::vector<config::KeyDef> &loggps_keys() {
     std::vector<config::KeyDef> k;
     for (const auto &f : loggps_fields())
       k.push_back({std::string("loggps.") + f.key, f.real ? config::Type::Float : config::Type::Int,
-                   f.real ? config::Value(defaults.*f.real) : config::Value(defaults.*f.integer), "", f.help, f.min, f.max});
+                   f.real ? config::Value(defaults.*f.real) : config::Value(defaults.*f.integer), "", f.help, f.min,
+                   f.max});
     return k;
   }();
   return keys;
@@ -608,12 +622,15 @@ std::string toml_float(double v) {
 }  // namespace
 
 kernels::LogGPS read_loggps(const std::string &path) {
-  const auto v = config::parse_file(loggps_keys(), path, [](const std::string &) { return std::optional<std::string>{}; });
+  const auto v =
+      config::parse_file(loggps_keys(), path, [](const std::string &) { return std::optional<std::string>{}; });
   kernels::LogGPS p;
   for (const auto &f : loggps_fields()) {
     const std::string key = std::string("loggps.") + f.key;
-    if (f.real) p.*f.real = v.get_float(key);
-    else p.*f.integer = v.get_int(key);
+    if (f.real)
+      p.*f.real = v.get_float(key);
+    else
+      p.*f.integer = v.get_int(key);
   }
   p.source = path;
   return p;
@@ -624,8 +641,10 @@ void write_loggps(const std::string &path, const kernels::LogGPS &p, const std::
   os << "# LogGPS parameters for perfsift's replay (perfsift calibrate).\n# " << comment << "\n[loggps]\n";
   for (const auto &f : loggps_fields()) {
     os << f.key << " = ";
-    if (f.real) os << toml_float(p.*f.real) << "\n";
-    else os << p.*f.integer << "\n";
+    if (f.real)
+      os << toml_float(p.*f.real) << "\n";
+    else
+      os << p.*f.integer << "\n";
   }
   io::write_file_atomically(path, os.str());
 }
@@ -633,7 +652,8 @@ void write_loggps(const std::string &path, const kernels::LogGPS &p, const std::
 std::vector<std::pair<std::string, io::AttrValue>> loggps_attributes(const kernels::LogGPS &p) {
   std::vector<std::pair<std::string, io::AttrValue>> out = {{"loggps_source", p.source}};
   for (const auto &f : loggps_fields())
-    out.emplace_back(std::string("loggps_") + f.attribute, f.real ? io::AttrValue(p.*f.real) : io::AttrValue(p.*f.integer));
+    out.emplace_back(std::string("loggps_") + f.attribute,
+                     f.real ? io::AttrValue(p.*f.real) : io::AttrValue(p.*f.integer));
   return out;
 }
 

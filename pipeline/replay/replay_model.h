@@ -30,7 +30,7 @@ struct ReplayModel {
     // Per send / receive: the event that completed its request (Wait*, Test*), -1 when
     // the call itself was blocking or nothing completed it.
     std::vector<int32_t> send_done, recv_done;
-    std::vector<int32_t> coll_event;  // per collective: its event
+    std::vector<int32_t> coll_event;         // per collective: its event
     std::vector<io::StepRecord> executions;  // region executions (/steps), by end time
   };
   std::vector<Side> side;

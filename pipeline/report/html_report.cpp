@@ -89,22 +89,30 @@ void table_json(JsonWriter &j, const io::Table &t, size_t max_rows) {
 // Every call: [rank, event, enter, exit, op, region] per question; the messages between them.
 void timeline_calls(JsonWriter &j, const io::ResultsStore &rs, const io::Table &t,
                     const std::map<int64_t, int64_t> &per_question) {
-  const auto &q = column<int64_t>(t, "question"), &rank = column<int64_t>(t, "rank"), &event = column<int64_t>(t, "event"),
-             &enter = column<int64_t>(t, "enter_ns"), &exit = column<int64_t>(t, "exit_ns"), &op = column<int64_t>(t, "op"),
+  const auto &q = column<int64_t>(t, "question"), &rank = column<int64_t>(t, "rank"),
+             &event = column<int64_t>(t, "event"), &enter = column<int64_t>(t, "enter_ns"),
+             &exit = column<int64_t>(t, "exit_ns"), &op = column<int64_t>(t, "op"),
              &region = column<int64_t>(t, "region");
   j.key("events").begin_object();
   for (const auto &[k, n] : per_question) {
     j.key(std::to_string(k)).begin_array();
     for (size_t i = 0; i < t.rows(); ++i)
       if (q[i] == k)
-        j.begin_array().value(rank[i]).value(event[i]).value(enter[i]).value(exit[i]).value(op[i]).value(region[i]).end_array();
+        j.begin_array()
+            .value(rank[i])
+            .value(event[i])
+            .value(enter[i])
+            .value(exit[i])
+            .value(op[i])
+            .value(region[i])
+            .end_array();
     j.end_array();
   }
   j.end_object();
   if (!has_child(rs, "whatif", "messages")) return;
   const auto m = rs.table("whatif/messages");
-  const auto &s = column<int64_t>(m, "sender"), &se = column<int64_t>(m, "send_event"), &r = column<int64_t>(m, "receiver"),
-             &re = column<int64_t>(m, "recv_event");
+  const auto &s = column<int64_t>(m, "sender"), &se = column<int64_t>(m, "send_event"),
+             &r = column<int64_t>(m, "receiver"), &re = column<int64_t>(m, "recv_event");
   j.key("messages").begin_array();
   for (size_t i = 0; i < m.rows() && static_cast<int64_t>(i) < kMaxTimelineEvents; ++i)
     j.begin_array().value(s[i]).value(se[i]).value(r[i]).value(re[i]).end_array();
@@ -143,7 +151,8 @@ void binned_share(JsonWriter &j, const io::Table &t, int64_t k, const RankBlocks
     const double ranks_in = static_cast<double>(std::min(rb.ranks, (b + 1) * rb.per) - b * rb.per);
     j.begin_array();
     for (int64_t x = 0; x < kTimeBins; ++x)
-      j.value(static_cast<int64_t>(std::lround(busy[static_cast<size_t>(b * kTimeBins + x)] / (width * ranks_in) * 100)));
+      j.value(
+          static_cast<int64_t>(std::lround(busy[static_cast<size_t>(b * kTimeBins + x)] / (width * ranks_in) * 100)));
     j.end_array();
   }
   j.end_array().end_object();
@@ -153,8 +162,8 @@ void binned_share(JsonWriter &j, const io::Table &t, int64_t k, const RankBlocks
 void domino_json(JsonWriter &j, const io::ResultsStore &rs) {
   const auto d = rs.table("domino/paths");
   const auto &kind = column<std::string>(d, "kind");
-  const auto &reaches = column<int64_t>(d, "reaches_best"), &path = column<int64_t>(d, "path"), &dr = column<int64_t>(d, "rank"),
-             &de = column<int64_t>(d, "event");
+  const auto &reaches = column<int64_t>(d, "reaches_best"), &path = column<int64_t>(d, "path"),
+             &dr = column<int64_t>(d, "rank"), &de = column<int64_t>(d, "event");
   int64_t chosen = -1;
   j.key("domino").begin_array();
   for (size_t i = 0; i < d.rows(); ++i) {
@@ -168,8 +177,13 @@ void domino_json(JsonWriter &j, const io::ResultsStore &rs) {
 void timeline_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &rb) {
   const auto a = rs.attributes("whatif");
   if (!has_child(rs, "whatif", "trace")) {
-    j.key("timeline").begin_object().key("absent").value(attr_or<int64_t>(a, "traces_stored", 0) ? "no trace rows" :
-        "the run has more events than whatif.trace_max_events: no timeline was stored").end_object();
+    j.key("timeline")
+        .begin_object()
+        .key("absent")
+        .value(attr_or<int64_t>(a, "traces_stored", 0)
+                   ? "no trace rows"
+                   : "the run has more events than whatif.trace_max_events: no timeline was stored")
+        .end_object();
     return;
   }
   const auto t = rs.table("whatif/trace");
@@ -185,8 +199,9 @@ void timeline_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &
   j.key("regions").values(attr_or<std::vector<std::string>>(a, "trace_regions", {}));
   j.key("questions").begin_array();
   for (const auto &[k, n] : per_question) {
-    const std::string label = k < 0 ? std::string("measured run")
-                              : k < static_cast<int64_t>(qtext.size()) ? qtext[static_cast<size_t>(k)] : "?";
+    const std::string label = k < 0                                    ? std::string("measured run")
+                              : k < static_cast<int64_t>(qtext.size()) ? qtext[static_cast<size_t>(k)]
+                                                                       : "?";
     j.begin_object().key("id").value(k).key("label").value(label).key("events").value(n).end_object();
   }
   j.end_array();
@@ -207,7 +222,10 @@ void run_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &rb) {
   const auto root = rs.attributes("");
   const auto run = rs.attributes("run");
   j.key("run").begin_object().key("ranks").value(rb.ranks).key("wall_s").value(attr_or<double>(run, "wall_time_s", 0));
-  j.key("command").value(attr_or<std::string>(run, "command", "")).key("start").value(attr_or<std::string>(run, "start_time", ""));
+  j.key("command")
+      .value(attr_or<std::string>(run, "command", ""))
+      .key("start")
+      .value(attr_or<std::string>(run, "start_time", ""));
   j.key("store").value(attr_or<std::string>(root, "source_store", "")).key("results").value(rs.path());
   j.key("warnings").values(attr_or<std::vector<std::string>>(root, "warnings", {}));
   j.key("rank_block").value(rb.per).end_object();
@@ -228,8 +246,8 @@ void profile_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &r
   j.key("rank_op_bytes");
   matrix_json(j, rs, "profile/rank_op_bytes", rb);
   const auto m = rs.table("profile/messages");
-  const auto &s = column<int64_t>(m, "sender"), &r = column<int64_t>(m, "receiver"), &bytes = column<int64_t>(m, "bytes"),
-             &cnt = column<int64_t>(m, "messages");
+  const auto &s = column<int64_t>(m, "sender"), &r = column<int64_t>(m, "receiver"),
+             &bytes = column<int64_t>(m, "bytes"), &cnt = column<int64_t>(m, "messages");
   std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>> cells;
   for (size_t i = 0; i < m.rows(); ++i) {
     auto &c = cells[{s[i] / rb.per, r[i] / rb.per}];
@@ -237,7 +255,8 @@ void profile_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &r
     c.second += bytes[i];
   }
   j.key("comm").begin_array();
-  for (const auto &[k, v] : cells) j.begin_array().value(k.first).value(k.second).value(v.first).value(v.second).end_array();
+  for (const auto &[k, v] : cells)
+    j.begin_array().value(k.first).value(k.second).value(v.first).value(v.second).end_array();
   j.end_array();
 }
 
@@ -249,8 +268,14 @@ void clusters_json(JsonWriter &j, const io::ResultsStore &rs) {
   for (size_t i = 0; i < t.rows(); ++i) clusters[cl[i]].push_back(static_cast<int32_t>(rank[i]));
   j.key("clusters").begin_array();
   for (const auto &[id, members] : clusters)
-    j.begin_object().key("cluster").value(id).key("size").value(static_cast<int64_t>(members.size()))
-        .key("ranks").value(kernels::format_ranges(kernels::to_ranges(members))).end_object();
+    j.begin_object()
+        .key("cluster")
+        .value(id)
+        .key("size")
+        .value(static_cast<int64_t>(members.size()))
+        .key("ranks")
+        .value(kernels::format_ranges(kernels::to_ranges(members)))
+        .end_object();
   j.end_array();
 }
 

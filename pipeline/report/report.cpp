@@ -26,8 +26,10 @@ void write_attr_value(JsonWriter &j, const io::AttrValue &v) {
   std::visit(
       [&](const auto &x) {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, std::vector<int64_t>>) j.values(x);
-        else j.value(x);
+        if constexpr (std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, std::vector<int64_t>>)
+          j.values(x);
+        else
+          j.value(x);
       },
       v);
 }
@@ -71,7 +73,8 @@ void write_group_json(JsonWriter &j, const io::ResultsStore &rs, const std::stri
       write_group_json(j, rs, path, max_rows);
     } else if (c.kind == io::ResultsStore::Kind::Table) {
       const auto t = rs.table(path);
-      if (static_cast<int64_t>(t.rows()) <= max_rows) write_table_json(j, t);
+      if (static_cast<int64_t>(t.rows()) <= max_rows)
+        write_table_json(j, t);
       else {
         std::vector<std::string> cols;
         for (const auto &col : t.columns) cols.push_back(col.name);
@@ -128,8 +131,10 @@ std::string render_json(const io::ResultsStore &rs, const ReportLimits &lim) {
   for (const auto &stage : attr_or<std::vector<std::string>>(root, "stages", {})) {
     const auto *info = find_stage(stage);
     j.key(info && !info->json_key.empty() ? info->json_key : stage);
-    if (info && info->json_value) info->json_value(j, rs);
-    else write_group_json(j, rs, stage, l.json_max_rows, info && info->json ? &info->json : nullptr);
+    if (info && info->json_value)
+      info->json_value(j, rs);
+    else
+      write_group_json(j, rs, stage, l.json_max_rows, info && info->json ? &info->json : nullptr);
   }
   j.end_object();
   return j.take();
@@ -141,8 +146,9 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
   const auto root = rs.attributes("");
   const auto run = rs.attributes("run");
   os << "perfsift analysis of " << attr_or<std::string>(root, "source_store", "?") << "\n";
-  os << "run: " << attr_or<int64_t>(run, "ranks", 0) << " ranks, " << format_seconds(attr_or<double>(run, "wall_time_s", 0))
-     << " wall, started " << attr_or<std::string>(run, "start_time", "?") << "\n";
+  os << "run: " << attr_or<int64_t>(run, "ranks", 0) << " ranks, "
+     << format_seconds(attr_or<double>(run, "wall_time_s", 0)) << " wall, started "
+     << attr_or<std::string>(run, "start_time", "?") << "\n";
   const auto cmd = attr_or<std::string>(run, "command", "");
   if (!cmd.empty()) os << "command: " << clip(cmd, 100) << "\n";
   const auto unavailable = attr_or<std::vector<std::string>>(run, "counters_unavailable", {});
@@ -151,16 +157,18 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
   for (const auto &w : attr_or<std::vector<std::string>>(root, "warnings", {})) os << "warning: " << w << "\n";
 
   const auto f = rs.table("findings");
-  const auto &kind = column<std::string>(f, "kind"), &where = column<std::string>(f, "where"), &ranks = column<std::string>(f, "ranks"),
-             &cause = column<std::string>(f, "cause");
+  const auto &kind = column<std::string>(f, "kind"), &where = column<std::string>(f, "where"),
+             &ranks = column<std::string>(f, "ranks"), &cause = column<std::string>(f, "cause");
   const auto &lost = column<double>(f, "lost_s"), &gain = column<double>(f, "predicted_gain_s");
   os << "\n";
-  if (f.rows() == 0) os << "No findings: no region, rank or operation crossed the reporting thresholds.\n";
+  if (f.rows() == 0)
+    os << "No findings: no region, rank or operation crossed the reporting thresholds.\n";
   else {
     os << "Top findings (" << std::min<int64_t>(l.top, static_cast<int64_t>(f.rows())) << " of " << f.rows()
        << "; lost = time at stake, gain = simulated payoff of a fix):\n";
     char line[512];
-    std::snprintf(line, sizeof line, "  %2s  %-15s %-24s %-12s %9s %9s\n", "#", "kind", "where", "ranks", "lost", "gain");
+    std::snprintf(line, sizeof line, "  %2s  %-15s %-24s %-12s %9s %9s\n", "#", "kind", "where", "ranks", "lost",
+                  "gain");
     os << line;
     for (size_t r = 0; r < f.rows() && static_cast<int64_t>(r) < l.top; ++r) {
       std::snprintf(line, sizeof line, "  %2zu  %-15s %-24s %-12s %9s %9s\n", r + 1, clip(kind[r], 15).c_str(),
@@ -172,7 +180,8 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
   }
   for (const auto &stage : attr_or<std::vector<std::string>>(root, "stages", {}))
     if (const auto *info = find_stage(stage); info && info->text) info->text(os, rs);
-  os << "\nDetails: " << rs.path() << " (HDF5; see docs/results.md), or perfsift report " << rs.path() << " --format json\n";
+  os << "\nDetails: " << rs.path() << " (HDF5; see docs/results.md), or perfsift report " << rs.path()
+     << " --format json\n";
   return os.str();
 }
 

@@ -56,7 +56,8 @@ std::vector<Target> bound_targets(const Context &ctx, const config::Values &cfg,
   std::vector<int64_t> top(regions.size(), -1);
   for (const auto &side : model.side)
     for (const auto &x : side.executions)
-      if (x.step >= 0 && x.region >= 0 && static_cast<size_t>(x.region) < top.size()) top[static_cast<size_t>(x.region)] = std::max<int64_t>(top[static_cast<size_t>(x.region)], x.step);
+      if (x.step >= 0 && x.region >= 0 && static_cast<size_t>(x.region) < top.size())
+        top[static_cast<size_t>(x.region)] = std::max<int64_t>(top[static_cast<size_t>(x.region)], x.step);
   MPI_Allreduce(MPI_IN_PLACE, top.data(), static_cast<int>(top.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
   for (size_t g = 0; g < top.size(); ++g)
     if (top[g] >= 0) {
@@ -69,8 +70,8 @@ std::vector<Target> bound_targets(const Context &ctx, const config::Values &cfg,
   for (const auto &name : cfg.get_list("bounds.regions")) {
     auto it = std::find(paths.begin(), paths.end(), name);
     if (it == paths.end())
-      throw std::runtime_error("bounds.regions (" + cfg.where("bounds.regions") + "): no region '" + name + "' in the store (did you mean '" +
-                               config::nearest(name, paths) + "'?)");
+      throw std::runtime_error("bounds.regions (" + cfg.where("bounds.regions") + "): no region '" + name +
+                               "' in the store (did you mean '" + config::nearest(name, paths) + "'?)");
     Selector s;
     s.kind = Selector::Kind::Region;
     s.region = name;
@@ -104,7 +105,8 @@ RankTimes rank_times(const ReplayModel &model, const Target &t) {
       if (L.call[i] < 0) continue;
       const size_t g = s * ng + static_cast<size_t>(L.call[i]);
       const auto &x = model.baseline[s][i];
-      if (p.events[i].items == 0) r.calc[g] += x.exit - x.enter;  // local calls are not communication
+      if (p.events[i].items == 0)
+        r.calc[g] += x.exit - x.enter;  // local calls are not communication
       else {
         r.comm[g] += x.nowait_exit - x.enter;
         r.wait[g] += x.exit - x.nowait_exit;
@@ -165,7 +167,8 @@ std::vector<RegionBounds> compute_bounds(const Context &ctx, const config::Value
 
 void write_bounds(const std::vector<RegionBounds> &found, StageOutput &out) {
   io::Table bt, br;
-  bt.description = "PerWiz F3 lower bounds per parallel region: Q1 zero wait, Q2 balanced computation, Q3 balanced communication";
+  bt.description =
+      "PerWiz F3 lower bounds per parallel region: Q1 zero wait, Q2 balanced computation, Q3 balanced communication";
   auto &b_region = bt.strings("region", "parallel region");
   auto &b_question = bt.strings("question", "none, Q1, Q2, Q3 or a conjunction");
   auto &b_meaning = bt.strings("meaning", "the hypothesis in words");
@@ -202,10 +205,13 @@ void bounds_text(std::ostream &os, const io::ResultsStore &rs) {
   const auto t = rs.table("bounds/bounds");
   const auto &region = column<std::string>(t, "region"), &q = column<std::string>(t, "question");
   const auto &pred = column<double>(t, "predicted_s");
-  os << "\nLower bounds per parallel region (PerWiz F3; Q1 no waiting, Q2 balanced computation, Q3 balanced communication):\n";
+  os << "\nLower bounds per parallel region (PerWiz F3; Q1 no waiting, Q2 balanced computation, Q3 balanced "
+        "communication):\n";
   for (size_t i = 0; i + 7 < t.rows(); i += 8) {
     os << "  " << clip(region[i], 28) << ":";
-    for (int c : {0, 1, 2, 3, 7}) os << " " << q[i + static_cast<size_t>(c)] << " " << format_seconds(pred[i + static_cast<size_t>(c)]) << (c == 7 ? "" : ";");
+    for (int c : {0, 1, 2, 3, 7})
+      os << " " << q[i + static_cast<size_t>(c)] << " " << format_seconds(pred[i + static_cast<size_t>(c)])
+         << (c == 7 ? "" : ";");
     os << "\n";
   }
 }
@@ -217,12 +223,21 @@ void bounds_json(JsonWriter &j, const io::ResultsStore &rs) {
   const auto &region = column<std::string>(t, "region"), &q = column<std::string>(t, "question");
   const auto &pred = column<double>(t, "predicted_s");
   const auto &steps = column<int64_t>(b, "steps");
-  const auto &calc = column<double>(b, "computation_s"), &comm = column<double>(b, "communication_s"), &wait = column<double>(b, "waiting_s");
+  const auto &calc = column<double>(b, "computation_s"), &comm = column<double>(b, "communication_s"),
+             &wait = column<double>(b, "waiting_s");
   j.begin_object();
   for (size_t r = 0; r < b.rows(); ++r) {
     j.key(region[r * 8]).begin_object();
     j.key("steps").value(steps[r]);
-    j.key("breakdown").begin_object().key("computation_s").value(calc[r]).key("communication_s").value(comm[r]).key("waiting_s").value(wait[r]).end_object();
+    j.key("breakdown")
+        .begin_object()
+        .key("computation_s")
+        .value(calc[r])
+        .key("communication_s")
+        .value(comm[r])
+        .key("waiting_s")
+        .value(wait[r])
+        .end_object();
     for (size_t c = 0; c < 8; ++c) j.key(q[r * 8 + c]).value(pred[r * 8 + c]);
     j.end_object();
   }
@@ -232,11 +247,15 @@ void bounds_json(JsonWriter &j, const io::ResultsStore &rs) {
 }  // namespace
 
 StageInfo bounds_stage() {
-  StageInfo s{"bounds",
-              "PerWiz's lower bounds per parallel region (F3): the time breakdown with waiting zeroed (Q1), computation "
-              "balanced (Q2), communication balanced (Q3) and their conjunctions, step by step",
-              {{"regions", config::Type::StringList, std::vector<std::string>{}, "", "further regions to bound besides the program and the step regions"}},
-              run_bounds, bounds_text, nullptr};
+  StageInfo s{
+      "bounds",
+      "PerWiz's lower bounds per parallel region (F3): the time breakdown with waiting zeroed (Q1), computation "
+      "balanced (Q2), communication balanced (Q3) and their conjunctions, step by step",
+      {{"regions", config::Type::StringList, std::vector<std::string>{}, "",
+        "further regions to bound besides the program and the step regions"}},
+      run_bounds,
+      bounds_text,
+      nullptr};
   s.json_value = bounds_json;
   s.requires_products = {product_name<ReplayBaseline>()};
   return s;

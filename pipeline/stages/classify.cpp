@@ -36,7 +36,7 @@ struct PairTally {
   uint64_t send_site = 0, recv_site = 0;
   int64_t counts[vt::kClasses] = {};
   // Integers, so sums do not depend on how messages are split over processes.
-  int64_t confidence_ppb = 0;          // sum over its messages, in 1e-9
+  int64_t confidence_ppb = 0;            // sum over its messages, in 1e-9
   int64_t excess_ns[vt::kClasses] = {};  // time in the calls beyond normal, per class
 };
 // A rank taking part in a pair, on one side.
@@ -52,13 +52,20 @@ struct PairRank {
 // did not use becomes its counterpart that did (late send <-> late send post, ...).
 int32_t fold_to_operations(int32_t cls, const vt::TransferTiming &t) {
   switch (cls) {
-    case vt::kLateSend: return t.send_nonblocking ? vt::kLateSendPost : cls;
-    case vt::kLateSendPost: return t.send_nonblocking ? cls : vt::kLateSend;
-    case vt::kLateSendWait: return t.send_nonblocking ? cls : vt::kLateSend;
-    case vt::kLateRecv: return t.recv_nonblocking ? vt::kLateRecvPost : cls;
-    case vt::kLateRecvPost: return t.recv_nonblocking ? cls : vt::kLateRecv;
-    case vt::kLateRecvWait: return t.recv_nonblocking ? cls : vt::kLateRecv;
-    default: return cls;
+    case vt::kLateSend:
+      return t.send_nonblocking ? vt::kLateSendPost : cls;
+    case vt::kLateSendPost:
+      return t.send_nonblocking ? cls : vt::kLateSend;
+    case vt::kLateSendWait:
+      return t.send_nonblocking ? cls : vt::kLateSend;
+    case vt::kLateRecv:
+      return t.recv_nonblocking ? vt::kLateRecvPost : cls;
+    case vt::kLateRecvPost:
+      return t.recv_nonblocking ? cls : vt::kLateRecv;
+    case vt::kLateRecvWait:
+      return t.recv_nonblocking ? cls : vt::kLateRecv;
+    default:
+      return cls;
   }
 }
 
@@ -81,8 +88,8 @@ struct MessageClasses {
   std::vector<std::array<double, vt::kFeatures>> features;
 };
 
-MessageClasses classify_messages(Context &ctx, const MessageModel &model, const std::vector<MatchedMessage> &messages,
-                                 bool fold, bool keep_rows) {
+MessageClasses classify_messages(Context &ctx, const TrainedClassifier &model,
+                                 const std::vector<MatchedMessage> &messages, bool fold, bool keep_rows) {
   ctx.progress().begin("classify: classifying");
   MessageClasses m;
   m.cls.resize(messages.size());
@@ -152,8 +159,8 @@ std::map<SitePair, PairTally> pair_tallies(Context &ctx, const std::vector<Match
 struct PairSummary {
   PairTally tally;
   int64_t transfers = 0;
-  int32_t top = 0;                             // the most frequent class
-  std::string sender{}, receiver{};            // call-site labels
+  int32_t top = 0;                   // the most frequent class
+  std::string sender{}, receiver{};  // call-site labels
   std::string sender_ranks{}, receiver_ranks{};
 };
 
@@ -179,7 +186,7 @@ std::vector<PairSummary> summarise_pairs(Context &ctx, const std::map<SitePair, 
 // What the stage found: the model, each local message's class, and the pairs' tallies.
 struct ClassifyResult {
   std::string model_path;
-  MessageModel model;
+  TrainedClassifier model;
   bool same_platform = false;
   const std::vector<MatchedMessage> *messages = nullptr;  // the local ones
   int64_t total = 0;                                      // messages of the run
@@ -192,7 +199,7 @@ struct ClassifyResult {
 ClassifyResult compute_classify(Context &ctx, const config::Values &cfg, const std::string &path) {
   ClassifyResult r;
   r.model_path = path;
-  r.model = load_model(path);
+  r.model = load_classifier(path);
   const Platform here = platform_of(ctx.store().run());
   r.same_platform = here == r.model.platform;
   if (!r.same_platform)
@@ -234,8 +241,9 @@ void write_message_rows(const ClassifyResult &r, StageOutput &out) {
   const auto attrs = vt::empty_dataset().attributes;
   std::vector<std::vector<double> *> normalised;
   for (int32_t a : {vt::kSendDur, vt::kSendWaitDur, vt::kRecvDur, vt::kRecvWaitDur, vt::kMsgDur, vt::kPostGap})
-    normalised.push_back(&rows.floats(attrs[static_cast<size_t>(a)] + "_norm", "",
-                                      attrs[static_cast<size_t>(a)] + " over a normal transfer's of the same kind and size"));
+    normalised.push_back(
+        &rows.floats(attrs[static_cast<size_t>(a)] + "_norm", "",
+                     attrs[static_cast<size_t>(a)] + " over a normal transfer's of the same kind and size"));
   for (size_t i = 0; i < messages.size(); ++i) {
     src.push_back(messages[i].src);
     dst.push_back(messages[i].dst);
@@ -360,9 +368,11 @@ void classify_text(std::ostream &os, const io::ResultsStore &rs) {
   os << "\nMessage classes (Vetter), " << attr_or<int64_t>(a, "messages", 0) << " transfers:";
   for (const char *k : vt::class_keys()) os << " " << k << " " << attr_or<int64_t>(a, std::string("count_") + k, 0);
   os << "\n";
-  if (!attr_or<int64_t>(a, "platform_matches", 1)) os << "  (the model was trained on another platform: " << attr_or<std::string>(a, "model_platform", "") << ")\n";
+  if (!attr_or<int64_t>(a, "platform_matches", 1))
+    os << "  (the model was trained on another platform: " << attr_or<std::string>(a, "model_platform", "") << ")\n";
   const auto t = rs.table("classify/pairs");
-  const auto &snd = column<std::string>(t, "sender"), &rcv = column<std::string>(t, "receiver"), &top = column<std::string>(t, "predominant");
+  const auto &snd = column<std::string>(t, "sender"), &rcv = column<std::string>(t, "receiver"),
+             &top = column<std::string>(t, "predominant");
   const auto &ex = column<double>(t, "excess_s");
   std::vector<size_t> order(t.rows());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -384,15 +394,27 @@ void classify_json(JsonWriter &j, const io::ResultsStore &rs) {
   j.key("counts").begin_object();
   for (const char *k : vt::class_keys()) j.key(k).value(attr_or<int64_t>(a, std::string("count_") + k, 0));
   j.end_object();
-  j.key("model").value(attr_or<std::string>(a, "model", "")).key("platform_matches").value(attr_or<int64_t>(a, "platform_matches", 0) != 0);
+  j.key("model")
+      .value(attr_or<std::string>(a, "model", ""))
+      .key("platform_matches")
+      .value(attr_or<int64_t>(a, "platform_matches", 0) != 0);
   const auto t = rs.table("classify/pairs");
-  const auto &snd = column<std::string>(t, "sender"), &rcv = column<std::string>(t, "receiver"), &top = column<std::string>(t, "predominant"),
-             &sr = column<std::string>(t, "senders"), &rr = column<std::string>(t, "receivers");
+  const auto &snd = column<std::string>(t, "sender"), &rcv = column<std::string>(t, "receiver"),
+             &top = column<std::string>(t, "predominant"), &sr = column<std::string>(t, "senders"),
+             &rr = column<std::string>(t, "receivers");
   const auto &sid = column<int64_t>(t, "sender_site"), &rid = column<int64_t>(t, "receiver_site");
   const auto &conf = column<double>(t, "mean_confidence"), &ex = column<double>(t, "excess_s");
   j.key("pairs").begin_array();
   for (size_t i = 0; i < t.rows(); ++i) {
-    j.begin_object().key("sender").value(snd[i]).key("receiver").value(rcv[i]).key("sender_site").value(sid[i]).key("receiver_site").value(rid[i]);
+    j.begin_object()
+        .key("sender")
+        .value(snd[i])
+        .key("receiver")
+        .value(rcv[i])
+        .key("sender_site")
+        .value(sid[i])
+        .key("receiver_site")
+        .value(rid[i]);
     j.key("sender_ranks").value(sr[i]).key("receiver_ranks").value(rr[i]);
     j.key("counts").begin_object();
     for (const char *k : vt::class_keys()) j.key(k).value(column<int64_t>(t, k)[i]);
@@ -404,22 +426,31 @@ void classify_json(JsonWriter &j, const io::ResultsStore &rs) {
 
 // Set-up: the classifier model reads back.
 void check_classify(const config::Values &cfg, const io::TraceStore &) {
-  if (const std::string path = cfg.get_string("classify.model"); !path.empty()) load_model(path);
+  if (const std::string path = cfg.get_string("classify.model"); !path.empty()) load_classifier(path);
 }
 
 }  // namespace
 
 StageInfo classify_stage() {
-  StageInfo s{"classify",
-              "Vetter's decision-tree classification of every matched message (normal, late send, late receive, late "
-              "send/receive post or wait), counted per sender/receiver call-site pair, with the paper's advice",
-              {{"model", config::Type::String, std::string(""), "", "classifier written by `perfsift train` on this platform (empty: the stage says how to make one)", 0, 0},
-               {"fold_to_operations", config::Type::Bool, true, "", "a class naming an operation the transfer did not use becomes its counterpart (late send <-> late send post)", 0, 0},
-               {"min_share", config::Type::Float, 0.5, "", "a pair becomes a finding when this share of its transfers has one inefficient class", 0, 1},
-               {"min_messages", config::Type::Int, int64_t{4}, "", "... and it carries at least this many transfers", 1, 1e12},
-               {"min_lost_share", config::Type::Float, 0.01, "", "... and they spent this share of the run's wall time in MPI beyond normal transfers", 0, 1e6},
-               {"max_message_rows", config::Type::Int, int64_t{1000000}, "", "write the per-message table (classify/messages) up to this many messages", 0, 1e12}},
-              run_classify, classify_text, nullptr};
+  StageInfo s{
+      "classify",
+      "Vetter's decision-tree classification of every matched message (normal, late send, late receive, late "
+      "send/receive post or wait), counted per sender/receiver call-site pair, with the paper's advice",
+      {{"model", config::Type::String, std::string(""), "",
+        "classifier written by `perfsift train` on this platform (empty: the stage says how to make one)", 0, 0},
+       {"fold_to_operations", config::Type::Bool, true, "",
+        "a class naming an operation the transfer did not use becomes its counterpart (late send <-> late send post)",
+        0, 0},
+       {"min_share", config::Type::Float, 0.5, "",
+        "a pair becomes a finding when this share of its transfers has one inefficient class", 0, 1},
+       {"min_messages", config::Type::Int, int64_t{4}, "", "... and it carries at least this many transfers", 1, 1e12},
+       {"min_lost_share", config::Type::Float, 0.01, "",
+        "... and they spent this share of the run's wall time in MPI beyond normal transfers", 0, 1e6},
+       {"max_message_rows", config::Type::Int, int64_t{1000000}, "",
+        "write the per-message table (classify/messages) up to this many messages", 0, 1e12}},
+      run_classify,
+      classify_text,
+      nullptr};
   s.json_value = classify_json;
   s.json_key = "classification";
   s.requires_products = {product_name<MatchedMessages>()};

@@ -31,11 +31,11 @@ struct DisparityRows {
 
 // What the stage found, per region (the program, region 0, has no CRNM).
 struct DisparityResult {
-  std::vector<double> crnm;  // [nregions - 1]: mean CRNM over ranks
-  std::vector<int> sev;      // [nregions - 1]: severity 0 very low .. 4 very high
-  RegionSeverity severity;   // [nregions]: severity and CCR, for later stages
-  std::vector<uint8_t> cccr;  // [nregions]
-  std::vector<double> cpi;   // [nregions]: mean CPI over ranks; NaN when unknown
+  std::vector<double> crnm;                                   // [nregions - 1]: mean CRNM over ranks
+  std::vector<int> sev;                                       // [nregions - 1]: severity 0 very low .. 4 very high
+  RegionSeverity severity;                                    // [nregions]: severity and CCR, for later stages
+  std::vector<uint8_t> cccr;                                  // [nregions]
+  std::vector<double> cpi;                                    // [nregions]: mean CPI over ranks; NaN when unknown
   double cpi_best = std::numeric_limits<double>::infinity();  // the lowest mean CPI of a region
 };
 
@@ -115,7 +115,8 @@ void write_disparity(const Context &ctx, bool have_cpi, const DisparityResult &r
   out.attribute("measure", std::string(have_cpi ? "CRNM = wall share x CPI" : "wall share (no CPI)"));
   out.attribute("fallback", fallback);
   io::Table t;
-  t.description = "per region: mean CRNM over ranks, severity by exact 1-D k-means (0 very low .. 4 very high), CCR and CCCR";
+  t.description =
+      "per region: mean CRNM over ranks, severity by exact 1-D k-means (0 very low .. 4 very high), CCR and CCCR";
   auto &path = t.strings("path", "region path");
   auto &c = t.floats("crnm", "ratio",
                      have_cpi ? "mean of (region wall / program wall) x CPI over ranks"
@@ -153,8 +154,8 @@ void disparity_bottlenecks(Context &ctx, const DisparityRows &rows, const Dispar
       std::snprintf(buf, sizeof buf, "wall share %.3g; time at stake unknown without CPI", res.crnm[g - 1]);
     const double share = w[0].mean() / std::max(1e-300, ctx.wall_time_s());
     bottlenecks.push_back({"disparity", regions[g].path, "all",
-                           regions[g].path + " is a " + kSeverityNames[res.sev[g - 1]] + " disparity bottleneck: " +
-                               format_percent(share) + " of the run, " + buf,
+                           regions[g].path + " is a " + kSeverityNames[res.sev[g - 1]] +
+                               " disparity bottleneck: " + format_percent(share) + " of the run, " + buf,
                            priced ? w[0].mean() * (1 - res.cpi_best / cpi[g]) : 0.0});
     // The fix: the region at the program's best CPI, i.e. its time scaled by best / own.
     if (priced) {
@@ -213,7 +214,9 @@ StageInfo disparity_stage() {
               "AutoAnalyzer's code-region disparity: mean CRNM (wall share x CPI) per region, five severities by exact "
               "1-D k-means, critical code regions (CCR, CCCR); falls back to wall share without counters",
               {},
-              run_disparity, disparity_text, disparity_json};
+              run_disparity,
+              disparity_text,
+              disparity_json};
   s.provides_products = {product_name<RegionSeverity>(), product_name<Bottlenecks>()};
   return s;
 }

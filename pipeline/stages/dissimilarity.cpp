@@ -68,7 +68,7 @@ struct Columns {
   std::vector<std::string> fixes;          // per column: the what-if question pricing a balanced fix
   std::vector<std::vector<int32_t>> kids;  // children per column
   std::vector<int> depth;
-  std::vector<double> values;              // [owned][names.size()]
+  std::vector<double> values;  // [owned][names.size()]
   std::string measure;
   bool derived = false;
 };
@@ -86,7 +86,8 @@ Columns user_regions(Context &ctx, const std::string &metric) {
     // not count an MPI library's busy polling as work.
     const auto &wall = ctx.profile(io::kMetricNames[io::kWall]), &mpi = ctx.profile(io::kMetricNames[io::kMpiTime]);
     c.values.resize(wall.size());
-    for (size_t i = 0; i < wall.size(); ++i) c.values[i] = std::isnan(wall[i]) ? wall[i] : std::max(0.0, wall[i] - mpi[i]);
+    for (size_t i = 0; i < wall.size(); ++i)
+      c.values[i] = std::isnan(wall[i]) ? wall[i] : std::max(0.0, wall[i] - mpi[i]);
   } else {
     if (!ctx.has_metric(metric)) throw std::runtime_error("dissimilarity: the store has no '" + metric + "' metric");
     c.values = ctx.profile(metric);
@@ -106,7 +107,8 @@ Columns call_site_regions(Context &ctx, bool with_mpi) {
   c.names.push_back(io::kRootRegionPath);
   c.fixes.push_back("balance all");
   for (int32_t k = 0; k < nsites; ++k) {
-    std::string where = k + 1 < nsites ? short_function(sites[k].function.empty() ? sites[k].module : sites[k].function) : "unknown";
+    std::string where =
+        k + 1 < nsites ? short_function(sites[k].function.empty() ? sites[k].module : sites[k].function) : "unknown";
     if (k + 1 < nsites && sites[k].line > 0) where += ":" + std::to_string(sites[k].line);
     c.names.push_back("compute before #" + std::to_string(k) + " " + where);
     c.fixes.push_back("balance callsite " + std::to_string(k));
@@ -122,16 +124,18 @@ Columns call_site_regions(Context &ctx, bool with_mpi) {
   for (size_t g = 1; g < n; ++g) c.kids[0].push_back(static_cast<int32_t>(g));
   c.values.assign(static_cast<size_t>(ctx.owned()) * n, 0.0);
   std::vector<int64_t> prev_exit(static_cast<size_t>(ctx.owned()), -1);
-  ctx.scan_events("dissimilarity: call-site regions", [&](int32_t rank, int64_t, const io::Event *b, const io::Event *e) {
-    const size_t l = static_cast<size_t>(rank - ctx.first());
-    for (const io::Event *x = b; x < e; ++x) {
-      const int64_t site = static_cast<int64_t>(x->site);
-      const size_t k = site >= 0 && site + 1 < nsites ? static_cast<size_t>(site) : static_cast<size_t>(nsites - 1);
-      if (prev_exit[l] >= 0) c.values[l * n + 1 + per * k] += std::max<int64_t>(0, x->t_enter - prev_exit[l]) * 1e-9;
-      if (with_mpi) c.values[l * n + 2 + per * k] += (x->t_exit - x->t_enter) * 1e-9;
-      prev_exit[l] = x->t_exit;
-    }
-  });
+  ctx.scan_events(
+      "dissimilarity: call-site regions", [&](int32_t rank, int64_t, const io::Event *b, const io::Event *e) {
+        const size_t l = static_cast<size_t>(rank - ctx.first());
+        for (const io::Event *x = b; x < e; ++x) {
+          const int64_t site = static_cast<int64_t>(x->site);
+          const size_t k = site >= 0 && site + 1 < nsites ? static_cast<size_t>(site) : static_cast<size_t>(nsites - 1);
+          if (prev_exit[l] >= 0)
+            c.values[l * n + 1 + per * k] += std::max<int64_t>(0, x->t_enter - prev_exit[l]) * 1e-9;
+          if (with_mpi) c.values[l * n + 2 + per * k] += (x->t_exit - x->t_enter) * 1e-9;
+          prev_exit[l] = x->t_exit;
+        }
+      });
   c.measure = with_mpi ? "wall" : "computation (wall time between MPI calls)";
   c.derived = true;
   return c;
@@ -321,8 +325,8 @@ struct DissimilarityResult {
   CriticalRegions critical;
   ClusterSizes clusters;
   double severity = 0;
-  bool full = false;                  // full OPTICS: the ordering and extract radius below
-  kernels::OpticsOrdering ordering;   // of the baseline clustering
+  bool full = false;                 // full OPTICS: the ordering and extract radius below
+  kernels::OpticsOrdering ordering;  // of the baseline clustering
   double extract_radius = 0;
 };
 
@@ -449,8 +453,10 @@ void write_distance_matrix(Context &ctx, const DissimilarityResult &r, StageOutp
   int64_t row_first = 0, mine_rows = static_cast<int64_t>(ids.size());
   MPI_Exscan(&mine_rows, &row_first, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
   if (ctx.me() == 0) row_first = 0;
-  io::MatrixBlock m{"s", "Euclidean distance between the ranks' vectors of depth-1 region times", "rank", "rank", labels,
-                    npoints, row_first, std::vector<double>(d.data(), d.data() + d.size())};
+  io::MatrixBlock m{"s",       "Euclidean distance between the ranks' vectors of depth-1 region times",
+                    "rank",    "rank",
+                    labels,    npoints,
+                    row_first, std::vector<double>(d.data(), d.data() + d.size())};
   out.matrix("distance", m);
 }
 
@@ -515,7 +521,6 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
   dissimilarity_findings(ctx, cfg, r);
 }
 
-
 void dissimilarity_text(std::ostream &os, const io::ResultsStore &rs) {
   const auto a = rs.attributes("dissimilarity");
   const auto ranks = rs.table("dissimilarity/ranks");
@@ -533,8 +538,10 @@ void dissimilarity_text(std::ostream &os, const io::ResultsStore &rs) {
   const auto &cccr = column<int64_t>(ccr, "cccr");
   if (groups.size() > 1) {
     std::string c1, c2;
-    for (size_t i = 0; i < path.size(); ++i) (cccr[i] ? c2 : c1) += (cccr[i] ? (c2.empty() ? "" : ", ") : (c1.empty() ? "" : ", ")) + path[i];
-    os << "  CCCR: " << (c2.empty() ? "none found" : clip(c2, 70)) << (c1.empty() ? "" : "; other CCRs: " + clip(c1, 40)) << "\n";
+    for (size_t i = 0; i < path.size(); ++i)
+      (cccr[i] ? c2 : c1) += (cccr[i] ? (c2.empty() ? "" : ", ") : (c1.empty() ? "" : ", ")) + path[i];
+    os << "  CCCR: " << (c2.empty() ? "none found" : clip(c2, 70))
+       << (c1.empty() ? "" : "; other CCRs: " + clip(c1, 40)) << "\n";
   }
 }
 
@@ -562,42 +569,60 @@ void dissimilarity_json(JsonWriter &j, const io::ResultsStore &rs) {
 
 StageInfo dissimilarity_stage() {
   using config::Type;
-  config::KeyDef metric{"metric", Type::String, std::string("cpu"), "",
-                        "per-region measure of the rank vectors: cpu (the paper; includes an MPI library's busy polling), "
-                        "comp (wall time outside MPI) or wall"};
+  config::KeyDef metric{
+      "metric", Type::String, std::string("cpu"), "",
+      "per-region measure of the rank vectors: cpu (the paper; includes an MPI library's busy polling), "
+      "comp (wall time outside MPI) or wall"};
   metric.choices = {"cpu", "comp", "wall"};
-  config::KeyDef radius_ref{"radius_reference", Type::String, std::string("pivot-or-mean"), "",
-                            "length the radius is a share of: pivot (the paper) or pivot-or-mean (the larger of the pivot's and "
-                            "the mean vector length, so nearly idle ranks can group)"};
+  config::KeyDef radius_ref{
+      "radius_reference", Type::String, std::string("pivot-or-mean"), "",
+      "length the radius is a share of: pivot (the paper) or pivot-or-mean (the larger of the pivot's and "
+      "the mean vector length, so nearly idle ranks can group)"};
   radius_ref.choices = {"pivot", "pivot-or-mean"};
-  config::KeyDef algorithm{"algorithm", Type::String, std::string("simplified"), "",
-                           "simplified (the paper's Algorithm 1: one pass per cluster) or optics (full OPTICS: reachability "
-                           "ordering, clusters cut at radius_fraction x the mean vector length; O(ranks^2) work per clustering)"};
+  config::KeyDef algorithm{
+      "algorithm", Type::String, std::string("simplified"), "",
+      "simplified (the paper's Algorithm 1: one pass per cluster) or optics (full OPTICS: reachability "
+      "ordering, clusters cut at radius_fraction x the mean vector length; O(ranks^2) work per clustering)"};
   algorithm.choices = {"simplified", "optics"};
-  config::KeyDef regions_key{"regions", Type::String, std::string("auto"), "",
-                             "vector columns: user regions; call-sites (for uninstrumented binaries: the computation burst ending at "
-                             "each MPI call site, with metric wall also the time in it; wall time); or auto (call sites when the "
-                             "store has no user regions)"};
+  config::KeyDef regions_key{
+      "regions", Type::String, std::string("auto"), "",
+      "vector columns: user regions; call-sites (for uninstrumented binaries: the computation burst ending at "
+      "each MPI call site, with metric wall also the time in it; wall time); or auto (call sites when the "
+      "store has no user regions)"};
   regions_key.choices = {"auto", "user", "call-sites"};
   StageInfo s{"dissimilarity",
-          "AutoAnalyzer's process dissimilarity: clusters ranks by their per-region time (simplified OPTICS) and "
-          "searches the critical code regions that split them (CCR, CCCR; Algorithm 2)",
-          {
-              metric,
-              algorithm,
-              {"min_pts", Type::Int, int64_t{2}, "", "optics: ranks (itself included) within the radius that make a rank a core point", 1, 1e6},
-              {"radius_fraction", Type::Float, 0.1, "", "neighbourhood radius as a share of the pivot vector's length (paper: 10%)", 1e-6, 10},
-              radius_ref,
-              {"noise_share", Type::Float, 0.01, "",
-               "vector lengths below this share of the run's wall time count as noise: the radius is at least "
-               "radius_fraction x noise_share x wall time", 0, 1},
-              {"count_threshold", Type::Int, int64_t{0}, "", "a pivot with more neighbours than this forms a cluster; fewer: an isolated point", 0, 1e9},
-              {"exclude_ranks", Type::String, std::string(""), "", "ranks left out, e.g. a master: 0 or 0-1,7", },
-              {"exclude_regions", Type::StringList, std::vector<std::string>{}, "", "region paths left out with their subtrees (management routines)"},
-              {"max_matrix_ranks", Type::Int, int64_t{256}, "", "write the rank x rank distance matrix up to this many ranks", 0, 65536},
-              regions_key,
-          },
-          run_dissimilarity, dissimilarity_text, dissimilarity_json};
+              "AutoAnalyzer's process dissimilarity: clusters ranks by their per-region time (simplified OPTICS) and "
+              "searches the critical code regions that split them (CCR, CCCR; Algorithm 2)",
+              {
+                  metric,
+                  algorithm,
+                  {"min_pts", Type::Int, int64_t{2}, "",
+                   "optics: ranks (itself included) within the radius that make a rank a core point", 1, 1e6},
+                  {"radius_fraction", Type::Float, 0.1, "",
+                   "neighbourhood radius as a share of the pivot vector's length (paper: 10%)", 1e-6, 10},
+                  radius_ref,
+                  {"noise_share", Type::Float, 0.01, "",
+                   "vector lengths below this share of the run's wall time count as noise: the radius is at least "
+                   "radius_fraction x noise_share x wall time",
+                   0, 1},
+                  {"count_threshold", Type::Int, int64_t{0}, "",
+                   "a pivot with more neighbours than this forms a cluster; fewer: an isolated point", 0, 1e9},
+                  {
+                      "exclude_ranks",
+                      Type::String,
+                      std::string(""),
+                      "",
+                      "ranks left out, e.g. a master: 0 or 0-1,7",
+                  },
+                  {"exclude_regions", Type::StringList, std::vector<std::string>{}, "",
+                   "region paths left out with their subtrees (management routines)"},
+                  {"max_matrix_ranks", Type::Int, int64_t{256}, "",
+                   "write the rank x rank distance matrix up to this many ranks", 0, 65536},
+                  regions_key,
+              },
+              run_dissimilarity,
+              dissimilarity_text,
+              dissimilarity_json};
   s.provides_products = {product_name<RankClusters>(), product_name<Bottlenecks>()};
   return s;
 }

@@ -50,15 +50,18 @@ dm::Result search_paths(const Context &ctx, const config::Values &cfg, const Rep
   const auto rest = dm::rest_bounds(all.programs, all.baseline);
   const auto snap = rp::replay_snapshot(all.programs, base);
   std::vector<int32_t> slot_of_rank(static_cast<size_t>(ctx.nranks()), -1);
-  for (size_t s = 0; s < all.programs.size(); ++s) slot_of_rank[static_cast<size_t>(all.programs[s].rank)] = static_cast<int32_t>(s);
+  for (size_t s = 0; s < all.programs.size(); ++s)
+    slot_of_rank[static_cast<size_t>(all.programs[s].rank)] = static_cast<int32_t>(s);
   const auto evaluate = [&](const std::vector<dm::EventRef> &events, int64_t threshold) {
     std::vector<int64_t> times(events.size(), INT64_MIN);
     std::vector<size_t> mine;
-    for (size_t i = static_cast<size_t>(ctx.me()); i < events.size(); i += static_cast<size_t>(ctx.nprocs())) mine.push_back(i);
+    for (size_t i = static_cast<size_t>(ctx.me()); i < events.size(); i += static_cast<size_t>(ctx.nprocs()))
+      mine.push_back(i);
 #pragma omp parallel for schedule(dynamic, 1)
     for (size_t k = 0; k < mine.size(); ++k) {
       const dm::EventRef e = events[mine[k]];
-      times[mine[k]] = dm::zero_wait_time(all.programs, base, rest, snap, slot_of_rank[static_cast<size_t>(e.rank)], e, threshold);
+      times[mine[k]] =
+          dm::zero_wait_time(all.programs, base, rest, snap, slot_of_rank[static_cast<size_t>(e.rank)], e, threshold);
     }
     MPI_Allreduce(MPI_IN_PLACE, times.data(), static_cast<int>(times.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
     return times;
@@ -78,7 +81,8 @@ std::vector<DominoRow> path_rows(const Context &ctx, const ReplayModel &all, con
   const auto &ops = ctx.store().ops();
   const auto &regions = ctx.store().regions();
   std::vector<int32_t> slot(static_cast<size_t>(ctx.nranks()), -1);
-  for (size_t s = 0; s < all.programs.size(); ++s) slot[static_cast<size_t>(all.programs[s].rank)] = static_cast<int32_t>(s);
+  for (size_t s = 0; s < all.programs.size(); ++s)
+    slot[static_cast<size_t>(all.programs[s].rank)] = static_cast<int32_t>(s);
   std::vector<DominoRow> rows;
   auto row = [&](const char *kind, int64_t no, int32_t term, bool reaches, const dm::Step &st) {
     DominoRow r{kind, no, term, reaches, st, "", ""};
@@ -96,7 +100,8 @@ std::vector<DominoRow> path_rows(const Context &ctx, const ReplayModel &all, con
     ++no;
     for (const auto &st : p.steps) row("domino", no, p.rank, p.predicted == res.best, st);
   }
-  if (res.longest_wait.event.rank >= 0) row("longest-wait", 0, -1, res.longest_wait.predicted == res.best, res.longest_wait);
+  if (res.longest_wait.event.rank >= 0)
+    row("longest-wait", 0, -1, res.longest_wait.predicted == res.best, res.longest_wait);
   return rows;
 }
 
@@ -105,8 +110,9 @@ DominoResult compute_domino(Context &ctx, const config::Values &cfg) {
   const int64_t limit = cfg.get_int("domino.max_events");
   DominoResult r;
   if (model.events > limit) {
-    r.skipped = "the run has " + std::to_string(model.events) + " events, more than domino.max_events = " +
-                std::to_string(limit) + " (every process would hold them all)";
+    r.skipped = "the run has " + std::to_string(model.events) +
+                " events, more than domino.max_events = " + std::to_string(limit) +
+                " (every process would hold them all)";
     return r;
   }
   ctx.progress().begin("domino: gathering the run");
@@ -171,31 +177,38 @@ void domino_text(std::ostream &os, const io::ResultsStore &rs) {
     return;
   }
   const auto t = rs.table("domino/paths");
-  const auto &kind = column<std::string>(t, "kind"), &op = column<std::string>(t, "operation"), &region = column<std::string>(t, "region");
-  const auto &path = column<int64_t>(t, "path"), &rank = column<int64_t>(t, "rank"), &event = column<int64_t>(t, "event"),
-             &reaches = column<int64_t>(t, "reaches_best");
+  const auto &kind = column<std::string>(t, "kind"), &op = column<std::string>(t, "operation"),
+             &region = column<std::string>(t, "region");
+  const auto &path = column<int64_t>(t, "path"), &rank = column<int64_t>(t, "rank"),
+             &event = column<int64_t>(t, "event"), &reaches = column<int64_t>(t, "reaches_best");
   const auto &pred = column<double>(t, "predicted_s");
   os << "\nDomino paths (PerWiz): baseline " << format_seconds(attr_or<double>(a, "baseline_s", 0)) << ", best path "
-     << format_seconds(attr_or<double>(a, "best_s", 0)) << ", longest wait alone " << format_seconds(attr_or<double>(a, "longest_wait_s", 0)) << "\n";
+     << format_seconds(attr_or<double>(a, "best_s", 0)) << ", longest wait alone "
+     << format_seconds(attr_or<double>(a, "longest_wait_s", 0)) << "\n";
   int64_t shown = -1;
   for (size_t i = 0; i < t.rows(); ++i) {
     if (kind[i] != "domino" || !reaches[i]) continue;
     if (shown >= 0 && path[i] != shown) break;  // the first path reaching the best
     if (shown < 0) os << "  path:";
     shown = path[i];
-    os << " " << op[i] << "@" << rank[i] << ":" << event[i] << " (" << clip(region[i], 20) << ", " << format_seconds(pred[i]) << ")";
+    os << " " << op[i] << "@" << rank[i] << ":" << event[i] << " (" << clip(region[i], 20) << ", "
+       << format_seconds(pred[i]) << ")";
   }
-  if (shown >= 0) os << "\n";
-  else os << "  no wait whose removal shortens the run\n";
+  if (shown >= 0)
+    os << "\n";
+  else
+    os << "  no wait whose removal shortens the run\n";
 }
 
 // "domino": [{"kind", "terminates_at", "predicted_s", "reaches_best", "events": [...]}]
 void domino_json(JsonWriter &j, const io::ResultsStore &rs) {
   const auto t = rs.table("domino/paths");
-  const auto &kind = column<std::string>(t, "kind"), &op = column<std::string>(t, "operation"), &region = column<std::string>(t, "region");
-  const auto &path = column<int64_t>(t, "path"), &rank = column<int64_t>(t, "rank"), &event = column<int64_t>(t, "event"),
-             &ends = column<int64_t>(t, "terminates_at"), &reaches = column<int64_t>(t, "reaches_best"),
-             &prank = column<int64_t>(t, "partner_rank"), &pevent = column<int64_t>(t, "partner_event");
+  const auto &kind = column<std::string>(t, "kind"), &op = column<std::string>(t, "operation"),
+             &region = column<std::string>(t, "region");
+  const auto &path = column<int64_t>(t, "path"), &rank = column<int64_t>(t, "rank"),
+             &event = column<int64_t>(t, "event"), &ends = column<int64_t>(t, "terminates_at"),
+             &reaches = column<int64_t>(t, "reaches_best"), &prank = column<int64_t>(t, "partner_rank"),
+             &pevent = column<int64_t>(t, "partner_event");
   const auto &wait = column<double>(t, "wait_s"), &pred = column<double>(t, "predicted_s");
   j.begin_array();
   for (size_t i = 0; i < t.rows();) {
@@ -221,10 +234,15 @@ StageInfo domino_stage() {
   StageInfo s{"domino",
               "PerWiz's domino paths (Fig. 3): the chain of waits whose removal topples the most waiting, with the "
               "predicted time after each, beside the longest-wait choice",
-              {{"max_events", config::Type::Int, int64_t{200000}, "", "search only runs with at most this many events (every process holds them all)", 0, 1e12},
-               {"max_ties", config::Type::Int, int64_t{4}, "", "tied candidates explored per step (the paper's round robin)", 1, 1000},
-               {"max_replays", config::Type::Int, int64_t{5000}, "", "at most this many candidate replays (each replays the whole run)", 1, 1e9}},
-              run_domino, domino_text, nullptr};
+              {{"max_events", config::Type::Int, int64_t{200000}, "",
+                "search only runs with at most this many events (every process holds them all)", 0, 1e12},
+               {"max_ties", config::Type::Int, int64_t{4}, "",
+                "tied candidates explored per step (the paper's round robin)", 1, 1000},
+               {"max_replays", config::Type::Int, int64_t{5000}, "",
+                "at most this many candidate replays (each replays the whole run)", 1, 1e9}},
+              run_domino,
+              domino_text,
+              nullptr};
   s.json_value = domino_json;
   s.requires_products = {product_name<ReplayBaseline>()};
   return s;

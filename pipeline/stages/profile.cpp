@@ -22,7 +22,6 @@ namespace perfsift::pipeline {
 
 namespace {
 
-
 // How store operations take part in point-to-point messages (the wrapper table's kinds).
 enum OpRole : uint8_t { kNoMessage, kSends, kStarts };
 std::vector<uint8_t> op_roles(const std::vector<std::string> &ops) {
@@ -61,15 +60,15 @@ struct OwnedRows {
 // rank x region, rank x operation and rank x rank data.
 struct ProfileResult {
   std::vector<kernels::Summary> wall_s, comp_s, mpi_s, visits_s;  // per region
-  std::vector<double> comp_self;    // [owned][regions]: self wall minus self MPI time
-  std::vector<OpTotals> rank_op;    // [owned][store ops]
-  std::vector<SentByReceiver> sent;  // per owned rank
-  std::vector<int64_t> op_calls;    // per store op, over all ranks
-  std::vector<size_t> used;         // store ops called anywhere: the operation columns
-  std::vector<kernels::Summary> op_time;  // per used op
-  std::vector<int64_t> op_sums;     // per used op: time_ns, bytes
-  kernels::Summary base;            // analysed time per rank: wall time without start-up
-  double time_base = 0;             // the base of shares: the largest analysed time
+  std::vector<double> comp_self;                                  // [owned][regions]: self wall minus self MPI time
+  std::vector<OpTotals> rank_op;                                  // [owned][store ops]
+  std::vector<SentByReceiver> sent;                               // per owned rank
+  std::vector<int64_t> op_calls;                                  // per store op, over all ranks
+  std::vector<size_t> used;                                       // store ops called anywhere: the operation columns
+  std::vector<kernels::Summary> op_time;                          // per used op
+  std::vector<int64_t> op_sums;                                   // per used op: time_ns, bytes
+  kernels::Summary base;                                          // analysed time per rank: wall time without start-up
+  double time_base = 0;                                           // the base of shares: the largest analysed time
 };
 
 // Computation outside nested regions: self wall time minus self MPI time.
@@ -457,7 +456,8 @@ void imbalance_findings(Context &ctx, const ProfileResult &res, double min_waste
               " takes up to " + format_seconds(s.max) + " (rank " + std::to_string(s.max_rank) + ") against " +
               format_seconds(mean) + " on average (imbalance " + format_percent(s.imbalance()) + "); " +
               std::to_string(kernels::count_ranks(ranges)) + " of " + std::to_string(s.count) +
-              (kernels::count_ranks(ranges) == 1 ? " ranks carries" : " ranks carry") + " the excess and the others wait";
+              (kernels::count_ranks(ranges) == 1 ? " ranks carries" : " ranks carry") +
+              " the excess and the others wait";
     ctx.findings.push_back(f);
   }
 }
@@ -532,19 +532,20 @@ void profile_text(std::ostream &os, const io::ResultsStore &rs) {
   {
     const auto t = rs.table("profile/regions");
     const auto &path = column<std::string>(t, "path");
-    const auto &mean = column<double>(t, "wall_mean_s"), &mx = column<double>(t, "wall_max_s"), &share = column<double>(t, "mpi_share"),
-               &cimb = column<double>(t, "comp_imbalance");
+    const auto &mean = column<double>(t, "wall_mean_s"), &mx = column<double>(t, "wall_max_s"),
+               &share = column<double>(t, "mpi_share"), &cimb = column<double>(t, "comp_imbalance");
     std::vector<size_t> order(t.rows());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return mean[a] > mean[b]; });
     os << "\nRegions by mean wall time (inclusive):\n";
     char line[512];
-    std::snprintf(line, sizeof line, "  %-32s %10s %10s %10s %12s\n", "region", "mean", "max", "MPI share", "comp. imbal.");
+    std::snprintf(line, sizeof line, "  %-32s %10s %10s %10s %12s\n", "region", "mean", "max", "MPI share",
+                  "comp. imbal.");
     os << line;
     for (size_t i = 0; i < order.size() && i < 8; ++i) {
       const size_t r = order[i];
-      std::snprintf(line, sizeof line, "  %-32s %10s %10s %9.0f%% %11.0f%%\n", clip(path[r], 32).c_str(), format_seconds(mean[r]).c_str(),
-                    format_seconds(mx[r]).c_str(), 100 * share[r], 100 * cimb[r]);
+      std::snprintf(line, sizeof line, "  %-32s %10s %10s %9.0f%% %11.0f%%\n", clip(path[r], 32).c_str(),
+                    format_seconds(mean[r]).c_str(), format_seconds(mx[r]).c_str(), 100 * share[r], 100 * cimb[r]);
       os << line;
     }
     if (order.size() > 8) os << "  ... " << order.size() - 8 << " more in profile/regions\n";
@@ -555,14 +556,15 @@ void profile_text(std::ostream &os, const io::ResultsStore &rs) {
     std::vector<size_t> ord(o.rows());
     for (size_t i = 0; i < ord.size(); ++i) ord[i] = i;
     std::stable_sort(ord.begin(), ord.end(), [&](size_t a, size_t b) { return time[a] > time[b]; });
-    const double nr = std::max<double>(1, static_cast<double>(attr_or<int64_t>(rs.attributes("profile"), "ranks_with_data", 1)));
+    const double nr =
+        std::max<double>(1, static_cast<double>(attr_or<int64_t>(rs.attributes("profile"), "ranks_with_data", 1)));
     os << "\nMPI operations by time:\n";
     std::snprintf(line, sizeof line, "  %-24s %12s %12s %10s\n", "operation", "calls", "per rank", "MPI share");
     os << line;
     for (size_t i = 0; i < ord.size() && i < 5; ++i) {
       const size_t r = ord[i];
-      std::snprintf(line, sizeof line, "  %-24s %12lld %12s %9.0f%%\n", clip(name[r], 24).c_str(), static_cast<long long>(calls[r]),
-                    format_seconds(time[r] / nr).c_str(), 100 * oshare[r]);
+      std::snprintf(line, sizeof line, "  %-24s %12lld %12s %9.0f%%\n", clip(name[r], 24).c_str(),
+                    static_cast<long long>(calls[r]), format_seconds(time[r] / nr).c_str(), 100 * oshare[r]);
       os << line;
     }
   }
@@ -577,12 +579,15 @@ StageInfo profile_stage() {
           "message matrix; imbalanced regions and MPI-bound runs become findings",
           {
               {"min_waste_share", Type::Float, 0.05, "",
-               "report a region whose imbalance wastes at least this share of the run (wall time without MPI start-up)", 0, 1},
+               "report a region whose imbalance wastes at least this share of the run (wall time without MPI start-up)",
+               0, 1},
               {"min_mpi_share", Type::Float, 0.25, "",
                "report the run as communication-bound when even the rank least in MPI spends this share of the run "
-               "(without MPI start-up) there", 0, 1},
+               "(without MPI start-up) there",
+               0, 1},
           },
-          run_profile, profile_text};
+          run_profile,
+          profile_text};
 }
 
 }  // namespace perfsift::pipeline

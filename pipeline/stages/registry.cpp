@@ -25,7 +25,9 @@ ProductBuilder matched_run_builder();       // pipeline/replay/replay_model.cpp
 ProductBuilder matched_messages_builder();  // pipeline/replay/matched_messages.cpp
 
 const std::vector<StageInfo> &stage_registry() {
-  static const std::vector<StageInfo> stages = {profile_stage(), dissimilarity_stage(), disparity_stage(), rootcause_stage(), waitstates_stage(), classify_stage(), diagnosis_stage(), whatif_stage(), bounds_stage(), domino_stage()};
+  static const std::vector<StageInfo> stages = {
+      profile_stage(),  dissimilarity_stage(), disparity_stage(), rootcause_stage(), waitstates_stage(),
+      classify_stage(), diagnosis_stage(),     whatif_stage(),    bounds_stage(),    domino_stage()};
   return stages;
 }
 
@@ -68,7 +70,8 @@ const std::vector<config::KeyDef> &pipeline_keys() {
         {"report.top", Type::Int, int64_t{10}, "PERFSIFT_REPORT_TOP", "findings shown in the text report", 1, 1000},
         {"report.json_max_rows", Type::Int, int64_t{1000}, "",
          "tables longer than this appear in the JSON report as a pointer into the results file", 0, 1e9},
-        {"report.width", Type::Int, int64_t{100}, "PERFSIFT_REPORT_WIDTH", "columns of the text report: findings' causes wrap to two lines of it", 60, 1000},
+        {"report.width", Type::Int, int64_t{100}, "PERFSIFT_REPORT_WIDTH",
+         "columns of the text report: findings' causes wrap to two lines of it", 60, 1000},
     };
     for (const auto &s : stage_registry())
       for (auto d : s.keys) {
@@ -128,9 +131,9 @@ std::vector<PlanStep> plan_pipeline(const config::Values &cfg) {
         build(need);
         continue;
       }
-      throw config::ConfigError(cfg.where("pipeline.stages") + ": stage '" + name + "' needs the " + std::string(need) + ", which " +
-                                providers_of(need) + " provides: add " + providers_of(need) + " before '" + name +
-                                "' in pipeline.stages (`perfsift stages` lists what each stage needs)");
+      throw config::ConfigError(cfg.where("pipeline.stages") + ": stage '" + name + "' needs the " + std::string(need) +
+                                ", which " + providers_of(need) + " provides: add " + providers_of(need) + " before '" +
+                                name + "' in pipeline.stages (`perfsift stages` lists what each stage needs)");
     }
     plan.push_back({nullptr, stage});
     for (auto made : stage->provides_products) published.insert(made);
@@ -145,8 +148,9 @@ config::Values load_pipeline(const std::string &path, const config::EnvLookup &e
   for (const auto &s : stage_registry()) names.push_back(s.name);
   for (const auto &s : v.get_list("pipeline.stages"))
     if (!find_stage(s))
-      throw config::ConfigError(v.where("pipeline.stages") + ": unknown stage '" + s + "' in pipeline.stages; did you mean '" +
-                                config::nearest(s, names) + "'? (`perfsift stages` lists every stage)");
+      throw config::ConfigError(v.where("pipeline.stages") + ": unknown stage '" + s +
+                                "' in pipeline.stages; did you mean '" + config::nearest(s, names) +
+                                "'? (`perfsift stages` lists every stage)");
   plan_pipeline(v);
   return v;
 }

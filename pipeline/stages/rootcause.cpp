@@ -52,7 +52,8 @@ std::vector<Attribute> attributes(Context &ctx, std::vector<std::string> &droppe
   auto miss_rate = [&](const std::string &label, std::initializer_list<std::pair<const char *, const char *>> pairs) {
     for (auto [miss, access] : pairs)
       if (metric(miss) && metric(access)) {
-        out.push_back({label, "high " + label, label + " differs between rank groups", ratio(metric(miss), metric(access))});
+        out.push_back(
+            {label, "high " + label, label + " differs between rank groups", ratio(metric(miss), metric(access))});
         return;
       }
     for (auto [miss, access] : pairs)
@@ -77,8 +78,11 @@ std::vector<Attribute> attributes(Context &ctx, std::vector<std::string> &droppe
     for (size_t i = 0; i < cells; ++i) v[i] = (s ? (*s)[i] : 0) + (r ? (*r)[i] : 0);
     out.push_back({"network bytes", "heavy network traffic", "network traffic differs between rank groups", v});
   }
-  if (const auto *i = metric("PAPI_TOT_INS")) out.push_back({"instructions retired", "many instructions retired", "instructions retired differ between rank groups", *i});
-  else dropped.push_back("instructions retired (no PAPI_TOT_INS counter)");
+  if (const auto *i = metric("PAPI_TOT_INS"))
+    out.push_back(
+        {"instructions retired", "many instructions retired", "instructions retired differ between rank groups", *i});
+  else
+    dropped.push_back("instructions retired (no PAPI_TOT_INS counter)");
   for (auto &a : out)
     for (auto &x : a.values)
       if (std::isnan(x)) x = 0;
@@ -87,7 +91,8 @@ std::vector<Attribute> attributes(Context &ctx, std::vector<std::string> &droppe
 
 // Collapses local rows into classes and gathers them: every process gets the same table
 // of distinct rows (weighted by count), in a deterministic order.
-kernels::DecisionTable gather_classes(Context &ctx, const kernels::DecisionTable &local, std::vector<int64_t> &first_object) {
+kernels::DecisionTable gather_classes(Context &ctx, const kernels::DecisionTable &local,
+                                      std::vector<int64_t> &first_object) {
   std::map<std::pair<std::vector<int64_t>, int64_t>, int64_t> mine;  // (conditions, decision) -> first object
   for (size_t i = 0; i < local.decision.size(); ++i) {
     auto key = std::make_pair(local.conditions[i], local.decision[i]);
@@ -116,7 +121,8 @@ kernels::DecisionTable gather_classes(Context &ctx, const kernels::DecisionTable
   kernels::DecisionTable t;
   t.attributes = local.attributes;
   first_object.clear();
-  for (const auto &[obj, k] : rows) t.conditions.push_back(k.first), t.decision.push_back(k.second), first_object.push_back(obj);
+  for (const auto &[obj, k] : rows)
+    t.conditions.push_back(k.first), t.decision.push_back(k.second), first_object.push_back(obj);
   return t;
 }
 
@@ -139,8 +145,8 @@ struct Causes {
   std::vector<std::string> paths, words;
 };
 
-void write_analysis(StageOutput &out, const std::string &prefix, const std::string &what, const std::vector<Attribute> &attrs,
-                    const Analysis &analysis) {
+void write_analysis(StageOutput &out, const std::string &prefix, const std::string &what,
+                    const std::vector<Attribute> &attrs, const Analysis &analysis) {
   const auto &t = analysis.table;
   const auto &objects = analysis.objects;
   const auto &r = analysis.result;
@@ -161,8 +167,11 @@ void write_analysis(StageOutput &out, const std::string &prefix, const std::stri
   std::vector<io::IntColumn *> cols;
   for (const auto &a : attrs) {
     std::string id;  // a dataset name: no spaces or slashes
-    for (char ch : a.name) id += (ch == ' ' || ch == '/') ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    cols.push_back(&tab.ints(id, "", a.name + (prefix == "dissimilarity" ? ": cluster of ranks by this attribute" : ": 1 when high or very high")));
+    for (char ch : a.name)
+      id += (ch == ' ' || ch == '/') ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    cols.push_back(&tab.ints(
+        id, "",
+        a.name + (prefix == "dissimilarity" ? ": cluster of ranks by this attribute" : ": 1 when high or very high")));
   }
   auto &dec = tab.ints("decision", "", prefix == "dissimilarity" ? "cluster by time" : "1 for a disparity CCR");
   for (size_t i = 0; i < t.decision.size(); ++i) {
@@ -172,7 +181,8 @@ void write_analysis(StageOutput &out, const std::string &prefix, const std::stri
   }
   out.table(prefix + "_table", tab);
   io::Table inc;
-  inc.description = "inconsistent objects: equal attributes, different decisions (first object of the class, the other)";
+  inc.description =
+      "inconsistent objects: equal attributes, different decisions (first object of the class, the other)";
   auto &a = inc.ints("object", "", "first object of an equivalence class with more than one decision");
   auto &b = inc.ints("conflicting_object", "", "an object of that class whose decision differs from the first's");
   for (auto [x, y] : r.inconsistent) a.push_back(objects[x]), b.push_back(objects[y]);
@@ -214,7 +224,10 @@ struct RankTables {
   std::vector<int64_t> ids;  // the clustered owned ranks
 
   RankTables(Context &c, const config::Values &v, const std::vector<Attribute> &a, const RankClusters &k)
-      : ctx(c), cfg(v), attrs(a), clusters(k),
+      : ctx(c),
+        cfg(v),
+        attrs(a),
+        clusters(k),
         params{v.get_float("dissimilarity.radius_fraction"), v.get_int("dissimilarity.count_threshold")} {
     for (int32_t l = 0; l < ctx.owned(); ++l)
       if (clusters.cluster_of_owned[l] >= 0) ids.push_back(ctx.first() + l);
@@ -371,7 +384,6 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
   ctx.products().publish(std::move(root_causes));
 }
 
-
 // "a + b" -> {a, b}; "(none needed)" -> {}.
 std::vector<std::string> split(const std::string &s, const std::string &sep) {
   std::vector<std::string> out;
@@ -396,8 +408,11 @@ void rootcause_text(std::ostream &os, const io::ResultsStore &rs) {
     for (const auto &c : attr_or<std::vector<std::string>>(a, k + "_core", {})) core += (core.empty() ? "" : ", ") + c;
     std::string all;
     for (const auto &r : reducts) all += (all.empty() ? "" : " | ") + r;
-    if (reducts.size() == 1 && reducts[0] == "(none needed)") os << "  " << k << ": no recorded attribute separates the decisions\n";
-    else os << "  " << k << ": core {" << core << "}, reducts (the paper's \"core attributions\") " << clip(all, 50) << "\n";
+    if (reducts.size() == 1 && reducts[0] == "(none needed)")
+      os << "  " << k << ": no recorded attribute separates the decisions\n";
+    else
+      os << "  " << k << ": core {" << core << "}, reducts (the paper's \"core attributions\") " << clip(all, 50)
+         << "\n";
   }
 }
 
@@ -432,7 +447,9 @@ StageInfo rootcause_stage() {
               "AutoAnalyzer's rough-set root causes of the dissimilarity and disparity bottlenecks: decision tables, "
               "discernibility, core, all reducts and a minimal one, and each bottleneck's causes in plain words",
               {},
-              run_rootcause, rootcause_text, rootcause_json};
+              run_rootcause,
+              rootcause_text,
+              rootcause_json};
   s.uses_products = {product_name<RankClusters>(), product_name<RegionSeverity>(), product_name<Bottlenecks>()};
   s.provides_products = {product_name<RootCauses>()};
   return s;

@@ -31,12 +31,14 @@ namespace {
 
 using namespace kernels::waitstates;
 const char *const kPatternAdvice[kPatterns] = {
-    "receivers wait for senders that start late: balance the work before the sends, or post receives later / use MPI_Irecv and overlap",
+    "receivers wait for senders that start late: balance the work before the sends, or post receives later / use "
+    "MPI_Irecv and overlap",
     "senders block until the receive is posted: post receives earlier, or send asynchronously (MPI_Isend) and overlap",
     "ranks wait in the barrier for the last one: balance the work before it, or drop the barrier if nothing needs it",
     "ranks wait in an n-to-n collective for the last one: balance the work before it",
     "destinations wait for a late root: give the root less work before the broadcast",
-    "the root waits for late contributors: balance the others' work before the reduction, or let the root work meanwhile"};
+    "the root waits for late contributors: balance the others' work before the reduction, or let the root work "
+    "meanwhile"};
 
 // One (pattern, rank, call site, region) sum, plain data for the gathers.
 struct WaitSum {
@@ -50,7 +52,9 @@ struct WaitSum {
 struct Key {
   int32_t pattern, rank, region;
   uint64_t site;
-  bool operator<(const Key &o) const { return std::tie(pattern, rank, site, region) < std::tie(o.pattern, o.rank, o.site, o.region); }
+  bool operator<(const Key &o) const {
+    return std::tie(pattern, rank, site, region) < std::tie(o.pattern, o.rank, o.site, o.region);
+  }
 };
 
 class Sums {
@@ -93,7 +97,8 @@ int32_t collective_pattern(const std::string &op, const OpTraits &t) {
   if (op == "MPI_Barrier") return kWaitAtBarrier;
   if (op == "MPI_Bcast" || op == "MPI_Scatter" || op == "MPI_Scatterv") return kLateBroadcast;
   if (op == "MPI_Reduce" || op == "MPI_Gather" || op == "MPI_Gatherv") return kEarlyReduce;
-  if (op == "MPI_Allreduce" || op.rfind("MPI_Alltoall", 0) == 0 || op.rfind("MPI_Allgather", 0) == 0 || op.rfind("MPI_Reduce_scatter", 0) == 0)
+  if (op == "MPI_Allreduce" || op.rfind("MPI_Alltoall", 0) == 0 || op.rfind("MPI_Allgather", 0) == 0 ||
+      op.rfind("MPI_Reduce_scatter", 0) == 0)
     return kWaitAtNxN;
   return -1;
 }
@@ -130,12 +135,14 @@ void point_to_point(const Context &ctx, const std::vector<MatchedMessage> &msgs,
       const bool in_wait = receiver_call(t).in_completion;
       const int32_t ev = in_wait ? m.recv_done : m.recv_event;
       Blocked &b = by_call[{m.dst, ev}];
-      if (wait > b.ns) b = {m.dst, ev, m.recv_region, in_wait ? m.recv_done_site : m.recv_site, wait, wrong[i] ? wait : 0};
+      if (wait > b.ns)
+        b = {m.dst, ev, m.recv_region, in_wait ? m.recv_done_site : m.recv_site, wait, wrong[i] ? wait : 0};
     }
     if (const int64_t wait = late_receiver(t); wait > 0) {
       const bool in_wait = sender_call(t).in_completion;
       late_receivers[static_cast<size_t>(ctx.owner_of(m.src))].push_back(
-          {m.src, in_wait ? m.send_done : m.send_event, m.send_region, in_wait ? m.send_done_site : m.send_site, wait, 0});
+          {m.src, in_wait ? m.send_done : m.send_event, m.send_region, in_wait ? m.send_done_site : m.send_site, wait,
+           0});
     }
   }
   // Late Receiver per send call at the sender's owner, which also holds that rank's
@@ -168,12 +175,16 @@ void collectives(const Context &ctx, const ReplayModel &model, Sums &sums, Viola
       const int32_t pattern = pattern_of[side.op[ev]];
       if (pattern < 0) continue;
       const int64_t inst = p.colls[k].instance;
-      const auto owner = static_cast<size_t>(static_cast<uint64_t>(inst * 0x9E3779B97F4A7C15LL) % static_cast<uint64_t>(ctx.nprocs()));
-      route[owner].push_back({inst, side.enter[ev], side.exit[ev], side.site[ev], p.rank, p.colls[k].root, side.region[ev], pattern});
+      const auto owner =
+          static_cast<size_t>(static_cast<uint64_t>(inst * 0x9E3779B97F4A7C15LL) % static_cast<uint64_t>(ctx.nprocs()));
+      route[owner].push_back(
+          {inst, side.enter[ev], side.exit[ev], side.site[ev], p.rank, p.colls[k].root, side.region[ev], pattern});
     }
   }
   auto entries = ctx.alltoallv(route);
-  std::sort(entries.begin(), entries.end(), [](const CollEntry &a, const CollEntry &b) { return a.instance != b.instance ? a.instance < b.instance : a.rank < b.rank; });
+  std::sort(entries.begin(), entries.end(), [](const CollEntry &a, const CollEntry &b) {
+    return a.instance != b.instance ? a.instance < b.instance : a.rank < b.rank;
+  });
   for (size_t i = 0; i < entries.size();) {
     size_t k = i;
     while (k < entries.size() && entries[k].instance == entries[i].instance) ++k;
@@ -188,7 +199,8 @@ void collectives(const Context &ctx, const ReplayModel &model, Sums &sums, Viola
       v.collective += w.violations;
       v.max_ns = std::max(v.max_ns, w.max_violation);
     }
-    for (size_t x = i; x < k; ++x) sums.add(entries[x].pattern, entries[x].rank, entries[x].site, entries[x].region, w.wait[x - i]);
+    for (size_t x = i; x < k; ++x)
+      sums.add(entries[x].pattern, entries[x].rank, entries[x].site, entries[x].region, w.wait[x - i]);
     i = k;
   }
 }
@@ -255,7 +267,8 @@ std::string callpath(const Context &ctx, int32_t region, uint64_t site) {
 void write_waitstates(const Context &ctx, const WaitStatesResult &r, StageOutput &out) {
   io::Table t;
   t.description = "waiting time per pattern, call path and rank (Scalasca's wait states)";
-  auto &pat = t.strings("pattern", "late_sender, late_receiver, wait_at_barrier, wait_at_nxn, late_broadcast or early_reduce");
+  auto &pat =
+      t.strings("pattern", "late_sender, late_receiver, wait_at_barrier, wait_at_nxn, late_broadcast or early_reduce");
   auto &rank = t.ints("rank", "", "the rank that waited");
   auto &site = t.ints("site", "", "call-site id of the call it waited in (/callsites of the trace store)");
   auto &path = t.strings("callpath", "region path and call site");
@@ -295,7 +308,9 @@ void waitstates_findings(Context &ctx, const config::Values &cfg, const WaitStat
   const double wall = ctx.wall_time_s(), min_share = cfg.get_float("waitstates.min_share");
   for (size_t i = 0; i < all.size();) {
     size_t k = i;
-    while (k < all.size() && all[k].pattern == all[i].pattern && all[k].site == all[i].site && all[k].region == all[i].region) ++k;
+    while (k < all.size() && all[k].pattern == all[i].pattern && all[k].site == all[i].site &&
+           all[k].region == all[i].region)
+      ++k;
     double total = 0, worst = 0, wrong_order = 0;
     std::vector<int32_t> waiting;
     for (size_t x = i; x < k; ++x) {
@@ -315,9 +330,11 @@ void waitstates_findings(Context &ctx, const config::Values &cfg, const WaitStat
     f.lost_s = worst;
     f.stage = "waitstates";
     if (w.site < sites.size()) f.question = "zero-wait callsite " + std::to_string(w.site);
-    f.cause = format_seconds(total) + " of " + std::string(pattern_key(w.pattern)) + " waiting on " + std::to_string(waiting.size()) +
-              (waiting.size() == 1 ? " rank" : " ranks") + " (up to " + format_seconds(worst) + " on one)" +
-              (wrong_order > 0 ? ", " + format_seconds(wrong_order) + " of it for messages received in the wrong order" : std::string()) +
+    f.cause = format_seconds(total) + " of " + std::string(pattern_key(w.pattern)) + " waiting on " +
+              std::to_string(waiting.size()) + (waiting.size() == 1 ? " rank" : " ranks") + " (up to " +
+              format_seconds(worst) + " on one)" +
+              (wrong_order > 0 ? ", " + format_seconds(wrong_order) + " of it for messages received in the wrong order"
+                               : std::string()) +
               ": " + kPatternAdvice[w.pattern];
     ctx.findings.push_back(f);
   }
@@ -338,8 +355,11 @@ void waitstates_text(std::ostream &os, const io::ResultsStore &rs) {
     if (s > 0) os << " " << k << " " << format_seconds(s);
   }
   os << "\n";
-  const int64_t vio = attr_or<int64_t>(a, "clock_violations_p2p", 0) + attr_or<int64_t>(a, "clock_violations_collective", 0);
-  if (vio) os << "  " << vio << " clock-condition violations (up to " << format_seconds(attr_or<double>(a, "clock_violation_max_s", 0)) << ")\n";
+  const int64_t vio =
+      attr_or<int64_t>(a, "clock_violations_p2p", 0) + attr_or<int64_t>(a, "clock_violations_collective", 0);
+  if (vio)
+    os << "  " << vio << " clock-condition violations (up to "
+       << format_seconds(attr_or<double>(a, "clock_violation_max_s", 0)) << ")\n";
 }
 
 // "waitstates": {"late_sender": {"total_s", "wrong_order_s", "by_rank": [...], "by_callpath": [...]}, ...,
@@ -373,11 +393,21 @@ void waitstates_json(JsonWriter &j, const io::ResultsStore &rs) {
     for (double x : by_rank) j.value(x);
     j.end_array().key("by_callpath").begin_array();
     for (const auto &[path, v] : by_path)
-      j.begin_object().key("callpath").value(path).key("total_s").value(v.first).key("ranks").value(kernels::format_ranges_brief(kernels::to_ranges(v.second), 200)).end_object();
+      j.begin_object()
+          .key("callpath")
+          .value(path)
+          .key("total_s")
+          .value(v.first)
+          .key("ranks")
+          .value(kernels::format_ranges_brief(kernels::to_ranges(v.second), 200))
+          .end_object();
     j.end_array().end_object();
   }
   j.key("clock_violations").begin_object().key("p2p").value(attr_or<int64_t>(a, "clock_violations_p2p", 0));
-  j.key("collective").value(attr_or<int64_t>(a, "clock_violations_collective", 0)).key("max_s").value(attr_or<double>(a, "clock_violation_max_s", 0));
+  j.key("collective")
+      .value(attr_or<int64_t>(a, "clock_violations_collective", 0))
+      .key("max_s")
+      .value(attr_or<double>(a, "clock_violation_max_s", 0));
   j.end_object().end_object();
 }
 
@@ -387,8 +417,11 @@ StageInfo waitstates_stage() {
   StageInfo s{"waitstates",
               "Scalasca's wait states from the matched trace: Late Sender (and wrong order), Late Receiver, Wait at "
               "Barrier, Wait at NxN, Late Broadcast, Early Reduce, per call path and rank, with clock-condition checks",
-              {{"min_share", config::Type::Float, 0.01, "", "a pattern at a call path becomes a finding when one rank waits this share of the run", 0, 1}},
-              run_waitstates, waitstates_text, nullptr};
+              {{"min_share", config::Type::Float, 0.01, "",
+                "a pattern at a call path becomes a finding when one rank waits this share of the run", 0, 1}},
+              run_waitstates,
+              waitstates_text,
+              nullptr};
   s.json_value = waitstates_json;
   s.requires_products = {product_name<MatchedRun>(), product_name<MatchedMessages>()};
   return s;

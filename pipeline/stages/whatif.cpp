@@ -40,7 +40,8 @@ std::map<int32_t, int64_t> step_regions(const Context &ctx, const ReplayModel &m
   std::vector<int64_t> top(static_cast<size_t>(ctx.nregions()), -1);
   for (const auto &side : model.side)
     for (const auto &x : side.executions)
-      if (x.step >= 0 && x.region >= 0 && x.region < ctx.nregions()) top[static_cast<size_t>(x.region)] = std::max<int64_t>(top[static_cast<size_t>(x.region)], x.step);
+      if (x.step >= 0 && x.region >= 0 && x.region < ctx.nregions())
+        top[static_cast<size_t>(x.region)] = std::max<int64_t>(top[static_cast<size_t>(x.region)], x.step);
   MPI_Allreduce(MPI_IN_PLACE, top.data(), static_cast<int>(top.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
   std::map<int32_t, int64_t> out;
   for (size_t g = 0; g < top.size(); ++g)
@@ -63,11 +64,11 @@ void check_whatif(const config::Values &cfg, const io::TraceStore &store) {
 struct WhatifResult {
   std::shared_ptr<ReplayModel> model;  // the matched run under `params`, with its baseline replay
   kernels::LogGPS params;
-  std::vector<std::string> paths;  // region paths of the store
-  std::vector<Asked> asked;        // each text once
-  size_t user_end = 0;             // asked[0, user_end): the baseline and the user's questions
+  std::vector<std::string> paths;                      // region paths of the store
+  std::vector<Asked> asked;                            // each text once
+  size_t user_end = 0;                                 // asked[0, user_end): the baseline and the user's questions
   std::vector<int64_t> predicted, selected, released;  // per question, run-wide
-  bool traces = false;             // predicted traces are stored
+  bool traces = false;                                 // predicted traces are stored
   // (question, timings of the owned ranks) of the stored predicted traces
   std::vector<std::pair<int64_t, std::vector<std::vector<rp::EventTiming>>>> kept;
 };
@@ -84,7 +85,8 @@ void add_standard_questions(const Context &ctx, const config::Values &cfg, const
     asked.push_back({"balance steps of " + path, "standard"});
     asked.push_back({"balance-messages steps of " + path, "standard"});
     asked.push_back({"zero-wait region " + path, "standard"});
-    for (int64_t k = 0; k <= top && used < cap; ++k, ++used) asked.push_back({"balance step " + std::to_string(k) + " of " + path, "standard"});
+    for (int64_t k = 0; k <= top && used < cap; ++k, ++used)
+      asked.push_back({"balance step " + std::to_string(k) + " of " + path, "standard"});
   }
 }
 
@@ -133,11 +135,12 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
 // whole run alone; the answers meet in reductions (collective).
 void replay_spread_questions(Context &ctx, const std::vector<Question> &parsed, size_t begin, WhatifResult &r) {
   const size_t n = parsed.size();
-  ctx.progress().begin("whatif: " + std::to_string(n - begin) + " questions spread over " + std::to_string(ctx.nprocs()) +
-                       " processes");
+  ctx.progress().begin("whatif: " + std::to_string(n - begin) + " questions spread over " +
+                       std::to_string(ctx.nprocs()) + " processes");
   const auto whole = gather_whole(ctx, *r.model);
   std::vector<size_t> mine;
-  for (size_t k = begin + static_cast<size_t>(ctx.me()); k < n; k += static_cast<size_t>(ctx.nprocs())) mine.push_back(k);
+  for (size_t k = begin + static_cast<size_t>(ctx.me()); k < n; k += static_cast<size_t>(ctx.nprocs()))
+    mine.push_back(k);
 #pragma omp parallel for schedule(dynamic, 1)
   for (size_t j = 0; j < mine.size(); ++j) {
     const size_t k = mine[j];
@@ -211,10 +214,12 @@ io::Table trace_table(const WhatifResult &r) {
   auto &t_event = trace_rows.ints("event", "", "event index within the rank");
   auto &t_enter = trace_rows.ints("enter_ns", "ns", "predicted call start");
   auto &t_exit = trace_rows.ints("exit_ns", "ns", "predicted call end");
-  auto &t_wait = trace_rows.ints("wait_ns", "ns", "predicted waiting inside the call; -1: not predicted (the measured run)");
+  auto &t_wait =
+      trace_rows.ints("wait_ns", "ns", "predicted waiting inside the call; -1: not predicted (the measured run)");
   auto &t_op = trace_rows.ints("op", "", "operation: index into the whatif group's trace_operations");
   auto &t_region = trace_rows.ints("region", "", "innermost region: index into trace_regions");
-  trace_rows.description = "the measured run and the predicted traces of the baseline and the user's questions (whatif.trace_max_events)";
+  trace_rows.description =
+      "the measured run and the predicted traces of the baseline and the user's questions (whatif.trace_max_events)";
   auto row = [&](int64_t question, size_t s, size_t i, int64_t enter, int64_t exit, int64_t wait) {
     t_q.push_back(question);
     t_rank.push_back(model.programs[s].rank);
@@ -226,7 +231,8 @@ io::Table trace_table(const WhatifResult &r) {
     t_region.push_back(model.side[s].region[i]);
   };
   for (size_t s = 0; s < model.side.size(); ++s) {
-    for (size_t i = 0; i < model.side[s].enter.size(); ++i) row(-1, s, i, model.side[s].enter[i], model.side[s].exit[i], -1);
+    for (size_t i = 0; i < model.side[s].enter.size(); ++i)
+      row(-1, s, i, model.side[s].enter[i], model.side[s].exit[i], -1);
     for (const auto &[question, timings] : r.kept)
       for (size_t i = 0; i < timings[s].size(); ++i) {
         const auto &x = timings[s][i];
@@ -240,8 +246,10 @@ io::Table trace_table(const WhatifResult &r) {
 io::Table messages_table(const Context &ctx) {
   io::Table links;
   links.description = "matched point-to-point messages: the sending call and the call that completed the receive";
-  auto &ls = links.ints("sender", "", "sending rank"), &lse = links.ints("send_event", "", "its send call (event index)");
-  auto &lr = links.ints("receiver", "", "receiving rank"), &lre = links.ints("recv_event", "", "the call that completed the receive");
+  auto &ls = links.ints("sender", "", "sending rank"),
+       &lse = links.ints("send_event", "", "its send call (event index)");
+  auto &lr = links.ints("receiver", "", "receiving rank"),
+       &lre = links.ints("recv_event", "", "the call that completed the receive");
   for (const auto &m : *ctx.products().get<MatchedMessages>().items) {
     ls.push_back(m.src);
     lse.push_back(m.send_event);
@@ -291,7 +299,8 @@ void whatif_findings(Context &ctx, const WhatifResult &r) {
     if (auto it = gain_of.find(f.question); !f.question.empty() && it != gain_of.end()) f.predicted_gain_s = it->second;
   if (auto *found = ctx.products().find<Bottlenecks>())
     for (auto &b : found->items)
-      if (auto it = gain_of.find(b.question); !b.question.empty() && it != gain_of.end()) b.predicted_gain_s = it->second;
+      if (auto it = gain_of.find(b.question); !b.question.empty() && it != gain_of.end())
+        b.predicted_gain_s = it->second;
 }
 
 void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
@@ -308,17 +317,19 @@ void whatif_text(std::ostream &os, const io::ResultsStore &rs) {
   const auto &text = column<std::string>(t, "question");
   const auto &pred = column<double>(t, "predicted_s"), &gain = column<double>(t, "gain_s");
   char line[256];
-  std::snprintf(line, sizeof line, "\nWhat if (LogGPS replay, parameters: %s): baseline %s against %s measured (error %+.1f%%)\n",
-                attr_or<std::string>(a, "loggps_source", "?").c_str(), format_seconds(attr_or<double>(a, "baseline_s", 0)).c_str(),
-                format_seconds(attr_or<double>(a, "measured_s", 0)).c_str(), 100 * attr_or<double>(a, "baseline_error", 0));
+  std::snprintf(
+      line, sizeof line, "\nWhat if (LogGPS replay, parameters: %s): baseline %s against %s measured (error %+.1f%%)\n",
+      attr_or<std::string>(a, "loggps_source", "?").c_str(),
+      format_seconds(attr_or<double>(a, "baseline_s", 0)).c_str(),
+      format_seconds(attr_or<double>(a, "measured_s", 0)).c_str(), 100 * attr_or<double>(a, "baseline_error", 0));
   os << line;
   std::vector<size_t> order;
   for (size_t i = 1; i < t.rows(); ++i) order.push_back(i);
   std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return gain[x] > gain[y]; });
   for (size_t k = 0; k < order.size() && k < 4; ++k) {  // the rest: JSON and /whatif/questions
     const size_t i = order[k];
-    std::snprintf(line, sizeof line, "  %-44s %10s  gain %10s\n", clip(text[i], 44).c_str(), format_seconds(pred[i]).c_str(),
-                  format_seconds(gain[i]).c_str());
+    std::snprintf(line, sizeof line, "  %-44s %10s  gain %10s\n", clip(text[i], 44).c_str(),
+                  format_seconds(pred[i]).c_str(), format_seconds(gain[i]).c_str());
     os << line;
   }
 }
@@ -336,18 +347,25 @@ void whatif_json(JsonWriter &j, const io::ResultsStore &rs) {
     j.key("question").value(text[i]).key("predicted_s").value(pred[i]).key("gain_s").value(gain[i]);
     j.key("origin").value(origin[i]).key("selected").value(sel[i]).key("released").value(rel[i]);
     if (i == 0) {
-      j.key("measured_s").value(attr_or<double>(a, "measured_s", 0)).key("error").value(attr_or<double>(a, "baseline_error", 0));
+      j.key("measured_s")
+          .value(attr_or<double>(a, "measured_s", 0))
+          .key("error")
+          .value(attr_or<double>(a, "baseline_error", 0));
       j.key("loggps").begin_object();
       for (const auto &[k, v] : a)
         if (k.rfind("loggps_", 0) == 0) {
           j.key(k.substr(7));
-          if (auto *d = std::get_if<double>(&v)) j.value(*d);
-          else if (auto *n = std::get_if<int64_t>(&v)) j.value(*n);
-          else if (auto *s = std::get_if<std::string>(&v)) j.value(*s);
+          if (auto *d = std::get_if<double>(&v))
+            j.value(*d);
+          else if (auto *n = std::get_if<int64_t>(&v))
+            j.value(*n);
+          else if (auto *s = std::get_if<std::string>(&v))
+            j.value(*s);
         }
       j.end_object();
       j.key("matching").begin_object();
-      for (const char *k : {"events", "sends", "receives", "unmatched_sends", "unmatched_receives", "collective_calls", "local_calls"})
+      for (const char *k :
+           {"events", "sends", "receives", "unmatched_sends", "unmatched_receives", "collective_calls", "local_calls"})
         j.key(k).value(attr_or<int64_t>(a, k, 0));
       j.end_object();
     }
@@ -359,21 +377,28 @@ void whatif_json(JsonWriter &j, const io::ResultsStore &rs) {
 }  // namespace
 
 StageInfo whatif_stage() {
-  StageInfo s{"whatif",
-              "PerWiz's what-if prediction: LogGPS replay of the matched message DAG, the baseline's error against the "
-              "measured run, questions (zero-wait, zero, balance, balance-messages, scale, ideal-network; and), and the "
-              "simulated payoff of every finding that states its fix",
-              {{"loggps", config::Type::String, std::string(""), "", "LogGPS parameter file from `perfsift calibrate` (empty: documented defaults)"},
-               {"questions", config::Type::StringList, std::vector<std::string>{}, "",
-                "what-if questions, e.g. \"balance step 1 of composite\", \"zero-wait region solve and ideal-network\""},
-               {"standard_questions", config::Type::Bool, true, "", "also ask ideal-network, zero-wait all, and balance every step region and step"},
-               {"max_step_questions", config::Type::Int, int64_t{64}, "", "at most this many single-step balance questions", 0, 1e6},
-               {"trace_max_events", config::Type::Int, int64_t{2000000}, "",
-                "store predicted traces (baseline and user questions) when the run has at most this many events", 0, 1e12},
-               {"spread_max_events", config::Type::Int, int64_t{5000000}, "",
-                "runs up to this many events: questions are spread over processes and threads, each replaying the "
-                "whole run (every process then holds every rank's program); larger runs replay each question distributed", 0, 1e12}},
-              run_whatif, whatif_text, nullptr};
+  StageInfo s{
+      "whatif",
+      "PerWiz's what-if prediction: LogGPS replay of the matched message DAG, the baseline's error against the "
+      "measured run, questions (zero-wait, zero, balance, balance-messages, scale, ideal-network; and), and the "
+      "simulated payoff of every finding that states its fix",
+      {{"loggps", config::Type::String, std::string(""), "",
+        "LogGPS parameter file from `perfsift calibrate` (empty: documented defaults)"},
+       {"questions", config::Type::StringList, std::vector<std::string>{}, "",
+        "what-if questions, e.g. \"balance step 1 of composite\", \"zero-wait region solve and ideal-network\""},
+       {"standard_questions", config::Type::Bool, true, "",
+        "also ask ideal-network, zero-wait all, and balance every step region and step"},
+       {"max_step_questions", config::Type::Int, int64_t{64}, "", "at most this many single-step balance questions", 0,
+        1e6},
+       {"trace_max_events", config::Type::Int, int64_t{2000000}, "",
+        "store predicted traces (baseline and user questions) when the run has at most this many events", 0, 1e12},
+       {"spread_max_events", config::Type::Int, int64_t{5000000}, "",
+        "runs up to this many events: questions are spread over processes and threads, each replaying the "
+        "whole run (every process then holds every rank's program); larger runs replay each question distributed",
+        0, 1e12}},
+      run_whatif,
+      whatif_text,
+      nullptr};
   s.json_value = whatif_json;
   s.requires_products = {product_name<MatchedRun>(), product_name<MatchedMessages>()};
   s.uses_products = {product_name<Bottlenecks>()};

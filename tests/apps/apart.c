@@ -39,8 +39,8 @@
 #include <string.h>
 #include <time.h>
 
-#define BASE 20.0  /* ms */
-#define EXTRA 100.0 /* ms: a 20 ms hiccup of a shared VM stays inside the tests' 20 % */
+#define BASE 20.0    /* ms */
+#define EXTRA 100.0  /* ms: a 20 ms hiccup of a shared VM stays inside the tests' 20 % */
 #define PERIOD 250.0 /* ms: the longest repetition's work (BASE+EXTRA) and slack */
 
 static int me, np;
@@ -69,8 +69,7 @@ static void work_until(int k, double offset) {
     at.tv_sec += 1;
     at.tv_nsec -= 1000000000L;
   }
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR) {
-  }
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR) {}
 }
 
 static int paired(void) { return me < np - np % 2; }
@@ -81,8 +80,10 @@ static void late_sender(int r, int swap) {
     if (!paired()) continue;
     const int sender = me % 2 == 0;
     work_until(k, BASE + ((sender != swap) ? EXTRA : 0));
-    if (sender) MPI_Ssend(&v, 1, MPI_INT, me + 1, k, MPI_COMM_WORLD);
-    else MPI_Recv(&v, 1, MPI_INT, me - 1, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (sender)
+      MPI_Ssend(&v, 1, MPI_INT, me + 1, k, MPI_COMM_WORLD);
+    else
+      MPI_Recv(&v, 1, MPI_INT, me - 1, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
 }
 
@@ -112,9 +113,12 @@ int main(int argc, char **argv) {
   const int r = argc > 2 ? atoi(argv[2]) : 3;
   const int root = np > 1 ? 1 : 0;
   int *buf = calloc((size_t)np * 64, sizeof(int)), *out = calloc((size_t)np * 64, sizeof(int));
-  if (!strcmp(p, "late_sender")) late_sender(r, 0);
-  else if (!strcmp(p, "late_receiver")) late_sender(r, 1);
-  else if (!strcmp(p, "wrong_order")) wrong_order(r);
+  if (!strcmp(p, "late_sender"))
+    late_sender(r, 0);
+  else if (!strcmp(p, "late_receiver"))
+    late_sender(r, 1);
+  else if (!strcmp(p, "wrong_order"))
+    wrong_order(r);
   else if (!strcmp(p, "imbalance_at_mpi_barrier"))
     for (int k = 0; k < r; ++k) {
       work_until(k, me < np / 2 ? 0 : EXTRA);
@@ -147,14 +151,16 @@ int main(int argc, char **argv) {
     int *big = calloc((size_t)n, sizeof(int)), *big_out = calloc((size_t)n, sizeof(int));
     for (int k = 0; k < r; ++k) {
       work_until(k, BASE + (me == 0 ? EXTRA : 0));
-      MPI_Sendrecv(big, n, MPI_INT, (me + 1) % np, k, big_out, n, MPI_INT, (me + np - 1) % np, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Sendrecv(big, n, MPI_INT, (me + 1) % np, k, big_out, n, MPI_INT, (me + np - 1) % np, k, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE);
     }
     free(big);
     free(big_out);
   } else if (!strcmp(p, "none"))
     for (int k = 0; k < r; ++k) {
       work_until(k, BASE);
-      MPI_Sendrecv(buf, 64, MPI_INT, (me + 1) % np, k, out, 64, MPI_INT, (me + np - 1) % np, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Sendrecv(buf, 64, MPI_INT, (me + 1) % np, k, out, 64, MPI_INT, (me + np - 1) % np, k, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE);
       work_until(k, 2 * BASE);
       MPI_Barrier(MPI_COMM_WORLD);
       work_until(k, 3 * BASE);

@@ -44,11 +44,13 @@ int main(int argc, char **argv) {
   for (done = 0; done < 4; done += out) MPI_Waitsome(4, rq, &out, indices, st);
   /* Test on the receive, then Wait on the send */
   pair_requests(rq, a, b, p, 24, 1);
-  do MPI_Test(&rq[0], &flag, MPI_STATUS_IGNORE); while (!flag);
+  do MPI_Test(&rq[0], &flag, MPI_STATUS_IGNORE);
+  while (!flag);
   MPI_Wait(&rq[1], MPI_STATUS_IGNORE);
   /* Testall */
   pair_requests(rq, a, b, p, 25, 1);
-  do MPI_Testall(2, rq, &flag, MPI_STATUSES_IGNORE); while (!flag);
+  do MPI_Testall(2, rq, &flag, MPI_STATUSES_IGNORE);
+  while (!flag);
   /* Testany until both are done */
   pair_requests(rq, a, b, p, 26, 1);
   for (done = 0; done < 2;) {
@@ -64,14 +66,16 @@ int main(int argc, char **argv) {
 
   /* probes */
   MPI_Send(a, N, MPI_INT, p, 28, MPI_COMM_WORLD);
-  do MPI_Iprobe(p, 28, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE); while (!flag);
+  do MPI_Iprobe(p, 28, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+  while (!flag);
   MPI_Recv(b, N, MPI_INT, p, 28, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   MPI_Message msg;
   MPI_Send(a, N, MPI_INT, p, 29, MPI_COMM_WORLD);
   MPI_Mprobe(MPI_ANY_SOURCE, 29, MPI_COMM_WORLD, &msg, &st[0]);
   MPI_Mrecv(b, N, MPI_INT, &msg, &st[0]);
   MPI_Send(a, N, MPI_INT, p, 30, MPI_COMM_WORLD);
-  do MPI_Improbe(p, 30, MPI_COMM_WORLD, &flag, &msg, MPI_STATUS_IGNORE); while (!flag);
+  do MPI_Improbe(p, 30, MPI_COMM_WORLD, &flag, &msg, MPI_STATUS_IGNORE);
+  while (!flag);
   MPI_Imrecv(b, N, MPI_INT, &msg, &rq[0]);
   MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
 

@@ -31,7 +31,8 @@ int main(int argc, char **argv) {
     int west = x - dir, north = y - dir, east = x + dir, south = y + dir;
     perfsift_step_begin("sweep");
     if (west >= 0 && west < px) MPI_Recv(buf, 32, MPI_DOUBLE, y * px + west, sweep, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (north >= 0 && north < py) MPI_Recv(buf, 32, MPI_DOUBLE, north * px + x, sweep, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (north >= 0 && north < py)
+      MPI_Recv(buf, 32, MPI_DOUBLE, north * px + x, sweep, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     perfsift_region_begin("compute");
     sleep_ms(COMPUTE);
     perfsift_region_end("compute");

@@ -89,7 +89,8 @@ TEST(Ring, CountsBytesAndRegions) {
   // Events of each rank are ordered by enter time.
   for (int r = 0; r < st.nranks(); ++r) {
     auto ev = st.events(r, r + 1);
-    EXPECT_TRUE(std::is_sorted(ev.begin(), ev.end(), [](const Event &a, const Event &b) { return a.t_enter < b.t_enter; }));
+    EXPECT_TRUE(
+        std::is_sorted(ev.begin(), ev.end(), [](const Event &a, const Event &b) { return a.t_enter < b.t_enter; }));
   }
   // Call sites resolve into the application's main, with a source line from debug info.
   bool found_main_line = false;
@@ -115,12 +116,16 @@ TEST(RingFortran, TracedLikeC) {
     EXPECT_EQ(c["MPI_Finalize"], 1);
     for (const auto &e : st.events(r, r + 1)) {
       const std::string &op = st.ops()[e.op];
-      if (op == "MPI_Send") { EXPECT_EQ(e.bytes, 1024); }
+      if (op == "MPI_Send") {
+        EXPECT_EQ(e.bytes, 1024);
+      }
       if (op == "MPI_Recv") {
         EXPECT_EQ(e.bytes_recv, 1024);
         // Odd ranks receive with MPI_ANY_SOURCE and MPI_STATUS_IGNORE: the source is still resolved.
         EXPECT_EQ(e.peer, (r + st.nranks() - 1) % st.nranks());
-        if (r % 2) { EXPECT_TRUE(e.flags & perfsift::io::kWildcardSource); }
+        if (r % 2) {
+          EXPECT_TRUE(e.flags & perfsift::io::kWildcardSource);
+        }
       }
     }
     EXPECT_EQ(profile_at(st, "visits", r, "ring"), 1);
@@ -131,15 +136,35 @@ TEST(RingFortran, TracedLikeC) {
 TEST(Families, ExactCountsPerRank) {
   TraceStore st(store_path());
   ASSERT_EQ(st.nranks(), 4);
-  const std::map<std::string, int> expected = {
-      {"MPI_Isend", 2},     {"MPI_Irecv", 3},      {"MPI_Waitall", 3},   {"MPI_Ssend", 1},
-      {"MPI_Recv", 3},      {"MPI_Bsend", 1},      {"MPI_Rsend", 1},     {"MPI_Send_init", 1},
-      {"MPI_Recv_init", 1}, {"MPI_Startall", 2},   {"MPI_Request_free", 2}, {"MPI_Sendrecv", 1},
-      {"MPI_Sendrecv_replace", 1}, {"MPI_Probe", 1}, {"MPI_Send", 1},    {"MPI_Barrier", 3},
-      {"MPI_Bcast", 1},     {"MPI_Reduce", 1},     {"MPI_Allreduce", 2}, {"MPI_Gather", 1},
-      {"MPI_Allgather", 1}, {"MPI_Alltoall", 1},   {"MPI_Ibarrier", 1},  {"MPI_Iallreduce", 1},
-      {"MPI_Wait", 3},      {"MPI_Comm_split", 1}, {"MPI_Comm_free", 1}, {"MPI_Init", 1},
-      {"MPI_Finalize", 1}};
+  const std::map<std::string, int> expected = {{"MPI_Isend", 2},
+                                               {"MPI_Irecv", 3},
+                                               {"MPI_Waitall", 3},
+                                               {"MPI_Ssend", 1},
+                                               {"MPI_Recv", 3},
+                                               {"MPI_Bsend", 1},
+                                               {"MPI_Rsend", 1},
+                                               {"MPI_Send_init", 1},
+                                               {"MPI_Recv_init", 1},
+                                               {"MPI_Startall", 2},
+                                               {"MPI_Request_free", 2},
+                                               {"MPI_Sendrecv", 1},
+                                               {"MPI_Sendrecv_replace", 1},
+                                               {"MPI_Probe", 1},
+                                               {"MPI_Send", 1},
+                                               {"MPI_Barrier", 3},
+                                               {"MPI_Bcast", 1},
+                                               {"MPI_Reduce", 1},
+                                               {"MPI_Allreduce", 2},
+                                               {"MPI_Gather", 1},
+                                               {"MPI_Allgather", 1},
+                                               {"MPI_Alltoall", 1},
+                                               {"MPI_Ibarrier", 1},
+                                               {"MPI_Iallreduce", 1},
+                                               {"MPI_Wait", 3},
+                                               {"MPI_Comm_split", 1},
+                                               {"MPI_Comm_free", 1},
+                                               {"MPI_Init", 1},
+                                               {"MPI_Finalize", 1}};
   for (int r = 0; r < 4; ++r) {
     auto c = op_counts(st, r);
     for (const auto &[op, n] : expected) EXPECT_EQ(c[op], n) << op << " on rank " << r;
@@ -162,18 +187,24 @@ TEST(Families, ExactCountsPerRank) {
     for (const auto &x : comp)
       if (x.request >= 0)
         for (const auto &q : rq)
-          if (q.id == x.request && q.kind == perfsift::io::kReqRecv) { EXPECT_EQ(x.source, r ^ 1); }
+          if (q.id == x.request && q.kind == perfsift::io::kReqRecv) {
+            EXPECT_EQ(x.source, r ^ 1);
+          }
     // Collective roots are world ranks; split communicator maps to the right members.
     for (const auto &e : st.events(r, r + 1)) {
       const std::string &op = st.ops()[e.op];
-      if (op == "MPI_Bcast" || op == "MPI_Reduce" || op == "MPI_Gather") { EXPECT_EQ(e.peer, 0); }
+      if (op == "MPI_Bcast" || op == "MPI_Reduce" || op == "MPI_Gather") {
+        EXPECT_EQ(e.peer, 0);
+      }
       if (op == "MPI_Allreduce" && e.comm != 0) {
         const auto &m = st.comms().at(e.comm).members;
         ASSERT_EQ(m.size(), 2u);
         EXPECT_EQ(m[0] % 2, r % 2);
         EXPECT_EQ(m[1] % 2, r % 2);
       }
-      if (op == "MPI_Alltoall") { EXPECT_EQ(e.bytes, 2 * 4 * 8); }
+      if (op == "MPI_Alltoall") {
+        EXPECT_EQ(e.bytes, 2 * 4 * 8);
+      }
     }
   }
   EXPECT_EQ(st.comms().at(0).members.size(), 4u);  // MPI_COMM_WORLD first
@@ -231,7 +262,9 @@ TEST(ClockSkew, OffsetsMeasuredAndApplied) {
       if (st.ops()[e.op] == "MPI_Send") send_enter.push_back(e.t_enter);
     size_t k = 0;
     for (const auto &e : ev)
-      if (st.ops()[e.op] == "MPI_Recv" && k < send_enter.size()) { EXPECT_GE(e.t_exit + 1000000, send_enter[k++]); }
+      if (st.ops()[e.op] == "MPI_Recv" && k < send_enter.size()) {
+        EXPECT_GE(e.t_exit + 1000000, send_enter[k++]);
+      }
   }
 }
 
@@ -241,7 +274,8 @@ TEST(Crash, RecoveredAndMarkedIncomplete) {
   EXPECT_TRUE(st.run().incomplete);
   EXPECT_EQ(st.run().missing_ranks, std::vector<int32_t>{1});
   for (int r : {0, 2, 3}) {
-    EXPECT_NE(std::find(st.run().truncated_ranks.begin(), st.run().truncated_ranks.end(), r), st.run().truncated_ranks.end());
+    EXPECT_NE(std::find(st.run().truncated_ranks.begin(), st.run().truncated_ranks.end(), r),
+              st.run().truncated_ranks.end());
     auto c = op_counts(st, r);
     EXPECT_EQ(c["MPI_Sendrecv"], 5) << "rank " << r;
     EXPECT_GE(c["MPI_Barrier"], 1) << "rank " << r;
@@ -270,17 +304,25 @@ TEST(LateSender, ReceiverWaits) {
   TraceStore st(store_path());
   auto recv = durations(st, 0, "MPI_Recv");
   ASSERT_EQ(recv.size(), 4u);
-  for (double d : recv) { EXPECT_NEAR(d, 0.050, 0.030); }
-  for (double d : durations(st, 1, "MPI_Send")) { EXPECT_LT(d, 0.015); }
+  for (double d : recv) {
+    EXPECT_NEAR(d, 0.050, 0.030);
+  }
+  for (double d : durations(st, 1, "MPI_Send")) {
+    EXPECT_LT(d, 0.015);
+  }
 }
 
 TEST(LateReceiver, SynchronousSenderWaits) {
   TraceStore st(store_path());
   auto ssend = durations(st, 0, "MPI_Ssend");
   ASSERT_EQ(ssend.size(), 4u);
-  for (double d : ssend) { EXPECT_NEAR(d, 0.050, 0.030); }
+  for (double d : ssend) {
+    EXPECT_NEAR(d, 0.050, 0.030);
+  }
   for (const auto &e : st.events(0, 1))
-    if (st.ops()[e.op] == "MPI_Ssend") { EXPECT_EQ(e.bytes, 8192); }
+    if (st.ops()[e.op] == "MPI_Ssend") {
+      EXPECT_EQ(e.bytes, 8192);
+    }
 }
 
 TEST(WaitBarrier, EarlyRanksWaitLonger) {
@@ -367,7 +409,8 @@ TEST(Spill, EventsBeyondTheBufferAreKept) {
     EXPECT_EQ(c["MPI_Send"], 20000);
     EXPECT_EQ(c["MPI_Recv"], 20000);
     auto ev = st.events(r, r + 1);
-    EXPECT_TRUE(std::is_sorted(ev.begin(), ev.end(), [](const Event &a, const Event &b) { return a.t_enter < b.t_enter; }));
+    EXPECT_TRUE(
+        std::is_sorted(ev.begin(), ev.end(), [](const Event &a, const Event &b) { return a.t_enter < b.t_enter; }));
   }
   EXPECT_FALSE(std::filesystem::exists(store_path() + ".spill"));  // cleaned after a good write
 }
@@ -386,25 +429,53 @@ TEST(FunctionsIo, FunctionRegionsAndFileBytes) {
     EXPECT_EQ(profile_at(st, "io_bytes_read", r, "solve"), 2.0 * (1 << 20));
     EXPECT_EQ(profile_at(st, "io_bytes_written", r, "solve/smooth"), 0);
     for (const auto &e : st.events(r, r + 1))
-      if (st.ops()[e.op] == "MPI_Allreduce") { EXPECT_EQ(st.regions()[e.region].path, "solve/smooth"); }
+      if (st.ops()[e.op] == "MPI_Allreduce") {
+        EXPECT_EQ(st.regions()[e.region].path, "solve/smooth");
+      }
   }
 }
 
 TEST(Families2, RemainingFamiliesExact) {
   TraceStore st(store_path());
   ASSERT_EQ(st.nranks(), 4);
-  const std::map<std::string, int> exact = {
-      {"MPI_Irecv", 12}, {"MPI_Isend", 8}, {"MPI_Waitany", 4}, {"MPI_Wait", 4}, {"MPI_Waitall", 3},
-      {"MPI_Send", 3}, {"MPI_Recv", 1}, {"MPI_Mprobe", 1}, {"MPI_Mrecv", 1}, {"MPI_Imrecv", 1},
-      {"MPI_Issend", 1}, {"MPI_Irsend", 1}, {"MPI_Ibsend", 1}, {"MPI_Barrier", 2}, {"MPI_Bcast", 1},
-      {"MPI_Scatter", 1}, {"MPI_Scatterv", 1}, {"MPI_Gatherv", 1}, {"MPI_Allgatherv", 1},
-      {"MPI_Alltoallv", 1}, {"MPI_Reduce_scatter", 1}, {"MPI_Reduce_scatter_block", 1}, {"MPI_Scan", 1},
-      {"MPI_Exscan", 1}, {"MPI_Comm_dup", 1}, {"MPI_Cart_create", 1}, {"MPI_Comm_free", 2},
-      {"MPI_Neighbor_allgather", 1}, {"MPI_Ineighbor_alltoall", 1}, {"MPI_File_open", 1},
-      {"MPI_File_write_at", 1}, {"MPI_File_read_at", 1}, {"MPI_File_close", 1}, {"MPI_Cancel", 1},
-      {"MPI_Init", 1}, {"MPI_Finalize", 1}};
-  const std::vector<std::string> polled = {"MPI_Waitsome", "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome",
-                                           "MPI_Iprobe", "MPI_Improbe"};
+  const std::map<std::string, int> exact = {{"MPI_Irecv", 12},
+                                            {"MPI_Isend", 8},
+                                            {"MPI_Waitany", 4},
+                                            {"MPI_Wait", 4},
+                                            {"MPI_Waitall", 3},
+                                            {"MPI_Send", 3},
+                                            {"MPI_Recv", 1},
+                                            {"MPI_Mprobe", 1},
+                                            {"MPI_Mrecv", 1},
+                                            {"MPI_Imrecv", 1},
+                                            {"MPI_Issend", 1},
+                                            {"MPI_Irsend", 1},
+                                            {"MPI_Ibsend", 1},
+                                            {"MPI_Barrier", 2},
+                                            {"MPI_Bcast", 1},
+                                            {"MPI_Scatter", 1},
+                                            {"MPI_Scatterv", 1},
+                                            {"MPI_Gatherv", 1},
+                                            {"MPI_Allgatherv", 1},
+                                            {"MPI_Alltoallv", 1},
+                                            {"MPI_Reduce_scatter", 1},
+                                            {"MPI_Reduce_scatter_block", 1},
+                                            {"MPI_Scan", 1},
+                                            {"MPI_Exscan", 1},
+                                            {"MPI_Comm_dup", 1},
+                                            {"MPI_Cart_create", 1},
+                                            {"MPI_Comm_free", 2},
+                                            {"MPI_Neighbor_allgather", 1},
+                                            {"MPI_Ineighbor_alltoall", 1},
+                                            {"MPI_File_open", 1},
+                                            {"MPI_File_write_at", 1},
+                                            {"MPI_File_read_at", 1},
+                                            {"MPI_File_close", 1},
+                                            {"MPI_Cancel", 1},
+                                            {"MPI_Init", 1},
+                                            {"MPI_Finalize", 1}};
+  const std::vector<std::string> polled = {"MPI_Waitsome", "MPI_Test",   "MPI_Testall", "MPI_Testany",
+                                           "MPI_Testsome", "MPI_Iprobe", "MPI_Improbe"};
   for (int r = 0; r < 4; ++r) {
     const int p = r ^ 1;
     auto c = op_counts(st, r);
@@ -430,17 +501,29 @@ TEST(Families2, RemainingFamiliesExact) {
       const auto &e = ev[i];
       const std::string &op = ops[e.op];
       if (op == "MPI_Iprobe") last_iprobe_peer = (e.flags & perfsift::io::kNoMatch) ? -9 : e.peer;
-      if (op == "MPI_Mrecv") { EXPECT_EQ(e.bytes_recv, 256); }
-      if (op == "MPI_Scatter") { EXPECT_EQ(e.bytes, r == 0 ? 32 + 8 : 8); }
-      if (op == "MPI_Reduce_scatter") { EXPECT_EQ(e.bytes, 32 + 8); }
-      if (op == "MPI_Neighbor_allgather") { EXPECT_EQ(e.bytes, 16); }
-      if (op == "MPI_File_write_at" || op == "MPI_File_read_at") { EXPECT_EQ(e.comm, -1); }
+      if (op == "MPI_Mrecv") {
+        EXPECT_EQ(e.bytes_recv, 256);
+      }
+      if (op == "MPI_Scatter") {
+        EXPECT_EQ(e.bytes, r == 0 ? 32 + 8 : 8);
+      }
+      if (op == "MPI_Reduce_scatter") {
+        EXPECT_EQ(e.bytes, 32 + 8);
+      }
+      if (op == "MPI_Neighbor_allgather") {
+        EXPECT_EQ(e.bytes, 16);
+      }
+      if (op == "MPI_File_write_at" || op == "MPI_File_read_at") {
+        EXPECT_EQ(e.comm, -1);
+      }
       if (op == "MPI_Testany" || op == "MPI_Testsome" || op == "MPI_Waitsome") {
         // A poll that found nothing says so; one that completed something does not.
         bool completed = false;
         for (const auto &x : comp)
           if (x.event == static_cast<int64_t>(i)) completed = true;
-        if (!completed) { EXPECT_TRUE((e.flags & perfsift::io::kNoMatch) || op == "MPI_Waitsome"); }
+        if (!completed) {
+          EXPECT_TRUE((e.flags & perfsift::io::kNoMatch) || op == "MPI_Waitsome");
+        }
       }
     }
     EXPECT_EQ(last_iprobe_peer, p);
@@ -449,7 +532,9 @@ TEST(Families2, RemainingFamiliesExact) {
     for (const auto &q : rq)
       if (ops[ev[q.event].op] == "MPI_Imrecv")
         for (const auto &x : comp)
-          if (x.request == q.id) { EXPECT_EQ(x.source, p); }
+          if (x.request == q.id) {
+            EXPECT_EQ(x.source, p);
+          }
     EXPECT_EQ(profile_at(st, "io_bytes_written", r, "(program)"), 4096);
     EXPECT_EQ(profile_at(st, "io_bytes_read", r, "(program)"), 4096);
   }
@@ -474,7 +559,8 @@ TEST(Intercomm, PeersAndCommunicators) {
   int32_t inter_index = -2;
   for (int r = 0; r < 4; ++r) {
     auto c = op_counts(st, r);
-    for (const char *op : {"MPI_Comm_split", "MPI_Intercomm_create", "MPI_Intercomm_merge", "MPI_Bcast", "MPI_Send", "MPI_Recv"})
+    for (const char *op :
+         {"MPI_Comm_split", "MPI_Intercomm_create", "MPI_Intercomm_merge", "MPI_Bcast", "MPI_Send", "MPI_Recv"})
       EXPECT_EQ(c[op], 1) << op << " on rank " << r;
     EXPECT_EQ(c["MPI_Comm_free"], 3);
     const int other = r % 2 ? r - 1 : r + 1;

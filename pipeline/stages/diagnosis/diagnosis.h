@@ -51,7 +51,7 @@ struct Diagnosis {
   };
   std::vector<Cause> causes;
   std::vector<std::pair<std::string, double>> metrics;
-  io::Table entities;                     // per worker or process
+  io::Table entities;  // per worker or process
   std::vector<Finding> findings;
   std::map<std::string, double> summary;  // run-level figures a relative diagnosis compares
 };
@@ -75,15 +75,16 @@ std::map<std::string, std::vector<uint8_t>> event_regions(const Context &ctx, co
 // An efficiency as the reports print it: "%.3f".
 std::string three_decimals(double v);
 // The tree's fired causes become the diagnosis's causes, and findings when they matter for the run.
-void conclude(Diagnosis &d, const Inference &inf, const std::map<std::string, double> &seconds, const Context &ctx, const config::Values &cfg,
-              const std::string &where, const std::string &ranks, const std::map<std::string, std::string> &questions);
+void conclude(Diagnosis &d, const Inference &inf, const std::map<std::string, double> &seconds, const Context &ctx,
+              const config::Values &cfg, const std::string &where, const std::string &ranks,
+              const std::map<std::string, std::string> &questions);
 
 // One per model's file; each is collective (the same calls in the same order everywhere).
-Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, const ReplayModel &model, const std::vector<MatchedMessage> &msgs,
-                                 int32_t master, double confidence);
-Diagnosis diagnose_wavefront(const Context &ctx, const config::Values &cfg, const ReplayModel &model, const std::vector<MatchedMessage> &msgs,
-                             const hc::GridScore &grid, double confidence);
-Diagnosis diagnose_divide_and_conquer(const Context &ctx, const config::Values &cfg, const ReplayModel &model, const std::vector<MatchedMessage> &msgs,
-                                      double confidence);
+Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
+                                 const std::vector<MatchedMessage> &msgs, int32_t master, double confidence);
+Diagnosis diagnose_wavefront(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
+                             const std::vector<MatchedMessage> &msgs, const hc::GridScore &grid, double confidence);
+Diagnosis diagnose_divide_and_conquer(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
+                                      const std::vector<MatchedMessage> &msgs, double confidence);
 
 }  // namespace perfsift::pipeline::diagnosis

@@ -27,7 +27,8 @@ using EventRegions = std::map<std::string, std::vector<uint8_t>>;
 // Whether `region` is one of those diagnosis.events maps `event` to.
 bool inside(const EventRegions &mapped, const char *event, int32_t region) {
   const auto it = mapped.find(event);
-  return it != mapped.end() && region >= 0 && static_cast<size_t>(region) < it->second.size() && it->second[static_cast<size_t>(region)];
+  return it != mapped.end() && region >= 0 && static_cast<size_t>(region) < it->second.size() &&
+         it->second[static_cast<size_t>(region)];
 }
 
 double efficiency(const DcRank &w) {
@@ -114,8 +115,12 @@ ProcessTotals decompose_processes(const std::vector<DcRank> &all, io::Table &t) 
     com.push_back(w.comm * 1e-9);
     gran.push_back(granularity(w));
     const double n = static_cast<double>(all.size());
-    for (const auto &[k, v] : std::map<std::string, int64_t>{{"computation", w.comp}, {"waiting", w.wait()}, {"t_w-divide", w.divide},
-                                                             {"t_w-solve", w.solve}, {"t_w-merge", w.merge}, {"communication", w.comm}})
+    for (const auto &[k, v] : std::map<std::string, int64_t>{{"computation", w.comp},
+                                                             {"waiting", w.wait()},
+                                                             {"t_w-divide", w.divide},
+                                                             {"t_w-solve", w.solve},
+                                                             {"t_w-merge", w.merge},
+                                                             {"communication", w.comm}})
       tot.mean[k] += static_cast<double>(v) * 1e-9 / n;
     if (!tot.worst || efficiency(w) < efficiency(*tot.worst)) tot.worst = &w;
   }
@@ -126,8 +131,11 @@ double loss_ns(const DcRank &w) { return static_cast<double>(std::max<int64_t>(1
 
 // The worst process's waiting terms, in seconds.
 std::map<std::string, double> waiting_seconds(const DcRank &w) {
-  return {{"t_wait", w.wait() * 1e-9},    {"t_comm", w.comm * 1e-9},  {"t_w-divide", w.divide * 1e-9},
-          {"t_w-solve", w.solve * 1e-9}, {"t_w-merge", w.merge * 1e-9}};
+  return {{"t_wait", w.wait() * 1e-9},
+          {"t_comm", w.comm * 1e-9},
+          {"t_w-divide", w.divide * 1e-9},
+          {"t_w-solve", w.solve * 1e-9},
+          {"t_w-merge", w.merge * 1e-9}};
 }
 
 // The inference tree over the worst process's shares of its lost time.
@@ -153,9 +161,10 @@ Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const DcRa
 
 }  // namespace
 
-Diagnosis diagnose_divide_and_conquer(const Context &ctx, const config::Values &cfg, const ReplayModel &model, const std::vector<MatchedMessage> &msgs,
-                                      double confidence) {
-  const auto kb = load_knowledge("divide-and-conquer", cfg.get_string("diagnosis.knowledge"), divide_and_conquer_metrics());
+Diagnosis diagnose_divide_and_conquer(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
+                                      const std::vector<MatchedMessage> &msgs, double confidence) {
+  const auto kb =
+      load_knowledge("divide-and-conquer", cfg.get_string("diagnosis.knowledge"), divide_and_conquer_metrics());
   const auto times = rank_times(ctx, model);
   int32_t levels = 0;
   while ((int64_t{1} << (levels + 1)) <= ctx.nranks()) ++levels;

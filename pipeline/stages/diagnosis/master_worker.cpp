@@ -27,7 +27,9 @@ struct MwMessage {
 // Each rank's executions of some regions: sorted, disjoint intervals.
 using Spans = std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>>;
 
-int64_t done_time(const kernels::TransferTiming &t) { return t.recv_nonblocking && t.recv_wait_exit >= 0 ? t.recv_wait_exit : t.recv_exit; }
+int64_t done_time(const kernels::TransferTiming &t) {
+  return t.recv_nonblocking && t.recv_wait_exit >= 0 ? t.recv_wait_exit : t.recv_exit;
+}
 
 // Time within [from, to] covered by the intervals (sorted, disjoint: one rank's executions).
 int64_t covered(const std::vector<std::pair<int64_t, int64_t>> &spans, int64_t from, int64_t to) {
@@ -54,8 +56,10 @@ Spans executions(const Context &ctx, const ReplayModel &model, const std::vector
     // Nested executions of mapped regions: keep the outermost.
     std::vector<std::pair<int64_t, int64_t>> merged;
     for (const auto &x : v)
-      if (merged.empty() || x.first >= merged.back().second) merged.push_back(x);
-      else merged.back().second = std::max(merged.back().second, x.second);
+      if (merged.empty() || x.first >= merged.back().second)
+        merged.push_back(x);
+      else
+        merged.back().second = std::max(merged.back().second, x.second);
     v = merged;
   }
   return out;
@@ -66,7 +70,8 @@ std::vector<MwMessage> master_messages(const Context &ctx, const std::vector<Mat
   std::vector<MwMessage> mine;
   for (const auto &m : msgs)
     if (m.src == master || m.dst == master)
-      mine.push_back({m.src, m.dst, m.send_event, m.recv_event, m.timing.send_enter, m.timing.recv_enter, done_time(m.timing), m.timing.bytes, m.send_site});
+      mine.push_back({m.src, m.dst, m.send_event, m.recv_event, m.timing.send_enter, m.timing.recv_enter,
+                      done_time(m.timing), m.timing.bytes, m.send_site});
   return ctx.allgatherv(mine);
 }
 
@@ -122,7 +127,8 @@ hc::Worker worker_cycles(int32_t w, std::vector<const MwMessage *> &req, std::ve
   wk.finalize_enter = times.finalize_enter;
   wk.end = times.end;
   for (size_t k = 0; k < std::min(req.size(), rep.size()); ++k)
-    wk.cycles.push_back({req[k]->send_enter, req[k]->done, rep[k]->send_enter, rep[k]->done, comm(req[k]->bytes) + comm(rep[k]->bytes)});
+    wk.cycles.push_back({req[k]->send_enter, req[k]->done, rep[k]->send_enter, rep[k]->done,
+                         comm(req[k]->bytes) + comm(rep[k]->bytes)});
   // Mapped events: the master's time in its setup region while this request waited; the
   // worker's in its compute region until its next request.
   for (size_t k = 0; k < wk.cycles.size(); ++k) {
@@ -191,8 +197,13 @@ WorkerTotals decompose_workers(const std::map<int32_t, hc::Worker> &workers, con
     bn.push_back(static_cast<double>(x.bn) * 1e-9);
     fin.push_back(static_cast<double>(x.final) * 1e-9);
     com.push_back(static_cast<double>(x.comm) * 1e-9);
-    for (const auto &[k, v] : std::map<std::string, int64_t>{{"computation", x.compute}, {"waiting", x.wait()}, {"t_seq", x.seq}, {"t_w-setup", x.setup},
-                                                             {"t_w-bn", x.bn}, {"t_w-final", x.final}, {"communication", x.comm}})
+    for (const auto &[k, v] : std::map<std::string, int64_t>{{"computation", x.compute},
+                                                             {"waiting", x.wait()},
+                                                             {"t_seq", x.seq},
+                                                             {"t_w-setup", x.setup},
+                                                             {"t_w-bn", x.bn},
+                                                             {"t_w-final", x.final},
+                                                             {"communication", x.comm}})
       tot.mean[k] += static_cast<double>(v) * 1e-9 / static_cast<double>(workers.size());
     if (tot.worst < 0 || x.efficiency() < tot.wd.efficiency()) {
       tot.worst = w;
@@ -204,8 +215,8 @@ WorkerTotals decompose_workers(const std::map<int32_t, hc::Worker> &workers, con
 
 // The worst worker's waiting terms, in seconds.
 std::map<std::string, double> waiting_seconds(const hc::Decomposition &wd) {
-  return {{"t_wait", wd.wait() * 1e-9}, {"t_comm", wd.comm * 1e-9}, {"t_seq", wd.seq * 1e-9},
-          {"t_w-setup", wd.setup * 1e-9}, {"t_w-bn", wd.bn * 1e-9}, {"t_w-final", wd.final * 1e-9}};
+  return {{"t_wait", wd.wait() * 1e-9},   {"t_comm", wd.comm * 1e-9}, {"t_seq", wd.seq * 1e-9},
+          {"t_w-setup", wd.setup * 1e-9}, {"t_w-bn", wd.bn * 1e-9},   {"t_w-final", wd.final * 1e-9}};
 }
 
 // The inference tree over the worst worker's shares of its lost time.
@@ -214,8 +225,9 @@ Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const Work
   const hc::Decomposition &wd = tot.wd;
   const double loss = static_cast<double>(std::max<int64_t>(1, wd.loss()));
   auto share = [&](int64_t v) { return static_cast<double>(v) / loss; };
-  const std::map<std::string, double> shares = {{"efficiency", wd.efficiency()}, {"t_wait", share(wd.wait())}, {"t_comm", share(wd.comm)},
-                                                {"t_seq", share(wd.seq)},           {"t_w-setup", share(wd.setup)}, {"t_w-bn", share(wd.bn)},
+  const std::map<std::string, double> shares = {{"efficiency", wd.efficiency()}, {"t_wait", share(wd.wait())},
+                                                {"t_comm", share(wd.comm)},      {"t_seq", share(wd.seq)},
+                                                {"t_w-setup", share(wd.setup)},  {"t_w-bn", share(wd.bn)},
                                                 {"t_w-final", share(wd.final)}};
   const int64_t tasks = tot.task_total;
   const std::map<std::string, std::string> words = {
@@ -256,9 +268,12 @@ std::vector<std::pair<std::string, double>> worker_metrics(const WorkerTotals &t
   double all_measured = 0;
   for (const auto &[w, wk] : workers) all_measured += static_cast<double>(times[static_cast<size_t>(w)].mpi_ns) * 1e-9;
   const double n = static_cast<double>(workers.size());
-  for (const auto &[k, label] : std::vector<std::pair<std::string, std::string>>{{"waiting", "all_t_wait_s"}, {"t_seq", "all_t_seq_s"},
-                                                                                {"t_w-setup", "all_t_w_setup_s"}, {"t_w-bn", "all_t_w_bn_s"},
-                                                                                {"t_w-final", "all_t_w_final_s"}, {"communication", "all_t_comm_s"}})
+  for (const auto &[k, label] : std::vector<std::pair<std::string, std::string>>{{"waiting", "all_t_wait_s"},
+                                                                                 {"t_seq", "all_t_seq_s"},
+                                                                                 {"t_w-setup", "all_t_w_setup_s"},
+                                                                                 {"t_w-bn", "all_t_w_bn_s"},
+                                                                                 {"t_w-final", "all_t_w_final_s"},
+                                                                                 {"communication", "all_t_comm_s"}})
     metrics.push_back({label, tot.mean.at(k) * n});
   metrics.push_back({"all_measured_wait_s", all_measured - tot.mean.at("communication") * n});
   return metrics;
@@ -274,14 +289,15 @@ std::map<std::string, std::string> master_questions(const Context &ctx,
     if (n > most) most = n, reply_site = site;
   std::map<std::string, std::string> questions;
   if (reply_site < ctx.store().callsites().size())
-    for (const char *id : {"master_setup", "master_bottleneck"}) questions[id] = "scale 0.5 callsite " + std::to_string(reply_site);  // a master twice as fast at setting tasks up
+    for (const char *id : {"master_setup", "master_bottleneck"})
+      questions[id] = "scale 0.5 callsite " + std::to_string(reply_site);  // a master twice as fast at setting tasks up
   return questions;
 }
 
 }  // namespace
 
-Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, const ReplayModel &model, const std::vector<MatchedMessage> &msgs,
-                                 int32_t master, double confidence) {
+Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
+                                 const std::vector<MatchedMessage> &msgs, int32_t master, double confidence) {
   const auto kb = load_knowledge("master-worker", cfg.get_string("diagnosis.knowledge"), master_worker_metrics());
   const auto all = master_messages(ctx, msgs, master);
   const auto times = rank_times(ctx, model);

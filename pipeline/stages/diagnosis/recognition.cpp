@@ -32,9 +32,11 @@ std::vector<hc::PairCount> communicating_pairs(const Context &ctx, const std::ve
 std::vector<hc::Completion> completion_order(const kernels::replay::RankProgram &p, const ReplayModel::Side &side) {
   std::vector<std::pair<int32_t, hc::Completion>> seq;
   for (size_t k = 0; k < p.sends.size(); ++k)
-    if (p.sends[k].dst >= 0) seq.push_back({side.send_done[k] >= 0 ? side.send_done[k] : side.send_event[k], {'S', p.sends[k].dst}});
+    if (p.sends[k].dst >= 0)
+      seq.push_back({side.send_done[k] >= 0 ? side.send_done[k] : side.send_event[k], {'S', p.sends[k].dst}});
   for (size_t k = 0; k < p.recvs.size(); ++k)
-    if (p.recvs[k].src >= 0) seq.push_back({side.recv_done[k] >= 0 ? side.recv_done[k] : side.recv_event[k], {'R', p.recvs[k].src}});
+    if (p.recvs[k].src >= 0)
+      seq.push_back({side.recv_done[k] >= 0 ? side.recv_done[k] : side.recv_event[k], {'R', p.recvs[k].src}});
   std::stable_sort(seq.begin(), seq.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
   // A call that both sent and received (Sendrecv, or a Waitall of both) is an exchange.
   std::vector<hc::Completion> order;
@@ -42,7 +44,8 @@ std::vector<hc::Completion> completion_order(const kernels::replay::RankProgram 
     size_t k = i;
     bool sends = false, recvs = false;
     for (; k < seq.size() && seq[k].first == seq[i].first; ++k) (seq[k].second.kind == 'S' ? sends : recvs) = true;
-    if (sends && recvs) order.push_back({'X', -1});
+    if (sends && recvs)
+      order.push_back({'X', -1});
     else
       for (size_t x = i; x < k; ++x) order.push_back(seq[x].second);
     i = k;

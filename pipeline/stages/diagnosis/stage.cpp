@@ -48,8 +48,10 @@ std::vector<RankTimes> rank_times(const Context &ctx, const ReplayModel &model) 
     r.rank = model.programs[s].rank;
     r.finalize_enter = r.end = side.exit.empty() ? 0 : side.exit.back();
     for (size_t e = 0; e < side.op.size(); ++e) {
-      if (is_init[side.op[e]]) r.start = side.exit[e];
-      else r.mpi_ns += side.exit[e] - side.enter[e];
+      if (is_init[side.op[e]])
+        r.start = side.exit[e];
+      else
+        r.mpi_ns += side.exit[e] - side.enter[e];
       if (is_final[side.op[e]]) {
         r.finalize_enter = side.enter[e];
         r.end = side.exit[e];
@@ -80,8 +82,9 @@ std::string three_decimals(double v) {
   return b;
 }
 
-void conclude(Diagnosis &d, const Inference &inf, const std::map<std::string, double> &seconds, const Context &ctx, const config::Values &cfg,
-              const std::string &where, const std::string &ranks, const std::map<std::string, std::string> &questions) {
+void conclude(Diagnosis &d, const Inference &inf, const std::map<std::string, double> &seconds, const Context &ctx,
+              const config::Values &cfg, const std::string &where, const std::string &ranks,
+              const std::map<std::string, std::string> &questions) {
   d.narrative = inf.narrative;
   const double wall = ctx.wall_time_s(), min_share = cfg.get_float("diagnosis.min_share");
   for (const auto &f : inf.fired) {
@@ -110,8 +113,8 @@ struct Evaluated {
 };
 
 // Recognises (or takes diagnosis.model) and diagnoses one run.
-Evaluated evaluate(Context &ctx, const config::Values &cfg, const ReplayModel &model, const std::vector<MatchedMessage> &msgs,
-                   const std::string &forced) {
+Evaluated evaluate(Context &ctx, const config::Values &cfg, const ReplayModel &model,
+                   const std::vector<MatchedMessage> &msgs, const std::string &forced) {
   ctx.progress().begin("diagnosis: recognising the model");
   Evaluated ev;
   ev.r = recognise(ctx, model, msgs);
@@ -124,20 +127,24 @@ Evaluated evaluate(Context &ctx, const config::Values &cfg, const ReplayModel &m
     if (ev.r.wavefront() > best) ev.model = "wavefront", best = ev.r.wavefront();
     if (ev.r.divide_and_conquer() > best) ev.model = "divide-and-conquer";
   }
-  if (ev.model == "master-worker") ev.d = diagnose_master_worker(ctx, cfg, model, msgs, std::max(0, ev.r.mw.master), ev.r.mw.confidence);
+  if (ev.model == "master-worker")
+    ev.d = diagnose_master_worker(ctx, cfg, model, msgs, std::max(0, ev.r.mw.master), ev.r.mw.confidence);
   if (ev.model == "wavefront") {
-    if (ev.r.grid.px == 0) throw std::runtime_error("diagnosis.model = wavefront: " + std::to_string(ctx.nranks()) + " ranks form no 2-D grid");
+    if (ev.r.grid.px == 0)
+      throw std::runtime_error("diagnosis.model = wavefront: " + std::to_string(ctx.nranks()) +
+                               " ranks form no 2-D grid");
     ev.d = diagnose_wavefront(ctx, cfg, model, msgs, ev.r.grid, ev.r.wavefront());
   }
-  if (ev.model == "divide-and-conquer") ev.d = diagnose_divide_and_conquer(ctx, cfg, model, msgs, ev.r.divide_and_conquer());
+  if (ev.model == "divide-and-conquer")
+    ev.d = diagnose_divide_and_conquer(ctx, cfg, model, msgs, ev.r.divide_and_conquer());
   return ev;
 }
 
 // Thesis 5.3.2: the reference run sets the expectations. Weak scaling (the same work per
 // rank) expects the same times and reports differences in percent; strong scaling (the
 // same total work) expects per-rank times to shrink with the rank count.
-void relative(Diagnosis &d, const Diagnosis &ref, int64_t ranks, int64_t ref_ranks, const std::string &scaling, const std::string &path,
-              StageOutput &out) {
+void relative(Diagnosis &d, const Diagnosis &ref, int64_t ranks, int64_t ref_ranks, const std::string &scaling,
+              const std::string &path, StageOutput &out) {
   io::Table t;
   t.description = "the run against the reference run (Hercule's relative diagnosis)";
   auto &name = t.strings("metric", "model metric (mean per worker or process, s; runtime: the run's)");
@@ -152,8 +159,11 @@ void relative(Diagnosis &d, const Diagnosis &ref, int64_t ranks, int64_t ref_ran
     const auto it = ref.summary.find(k);
     if (it == ref.summary.end()) continue;
     const bool per_rank_time = k != "runtime" && k != "depth" && k != "workers";
-    const double expected = strong && per_rank_time ? hc::expected_strong_scaling(it->second, ref_ranks, ranks)  // time shrinks with 1/P
-                                                    : (strong && k == "runtime" ? it->second * static_cast<double>(ref_ranks) / static_cast<double>(ranks) : it->second);
+    const double expected =
+        strong && per_rank_time
+            ? hc::expected_strong_scaling(it->second, ref_ranks, ranks)  // time shrinks with 1/P
+            : (strong && k == "runtime" ? it->second * static_cast<double>(ref_ranks) / static_cast<double>(ranks)
+                                        : it->second);
     name.push_back(k);
     run.push_back(v);
     refv.push_back(it->second);
@@ -169,18 +179,22 @@ void relative(Diagnosis &d, const Diagnosis &ref, int64_t ranks, int64_t ref_ran
   std::string cause;
   if (grew.empty()) {
     cause = "no waiting term grew against the reference run";
-  } else if ((grew == "t_pl_fill" || grew == "t_pl_empty" || grew == "t_pl_directionchange") && d.summary.count("depth") &&
-             d.summary.at("depth") > ref.summary.at("depth")) {
+  } else if ((grew == "t_pl_fill" || grew == "t_pl_empty" || grew == "t_pl_directionchange") &&
+             d.summary.count("depth") && d.summary.at("depth") > ref.summary.at("depth")) {
     // Fill-up, empty-up and the refill after a direction change all grow with the depth.
     char b[400];
-    std::snprintf(b, sizeof b, "the increase of pipeline depth from %.0f to %.0f stages is the main cause of the overhead increase: fill-up %+.0f%%, "
+    std::snprintf(b, sizeof b,
+                  "the increase of pipeline depth from %.0f to %.0f stages is the main cause of the overhead increase: "
+                  "fill-up %+.0f%%, "
                   "empty-up %+.0f%%, direction changes %+.0f%% per process against the reference",
-                  ref.summary.at("depth"), d.summary.at("depth"), hc::difference_percent(d.summary.at("t_pl_fill"), ref.summary.at("t_pl_fill")),
+                  ref.summary.at("depth"), d.summary.at("depth"),
+                  hc::difference_percent(d.summary.at("t_pl_fill"), ref.summary.at("t_pl_fill")),
                   hc::difference_percent(d.summary.at("t_pl_empty"), ref.summary.at("t_pl_empty")),
                   hc::difference_percent(d.summary.at("t_pl_directionchange"), ref.summary.at("t_pl_directionchange")));
     cause = b;
   } else {
-    cause = grew + " grew most against the reference run (" + format_seconds(grew_by) + " more per " + (d.model == "master-worker" ? "worker" : "process") + ")";
+    cause = grew + " grew most against the reference run (" + format_seconds(grew_by) + " more per " +
+            (d.model == "master-worker" ? "worker" : "process") + ")";
   }
   out.attribute("relative_cause", cause);
   d.narrative += "Relative to " + path + " (" + scaling + " scaling): " + cause + ".\n";
@@ -196,18 +210,24 @@ void write_recognition(const Context &ctx, const Recognition &r, StageOutput &ou
   char buf[256];
   rm.push_back("master-worker");
   rc.push_back(r.mw.confidence);
-  std::snprintf(buf, sizeof buf, "rank %d: %.0f%% of messages go to or from it; it talks to %.0f%% of the other ranks; requests and replies %.0f%% balanced",
+  std::snprintf(buf, sizeof buf,
+                "rank %d: %.0f%% of messages go to or from it; it talks to %.0f%% of the other ranks; requests and "
+                "replies %.0f%% balanced",
                 r.mw.master, 100 * r.mw.touching, 100 * r.mw.served, 100 * r.mw.balance);
   rd.push_back(r.mw.master >= 0 ? buf : "fewer than 3 ranks or no messages");
   rm.push_back("wavefront");
   rc.push_back(r.wavefront());
-  std::snprintf(buf, sizeof buf, "%.0f%% of messages between neighbours of a %d x %d grid; %.0f%% of receive blocks forwarded to other partners",
-                100 * r.grid.neighbour_share, r.grid.px, r.grid.py, 100 * r.forwarding);
+  std::snprintf(
+      buf, sizeof buf,
+      "%.0f%% of messages between neighbours of a %d x %d grid; %.0f%% of receive blocks forwarded to other partners",
+      100 * r.grid.neighbour_share, r.grid.px, r.grid.py, 100 * r.forwarding);
   rd.push_back(r.grid.px ? buf : "no 2-D grid layout (the rank count is prime or below 4)");
   rm.push_back("divide-and-conquer");
   rc.push_back(r.divide_and_conquer());
-  std::snprintf(buf, sizeof buf, "%.0f%% of messages between ranks one bit apart; ranks meet partners on %.0f%% of the levels; %.0f%% forwarded",
-                100 * r.dc.pow2, 100 * r.dc.levels, 100 * r.forwarding);
+  std::snprintf(
+      buf, sizeof buf,
+      "%.0f%% of messages between ranks one bit apart; ranks meet partners on %.0f%% of the levels; %.0f%% forwarded",
+      100 * r.dc.pow2, 100 * r.dc.levels, 100 * r.forwarding);
   rd.push_back(ctx.nranks() >= 4 ? buf : "fewer than 4 ranks");
   out.table("recognition", rec);
 }
@@ -223,8 +243,10 @@ void compare_with_reference(Context &ctx, const config::Values &cfg, const Repla
   std::string scaling = cfg.get_string("diagnosis.scaling");
   if (scaling == "auto") {
     // Weak scaling keeps the work per rank, strong the total: whichever ratio is nearer 1.
-    const double per_rank = d.summary.count("computation") && rev.d.summary.count("computation") && rev.d.summary.at("computation") > 0
-                                ? d.summary.at("computation") / rev.d.summary.at("computation") : 1;
+    const double per_rank =
+        d.summary.count("computation") && rev.d.summary.count("computation") && rev.d.summary.at("computation") > 0
+            ? d.summary.at("computation") / rev.d.summary.at("computation")
+            : 1;
     const double total = per_rank * static_cast<double>(ctx.nranks()) / static_cast<double>(rctx.nranks());
     scaling = std::fabs(std::log(per_rank)) <= std::fabs(std::log(total)) ? "weak" : "strong";
   }
@@ -256,7 +278,8 @@ void write_diagnosis(const Diagnosis &d, StageOutput &out) {
 
 void run_diagnosis(Context &ctx, const config::Values &cfg, StageOutput &out) {
   const ReplayModel &model = *ctx.products().get<MatchedRun>().model;
-  const Evaluated ev = evaluate(ctx, cfg, model, *ctx.products().get<MatchedMessages>().items, cfg.get_string("diagnosis.model"));
+  const Evaluated ev =
+      evaluate(ctx, cfg, model, *ctx.products().get<MatchedMessages>().items, cfg.get_string("diagnosis.model"));
   write_recognition(ctx, ev.r, out);
   out.attribute("model", ev.model);
   if (ev.model == "none") return;
@@ -277,44 +300,80 @@ void diagnosis_text(std::ostream &os, const io::ResultsStore &rs) {
   const std::string rel = attr_or<std::string>(a, "relative_cause", "");
   char conf[32];
   std::snprintf(conf, sizeof conf, "%.2f", attr_or<double>(a, "confidence", 0));
-  os << "\nModel diagnosis (Hercule): " << model << " (confidence " << conf << "); " << attr_or<std::string>(a, "symptom", "") << "\n";
+  os << "\nModel diagnosis (Hercule): " << model << " (confidence " << conf << "); "
+     << attr_or<std::string>(a, "symptom", "") << "\n";
   const auto t = rs.table("diagnosis/causes");
   const auto &id = column<std::string>(t, "id");
   const auto &sh = column<double>(t, "share");
   const auto &se = column<double>(t, "seconds");
   os << " ";
-  for (size_t i = 0; i < t.rows(); ++i) os << " " << id[i] << " " << format_percent(sh[i]) << " (" << format_seconds(se[i]) << ")" << (i + 1 < t.rows() ? "," : "");
+  for (size_t i = 0; i < t.rows(); ++i)
+    os << " " << id[i] << " " << format_percent(sh[i]) << " (" << format_seconds(se[i]) << ")"
+       << (i + 1 < t.rows() ? "," : "");
   os << "\n";
-  if (!rel.empty()) os << "  against " << attr_or<std::string>(a, "reference", "") << " (" << attr_or<std::string>(a, "scaling", "") << " scaling): " << rel << "\n";
+  if (!rel.empty())
+    os << "  against " << attr_or<std::string>(a, "reference", "") << " (" << attr_or<std::string>(a, "scaling", "")
+       << " scaling): " << rel << "\n";
 }
 
-// "diagnosis": [{"model", "confidence", "symptom", "worst", "causes": [{"id", "share", "text"}], "narrative", "metrics"}]
+// "diagnosis": [{"model", "confidence", "symptom", "worst", "causes": [{"id", "share", "text"}], "narrative",
+// "metrics"}]
 void diagnosis_json(JsonWriter &j, const io::ResultsStore &rs) {
   const auto a = rs.attributes("diagnosis");
   j.begin_array();
   const std::string model = attr_or<std::string>(a, "model", "none");
   if (model != "none") {
     j.begin_object().key("model").value(model).key("confidence").value(attr_or<double>(a, "confidence", 0));
-    j.key("symptom").value(attr_or<std::string>(a, "symptom", "")).key("worst").value(attr_or<std::string>(a, "worst", ""));
+    j.key("symptom")
+        .value(attr_or<std::string>(a, "symptom", ""))
+        .key("worst")
+        .value(attr_or<std::string>(a, "worst", ""));
     const auto t = rs.table("diagnosis/causes");
     const auto &id = column<std::string>(t, "id"), &tx = column<std::string>(t, "text");
     const auto &sh = column<double>(t, "share"), &se = column<double>(t, "seconds");
     j.key("causes").begin_array();
     for (size_t i = 0; i < t.rows(); ++i)
-      j.begin_object().key("id").value(id[i]).key("share").value(sh[i]).key("seconds").value(se[i]).key("text").value(tx[i]).end_object();
+      j.begin_object()
+          .key("id")
+          .value(id[i])
+          .key("share")
+          .value(sh[i])
+          .key("seconds")
+          .value(se[i])
+          .key("text")
+          .value(tx[i])
+          .end_object();
     j.end_array();
     j.key("metrics").begin_object();
     for (const auto &[k, v] : a)
-      if (k.rfind("metric_", 0) == 0 && std::holds_alternative<double>(v)) j.key(k.substr(7)).value(std::get<double>(v));
+      if (k.rfind("metric_", 0) == 0 && std::holds_alternative<double>(v))
+        j.key(k.substr(7)).value(std::get<double>(v));
     j.end_object();
     if (const std::string rel = attr_or<std::string>(a, "relative_cause", ""); !rel.empty()) {
       j.key("relative").begin_object().key("reference").value(attr_or<std::string>(a, "reference", ""));
-      j.key("scaling").value(attr_or<std::string>(a, "scaling", "")).key("cause").value(rel).key("metrics").begin_array();
+      j.key("scaling")
+          .value(attr_or<std::string>(a, "scaling", ""))
+          .key("cause")
+          .value(rel)
+          .key("metrics")
+          .begin_array();
       const auto r = rs.table("diagnosis/relative");
       const auto &n = column<std::string>(r, "metric");
-      const auto &x = column<double>(r, "run"), &y = column<double>(r, "reference"), &e = column<double>(r, "expected"), &p = column<double>(r, "difference_percent");
+      const auto &x = column<double>(r, "run"), &y = column<double>(r, "reference"), &e = column<double>(r, "expected"),
+                 &p = column<double>(r, "difference_percent");
       for (size_t i = 0; i < r.rows(); ++i)
-        j.begin_object().key("metric").value(n[i]).key("run").value(x[i]).key("reference").value(y[i]).key("expected").value(e[i]).key("difference_percent").value(p[i]).end_object();
+        j.begin_object()
+            .key("metric")
+            .value(n[i])
+            .key("run")
+            .value(x[i])
+            .key("reference")
+            .value(y[i])
+            .key("expected")
+            .value(e[i])
+            .key("difference_percent")
+            .value(p[i])
+            .end_object();
       j.end_array().end_object();
     }
     j.key("narrative").value(attr_or<std::string>(a, "narrative", "")).end_object();
@@ -328,14 +387,16 @@ void check_diagnosis(const config::Values &cfg, const io::TraceStore &store) {
   const std::string m = cfg.get_string("diagnosis.model");
   const std::vector<std::string> models = {"auto", "master-worker", "wavefront", "divide-and-conquer", "none"};
   if (std::find(models.begin(), models.end(), m) == models.end())
-    throw std::runtime_error(cfg.where("diagnosis.model") + ": unknown model '" + m +
-                             "' (this version diagnoses: auto, master-worker, wavefront, divide-and-conquer, none; did you mean '" +
-                             config::nearest(m, models) + "'?)");
+    throw std::runtime_error(
+        cfg.where("diagnosis.model") + ": unknown model '" + m +
+        "' (this version diagnoses: auto, master-worker, wavefront, divide-and-conquer, none; did you mean '" +
+        config::nearest(m, models) + "'?)");
   const std::string sc = cfg.get_string("diagnosis.scaling");
   if (sc != "auto" && sc != "weak" && sc != "strong")
     throw std::runtime_error(cfg.where("diagnosis.scaling") + ": '" + sc + "' is not auto, weak or strong");
   if (const std::string ref = cfg.get_string("diagnosis.reference"); !ref.empty() && !std::filesystem::exists(ref))
-    throw std::runtime_error(ref + ": the reference trace store does not exist (" + cfg.where("diagnosis.reference") + ")");
+    throw std::runtime_error(ref + ": the reference trace store does not exist (" + cfg.where("diagnosis.reference") +
+                             ")");
   check_knowledge(cfg.get_string("diagnosis.knowledge"));
   map_events(cfg.get_list("diagnosis.events"), store.regions());
 }
@@ -346,19 +407,33 @@ void check_diagnosis(const config::Values &cfg, const io::TraceStore &store) {
 
 StageInfo diagnosis_stage() {
   using namespace diagnosis;
-  StageInfo s{"diagnosis",
-              "Hercule's model-based diagnosis: recognises master-worker, wavefront or divide-and-conquer structure from the communication and "
-              "explains the lost time in the model's terms (knowledge base in TOML), with a narrative",
-              {{"model", config::Type::String, std::string("auto"), "", "auto (recognise), master-worker, wavefront, divide-and-conquer, or none", 0, 0},
-               {"reference", config::Type::String, std::string(""), "", "a reference run's trace store: relative diagnosis against it (analyze --reference)", 0, 0},
-               {"scaling", config::Type::String, std::string("auto"), "", "how the run relates to the reference: weak, strong, or auto (from the work per rank)", 0, 0},
-               {"events", config::Type::StringList, std::vector<std::string>{}, "",
-                "abstract events mapped to regions, e.g. [\"Setup=master_setup\", \"Compute=worker_compute\"] (master-worker) or Divide=, Solve=, Merge= (divide-and-conquer); unmapped events are recognised from the communication", 0, 0},
-               {"min_confidence", config::Type::Float, 0.6, "", "recognition below this confidence diagnoses nothing", 0, 1},
-               {"knowledge", config::Type::String, std::string(""), "", "directory of model files (<model>.toml) replacing the built-in ones", 0, 0},
-               {"min_cause_share", config::Type::Float, 0.02, "", "tree nodes below this share of the lost time are evaluated but not reported (a node's own threshold can be higher)", 0, 1},
-               {"min_share", config::Type::Float, 0.01, "", "a fired cause becomes a finding when it accounts for this share of the run", 0, 1}},
-              run_diagnosis, diagnosis_text, nullptr};
+  StageInfo s{
+      "diagnosis",
+      "Hercule's model-based diagnosis: recognises master-worker, wavefront or divide-and-conquer structure from the "
+      "communication and "
+      "explains the lost time in the model's terms (knowledge base in TOML), with a narrative",
+      {{"model", config::Type::String, std::string("auto"), "",
+        "auto (recognise), master-worker, wavefront, divide-and-conquer, or none", 0, 0},
+       {"reference", config::Type::String, std::string(""), "",
+        "a reference run's trace store: relative diagnosis against it (analyze --reference)", 0, 0},
+       {"scaling", config::Type::String, std::string("auto"), "",
+        "how the run relates to the reference: weak, strong, or auto (from the work per rank)", 0, 0},
+       {"events", config::Type::StringList, std::vector<std::string>{}, "",
+        "abstract events mapped to regions, e.g. [\"Setup=master_setup\", \"Compute=worker_compute\"] (master-worker) "
+        "or Divide=, Solve=, Merge= (divide-and-conquer); unmapped events are recognised from the communication",
+        0, 0},
+       {"min_confidence", config::Type::Float, 0.6, "", "recognition below this confidence diagnoses nothing", 0, 1},
+       {"knowledge", config::Type::String, std::string(""), "",
+        "directory of model files (<model>.toml) replacing the built-in ones", 0, 0},
+       {"min_cause_share", config::Type::Float, 0.02, "",
+        "tree nodes below this share of the lost time are evaluated but not reported (a node's own threshold can be "
+        "higher)",
+        0, 1},
+       {"min_share", config::Type::Float, 0.01, "",
+        "a fired cause becomes a finding when it accounts for this share of the run", 0, 1}},
+      run_diagnosis,
+      diagnosis_text,
+      nullptr};
   s.json_value = diagnosis_json;
   s.requires_products = {product_name<MatchedRun>(), product_name<MatchedMessages>()};
   s.check = check_diagnosis;

@@ -47,11 +47,13 @@ std::vector<Step> wavefront_steps(const kernels::replay::RankProgram &p, const R
   for (size_t k = 0; k < p.sends.size(); ++k)
     if (p.sends[k].dst >= 0) {
       const auto [qx, qy] = grid_xy(p.sends[k].dst, px);
-      steps.push_back({side.send_done[k] >= 0 ? side.send_done[k] : side.send_event[k], true, sign(qx - x), sign(qy - y), 0});
+      steps.push_back(
+          {side.send_done[k] >= 0 ? side.send_done[k] : side.send_event[k], true, sign(qx - x), sign(qy - y), 0});
     }
   for (const MatchedMessage *m : received) {
     const auto [qx, qy] = grid_xy(m->src, px);
-    steps.push_back({m->recv_done >= 0 ? m->recv_done : m->recv_event, false, sign(x - qx), sign(y - qy), kernels::waitstates::late_sender(m->timing)});
+    steps.push_back({m->recv_done >= 0 ? m->recv_done : m->recv_event, false, sign(x - qx), sign(y - qy),
+                     kernels::waitstates::late_sender(m->timing)});
   }
   std::stable_sort(steps.begin(), steps.end(), [](const Step &a, const Step &b) { return a.event < b.event; });
   return steps;
@@ -73,9 +75,12 @@ void split_waiting(const std::vector<Step> &steps, WfRank &w) {
     }
     if (!send) {
       const bool reversed = (bx && lx && bx != lx) || (by && ly && by != ly);
-      if (first_block) w.fill += wait;
-      else if (reversed) w.direction += wait;
-      else w.handshake += wait;
+      if (first_block)
+        w.fill += wait;
+      else if (reversed)
+        w.direction += wait;
+      else
+        w.handshake += wait;
     }
     first_block = false;
     lx = bx ? bx : lx;
@@ -142,8 +147,13 @@ ProcessTotals decompose_processes(const std::vector<WfRank> &all, int32_t px, io
     dc.push_back(w.direction * 1e-9);
     com.push_back(w.comm * 1e-9);
     const double n = static_cast<double>(all.size());
-    for (const auto &[k, v] : std::map<std::string, int64_t>{{"computation", w.comp}, {"waiting", w.wait()}, {"t_pl_fill", w.fill}, {"t_pl_empty", w.empty},
-                                                             {"t_pl_handshake", w.handshake}, {"t_pl_directionchange", w.direction}, {"communication", w.comm}})
+    for (const auto &[k, v] : std::map<std::string, int64_t>{{"computation", w.comp},
+                                                             {"waiting", w.wait()},
+                                                             {"t_pl_fill", w.fill},
+                                                             {"t_pl_empty", w.empty},
+                                                             {"t_pl_handshake", w.handshake},
+                                                             {"t_pl_directionchange", w.direction},
+                                                             {"communication", w.comm}})
       tot.mean[k] += static_cast<double>(v) * 1e-9 / n;
     if (!tot.worst || w.wait() > tot.worst->wait()) tot.worst = &w;
   }
@@ -154,9 +164,12 @@ double loss_ns(const WfRank &w) { return static_cast<double>(std::max<int64_t>(1
 
 // The worst process's waiting terms, in seconds.
 std::map<std::string, double> waiting_seconds(const WfRank &w) {
-  return {{"t_wait", w.wait() * 1e-9},         {"t_comm", w.comm * 1e-9},
-          {"t_pl_fill", w.fill * 1e-9},        {"t_pl_empty", w.empty * 1e-9},
-          {"t_pl_handshake", w.handshake * 1e-9}, {"t_pl_directionchange", w.direction * 1e-9}};
+  return {{"t_wait", w.wait() * 1e-9},
+          {"t_comm", w.comm * 1e-9},
+          {"t_pl_fill", w.fill * 1e-9},
+          {"t_pl_empty", w.empty * 1e-9},
+          {"t_pl_handshake", w.handshake * 1e-9},
+          {"t_pl_directionchange", w.direction * 1e-9}};
 }
 
 // The inference tree over the worst process's shares of its lost time.
@@ -177,15 +190,15 @@ Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const WfRa
       {"depth", std::to_string(depth)},      {"px", std::to_string(grid.px)},
       {"py", std::to_string(grid.py)},       {"efficiency", three_decimals(efficiency(worst))}};
   char head[160];
-  std::snprintf(head, sizeof head, "wavefront (a %d x %d grid, %lld pipeline stages; recognised with confidence %.2f)", grid.px, grid.py,
-                static_cast<long long>(depth), confidence);
+  std::snprintf(head, sizeof head, "wavefront (a %d x %d grid, %lld pipeline stages; recognised with confidence %.2f)",
+                grid.px, grid.py, static_cast<long long>(depth), confidence);
   return infer(kb, shares, waiting_seconds(worst), words, head, cfg.get_float("diagnosis.min_cause_share"));
 }
 
 }  // namespace
 
-Diagnosis diagnose_wavefront(const Context &ctx, const config::Values &cfg, const ReplayModel &model, const std::vector<MatchedMessage> &msgs,
-                             const hc::GridScore &grid, double confidence) {
+Diagnosis diagnose_wavefront(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
+                             const std::vector<MatchedMessage> &msgs, const hc::GridScore &grid, double confidence) {
   const auto kb = load_knowledge("wavefront", cfg.get_string("diagnosis.knowledge"), wavefront_metrics());
   const auto times = rank_times(ctx, model);
   const auto all = wavefront_ranks(ctx, model, msgs, times, grid.px);
@@ -203,11 +216,16 @@ Diagnosis diagnose_wavefront(const Context &ctx, const config::Values &cfg, cons
   d.worst = "process " + std::to_string(worst.rank);
   d.symptom =
       "low process efficiency: process " + std::to_string(worst.rank) + " at " + three_decimals(efficiency(worst));
-  d.metrics = {{"efficiency", efficiency(worst)},         {"loss_s", loss_ns(worst) * 1e-9},
-               {"t_wait_s", worst.wait() * 1e-9},          {"t_pl_fill_s", worst.fill * 1e-9},
-               {"t_pl_empty_s", worst.empty * 1e-9},       {"t_pl_handshake_s", worst.handshake * 1e-9},
-               {"t_pl_directionchange_s", worst.direction * 1e-9}, {"t_comm_s", worst.comm * 1e-9},
-               {"px", static_cast<double>(grid.px)},        {"py", static_cast<double>(grid.py)},
+  d.metrics = {{"efficiency", efficiency(worst)},
+               {"loss_s", loss_ns(worst) * 1e-9},
+               {"t_wait_s", worst.wait() * 1e-9},
+               {"t_pl_fill_s", worst.fill * 1e-9},
+               {"t_pl_empty_s", worst.empty * 1e-9},
+               {"t_pl_handshake_s", worst.handshake * 1e-9},
+               {"t_pl_directionchange_s", worst.direction * 1e-9},
+               {"t_comm_s", worst.comm * 1e-9},
+               {"px", static_cast<double>(grid.px)},
+               {"py", static_cast<double>(grid.py)},
                {"depth", static_cast<double>(depth)}};
   conclude(d, inf, waiting_seconds(worst), ctx, cfg,
            std::to_string(grid.px) + " x " + std::to_string(grid.py) + " pipeline", std::to_string(worst.rank), {});

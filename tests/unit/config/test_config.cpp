@@ -26,10 +26,12 @@ TEST(Config, DefaultsWhenEmpty) {
 }
 
 TEST(Config, UnknownKeyNamesPlaceAndNearest) {
-  EXPECT_EQ(error_of("buffer_mb = 8\nbufer_mb = 3\n"),
-            "collect.toml:2:1: unknown key 'bufer_mb'; did you mean 'buffer_mb'? (perfsift lists every key with --help)");
-  EXPECT_EQ(error_of("[papi]\nevent = []\n"),
-            "collect.toml:2:1: unknown key 'papi.event'; did you mean 'papi.events'? (perfsift lists every key with --help)");
+  EXPECT_EQ(
+      error_of("buffer_mb = 8\nbufer_mb = 3\n"),
+      "collect.toml:2:1: unknown key 'bufer_mb'; did you mean 'buffer_mb'? (perfsift lists every key with --help)");
+  EXPECT_EQ(
+      error_of("[papi]\nevent = []\n"),
+      "collect.toml:2:1: unknown key 'papi.event'; did you mean 'papi.events'? (perfsift lists every key with --help)");
 }
 
 TEST(Config, WrongTypeShowsExample) {

@@ -42,7 +42,8 @@ std::vector<std::vector<int>> brute_reducts(const DecisionTable &t) {
       if (s >> a & 1u) v.push_back(a);
     out.push_back(v);
   }
-  std::sort(out.begin(), out.end(), [](const auto &a, const auto &b) { return a.size() != b.size() ? a.size() < b.size() : a < b; });
+  std::sort(out.begin(), out.end(),
+            [](const auto &a, const auto &b) { return a.size() != b.size() ? a.size() < b.size() : a < b; });
   return out;
 }
 
@@ -63,8 +64,14 @@ TEST(RoughSet, PaperTable2) {
 }
 
 TEST(RoughSet, PaperTable3CoreIsInstructionsRetired) {
-  auto t = table({{0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 1, 1}, {0, 0, 0, 0, 1, 1}, {1, 0, 0, 0, 2, 2},
-                  {0, 1, 0, 0, 3, 3}, {1, 1, 0, 1, 4, 4}, {1, 2, 0, 1, 3, 3}, {1, 2, 0, 0, 4, 4}});
+  auto t = table({{0, 0, 0, 0, 0, 0},
+                  {0, 0, 0, 0, 1, 1},
+                  {0, 0, 0, 0, 1, 1},
+                  {1, 0, 0, 0, 2, 2},
+                  {0, 1, 0, 0, 3, 3},
+                  {1, 1, 0, 1, 4, 4},
+                  {1, 2, 0, 1, 3, 3},
+                  {1, 2, 0, 0, 4, 4}});
   auto r = analyse_decision_table(t);
   EXPECT_EQ(r.core, (std::vector<int>{4}));
   EXPECT_EQ(r.reducts, (std::vector<std::vector<int>>{{4}}));
@@ -72,9 +79,20 @@ TEST(RoughSet, PaperTable3CoreIsInstructionsRetired) {
 }
 
 TEST(RoughSet, PaperTable4WithInconsistentRows) {
-  auto t = table({{0, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, {1, 1, 0, 0, 1, 0},
-                  {1, 0, 0, 0, 1, 0}, {0, 0, 0, 0, 0, 0}, {0, 0, 1, 0, 1, 1}, {1, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0},
-                  {1, 1, 0, 0, 1, 1}, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, {1, 1, 0, 0, 1, 1}});
+  auto t = table({{0, 0, 0, 0, 0, 0},
+                  {1, 0, 0, 0, 0, 0},
+                  {0, 0, 0, 0, 0, 0},
+                  {0, 0, 0, 0, 0, 0},
+                  {1, 1, 0, 0, 1, 0},
+                  {1, 0, 0, 0, 1, 0},
+                  {0, 0, 0, 0, 0, 0},
+                  {0, 0, 1, 0, 1, 1},
+                  {1, 0, 0, 0, 0, 0},
+                  {1, 0, 0, 0, 0, 0},
+                  {1, 1, 0, 0, 1, 1},
+                  {0, 0, 0, 0, 0, 0},
+                  {0, 0, 0, 0, 0, 0},
+                  {1, 1, 0, 0, 1, 1}});
   auto r = analyse_decision_table(t);
   EXPECT_EQ(r.core, (std::vector<int>{1}));
   EXPECT_EQ(r.reducts, (std::vector<std::vector<int>>{{1, 2}, {0, 1, 4}}));
@@ -133,7 +151,9 @@ TEST(KMeans1D, EqualsBruteForce) {
     // Clusters are contiguous and ordered by centre.
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < n; ++j)
-        if (x[i] < x[j]) { EXPECT_LE(km.label[i], km.label[j]); }
+        if (x[i] < x[j]) {
+          EXPECT_LE(km.label[i], km.label[j]);
+        }
   }
 }
 
@@ -195,6 +215,8 @@ TEST(FullOptics, ReachabilityOrderingAndExtraction) {
   EXPECT_TRUE(std::isinf(ord.reachability[0]));
   EXPECT_NEAR(ord.reachability[1], 0.1, 1e-12);
   // A radius below every distance: all isolated; above all: one cluster.
-  EXPECT_EQ(full_optics(p, {1, 1}, iota_ids(6), FullOpticsParams{2, 0.05}, LocalReducer{p}), (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
-  EXPECT_EQ(full_optics(p, {1, 1}, iota_ids(6), FullOpticsParams{2, 100}, LocalReducer{p}), (std::vector<int64_t>(6, 0)));
+  EXPECT_EQ(full_optics(p, {1, 1}, iota_ids(6), FullOpticsParams{2, 0.05}, LocalReducer{p}),
+            (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(full_optics(p, {1, 1}, iota_ids(6), FullOpticsParams{2, 100}, LocalReducer{p}),
+            (std::vector<int64_t>(6, 0)));
 }

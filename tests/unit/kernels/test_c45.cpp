@@ -16,9 +16,10 @@ Dataset golf() {
   d.classes = {"Play", "Don't Play"};
   const double S = 0, O = 1, R = 2, F = 0, T = 1;
   const int P = 0, D = 1;
-  const double rows[14][5] = {{S, 85, 85, F, D}, {S, 80, 90, T, D}, {O, 83, 78, F, P}, {R, 70, 96, F, P}, {R, 68, 80, F, P},
-                              {R, 65, 70, T, D}, {O, 64, 65, T, P}, {S, 72, 95, F, D}, {S, 69, 70, F, P}, {R, 75, 80, F, P},
-                              {S, 75, 70, T, P}, {O, 72, 90, T, P}, {O, 81, 75, F, P}, {R, 71, 80, T, D}};
+  const double rows[14][5] = {{S, 85, 85, F, D}, {S, 80, 90, T, D}, {O, 83, 78, F, P}, {R, 70, 96, F, P},
+                              {R, 68, 80, F, P}, {R, 65, 70, T, D}, {O, 64, 65, T, P}, {S, 72, 95, F, D},
+                              {S, 69, 70, F, P}, {R, 75, 80, F, P}, {S, 75, 70, T, P}, {O, 72, 90, T, P},
+                              {O, 81, 75, F, P}, {R, 71, 80, T, D}};
   for (const auto &r : rows) {
     d.x.insert(d.x.end(), r, r + 4);
     d.y.push_back(static_cast<int32_t>(r[4]));
@@ -31,7 +32,8 @@ Dataset golf() {
 TEST(C45, EntropyAndGainOfTheGolfData) {
   EXPECT_NEAR(entropy({9, 5}), 0.9403, 1e-4);
   // Gain(outlook) = 0.9403 - (5/14 I(2,3) + 4/14 I(4,0) + 5/14 I(3,2)) = 0.2467.
-  const double g = entropy({9, 5}) - (5.0 / 14 * entropy({2, 3}) + 4.0 / 14 * entropy({4, 0}) + 5.0 / 14 * entropy({3, 2}));
+  const double g =
+      entropy({9, 5}) - (5.0 / 14 * entropy({2, 3}) + 4.0 / 14 * entropy({4, 0}) + 5.0 / 14 * entropy({3, 2}));
   EXPECT_NEAR(g, 0.2467, 1e-4);
   EXPECT_NEAR(g / entropy({5, 4, 5}), 0.1564, 1e-4);  // split info 1.5774
   EXPECT_NEAR(entropy({9, 5}) - (8.0 / 14 * entropy({6, 2}) + 6.0 / 14 * entropy({3, 3})), 0.0481, 1e-4);  // windy
@@ -59,7 +61,7 @@ TEST(C45, GolfTreeIsQuinlans) {
   const Node &sunny = t.nodes[static_cast<size_t>(root.children[0])];
   EXPECT_EQ(sunny.attribute, 2);  // humidity
   EXPECT_TRUE(sunny.continuous);
-  EXPECT_EQ(sunny.threshold, 75);  // a training value, not the midpoint 77.5
+  EXPECT_EQ(sunny.threshold, 75);                                       // a training value, not the midpoint 77.5
   EXPECT_EQ(t.nodes[static_cast<size_t>(sunny.children[0])].label, 0);  // <= 75: Play (2)
   EXPECT_EQ(t.nodes[static_cast<size_t>(sunny.children[1])].label, 1);  // > 75: Don't (3)
   const Node &overcast = t.nodes[static_cast<size_t>(root.children[1])];
@@ -67,7 +69,7 @@ TEST(C45, GolfTreeIsQuinlans) {
   EXPECT_EQ(overcast.label, 0);
   EXPECT_EQ(overcast.counts[0], 4);
   const Node &rain = t.nodes[static_cast<size_t>(root.children[2])];
-  EXPECT_EQ(rain.attribute, 3);  // windy
+  EXPECT_EQ(rain.attribute, 3);                                        // windy
   EXPECT_EQ(t.nodes[static_cast<size_t>(rain.children[1])].label, 1);  // true: Don't (2)
   EXPECT_EQ(t.nodes[static_cast<size_t>(rain.children[0])].label, 0);  // false: Play (3)
   EXPECT_EQ(t.leaves(), 5);
@@ -140,9 +142,9 @@ TEST(Vetter, NormalisationByTheNormalClassPerSize) {
   normal(16, 400, 800);
   n.finish();
   EXPECT_DOUBLE_EQ(n.baseline(vt::kSendDur, 0, 4), 200);
-  EXPECT_DOUBLE_EQ(n.baseline(vt::kSendDur, 0, 8), 300);     // halfway in log2(size) between 4 and 16
+  EXPECT_DOUBLE_EQ(n.baseline(vt::kSendDur, 0, 8), 300);        // halfway in log2(size) between 4 and 16
   EXPECT_DOUBLE_EQ(n.baseline(vt::kSendDur, 0, 1 << 20), 400);  // clamped above
-  EXPECT_DOUBLE_EQ(n.baseline(vt::kSendDur, 1, 4), 0);      // no isend measured
+  EXPECT_DOUBLE_EQ(n.baseline(vt::kSendDur, 1, 4), 0);          // no isend measured
   std::array<double, vt::kFeatures> app{};
   app[vt::kMsgSize] = 16, app[vt::kSendDur] = 1200, app[vt::kRecvDur] = 400, app[vt::kRecvWaitDur] = 50;
   const auto f = n.normalise(app);
@@ -155,7 +157,7 @@ TEST(Vetter, NormalisationByTheNormalClassPerSize) {
 TEST(Vetter, ConfusionMatrixArithmeticOfTable2) {
   // The paper's Table 2 (training data), rows actual, columns predicted, in its order:
   // normal, late send, late rcv, late rcv post, late rcv wait, late send post, late send wait.
-  const int64_t t2[7][7] = {{786, 4, 3, 3, 2, 14, 28}, {13, 406, 0, 0, 0, 0, 0},  {21, 0, 399, 0, 0, 0, 0},
+  const int64_t t2[7][7] = {{786, 4, 3, 3, 2, 14, 28}, {13, 406, 0, 0, 0, 0, 0},   {21, 0, 399, 0, 0, 0, 0},
                             {48, 1, 0, 314, 55, 0, 2}, {48, 0, 0, 127, 245, 0, 1}, {20, 0, 0, 0, 0, 397, 3},
                             {16, 0, 1, 0, 0, 9, 394}};
   vt::ConfusionMatrix m(7);
@@ -180,7 +182,14 @@ TEST(Vetter, CrossValidationOfASeparableSetIsPerfect) {
   auto d = vt::empty_dataset();
   for (int i = 0; i < 60; ++i) {
     const bool late = i % 3 == 0;
-    const double row[vt::kFeatures] = {0, 1.0 + (i % 5) * 0.01, 0, 0, late ? 20.0 + i : 1.0 + (i % 4) * 0.02, 0, 4.0 * (1 << (i % 6)), late ? 1.0 : 1.1};
+    const double row[vt::kFeatures] = {0,
+                                       1.0 + (i % 5) * 0.01,
+                                       0,
+                                       0,
+                                       late ? 20.0 + i : 1.0 + (i % 4) * 0.02,
+                                       0,
+                                       4.0 * (1 << (i % 6)),
+                                       late ? 1.0 : 1.1};
     d.x.insert(d.x.end(), row, row + vt::kFeatures);
     d.y.push_back(late ? vt::kLateSend : vt::kNormal);
   }

@@ -18,10 +18,10 @@ TEST(Hercule, StrongScalingExpectationOfSweep3D) {
 }
 
 TEST(Hercule, WeakScalingDifferencesOfSweep3D) {
-  EXPECT_NEAR(difference_percent(11.489, 9.815), 17.055, 5e-3);     // runtime
-  EXPECT_NEAR(difference_percent(2.603, 0.924), 181.71, 5e-2);       // communication
-  EXPECT_NEAR(difference_percent(1.332, 0.231), 476.62, 5e-2);       // waiting time in pipeline
-  EXPECT_NEAR(difference_percent(0.244, 0.017), 1335.29, 5e-2);      // pipeline empty-up
+  EXPECT_NEAR(difference_percent(11.489, 9.815), 17.055, 5e-3);          // runtime
+  EXPECT_NEAR(difference_percent(2.603, 0.924), 181.71, 5e-2);           // communication
+  EXPECT_NEAR(difference_percent(1.332, 0.231), 476.62, 5e-2);           // waiting time in pipeline
+  EXPECT_NEAR(difference_percent(0.244, 0.017), 1335.29, 5e-2);          // pipeline empty-up
   EXPECT_NEAR(difference_percent(8.886, 8.891) / 100, -5.624e-4, 1e-6);  // the table prints this row as a fraction
   EXPECT_DOUBLE_EQ(difference_percent(12288, 12288), 0);
   // The table's additivity: communication in pipeline = effective + waiting.
@@ -51,10 +51,10 @@ TEST(Hercule, MasterWorkerDecompositionOfAHandMadeTrace) {
   EXPECT_EQ(d.compute, 20);  // 8..18 and 25..35
   EXPECT_EQ(d.elapsed, 50);
   EXPECT_DOUBLE_EQ(d.efficiency(), 0.4);
-  EXPECT_EQ(d.seq, 9);     // 1..5 waiting for the master's start; 40..45 its finalisation
-  EXPECT_EQ(d.setup, 6);   // 5..8 and 22..25
-  EXPECT_EQ(d.bn, 8);      // 18..22 (B served first) and 36..37 + 45..50 less the above
-  EXPECT_EQ(d.final, 5);   // 35..40: B still working
+  EXPECT_EQ(d.seq, 9);    // 1..5 waiting for the master's start; 40..45 its finalisation
+  EXPECT_EQ(d.setup, 6);  // 5..8 and 22..25
+  EXPECT_EQ(d.bn, 8);     // 18..22 (B served first) and 36..37 + 45..50 less the above
+  EXPECT_EQ(d.final, 5);  // 35..40: B still working
   EXPECT_EQ(d.wait(), 28);
   EXPECT_EQ(d.loss(), 30);  // the waiting plus A's own start (0..1) and end (36..37)
 }
@@ -127,5 +127,5 @@ TEST(Hercule, MappedRegionsReplaceTheDerivedSetupAndCompute) {
   EXPECT_EQ(d.setup, 2 + 3);  // mapped, then derived
   EXPECT_EQ(d.bn, 8 + 1);     // the unit the master spent outside its setup region
   EXPECT_EQ(d.compute, 18);
-  EXPECT_EQ(d.wait(), 28);    // the split changes, not the total
+  EXPECT_EQ(d.wait(), 28);  // the split changes, not the total
 }

@@ -104,8 +104,8 @@ bool stops_early(const std::vector<RankProgram> &ranks, const Scenario &sc, int3
 TEST(LogGPS, CostFormulas) {
   const LogGPS p = params();
   EXPECT_EQ(p.send_overhead(100), 200);
-  EXPECT_EQ(p.flight(100), 200 + 1000 + 200);                   // os(100) + L + 100 G
-  EXPECT_EQ(p.flight(2000), 2100 + 1000 + 4000 + 50);           // two packets: one extra g
+  EXPECT_EQ(p.flight(100), 200 + 1000 + 200);          // os(100) + L + 100 G
+  EXPECT_EQ(p.flight(2000), 2100 + 1000 + 4000 + 50);  // two packets: one extra g
   EXPECT_EQ(p.injection_gap(100), 250);
   EXPECT_EQ(collective_rounds(3, false), 2);
   EXPECT_EQ(collective_rounds(8, false), 3);
@@ -227,7 +227,9 @@ TEST(Replay, BalancedStepFollowsTheArithmetic) {
   // Two ranks compute 10 and 30 units then meet in a barrier: balancing the step
   // (both compute 20) moves the barrier from 30 to 20.
   Builder b(2);
-  for (int r = 0; r < 2; ++r) b.event(r, r == 0 ? 10000 : 30000, {{ItemType::Collective, b.collective(r, instance_id(0, 0), 2, CollectiveFlow::All, -1, 0)}});
+  for (int r = 0; r < 2; ++r)
+    b.event(r, r == 0 ? 10000 : 30000,
+            {{ItemType::Collective, b.collective(r, instance_id(0, 0), 2, CollectiveFlow::All, -1, 0)}});
   Scenario sc = base();
   sc.net = LogGPS::ideal();
   auto before = replay_serial(b.ranks, sc, false);
@@ -260,7 +262,8 @@ TEST(Replay, SplitOwnershipGivesTheSerialAnswer) {
   // Receives after the sends (indices follow message order: recv k of rank r came from r-1).
   for (int r = 0; r < 4; ++r)
     for (int k = 0; k < 3; ++k) b.event(r, 10, {{ItemType::Recv, k}});
-  for (int r = 0; r < 4; ++r) b.event(r, 5, {{ItemType::Collective, b.collective(r, instance_id(0, 0), 4, CollectiveFlow::All, -1, 8)}});
+  for (int r = 0; r < 4; ++r)
+    b.event(r, 5, {{ItemType::Collective, b.collective(r, instance_id(0, 0), 4, CollectiveFlow::All, -1, 8)}});
   const auto serial = replay_serial(b.ranks, base(), true);
   ASSERT_EQ(serial.released, 0);
 
@@ -278,7 +281,8 @@ TEST(Replay, SplitOwnershipGivesTheSerialAnswer) {
     for (auto &p : o2.recvs) e1.apply(p);
     for (auto &a : o2.arrivals) e1.apply(a);
   }
-  ASSERT_TRUE(e1.finished() && e2.finished()) << e1.unfinished() << " " << e2.unfinished() << " serial released " << serial.released;
+  ASSERT_TRUE(e1.finished() && e2.finished())
+      << e1.unfinished() << " " << e2.unfinished() << " serial released " << serial.released;
   EXPECT_EQ(e1.end_times()[0], serial.end_times[0]);
   EXPECT_EQ(e1.end_times()[1], serial.end_times[1]);
   EXPECT_EQ(e2.end_times()[0], serial.end_times[2]);
@@ -363,7 +367,9 @@ TEST(Replay, ResumingFromTheBaselineGivesTheFullReplay) {
     }
     for (int r = 0; r < 4; ++r)
       b.event(r, 700 * ((r * 3 + round) % 5), {{ItemType::Send, round}, {ItemType::Recv, round}});
-    for (int r = 0; r < 4; ++r) b.event(r, 100 * r, {{ItemType::Collective, b.collective(r, instance_id(0, round), 4, CollectiveFlow::All, -1, 8)}});
+    for (int r = 0; r < 4; ++r)
+      b.event(r, 100 * r,
+              {{ItemType::Collective, b.collective(r, instance_id(0, round), 4, CollectiveFlow::All, -1, 8)}});
   }
   const Scenario sc = base();
   const auto snap = replay_snapshot(b.ranks, sc);
@@ -377,7 +383,9 @@ TEST(Replay, ResumingFromTheBaselineGivesTheFullReplay) {
       ASSERT_EQ(a.makespan, c.makespan) << "rank " << r << " event " << i;
       for (int q = 0; q < 4; ++q)
         for (size_t k = 0; k < a.timings[q].size(); ++k)
-          ASSERT_EQ(a.timings[q][k].exit, c.timings[q][k].exit) << "event " << q << ":" << k << " zero-waiting " << r << ":" << i << " at " << resumed.resume_at << " baseline exit " << snap.timings[q][k].exit;
+          ASSERT_EQ(a.timings[q][k].exit, c.timings[q][k].exit)
+              << "event " << q << ":" << k << " zero-waiting " << r << ":" << i << " at " << resumed.resume_at
+              << " baseline exit " << snap.timings[q][k].exit;
       ++checked;
     }
   EXPECT_EQ(checked, 32);
@@ -401,7 +409,10 @@ TEST(Replay, StoppingOnTheBaselineKeepsEveryAnswerOnANonblockingRing) {
   const int P = 5, rounds = 9;
   Builder b(P);
   uint64_t x = 12345;
-  auto rnd = [&](int64_t m) { x = x * 6364136223846793005ull + 1442695040888963407ull; return static_cast<int64_t>((x >> 33) % static_cast<uint64_t>(m)); };
+  auto rnd = [&](int64_t m) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<int64_t>((x >> 33) % static_cast<uint64_t>(m));
+  };
   for (int round = 0; round < rounds; ++round) {
     for (int r = 0; r < P; ++r) b.message(r, (r + 1) % P, round % 4 == 1 ? 3000 : 100);
     for (int r = 0; r < P; ++r) {
@@ -410,7 +421,9 @@ TEST(Replay, StoppingOnTheBaselineKeepsEveryAnswerOnANonblockingRing) {
       b.event(r, rnd(5000), {{ItemType::PostRecv, round, s0}});
       b.event(r, rnd(300), {{ItemType::PostSend, round, s1}});
       b.event(r, rnd(2000), {{ItemType::Complete, s0}, {ItemType::Complete, s1}});
-      if (round % 3 == 2) b.event(r, rnd(1000), {{ItemType::Collective, b.collective(r, instance_id(0, round), P, CollectiveFlow::All, -1, 8)}});
+      if (round % 3 == 2)
+        b.event(r, rnd(1000),
+                {{ItemType::Collective, b.collective(r, instance_id(0, round), P, CollectiveFlow::All, -1, 8)}});
     }
   }
   const Scenario sc = base();

@@ -24,10 +24,16 @@ TEST(KnowledgeBase, ErrorsNameTheFileLineAndFix) {
     return std::string("no error");
   };
   const std::string head = "model = \"m\"\nsymptom = \"s\"\n[[metrics]]\nid = \"efficiency\"\n";
-  EXPECT_EQ(error(head + "[[nodes]]\nid = \"a\"\nmetric = \"efficiency\"\ntxt = \"x\"\n"), "kb.toml:8:7: unknown key 'txt' in [[nodes]] (did you mean 'text'?)");
-  EXPECT_NE(error("model = \"m\"\nsymptom = \"s\"\n[[metrics]]\nid = \"t_idle\"\n").find("kb.toml:4:6: perfsift cannot compute metric 't_idle'"), std::string::npos);
-  EXPECT_NE(error(head + "[[nodes]]\nid = \"a\"\nmetric = \"t_wait\"\ntext = \"x\"\n").find("uses metric 't_wait', not defined in [[metrics]]"), std::string::npos);
-  EXPECT_NE(error(head + "[[nodes]]\nid = \"a\"\nmetric = \"efficiency\"\ntext = \"x\"\n[[nodes]]\nid = \"b\"\nparent = \"z\"\nmetric = \"efficiency\"\ntext = \"y\"\n")
+  EXPECT_EQ(error(head + "[[nodes]]\nid = \"a\"\nmetric = \"efficiency\"\ntxt = \"x\"\n"),
+            "kb.toml:8:7: unknown key 'txt' in [[nodes]] (did you mean 'text'?)");
+  EXPECT_NE(error("model = \"m\"\nsymptom = \"s\"\n[[metrics]]\nid = \"t_idle\"\n")
+                .find("kb.toml:4:6: perfsift cannot compute metric 't_idle'"),
+            std::string::npos);
+  EXPECT_NE(error(head + "[[nodes]]\nid = \"a\"\nmetric = \"t_wait\"\ntext = \"x\"\n")
+                .find("uses metric 't_wait', not defined in [[metrics]]"),
+            std::string::npos);
+  EXPECT_NE(error(head + "[[nodes]]\nid = \"a\"\nmetric = \"efficiency\"\ntext = \"x\"\n[[nodes]]\nid = \"b\"\nparent "
+                         "= \"z\"\nmetric = \"efficiency\"\ntext = \"y\"\n")
                 .find("node 'b' has parent 'z', not defined before it"),
             std::string::npos);
   EXPECT_NE(error("model = \"m\"\nsymptom = \"s\"\n").find("no [[nodes]]"), std::string::npos);

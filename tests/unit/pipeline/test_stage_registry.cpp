@@ -13,8 +13,9 @@ using namespace perfsift::pipeline;
 namespace {
 
 config::Values pipeline_of(const std::string &toml) {
-  return config::parse(pipeline_keys(), toml, "p.toml", [](const std::string &) { return std::optional<std::string>{}; },
-                       pipeline_sections());
+  return config::parse(
+      pipeline_keys(), toml, "p.toml", [](const std::string &) { return std::optional<std::string>{}; },
+      pipeline_sections());
 }
 
 std::vector<std::string> step_names(const std::vector<PlanStep> &plan) {
@@ -25,7 +26,8 @@ std::vector<std::string> step_names(const std::vector<PlanStep> &plan) {
 
 bool provided_by_a_stage(std::string_view product) {
   for (const auto &s : stage_registry())
-    if (std::find(s.provides_products.begin(), s.provides_products.end(), product) != s.provides_products.end()) return true;
+    if (std::find(s.provides_products.begin(), s.provides_products.end(), product) != s.provides_products.end())
+      return true;
   return false;
 }
 
@@ -59,7 +61,8 @@ TEST(StageRegistry, MissingProviderIsASetUpErrorAtPipelineStages) {
     FAIL() << "domino without whatif was accepted";
   } catch (const config::ConfigError &e) {
     const std::string what = e.what();
-    EXPECT_EQ(what.rfind("p.toml:2:10: stage 'domino' needs the replay baseline, which 'whatif' provides", 0), 0u) << what;
+    EXPECT_EQ(what.rfind("p.toml:2:10: stage 'domino' needs the replay baseline, which 'whatif' provides", 0), 0u)
+        << what;
   }
   // The provider after its user does not count.
   EXPECT_THROW(plan_pipeline(pipeline_of("[pipeline]\nstages = [\"bounds\", \"whatif\"]\n")), config::ConfigError);

@@ -16,7 +16,7 @@ namespace {
 std::string temp_path(const char *name) { return (std::filesystem::temp_directory_path() / name).string(); }
 }  // namespace
 
-TEST(MessageModel, PlatformFoldsHostNumbers) {
+TEST(TrainedClassifier, PlatformFoldsHostNumbers) {
   io::RunInfo run;
   run.mpi_library = "Open MPI v4.1.4, package: Debian\nmore lines";
   run.hostname_list = "node001,node017,login2";
@@ -27,7 +27,7 @@ TEST(MessageModel, PlatformFoldsHostNumbers) {
   EXPECT_EQ(pipeline::platform_of(run).host_pattern, "node[0-9]+");  // the same machine type
 }
 
-TEST(MessageModel, RoundTripKeepsTreeBaselinesAndPlatform) {
+TEST(TrainedClassifier, RoundTripKeepsTreeBaselinesAndPlatform) {
   // A small tree: late sends are long receives.
   auto d = vt::empty_dataset();
   for (int i = 0; i < 40; ++i) {
@@ -36,7 +36,7 @@ TEST(MessageModel, RoundTripKeepsTreeBaselinesAndPlatform) {
     d.x.insert(d.x.end(), row, row + vt::kFeatures);
     d.y.push_back(late ? vt::kLateSend : vt::kNormal);
   }
-  pipeline::MessageModel m;
+  pipeline::TrainedClassifier m;
   m.tree = kernels::c45::train(d);
   std::array<double, vt::kFeatures> normal{};
   normal[vt::kMsgSize] = 64, normal[vt::kSendDur] = 1500, normal[vt::kRecvDur] = 2500, normal[vt::kMsgDur] = 3000;
@@ -48,8 +48,8 @@ TEST(MessageModel, RoundTripKeepsTreeBaselinesAndPlatform) {
   m.cases_per_class = {20, 20, 0, 0, 0, 0, 0};
   m.training_accuracy = 1, m.cross_validation_accuracy = 0.975;
   const std::string path = temp_path("perfsift-test.model");
-  pipeline::save_model(path, m);
-  const auto back = pipeline::load_model(path);
+  pipeline::save_classifier(path, m);
+  const auto back = pipeline::load_classifier(path);
   EXPECT_EQ(back.platform, m.platform);
   EXPECT_EQ(back.launcher, m.launcher);
   EXPECT_EQ(back.cases_per_class, m.cases_per_class);
@@ -64,11 +64,11 @@ TEST(MessageModel, RoundTripKeepsTreeBaselinesAndPlatform) {
   std::remove(path.c_str());
 }
 
-TEST(MessageModel, NotAModelIsOneLineNamingTheFile) {
+TEST(TrainedClassifier, NotAModelIsOneLineNamingTheFile) {
   const std::string path = temp_path("perfsift-not-a.model");
   std::ofstream(path) << "[whatif]\nloggps = 1\n";
   try {
-    pipeline::load_model(path);
+    pipeline::load_classifier(path);
     FAIL() << "a TOML file loaded as a model";
   } catch (const std::runtime_error &e) {
     const std::string what = e.what();
@@ -76,8 +76,9 @@ TEST(MessageModel, NotAModelIsOneLineNamingTheFile) {
     EXPECT_EQ(what.find('\n'), std::string::npos);
   }
   // The right first line, a damaged archive.
-  std::ofstream(path) << "perfsift message classifier (Vetter C4.5), format 1\n22 serialization::archive 19 0 0 garbage";
-  EXPECT_THROW(pipeline::load_model(path), std::runtime_error);
+  std::ofstream(path)
+      << "perfsift message classifier (Vetter C4.5), format 1\n22 serialization::archive 19 0 0 garbage";
+  EXPECT_THROW(pipeline::load_classifier(path), std::runtime_error);
   std::remove(path.c_str());
-  EXPECT_THROW(pipeline::load_model(path), std::runtime_error);  // missing
+  EXPECT_THROW(pipeline::load_classifier(path), std::runtime_error);  // missing
 }
