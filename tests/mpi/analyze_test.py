@@ -283,6 +283,7 @@ class AnalyzeTest(unittest.TestCase):
         write("type.toml", '[profile]\nmin_waste_share = "big"\n')
         write("range.toml", "[profile]\nmin_waste_share = 3.0\n")
         write("list.toml", '[pipeline]\nstages = ["profile", "replya"]\n')
+        write("order.toml", '[pipeline]\nstages = ["profile", "bounds", "whatif"]\n')
         # The first chunk of events overwritten in its middle: found while analysing; no output.
         shutil.copyfile("good.h5", "garbled.h5")
         with h5py.File("garbled.h5", "r") as f:
@@ -317,11 +318,16 @@ class AnalyzeTest(unittest.TestCase):
                              "(report a region whose imbalance wastes at least this share of the run (wall time without MPI start-up))")
         expect("list.toml", "perfsift: list.toml:2:10: unknown stage 'replya' in pipeline.stages; did you mean 'profile'? "
                             "(`perfsift stages` lists every stage)")
+        # A stage whose product only a later stage provides: refused at set-up, not mid-run.
+        expect("order.toml", "perfsift: order.toml:2:10: stage 'bounds' needs the replay baseline, which 'whatif' "
+                             "provides: add 'whatif' before 'bounds' in pipeline.stages "
+                             "(`perfsift stages` lists what each stage needs)")
         write("ok.toml", "[profile]\nmin_waste_share = 0.2\n")
         perfsift("config", "check", "ok.toml", out="checked.txt")
         self.check("valid; stages: profile" in read("checked.txt"), f"config check: {read('checked.txt')}")
         perfsift("stages", out="stages.txt")
         self.check("min_waste_share (float, default 0.05)" in read("stages.txt"), "perfsift stages lacks profile.min_waste_share")
+        self.check("    requires: replay baseline" in read("stages.txt"), "perfsift stages lacks the products of bounds")
 
     # -- stores of the tests/apps programs -------------------------------------------
 
