@@ -262,7 +262,8 @@ std::string describe(const std::vector<KeyDef> &keys) {
   for (const auto &d : keys) {
     os << "  " << d.key << " (" << type_name(d.type) << ", default " << to_string(d.default_value) << ")";
     if (!d.env.empty()) os << " [env " << d.env << "]";
-    if (d.min > -1e300 || d.max < 1e300) os << " range " << d.min << ".." << d.max;
+    const bool numeric = d.type == Type::Int || d.type == Type::Float;
+    if (numeric && (d.min > -1e300 || d.max < 1e300)) os << " range " << d.min << ".." << d.max;
     if (!d.choices.empty()) {
       os << " one of";
       for (const auto &c : d.choices) os << ' ' << c;

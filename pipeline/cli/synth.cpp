@@ -20,6 +20,7 @@
 #include "kernels/rank_set.h"
 #include "ops.h"
 #include "pipeline/cli/commands.h"
+#include "pipeline/engine/check.h"
 
 namespace perfsift::cli {
 
@@ -143,7 +144,7 @@ std::vector<std::string> region_paths(const std::string &spec) {
 uint16_t op_code(const char *name) {
   for (size_t i = 0; i < std::size(collect::kOps); ++i)
     if (std::string(collect::kOps[i].name) == name) return static_cast<uint16_t>(i);
-  throw std::logic_error(std::string("no operation ") + name);
+  internal_error(__FILE__, __LINE__, std::string("no operation ") + name + " in the generated operation table");
 }
 
 bool in_ranks(const std::vector<int32_t> &v, int32_t r) { return std::binary_search(v.begin(), v.end(), r); }
