@@ -23,11 +23,17 @@ namespace {
 io::PredictedTrace load(const ExportOptions &o) {
   io::ResultsStore rs(o.results);
   const auto root = rs.attributes("");
-  if (!pipeline::has_child(rs, "whatif", "trace"))
-    throw std::runtime_error(
-        o.results +
-        ": no predicted traces (the whatif stage did not run, or the run has more events than "
-        "whatif.trace_max_events); analyse again with the whatif stage and a larger whatif.trace_max_events");
+  // A pipeline without whatif stores no /whatif group: say what is missing and how to get it.
+  const auto stages = attr_or<std::vector<std::string>>(root, "stages", {});
+  const bool ran = std::find(stages.begin(), stages.end(), "whatif") != stages.end();
+  if (!ran || !pipeline::has_child(rs, "", "whatif"))
+    throw std::runtime_error(o.results + ": no predicted traces: the whatif stage " +
+                             (ran ? "ran but its group /whatif is missing" : "did not run") +
+                             "; add whatif to pipeline.stages and analyse again");
+  if (!pipeline::has_child(rs, "whatif", "trace") || !pipeline::has_child(rs, "whatif", "questions"))
+    throw std::runtime_error(o.results +
+                             ": no predicted traces: the run has more events than whatif.trace_max_events; "
+                             "raise whatif.trace_max_events and analyse again");
   const auto questions = rs.table("whatif/questions");
   const auto &text = column<std::string>(questions, "question");
   const auto t = rs.table("whatif/trace");

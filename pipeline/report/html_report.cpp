@@ -51,6 +51,37 @@ double round4(double x) {
   return std::strtod(b, nullptr);
 }
 
+// Whether group/name exists; false (not an error) when the group itself is absent, as it
+// is for every stage the pipeline did not run.
+bool has_path(const io::ResultsStore &rs, const std::string &group, const std::string &name) {
+  return has_child(rs, "", group) && (name.empty() || has_child(rs, group, name));
+}
+
+// Attributes of a group, empty when the group is absent.
+std::vector<std::pair<std::string, io::AttrValue>> attributes_or_none(const io::ResultsStore &rs,
+                                                                      const std::string &group) {
+  if (!has_child(rs, "", group)) return {};
+  return rs.attributes(group);
+}
+
+// Which stages ran, and why a view that needs one of them is absent.
+struct StagesRun {
+  std::vector<std::string> ran;
+  const io::ResultsStore *rs = nullptr;
+  bool has(const std::string &stage) const {
+    return std::find(ran.begin(), ran.end(), stage) != ran.end() && has_path(*rs, stage, "");
+  }
+  // Empty when the stage ran and stored its results; else why not, and the fix.
+  std::string why_not(const std::string &stage) const {
+    if (std::find(ran.begin(), ran.end(), stage) == ran.end())
+      return "the " + stage + " stage did not run (add it to pipeline.stages)";
+    if (!has_path(*rs, stage, ""))
+      return "the " + stage + " stage ran but its results are not in the file (group /" + stage +
+             " is missing; analyse again)";
+    return "";
+  }
+};
+
 // A [ranks][cols] matrix as block means: [blocks][cols].
 void matrix_json(JsonWriter &j, const io::ResultsStore &rs, const std::string &path, const RankBlocks &rb) {
   const auto info = rs.matrix_info(path);
@@ -109,7 +140,7 @@ void timeline_calls(JsonWriter &j, const io::ResultsStore &rs, const io::Table &
     j.end_array();
   }
   j.end_object();
-  if (!has_child(rs, "whatif", "messages")) return;
+  if (!has_path(rs, "whatif", "messages")) return;
   const auto m = rs.table("whatif/messages");
   const auto &s = column<int64_t>(m, "sender"), &se = column<int64_t>(m, "send_event"),
              &r = column<int64_t>(m, "receiver"), &re = column<int64_t>(m, "recv_event");
@@ -174,15 +205,20 @@ void domino_json(JsonWriter &j, const io::ResultsStore &rs) {
   j.end_array();
 }
 
-void timeline_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &rb) {
+void timeline_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &rb, const StagesRun &st) {
+  if (const auto why = st.why_not("whatif"); !why.empty()) {
+    j.key("timeline").begin_object().key("absent").value("no predicted timeline: " + why).end_object();
+    return;
+  }
   const auto a = rs.attributes("whatif");
-  if (!has_child(rs, "whatif", "trace")) {
+  if (!has_path(rs, "whatif", "trace") || !has_path(rs, "whatif", "questions")) {
     j.key("timeline")
         .begin_object()
         .key("absent")
         .value(attr_or<int64_t>(a, "traces_stored", 0)
-                   ? "no trace rows"
-                   : "the run has more events than whatif.trace_max_events: no timeline was stored")
+                   ? "no timeline: the whatif stage stored no trace rows"
+                   : "no timeline: the run has more events than whatif.trace_max_events, so the whatif stage "
+                     "stored none (raise whatif.trace_max_events and analyse again)")
         .end_object();
     return;
   }
@@ -213,14 +249,17 @@ void timeline_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &
     for (const auto &[k, n] : per_question) binned_share(j, t, k, rb);
     j.end_object();
   }
-  if (has_child(rs, "domino", "paths")) domino_json(j, rs);
+  if (has_path(rs, "domino", "paths"))
+    domino_json(j, rs);
+  else
+    j.key("domino_absent").value("no domino path: " + st.why_not("domino"));
   j.end_object();
 }
 
 // The run, and the labels of the rank blocks every matrix uses.
 void run_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &rb) {
   const auto root = rs.attributes("");
-  const auto run = rs.attributes("run");
+  const auto run = attributes_or_none(rs, "run");
   j.key("run").begin_object().key("ranks").value(rb.ranks).key("wall_s").value(attr_or<double>(run, "wall_time_s", 0));
   j.key("command")
       .value(attr_or<std::string>(run, "command", ""))
@@ -280,7 +319,7 @@ void clusters_json(JsonWriter &j, const io::ResultsStore &rs) {
 }
 
 // Tables shown as they are, those the stages wrote.
-void tables_json(JsonWriter &j, const io::ResultsStore &rs) {
+void tables_json(JsonWriter &j, const io::ResultsStore &rs, const StagesRun &st) {
   static const std::vector<std::pair<std::string, std::string>> shown = {
       {"rootcause/dissimilarity_per_region", "Root causes of rank dissimilarity (rough sets)"},
       {"rootcause/disparity_per_region", "Root causes of region disparity (rough sets)"},
@@ -290,38 +329,88 @@ void tables_json(JsonWriter &j, const io::ResultsStore &rs) {
       {"whatif/questions", "What-if questions (PerWiz)"},
       {"bounds/bounds", "Lower bounds (PerWiz)"}};
   j.key("tables").begin_array();
+  std::vector<std::pair<std::string, std::string>> absent;
   for (const auto &[path, title] : shown) {
     const auto slash = path.find('/');
-    if (!has_child(rs, path.substr(0, slash), path.substr(slash + 1))) continue;
+    const std::string stage = path.substr(0, slash);
+    if (!has_path(rs, stage, path.substr(slash + 1))) {
+      const std::string why = st.why_not(stage);
+      absent.emplace_back(title, why.empty() ? "the " + stage + " stage stored no /" + path + " table" : why);
+      continue;
+    }
     j.begin_object().key("title").value(title).key("hdf5").value("/" + path).key("table");
     table_json(j, rs.table(path), 200);
     j.end_object();
   }
   j.end_array();
+  j.key("tables_absent").begin_array();
+  for (const auto &[title, why] : absent) j.begin_object().key("title").value(title).key("why").value(why).end_object();
+  j.end_array();
+}
+
+// Every view that is not drawn, and why: one line each, shown at the top of the page and
+// in place of the view.
+void absent_json(JsonWriter &j, const io::ResultsStore &rs, const StagesRun &st) {
+  struct View {
+    const char *key, *what, *stage;
+  };
+  static const View views[] = {
+      {"rppa", "no per-rank views (RPPA)", "profile"},
+      {"heatmap", "no rank x region heatmap", "profile"},
+      {"comm", "no communication matrix", "profile"},
+      {"clusters", "no rank clusters", "dissimilarity"},
+      {"diagnosis", "no model diagnosis", "diagnosis"},
+      {"gain", "no predicted gains in the findings", "whatif"},
+      {"timeline", "no predicted timeline", "whatif"},
+      {"domino", "no domino path in the predicted timeline", "domino"},
+  };
+  j.key("stages_run").values(st.ran);
+  std::vector<std::string> not_run;
+  for (const auto &s : stage_registry())
+    if (std::find(st.ran.begin(), st.ran.end(), s.name) == st.ran.end()) not_run.push_back(s.name);
+  j.key("stages_not_run").values(not_run);
+  j.key("absent").begin_object();
+  for (const auto &v : views) {
+    std::string why = st.why_not(v.stage);
+    if (why.empty() && std::string(v.key) == "clusters" && !has_path(rs, "dissimilarity", "ranks"))
+      why = "the dissimilarity stage stored no /dissimilarity/ranks table";
+    if (!why.empty()) j.key(v.key).value(std::string(v.what) + ": " + why);
+  }
+  j.end_object();
 }
 
 std::string data_json(const io::ResultsStore &rs) {
   JsonWriter j(true);
   const auto root = rs.attributes("");
+  StagesRun st;
+  st.rs = &rs;
+  st.ran = attr_or<std::vector<std::string>>(root, "stages", {});
   RankBlocks rb;
-  rb.ranks = attr_or<int64_t>(rs.attributes("run"), "ranks", 0);
+  rb.ranks = attr_or<int64_t>(attributes_or_none(rs, "run"), "ranks", 0);
   rb.per = std::max<int64_t>(1, (rb.ranks + kMaxRankRows - 1) / kMaxRankRows);
   j.begin_object();
   run_json(j, rs, rb);
+  absent_json(j, rs, st);
   j.key("findings");
   table_json(j, rs.table("findings"), 200);
-  const auto stages = attr_or<std::vector<std::string>>(root, "stages", {});
-  auto ran = [&](const char *stage) { return std::find(stages.begin(), stages.end(), stage) != stages.end(); };
-  if (ran("profile")) profile_json(j, rs, rb);
-  if (has_child(rs, "dissimilarity", "ranks")) clusters_json(j, rs);
-  tables_json(j, rs);
-  if (ran("diagnosis")) {
+  if (st.has("profile")) profile_json(j, rs, rb);
+  if (st.has("dissimilarity") && has_path(rs, "dissimilarity", "ranks")) clusters_json(j, rs);
+  tables_json(j, rs, st);
+  if (st.has("diagnosis")) {
     const auto a = rs.attributes("diagnosis");
     j.key("diagnosis").begin_object().key("model").value(attr_or<std::string>(a, "model", "none"));
     j.key("narrative").value(attr_or<std::string>(a, "narrative", "")).end_object();
   }
-  j.key("text_report").value(render_text(rs));
-  timeline_json(j, rs, rb);
+  // The text report is a copy for reading; if it cannot be rendered the page says so
+  // and draws the rest.
+  std::string text;
+  try {
+    text = render_text(rs);
+  } catch (const std::exception &e) {
+    text = std::string("the text report could not be rendered: ") + e.what();
+  }
+  j.key("text_report").value(text);
+  timeline_json(j, rs, rb, st);
   j.end_object();
   std::string s = j.take();
   // Inside <script>, "</" would end the element.

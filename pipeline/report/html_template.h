@@ -21,10 +21,10 @@ svg text{font:10px sans-serif}canvas{border:1px solid #ddd}
 .tl rect.mpi{fill:#e8734a}.tl rect.wait{fill:#d33}.tl rect.hl{stroke:#06f;stroke-width:2}.tl rect.dom{stroke:#000;stroke-width:2}
 .tl line.msg{stroke:#333;stroke-opacity:.35;stroke-width:.6}
 pre{background:#f7f7f7;padding:8px;overflow:auto;font-size:12px}select{margin:0 6px}
-.row{display:flex;gap:24px;flex-wrap:wrap}
+.row{display:flex;gap:24px;flex-wrap:wrap}.absent{color:#555;font-style:italic}
 </style></head>
 <body data-rendered="no" data-errors="0" data-highlighted="0">
-<h1>perfsift report</h1><div id="run"></div>
+<h1>perfsift report</h1><div id="run"></div><div id="absent"></div>
 <h2>Findings, ranked</h2><div class="note">Click a finding to light its region and ranks in the timelines. lost = time at stake; gain = simulated payoff of the fix (what-if replay).</div><div id="findings"></div>
 <h2>Timelines: measured run and prediction</h2><div id="timeline"></div>
 <h2>Per rank (RPPA's views)</h2><div id="rppa"></div>
@@ -64,17 +64,25 @@ function bars(values,labels,title,unit){const w=Math.max(300,Math.min(1300,value
 (function(){const r=D.run;$("run").innerHTML="<b>"+esc(r.command)+"</b><br>"+r.ranks+" ranks, "+fmt(r.wall_s)+" wall, started "+esc(r.start)+
  "<br>trace store "+esc(r.store)+", results "+esc(r.results)+(r.rank_block>1?'<br><span class="note">ranks are shown in blocks of '+r.rank_block+"</span>":"")+
  r.warnings.map(w=>'<div class="warn">warning: '+esc(w)+"</div>").join("")})();
+// ---- views not drawn, and why (the stages that produce them did not run)
+const A=D.absent||{};
+const absentNote=(host,key)=>{$(host).innerHTML='<div class="absent" data-absent="'+esc(key)+'">'+esc(A[key])+"</div>"};
+(function(){const keys=Object.keys(A),extra=(D.tables_absent||[]).map(t=>t.title+": "+t.why),nr=D.stages_not_run||[];
+ if(!keys.length&&!extra.length&&!nr.length)return;
+ $("absent").innerHTML='<div class="note" id="stages">stages run: '+esc((D.stages_run||[]).join(", ")||"none")+
+  (nr.length?"; not run: "+esc(nr.join(", "))+" (add them to pipeline.stages for their views and findings)":"")+"</div>"+
+  (keys.length||extra.length?"<details open><summary>"+(keys.length+extra.length)+" views absent</summary><ul>"+keys.map(k=>'<li class="absent">'+esc(A[k])+"</li>").join("")+extra.map(t=>'<li class="absent">'+esc(t)+"</li>").join("")+"</ul></details>":"")})();
 
 // ---- findings
 const F=D.findings, fc=n=>F.columns.indexOf(n);
 (function(){let h='<table id="findings"><thead><tr><th>#</th><th>kind</th><th>where</th><th>ranks</th><th>lost</th><th>gain</th><th>why</th><th>stage</th></tr></thead><tbody>';
  F.rows.forEach((r,i)=>{h+='<tr data-i="'+i+'"><td>'+(i+1)+"</td><td>"+esc(r[fc("kind")])+"</td><td>"+esc(r[fc("where")])+'</td><td title="'+esc(r[fc("ranks")])+'">'+esc(String(r[fc("ranks")]).length>60?String(r[fc("ranks")]).slice(0,57)+"...":r[fc("ranks")])+
   '</td><td class="num">'+fmt(r[fc("lost_s")])+'</td><td class="num">'+fmt(r[fc("predicted_gain_s")])+"</td><td>"+esc(r[fc("cause")])+"</td><td>"+esc(r[fc("stage")])+"</td></tr>"});
- $("findings").innerHTML=F.rows.length?h+"</tbody></table>":"No findings crossed the reporting thresholds.";
+ $("findings").innerHTML=(F.rows.length?h+"</tbody></table>":"No findings crossed the reporting thresholds.")+(A.gain?'<div class="absent">'+esc(A.gain)+"</div>":"");
  for(const tr of document.querySelectorAll("#findings tbody tr"))tr.addEventListener("click",()=>selectFinding(+tr.dataset.i))})();
 
 // ---- timelines
-const T=D.timeline||{absent:"no timeline"};const views=[];
+const T=D.timeline||{absent:"no timeline: the results file has none"};const views=[];
 let view=null;
 function Timeline(host,qid,label){this.q=qid;const ev=T.events[String(qid)]||[];this.ev=ev;this.label=label;
  this.byKey=new Map();ev.forEach((e,i)=>this.byKey.set(e[0]+":"+e[1],i));
@@ -95,13 +103,13 @@ Timeline.prototype.draw=function(){const s=this.svg;while(s.firstChild)s.removeC
  const t=svgEl("text",{x:40,y:this.h-4});t.textContent=this.label+": "+fmt((a-view.a0)*1e-9)+" to "+fmt((b-view.a0)*1e-9)+" (wheel: zoom, drag: pan)";s.appendChild(t);return lit};
 function redraw(){let lit=0;for(const v of views)lit+=v.draw();return lit}
 (function(){const host=$("timeline");
- if(T.absent){host.innerHTML='<div class="note">'+esc(T.absent)+"</div>";return}
+ if(T.absent){host.innerHTML='<div class="absent" data-absent="timeline">'+esc(T.absent)+"</div>";return}
  if(T.binned){host.innerHTML='<div class="note">'+T.questions.map(q=>q.events).reduce((a,b)=>a+b,0)+" calls are too many to draw one by one: the share of time in MPI per rank block (rows) and time bin (columns), green none, red all.</div>";
   for(const q of T.questions){const b=T.binned[String(q.id)],cv=document.createElement("canvas"),rows=b.share.length,cols=b.share[0].length;
    cv.width=cols*4;cv.height=Math.max(rows,60);const g=cv.getContext("2d");const hpx=cv.height/rows;
    b.share.forEach((row,i)=>row.forEach((v,j)=>{g.fillStyle=color(v/100);g.fillRect(j*4,i*hpx,4,Math.ceil(hpx))}));
    const d=document.createElement("div");d.innerHTML="<b>"+esc(q.label)+"</b> ("+fmt((b.t1-b.t0)*1e-9)+")";host.appendChild(d);host.appendChild(cv)}return}
- const ctl=document.createElement("div");ctl.innerHTML='Prediction: <select id="tlq"></select> <span class="note">black outline: the domino path (PerWiz); message lines join each send to the call that completed its receive</span>';host.appendChild(ctl);
+ const ctl=document.createElement("div");ctl.innerHTML='Prediction: <select id="tlq"></select> <span class="note">'+(T.domino_absent?esc(T.domino_absent):"black outline: the domino path (PerWiz)")+'; message lines join each send to the call that completed its receive</span>';host.appendChild(ctl);
  const sel=ctl.querySelector("select");for(const q of T.questions)if(q.id>=0){const o=document.createElement("option");o.value=q.id;o.textContent=q.label;sel.appendChild(o)}
  const m=T.questions.find(q=>q.id<0),p=T.questions.find(q=>q.id>=0);
  const mh=document.createElement("div"),ph=document.createElement("div");host.appendChild(mh);host.appendChild(ph);
@@ -132,7 +140,7 @@ function selectFinding(i){selected=i;for(const tr of document.querySelectorAll("
  if(views.length)$("timeline").scrollIntoView({block:"start"})}
 
 // ---- RPPA's views
-(function(){const host=$("rppa");if(!D.rank_region_wall_s){host.textContent="The profile stage did not run.";return}
+(function(){if(!D.rank_region_wall_s){absentNote("rppa","rppa");return}const host=$("rppa");
  const RW=D.rank_region_wall_s,C=D.rank_op_calls,B=D.rank_op_bytes,labels=D.rank_labels;
  host.innerHTML='<div>Region <select id="rg"></select> Operation <select id="op"></select> Rank <select id="rk"></select></div><div id="rv"></div>';
  const rg=$("rg"),op=$("op"),rk=$("rk");RW.cols.forEach((c,i)=>rg.add(new Option(c,i)));op.add(new Option("all operations",-1));C.cols.forEach((c,i)=>op.add(new Option(c,i)));labels.forEach((l,i)=>rk.add(new Option(l,i)));
@@ -156,7 +164,7 @@ function selectFinding(i){selected=i;for(const tr of document.querySelectorAll("
  rg.onchange=op.onchange=rk.onchange=draw;rg.value=Math.min(1,RW.cols.length-1);draw()})();
 
 // ---- heatmap
-(function(){const host=$("heatmap");const M=D.rank_region_wall_s;if(!M){host.textContent="The profile stage did not run.";return}
+(function(){const host=$("heatmap");const M=D.rank_region_wall_s;if(!M){absentNote("heatmap","heatmap");return}
  const rows=M.rows.length,cols=M.cols.length,cw=Math.max(6,Math.min(40,Math.floor(1000/cols))),rh=Math.max(1,Math.min(14,Math.floor(600/rows)));
  const cv=document.createElement("canvas");cv.width=cols*cw;cv.height=rows*rh;const g=cv.getContext("2d");
  const mx=[];for(let j=0;j<cols;j++){let m=0;for(const r of M.rows)if(Number.isFinite(r[j]))m=Math.max(m,r[j]);mx.push(m||1)}
@@ -167,8 +175,8 @@ function selectFinding(i){selected=i;for(const tr of document.querySelectorAll("
  host.appendChild(cv);host.appendChild(info)})();
 
 // ---- clusters, communication matrix, diagnosis, tables, text
-(function(){const c=D.clusters;$("clusters").innerHTML=c?table({columns:["cluster","size","ranks"],rows:c.map(x=>[x.cluster,x.size,x.ranks]),total:c.length}):"The dissimilarity stage did not run."})();
-(function(){const host=$("comm");if(!D.comm){host.textContent="The profile stage did not run.";return}
+(function(){const c=D.clusters;if(!c){absentNote("clusters","clusters");return}$("clusters").innerHTML=table({columns:["cluster","size","ranks"],rows:c.map(x=>[x.cluster,x.size,x.ranks]),total:c.length})})();
+(function(){const host=$("comm");if(!D.comm){absentNote("comm","comm");return}
  const n=D.rank_labels.length,px=Math.max(1,Math.min(12,Math.floor(600/n))),cv=document.createElement("canvas");cv.width=cv.height=n*px;const g=cv.getContext("2d");
  g.fillStyle="#fff";g.fillRect(0,0,n*px,n*px);let mx=1;for(const c of D.comm)mx=Math.max(mx,c[3]);
  for(const c of D.comm){g.fillStyle=color(Math.log1p(c[3])/Math.log1p(mx));g.fillRect(c[1]*px,c[0]*px,px,px)}
@@ -176,8 +184,9 @@ function selectFinding(i){selected=i;for(const tr of document.querySelectorAll("
  cv.addEventListener("mousemove",ev=>{const r=cv.getBoundingClientRect(),j=Math.floor((ev.clientX-r.left)/px),i=Math.floor((ev.clientY-r.top)/px);
   const c=D.comm.find(x=>x[0]===i&&x[1]===j);info.textContent=D.rank_labels[i]+" -> "+D.rank_labels[j]+": "+(c?c[2]+" messages, "+c[3]+" bytes":"nothing")});
  host.appendChild(cv);host.appendChild(info)})();
-(function(){const d=D.diagnosis;$("diagnosis").innerHTML=!d?"The diagnosis stage did not run.":d.model==="none"?"No master-worker, wavefront or divide-and-conquer structure recognised.":"<pre>"+esc(d.narrative)+"</pre>"})();
-(function(){$("tables").innerHTML=D.tables.map(t=>"<h3>"+esc(t.title)+' <span class="note">'+esc(t.hdf5)+"</span></h3>"+table(t.table)).join("")||"none";$("text").textContent=D.text_report})();
+(function(){const d=D.diagnosis;if(!d){absentNote("diagnosis","diagnosis");return}$("diagnosis").innerHTML=d.model==="none"?"No master-worker, wavefront or divide-and-conquer structure recognised.":"<pre>"+esc(d.narrative)+"</pre>"})();
+(function(){$("tables").innerHTML=D.tables.map(t=>"<h3>"+esc(t.title)+' <span class="note">'+esc(t.hdf5)+"</span></h3>"+table(t.table)).join("")+
+ (D.tables_absent||[]).map(t=>'<div class="absent">'+esc(t.title)+": "+esc(t.why)+"</div>").join("")||"none";$("text").textContent=D.text_report})();
 
 document.body.dataset.renderMs=String(Math.round(performance.now()));
 document.body.dataset.rendered="ok";

@@ -105,14 +105,17 @@ def main(report, screenshot):
         while page.eval("document.body && document.body.dataset.rendered") != "ok" and time.time() < deadline:
             time.sleep(0.1)
         rendered = page.eval("document.body.dataset.rendered")
-        # A real click: the first finding's row, scrolled into view, hit at its centre.
-        rect = page.eval("(() => { const r = document.querySelector('#findings tbody tr'); r.scrollIntoView({block: 'center'});"
+        # A real click: the first finding's row, scrolled into view, hit at its centre (a
+        # report without findings has no row: nothing is clicked, selected is false).
+        rect = page.eval("(() => { const r = document.querySelector('#findings tbody tr'); if (!r) return null;"
+                         " r.scrollIntoView({block: 'center'});"
                          " const b = r.getBoundingClientRect(); return {x: b.x + b.width / 2, y: b.y + b.height / 2}; })()")
-        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
-            page.call("Input.dispatchMouseEvent", type=kind, x=rect["x"], y=rect["y"], button="left", clickCount=1)
-        time.sleep(0.3)
+        if rect:
+            for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+                page.call("Input.dispatchMouseEvent", type=kind, x=rect["x"], y=rect["y"], button="left", clickCount=1)
+            time.sleep(0.3)
         highlighted = int(page.eval("document.body.dataset.highlighted") or 0)
-        selected = page.eval("document.querySelector('#findings tbody tr').classList.contains('sel')")
+        selected = bool(rect) and page.eval("document.querySelector('#findings tbody tr').classList.contains('sel')")
         page.eval("window.scrollTo(0, 0)")
         shot = base64.b64decode(page.call("Page.captureScreenshot", format="png")["data"])
         open(screenshot, "wb").write(shot)
