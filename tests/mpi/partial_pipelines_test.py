@@ -6,7 +6,7 @@ usage: partial_pipelines_test.py PERFSIFT WORK_DIR
 A store is synthesized (8 ranks, 4 regions, 2000 events per rank), then analysed under
 mpirun -n 2 with `pipeline.stages` set to: every stage but one, for each stage in turn
 (with the stages that require what it provides also dropped, else set-up refuses the
-pipeline), and profile alone. Each results file must render as text, JSON (valid) and
+pipeline), profile alone, whatif alone and no stage at all. Each results file must render as text, JSON (valid) and
 HTML, all exiting 0; the HTML names each view it does not draw and the stage it needs,
 and lists the stages that did not run. `perfsift export` works when whatif ran, and
 otherwise ends in one line naming whatif and exit code 2.
@@ -62,6 +62,8 @@ def subsets():
         drop = {s, *NEEDS.get(s, [])}
         out.append(("without_" + s, [x for x in STAGES if x not in drop]))
     out.append(("profile_only", ["profile"]))
+    out.append(("whatif_only", ["whatif"]))  # a timeline without the profile's views or a domino path
+    out.append(("no_stages", []))
     return out
 
 
@@ -122,13 +124,13 @@ def main():
                   f"{name}: export exit {r.returncode} {r.stderr.strip()[-300:]}")
         else:
             err = r.stderr.strip()
-            check(r.returncode == 2 and len(err.splitlines()) == 1 and "whatif" in err and res in err and
+            check(r.returncode == 2 and len(err.splitlines()) == 1 and "whatif" in err and "pipeline.stages" in err and res in err and
                   not Path(name + ".trace.json").exists(), f"{name}: export refuses in one line: {err!r}")
     # In headless Chromium (when installed): the partial pages draw without script or
     # console errors, and clicking a finding with no timeline to light is harmless.
     if shutil.which("chromium"):
         cdp = Path(__file__).resolve().parent.parent / "e2e" / "cdp_check.py"
-        for name in ["profile_only", "without_whatif", "without_profile"]:
+        for name in ["profile_only", "whatif_only", "no_stages", "without_whatif", "without_profile"]:
             if not Path(name + ".html").is_file():
                 continue
             r = run([sys.executable, cdp, name + ".html", name + ".png"], timeout=120)
