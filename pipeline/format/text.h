@@ -1,12 +1,15 @@
 // Numbers as the reports print them: seconds with a unit that fits, percentages.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/trace_model.h"
+#include "pipeline/format/utf8.h"
 
 namespace perfsift::pipeline {
 
@@ -31,12 +34,68 @@ inline std::string format_percent(double ratio) {
   return b;
 }
 
-// Cut to n characters, marking the cut.
-inline std::string clip(const std::string &s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
+// Names as a terminal shows them: a name cannot move the cursor, change colours or
+// reorder the line. A tab, newline and carriage return print as \t, \n and \r, other
+// control bytes (C0 and DEL) and each byte of an ill-formed UTF-8 piece as \xNN, the C1
+// controls (U+0080..U+009F), the line and paragraph separators (U+2028, U+2029) and the
+// bidirectional controls (U+202A..U+202E, U+2066..U+2069) as \uXXXX; other text passes.
+// keep_newlines leaves '\n' alone (a whole report, whose lines end in it).
+inline std::string printable(std::string_view s, bool keep_newlines = false) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string o;
+  o.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const Utf8Piece p = utf8_piece(s, i);
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const uint32_t u = p.code;
+    if (!p.valid) {
+      for (size_t k = 0; k < p.size; ++k) {
+        const auto x = static_cast<unsigned char>(s[i + k]);
+        o += "\\x", o += kHex[x >> 4], o += kHex[x & 0xf];
+      }
+    } else if (c == '\n') {
+      o += keep_newlines ? "\n" : "\\n";
+    } else if (c == '\t') {
+      o += "\\t";
+    } else if (c == '\r') {
+      o += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      o += "\\x", o += kHex[c >> 4], o += kHex[c & 0xf];
+    } else if ((u >= 0x80 && u <= 0x9f) || u == 0x2028 || u == 0x2029 || (u >= 0x202a && u <= 0x202e) ||
+               (u >= 0x2066 && u <= 0x2069)) {
+      o += "\\u";
+      for (int shift = 12; shift >= 0; shift -= 4) o += kHex[(u >> shift) & 0xf];
+    } else {
+      o.append(s.substr(i, p.size));
+    }
+    i += p.size;
+  }
+  return o;
+}
 
-// Words of `text` in lines of at most `width` characters, at most `max_lines` of them; a
-// cut text ends in "...". Words longer than a line are split.
-inline std::vector<std::string> wrap(const std::string &text, size_t width, size_t max_lines) {
+// The printable form of s (above) cut to n bytes, marking the cut with '~'; a cut never
+// splits a character or an escape.
+inline std::string clip(const std::string &s, size_t n) {
+  std::string o;
+  std::vector<size_t> ends;  // where each printable piece of s ends in o
+  for (size_t i = 0; i < s.size();) {
+    const size_t step = utf8_piece(s, i).size;
+    o += printable(std::string_view(s).substr(i, step));
+    ends.push_back(o.size());
+    i += step;
+  }
+  if (o.size() <= n) return o;
+  size_t keep = 0;
+  for (const size_t e : ends)
+    if (e + 1 <= n) keep = e;
+  return o.substr(0, keep) + "~";
+}
+
+// Words of `text` (its printable form, above) in lines of at most `width` bytes, at most
+// `max_lines` of them; a cut text ends in "...". Words longer than a line are split
+// between characters.
+inline std::vector<std::string> wrap(const std::string &raw, size_t width, size_t max_lines) {
+  const std::string text = printable(raw);
   std::vector<std::string> lines(1);
   size_t i = 0;
   while (i < text.size()) {
@@ -52,15 +111,16 @@ inline std::vector<std::string> wrap(const std::string &text, size_t width, size
         line += (line.empty() ? "" : " ") + word;
         word.clear();
       } else if (line.empty()) {
-        line = word.substr(0, width);
-        word = word.substr(width);
+        const size_t cut = std::max<size_t>(1, utf8_prefix(word, width));
+        line = word.substr(0, cut);
+        word = word.substr(cut);
       } else {
         lines.emplace_back();
       }
       if (lines.size() > max_lines) {
         lines.pop_back();
         std::string &last = lines.back();
-        last = last.substr(0, std::min(last.size(), width - 3)) + "...";
+        last = last.substr(0, utf8_prefix(last, width - 3)) + "...";
         return lines;
       }
     }

@@ -105,7 +105,7 @@ void write_group_json(JsonWriter &j, const io::ResultsStore &rs, const std::stri
 
 std::string join(const std::vector<std::string> &v) {
   std::string s;
-  for (const auto &x : v) s += (s.empty() ? "" : ", ") + x;
+  for (const auto &x : v) s += (s.empty() ? "" : ", ") + printable(x);
   return s;
 }
 
@@ -145,16 +145,17 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
   std::ostringstream os;
   const auto root = rs.attributes("");
   const auto run = rs.attributes("run");
-  os << "perfsift analysis of " << attr_or<std::string>(root, "source_store", "?") << "\n";
+  os << "perfsift analysis of " << printable(attr_or<std::string>(root, "source_store", "?")) << "\n";
   os << "run: " << attr_or<int64_t>(run, "ranks", 0) << " ranks, "
      << format_seconds(attr_or<double>(run, "wall_time_s", 0)) << " wall, started "
-     << attr_or<std::string>(run, "start_time", "?") << "\n";
+     << printable(attr_or<std::string>(run, "start_time", "?")) << "\n";
   const auto cmd = attr_or<std::string>(run, "command", "");
   if (!cmd.empty()) os << "command: " << clip(cmd, 100) << "\n";
   const auto unavailable = attr_or<std::vector<std::string>>(run, "counters_unavailable", {});
   if (!unavailable.empty())
     os << "counters not recorded: " << join(unavailable) << " (analyses that need them fall back and say so)\n";
-  for (const auto &w : attr_or<std::vector<std::string>>(root, "warnings", {})) os << "warning: " << w << "\n";
+  for (const auto &w : attr_or<std::vector<std::string>>(root, "warnings", {}))
+    os << "warning: " << printable(w) << "\n";
 
   const auto f = rs.table("findings");
   const auto &kind = column<std::string>(f, "kind"), &where = column<std::string>(f, "where"),
@@ -180,9 +181,11 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
   }
   for (const auto &stage : attr_or<std::vector<std::string>>(root, "stages", {}))
     if (const auto *info = find_stage(stage); info && info->text) info->text(os, rs);
-  os << "\nDetails: " << rs.path() << " (HDF5; see docs/results.md), or perfsift report " << rs.path()
-     << " --format json\n";
-  return os.str();
+  os << "\nDetails: " << printable(rs.path()) << " (HDF5; see docs/results.md), or perfsift report "
+     << printable(rs.path()) << " --format json\n";
+  // The stages' parts print names through clip() and wrap(); a name printed whole still
+  // cannot carry a control character or an ill-formed byte to the terminal.
+  return printable(os.str(), true);
 }
 
 }  // namespace perfsift::pipeline
