@@ -10,17 +10,25 @@
 # that ends stops those daemons (by pid: daemons restarted since are left alone).
 # usage: slurm_test.sh PERFSIFT APP SOURCE_DIR WORK_DIR
 set -uo pipefail
-perfsift=$1 app=$2 src=$3 work=$4
+perfsift=$1 app=$2 src=$(cd "$3" && pwd) work=$4
 state=/run/perfsift-slurm-test
 daemons=(munged slurmctld slurmd)
 registered=0 starting=0 before=""
 
+# Pids of a daemon's live processes (a daemon's exited parent may linger unreaped: not counted).
+pids_of() {
+  local p st
+  for p in $(pgrep -x "$1"); do
+    st=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) && [ -n "$st" ] && [ "$st" != Z ] && echo "$p"
+  done
+  return 0
+}
 # "NAME PID" of each daemon running now that was not running before this run started it.
 started_now() {
   local d p
   for d in "${daemons[@]}"; do
     case " $before " in *" $d "*) continue ;; esac
-    for p in $(pgrep -x "$d"); do echo "$d $p"; done
+    for p in $(pids_of "$d"); do echo "$d $p"; done
   done
 }
 
@@ -48,7 +56,7 @@ cleanup() {
     if [ -z "$(ls -A "$state/users")" ] && [ -s "$state/started" ]; then
       # Only daemons still running under the pid recorded when a test run started them.
       while read -r d p; do
-        pgrep -x "$d" | grep -qxF "$p" && names+=("$d")
+        pids_of "$d" | grep -qxF "$p" && names+=("$d")
       done < "$state/started"
       rm -f "$state/started"
       if [ ${#names[@]} -gt 0 ]; then
@@ -68,7 +76,7 @@ if [ "$(id -u)" = 0 ]; then
   mkdir -p "$state/users" && exec 9> "$state/lock" && flock 9 && touch "$state/users/$$" && registered=1
 fi
 if ! sinfo -h >/dev/null 2>&1; then
-  [ $registered = 1 ] && before=" $(for d in "${daemons[@]}"; do pgrep -x "$d" > /dev/null && echo "$d"; done | tr '\n' ' ')"
+  [ $registered = 1 ] && before=" $(for d in "${daemons[@]}"; do [ -n "$(pids_of "$d")" ] && echo "$d"; done | tr '\n' ' ')"
   starting=1
   if [ $registered != 1 ] || ! bash "$src/jobs/slurm-local/start.sh" 9>&-; then
     echo "SKIP: no Slurm controller reachable and none could be started"
