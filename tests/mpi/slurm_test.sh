@@ -2,15 +2,91 @@
 # Real Slurm: `perfsift collect -- srun` and the sbatch templates (collect + analyze) on a one-node cluster
 # (jobs/slurm-local/start.sh starts it when it is not running). Exit 77 (skipped) only
 # when no Slurm can be started here (not root, packages unavailable).
+# The test leaves the machine as it found it: a cluster that was running stays running
+# (only this run's jobs are cancelled if it is interrupted); daemons it started itself
+# (munged, slurmctld, slurmd) are stopped when it ends — passed, failed or interrupted —
+# by the last run of this test still using them (runs may overlap: they register in
+# $state/users). A run killed outright leaves $state/started behind, and the next run
+# that ends stops those daemons (by pid: daemons restarted since are left alone).
 # usage: slurm_test.sh PERFSIFT APP SOURCE_DIR WORK_DIR
 set -uo pipefail
-perfsift=$1 app=$2 src=$3 work=$4
+perfsift=$1 app=$2 src=$(cd "$3" && pwd) work=$4
+state=/run/perfsift-slurm-test
+daemons=(munged slurmctld slurmd)
+registered=0 starting=0 before=""
+
+# Pids of a daemon's live processes (a daemon's exited parent may linger unreaped: not counted).
+pids_of() {
+  local p st
+  for p in $(pgrep -x "$1"); do
+    st=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) && [ -n "$st" ] && [ "$st" != Z ] && echo "$p"
+  done
+  return 0
+}
+# "NAME PID" of each daemon running now that was not running before this run started it.
+started_now() {
+  local d p
+  for d in "${daemons[@]}"; do
+    case " $before " in *" $d "*) continue ;; esac
+    for p in $(pids_of "$d"); do echo "$d $p"; done
+  done
+}
+
+cleanup() {
+  local rc=$? jobs names=() d p
+  trap - EXIT INT TERM
+  set +e
+  # This run's jobs (they run in $work) still queued or running.
+  jobs=$(squeue -h -o '%i %Z' 2>/dev/null | awk -v w="$work" '$2 == w || index($2, w "/") == 1 {print $1}')
+  if [ -n "$jobs" ]; then
+    echo "cancelling this run's jobs: $(echo $jobs)"
+    scancel $jobs 2>/dev/null || true
+    for _ in $(seq 1 30); do
+      squeue -h -o %i 2>/dev/null | grep -qxF -f <(echo "$jobs") || break
+      sleep 1
+    done
+  fi
+  if [ $registered = 1 ]; then
+    exec 9> "$state/lock" && flock 9
+    [ $starting = 1 ] && started_now >> "$state/started"   # interrupted while starting
+    rm -f "$state/users/$$"
+    for p in "$state"/users/*; do
+      [ -e "$p" ] && ! kill -0 "${p##*/}" 2>/dev/null && rm -f "$p"   # runs that were killed
+    done
+    if [ -z "$(ls -A "$state/users")" ] && [ -s "$state/started" ]; then
+      # Only daemons still running under the pid recorded when a test run started them.
+      while read -r d p; do
+        pids_of "$d" | grep -qxF "$p" && names+=("$d")
+      done < "$state/started"
+      rm -f "$state/started"
+      if [ ${#names[@]} -gt 0 ]; then
+        echo "stopping the Slurm daemons this test started: ${names[*]}"
+        bash "$src/jobs/slurm-local/stop.sh" "${names[@]}" 9>&- || { [ $rc = 0 ] && rc=1; }
+      fi
+    fi
+    exec 9>&-
+  fi
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+if [ "$(id -u)" = 0 ]; then
+  mkdir -p "$state/users" && exec 9> "$state/lock" && flock 9 && touch "$state/users/$$" && registered=1
+fi
 if ! sinfo -h >/dev/null 2>&1; then
-  if [ "$(id -u)" != 0 ] || ! bash "$src/jobs/slurm-local/start.sh"; then
+  [ $registered = 1 ] && before=" $(for d in "${daemons[@]}"; do [ -n "$(pids_of "$d")" ] && echo "$d"; done | tr '\n' ' ')"
+  starting=1
+  if [ $registered != 1 ] || ! bash "$src/jobs/slurm-local/start.sh" 9>&-; then
     echo "SKIP: no Slurm controller reachable and none could be started"
     exit 77
   fi
+  started_now >> "$state/started"
+  starting=0
 fi
+# The lock's file stays closed while the test runs (daemons must not inherit it).
+[ $registered = 1 ] && exec 9>&-
 set -e
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
 timeout 180 "$perfsift" collect -o "$work/srun.h5" -- srun -n 2 "$app"
