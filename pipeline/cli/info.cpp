@@ -9,25 +9,14 @@
 #include "kernels/message_balance.h"
 #include "pipeline/engine/op_traits.h"
 #include "pipeline/cli/commands.h"
+#include "pipeline/format/json_writer.h"
 
 namespace perfsift::cli {
 
 namespace {
 
-std::string json_escape(const std::string &s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      o += '\\', o += c;
-    else if (c == '\n')
-      o += "\\n";
-    else if (static_cast<unsigned char>(c) < 0x20)
-      o += ' ';
-    else
-      o += c;
-  }
-  return o;
-}
+// Names as the JSON report writes them: valid UTF-8 whatever their bytes (docs/results.md).
+std::string json_escape(const std::string &s) { return pipeline::JsonWriter::escape(s); }
 
 std::string json_list(const std::vector<std::string> &v) {
   std::string s = "[";
