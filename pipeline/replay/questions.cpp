@@ -4,6 +4,7 @@
 #include "pipeline/replay/questions.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <sstream>
@@ -17,10 +18,40 @@ namespace rp = kernels::replay;
 
 namespace {
 
-std::vector<std::string> words_of(const std::string &text) {
-  std::istringstream is(text);
-  std::vector<std::string> w;
-  for (std::string x; is >> x;) w.push_back(x);
+// A question's words: whitespace separates them; "..." quotes any bytes (with \" and \\ inside),
+// also within a word (outer/"a b"). A word with a quoted part is never a keyword.
+struct Words {
+  std::vector<std::string> text;
+  std::vector<bool> quoted;
+};
+
+Words words_of(const std::string &q) {
+  Words w;
+  size_t i = 0;
+  const auto space = [&](size_t k) { return std::isspace(static_cast<unsigned char>(q[k])) != 0; };
+  while (i < q.size()) {
+    while (i < q.size() && space(i)) ++i;
+    if (i == q.size()) break;
+    std::string word;
+    bool quoted = false;
+    while (i < q.size() && !space(i)) {
+      if (q[i] != '"') {
+        word += q[i++];
+        continue;
+      }
+      quoted = true;
+      for (++i;; ++i) {
+        if (i >= q.size())
+          throw QuestionError("what-if question \"" + q + "\": a quote is not closed (write region \"a b\")");
+        if (q[i] == '"') break;
+        if (q[i] == '\\' && i + 1 < q.size() && (q[i + 1] == '"' || q[i + 1] == '\\')) ++i;
+        word += q[i];
+      }
+      ++i;  // the closing quote
+    }
+    w.text.push_back(std::move(word));
+    w.quoted.push_back(quoted);
+  }
   return w;
 }
 
@@ -41,7 +72,7 @@ const std::vector<std::string> kTerms = {"all", "region", "step", "steps", "call
 class QuestionParser {
  public:
   QuestionParser(const std::string &text, const std::vector<std::string> &region_paths)
-      : m_text(text), m_paths(region_paths), m_words(words_of(text)) {}
+      : m_text(text), m_paths(region_paths), m_split(words_of(text)), m_words(m_split.text) {}
   Question parse();
 
  private:
@@ -53,7 +84,13 @@ class QuestionParser {
 
   const std::string &m_text;
   const std::vector<std::string> &m_paths;
-  const std::vector<std::string> m_words;
+  // Whether word k is the keyword `k` (unquoted).
+  bool keyword(size_t k, const char *word) const {
+    return k < m_words.size() && !m_split.quoted[k] && m_words[k] == word;
+  }
+
+  const Words m_split;
+  const std::vector<std::string> &m_words;
   size_t m_next = 0;  // the next word
 };
 
@@ -72,7 +109,7 @@ Question QuestionParser::parse() {
       q.clauses.push_back(clause(a));
     }
     if (m_next < m_words.size()) {
-      if (m_words[m_next] != "and")
+      if (!keyword(m_next, "and"))
         throw QuestionError("what-if question \"" + m_text + "\": expected 'and' before '" + m_words[m_next] + "'");
       ++m_next;
       if (m_next == m_words.size()) throw QuestionError("what-if question \"" + m_text + "\" ends with 'and'");
@@ -99,7 +136,7 @@ Clause QuestionParser::clause(const std::string &a) {
   Clause c;
   c.action = action(a, c.factor);
   bool any = false;
-  while (m_next < m_words.size() && m_words[m_next] != "and") {
+  while (m_next < m_words.size() && !keyword(m_next, "and")) {
     const std::string &t = m_words[m_next++];
     any = true;
     selector_term(t, c.sel);
@@ -147,12 +184,12 @@ void QuestionParser::selector_term(const std::string &t, Selector &sel) {
   } else if (t == "step") {
     sel.kind = Selector::Kind::Step;
     sel.step = parse_int(text, need("a step number"), "step number");
-    if (m_next < m_words.size() && m_words[m_next] == "of") ++m_next;
+    if (keyword(m_next, "of")) ++m_next;
     sel.region = need("the step region");
     sel.region_id = region(sel.region);
   } else if (t == "steps") {
     sel.kind = Selector::Kind::Steps;
-    if (m_next < m_words.size() && m_words[m_next] == "of") ++m_next;
+    if (keyword(m_next, "of")) ++m_next;
     sel.region = need("the step region");
     sel.region_id = region(sel.region);
   } else if (t == "callsite") {
@@ -453,6 +490,20 @@ rp::Scenario build_scenario(const Context *ctx, const ReplayModel &model, const 
   if (ctx) ctx->allreduce_sum(t);
   selected = t[0];
   return std::move(built.sc);
+}
+
+std::string quote_region(const std::string &path) {
+  const bool plain =
+      !path.empty() && path != "and" && path != "of" && std::none_of(path.begin(), path.end(), [](char c) {
+        return c == '"' || c == '\\' || std::isspace(static_cast<unsigned char>(c));
+      });
+  if (plain) return path;
+  std::string q = "\"";
+  for (char c : path) {
+    if (c == '"' || c == '\\') q += '\\';
+    q += c;
+  }
+  return q + "\"";
 }
 
 }  // namespace perfsift::pipeline

@@ -16,6 +16,7 @@
 #include "pipeline/format/text.h"
 #include "pipeline/format/results_view.h"
 #include "pipeline/engine/stage_info.h"
+#include "pipeline/replay/questions.h"
 
 namespace perfsift::pipeline {
 
@@ -161,7 +162,7 @@ void disparity_bottlenecks(Context &ctx, const DisparityRows &rows, const Dispar
     if (priced) {
       char q[64];
       std::snprintf(q, sizeof q, "scale %.4f region ", res.cpi_best / cpi[g]);
-      bottlenecks.back().question = q + regions[g].path;
+      bottlenecks.back().question = q + quote_region(regions[g].path);
     }
   }
 }

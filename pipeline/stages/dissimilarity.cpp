@@ -19,6 +19,7 @@
 #include "pipeline/engine/mpi_reducer.h"
 #include "pipeline/format/results_view.h"
 #include "pipeline/engine/stage_info.h"
+#include "pipeline/replay/questions.h"
 
 namespace perfsift::pipeline {
 
@@ -77,7 +78,7 @@ Columns user_regions(Context &ctx, const std::string &metric) {
   Columns c;
   for (const auto &r : ctx.store().regions()) {
     c.names.push_back(r.path);
-    c.fixes.push_back(r.id == 0 ? "balance all" : "balance region " + r.path);
+    c.fixes.push_back(r.id == 0 ? "balance all" : "balance region " + quote_region(r.path));
   }
   c.kids = ctx.children();
   for (size_t g = 0; g < c.names.size(); ++g) c.depth.push_back(ctx.depth(static_cast<int32_t>(g)));

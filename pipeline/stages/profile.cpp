@@ -17,6 +17,7 @@
 #include "pipeline/format/text.h"
 #include "pipeline/format/results_view.h"
 #include "pipeline/engine/stage_info.h"
+#include "pipeline/replay/questions.h"
 
 namespace perfsift::pipeline {
 
@@ -448,7 +449,7 @@ void imbalance_findings(Context &ctx, const ProfileResult &res, double min_waste
     Finding f;
     f.kind = "load-imbalance";
     f.where = regions[g].path;
-    f.question = g == 0 ? "balance all" : "balance region " + regions[g].path;
+    f.question = g == 0 ? "balance all" : "balance region " + quote_region(regions[g].path);
     f.ranks = kernels::format_ranges(ranges);
     f.lost_s = waste;
     f.stage = "profile";

@@ -81,7 +81,7 @@ void add_standard_questions(const Context &ctx, const config::Values &cfg, const
   const int64_t cap = cfg.get_int("whatif.max_step_questions");
   int64_t used = 0;
   for (const auto &[region, top] : step_regions(ctx, model)) {
-    const std::string &path = paths[static_cast<size_t>(region)];
+    const std::string path = quote_region(paths[static_cast<size_t>(region)]);  // as a question names it
     asked.push_back({"balance steps of " + path, "standard"});
     asked.push_back({"balance-messages steps of " + path, "standard"});
     asked.push_back({"zero-wait region " + path, "standard"});

@@ -31,12 +31,9 @@ NAMES = [
     "line\u2028sep".encode(),
     "caf\u00e9".encode(),
 ]
-# Names with whitespace: the what-if questions read region names as words split at
-# whitespace (pipeline/replay/questions.cpp), so these are analysed without the what-if
-# stages (whatif, bounds, domino), and only the JSON and text reports are checked (the
-# HTML report needs the what-if results).
-SPACED = [b"tab\there", b"new\nline", b'say "hi"', b"\xff\t\x1b[2J"]
-NO_WHATIF = 'pipeline.stages = ["profile", "dissimilarity", "disparity", "rootcause", "waitstates", "classify", "diagnosis"]\n'
+# Names with whitespace and quotes: the what-if questions the stages generate quote them
+# (region "tab\there"), so the default pipeline, what-if stages included, analyses them.
+SPACED = [b"tab\there", b"new\nline", b'say "hi"', b"\xff\t\x1b[2J", b"main loop"]
 
 
 def fail(msg):
@@ -151,8 +148,8 @@ check({"bad\ufffdbyte", "cut\ufffd", "caf\u00e9", "line\u2028sep", "\x1b[31mred\
 check("\\x1b[31mred" in text and "bad\\xffbyte" in text and "cut\\xe2\\x82" in text and "line\\u2028sep" in text,
       f"escapes missing from the text report:\n{text}")
 
-# Without the what-if stages (the HTML report needs their results).
-d, text = case("spaced", SPACED, b"tab\there", NO_WHATIF, html=False)
+# The default pipeline: the stages' questions about these regions parse back.
+d, text = case("spaced", SPACED, b"main loop")
 check("tab\\there" in text and "new\\nline" in text, f"tab and newline not shown as \\t, \\n:\n{text}")
 check("\ufffd\t\x1b[2J" in {r["path"] for r in d["profile"]["regions"]}, "the 0xff, tab, ESC name")
 print("PASS")
