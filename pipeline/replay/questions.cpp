@@ -124,11 +124,25 @@ const std::string &QuestionParser::need(const char *what) {
   return m_words[m_next++];
 }
 
+// A whole path, or a leaf name that only one region has (region work for iteration/work).
 int32_t QuestionParser::region(const std::string &path) const {
   for (size_t k = 0; k < m_paths.size(); ++k)
     if (m_paths[k] == path) return static_cast<int32_t>(k);
+  const auto leaf = [](const std::string &p) { return p.substr(p.rfind('/') + 1); };
+  std::vector<int32_t> by_leaf;
+  for (size_t k = 0; k < m_paths.size(); ++k)
+    if (leaf(m_paths[k]) == path) by_leaf.push_back(static_cast<int32_t>(k));
+  if (by_leaf.size() == 1) return by_leaf[0];
+  if (by_leaf.size() > 1) {
+    std::string list;
+    for (int32_t k : by_leaf) list += (list.empty() ? "" : ", ") + quote_region(m_paths[static_cast<size_t>(k)]);
+    throw QuestionError("what-if question \"" + m_text + "\": '" + path + "' names " + std::to_string(by_leaf.size()) +
+                        " regions (" + list + "); write the whole path");
+  }
+  std::vector<std::string> names = m_paths;  // suggestions from paths and leaf names alike
+  for (const auto &p : m_paths) names.push_back(leaf(p));
   throw QuestionError("what-if question \"" + m_text + "\": no region '" + path + "' in the store (did you mean '" +
-                      config::nearest(path, m_paths) + "'?)");
+                      config::nearest(path, names) + "'?)");
 }
 
 // An action and its selector terms, up to the next "and".

@@ -63,3 +63,23 @@ TEST(Questions, QuotesWithinAWordAndErrors) {
   // Unquoted, the name's words are separate words: the question says what it missed.
   EXPECT_THROW(parse_question("balance region outer/a b", paths), QuestionError);
 }
+
+TEST(Questions, AUniqueLeafNameSelectsItsRegion) {
+  const std::vector<std::string> paths = {"(program)", "iteration", "iteration/work", "setup/io", "solve/io"};
+  EXPECT_EQ(parse_question("balance region work", paths).clauses[0].sel.region_id, 2);
+  EXPECT_EQ(parse_question("balance region iteration", paths).clauses[0].sel.region_id, 1);
+  try {
+    parse_question("balance region io", paths);
+    FAIL() << "an ambiguous leaf was accepted";
+  } catch (const QuestionError &e) {
+    EXPECT_NE(std::string(e.what()).find("'io' names 2 regions (setup/io, solve/io); write the whole path"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    parse_question("balance region wrk", paths);
+    FAIL() << "a missing region was accepted";
+  } catch (const QuestionError &e) {
+    EXPECT_NE(std::string(e.what()).find("did you mean 'work'?"), std::string::npos) << e.what();
+  }
+}
