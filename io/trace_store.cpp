@@ -553,6 +553,15 @@ void write_run_attributes(const Ctx &ck, hid_t file, const RunInfo &run) {
   write_string_attr(ck, file, "hosts", run.hostname_list);
 }
 
+// Where the path of the nearest enclosing region ends in `path` (a '/'), or npos at the
+// root. A region name may itself hold '/' ("io/read" opened at the top level): then the
+// prefix before that slash is no region, and the search goes on to a shorter prefix.
+size_t enclosing_region_end(const Tables &t, const std::string &path) {
+  for (size_t slash = path.rfind('/'); slash != std::string::npos && slash > 0; slash = path.rfind('/', slash - 1))
+    if (t.region_id.count(path.substr(0, slash))) return slash;
+  return std::string::npos;
+}
+
 void write_regions(const Out &out, hid_t file, const Tables &t) {
   Handle g = out.group(file, "regions");
   const size_t nregions = t.region_paths.size();
@@ -561,9 +570,9 @@ void write_regions(const Out &out, hid_t file, const Tables &t) {
   for (size_t i = 0; i < nregions; ++i) {
     ids[i] = static_cast<int32_t>(i);
     const std::string &p = t.region_paths[i];
-    auto slash = p.rfind('/');
-    names[i] = (i == 0 || slash == std::string::npos) ? p : p.substr(slash + 1);
-    parents[i] = i == 0 ? -1 : (slash == std::string::npos ? 0 : t.region_id.at(p.substr(0, slash)));
+    const size_t cut = i == 0 ? std::string::npos : enclosing_region_end(t, p);
+    names[i] = cut == std::string::npos ? p : p.substr(cut + 1);
+    parents[i] = i == 0 ? -1 : (cut == std::string::npos ? 0 : t.region_id.at(p.substr(0, cut)));
   }
   out.ints(g, "id", H5T_NATIVE_INT32, ids, "", "region id: the column of /profile datasets");
   out.ints(g, "parent", H5T_NATIVE_INT32, parents, "", "parent region id, -1 for the root");

@@ -210,6 +210,26 @@ TEST(Families, ExactCountsPerRank) {
   EXPECT_EQ(st.comms().at(0).members.size(), 4u);  // MPI_COMM_WORLD first
 }
 
+// tests/apps/slash_names.c: a name holding '/' is one region, not a path through a missing one.
+TEST(SlashNames, NamesAsWrittenWithTheirParents) {
+  TraceStore st(store_path());
+  ASSERT_EQ(st.nranks(), nranks_expected());
+  const int io = region_index(st, "io/read"), solver = region_index(st, "solver"),
+            loop = region_index(st, "solver/main loop");
+  ASSERT_GE(io, 0);
+  ASSERT_GE(solver, 0);
+  ASSERT_GE(loop, 0);
+  EXPECT_EQ(st.regions()[io].name, "io/read");
+  EXPECT_EQ(st.regions()[io].parent, 0);
+  EXPECT_EQ(st.regions()[loop].name, "main loop");
+  EXPECT_EQ(st.regions()[loop].parent, solver);
+  for (int r = 0; r < st.nranks(); ++r) {
+    EXPECT_EQ(profile_at(st, "visits", r, "io/read"), 3);
+    EXPECT_EQ(profile_at(st, "visits", r, "solver/main loop"), 3);
+    EXPECT_NEAR(profile_at(st, "wall", r, "io/read"), 3 * (0.005 + 0.005 * r), 0.015) << "rank " << r;
+  }
+}
+
 TEST(Nested, InclusiveTimesAndSteps) {
   TraceStore st(store_path());
   ASSERT_EQ(st.nranks(), nranks_expected());
