@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -316,11 +317,11 @@ std::string slurp(const std::string &path) {
 void check_header(const std::string &path, const std::string &data, SpillHeader &h) {
   if (data.empty())
     throw Error(path + ": empty (0 bytes): the rank ended before writing its spill header; it has no data");
+  if (std::memcmp(data.data(), kSpillMagic, std::min(data.size(), sizeof kSpillMagic)) != 0)
+    throw Error(path + ": not a perfsift spill file (it does not start with PSSPILL1)");
   if (data.size() < sizeof(SpillHeader))
     throw Error(path + ": " + std::to_string(data.size()) + " bytes, shorter than the " +
                 std::to_string(sizeof(SpillHeader)) + "-byte spill header; it has no data");
-  if (std::memcmp(data.data(), kSpillMagic, sizeof kSpillMagic) != 0)
-    throw Error(path + ": not a perfsift spill file (it does not start with PSSPILL1)");
   std::memcpy(&h, data.data(), sizeof h);
   if (h.version != kSpillVersion)
     throw Error(path + ": spill format version " + std::to_string(h.version) + "; this perfsift reads version " +

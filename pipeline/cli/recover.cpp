@@ -96,7 +96,7 @@ std::vector<io::SpillContents> select_run(std::vector<SpillFile> &files) {
       auto size = [](const io::SpillContents &c) { return std::pair{c.has_state, c.trace.events.size()}; };
       const bool better = size(f.c) > size(kept.c);
       warn((better ? kept.path : f.path) + ": rank " + std::to_string(h.rank) + " again (" +
-           (better ? f.path : kept.path) + " holds it too, with more data); ignored");
+           (better ? f.path : kept.path) + " holds it too, with as much data or more); ignored");
       if (better) it->second = i;
     }
   }
