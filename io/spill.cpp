@@ -1,14 +1,18 @@
 #include "io/spill.h"
 
 #include "io/codec.h"
+#include "io/trace_store.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <string_view>
 #include <sstream>
 #include <stdexcept>
 
@@ -43,7 +47,7 @@ std::string spill_path(const std::string &dir, int rank) { return dir + "/rank-"
 SpillHeader make_spill_header(int32_t rank, int32_t nranks, int64_t start_ns) {
   SpillHeader h{};
   std::memcpy(h.magic, kSpillMagic, sizeof h.magic);
-  h.version = 1;
+  h.version = kSpillVersion;
   h.rank = rank;
   h.nranks = nranks;
   h.start_ns = start_ns;
@@ -123,96 +127,272 @@ std::string serialize_state(const SpillState &st) {
   return o.take();
 }
 
-SpillState deserialize_state(const std::string &bytes) {
-  ByteReader in(bytes);
+namespace {
+
+// Reads what serialize_state wrote. Every length and count is checked against the bytes
+// left before anything is allocated, so a damaged chunk cannot drive a huge allocation
+// or a read past its end; a failure is a std::runtime_error saying what and where.
+class CheckedReader {
+ public:
+  explicit CheckedReader(std::string_view b) : m_s(b) {}
+  bool more() const { return m_pos < m_s.size(); }
+  template <class T>
+  T pod() {
+    need(sizeof(T), "a field");
+    T v;
+    std::memcpy(&v, m_s.data() + m_pos, sizeof v);
+    m_pos += sizeof v;
+    return v;
+  }
+  std::string str() {
+    const auto n = pod<uint32_t>();
+    need(n, "a string of " + std::to_string(n) + " bytes");
+    std::string v(m_s.substr(m_pos, n));
+    m_pos += n;
+    return v;
+  }
+  // A count of items of at least `min_bytes` each: no more than the bytes left can hold.
+  size_t count(size_t min_bytes, const char *what) {
+    const auto n = pod<uint64_t>();
+    if (n > left() / min_bytes)
+      fail(std::string("a count of ") + std::to_string(n) + " " + what + " that " + std::to_string(left()) +
+           " bytes cannot hold");
+    return static_cast<size_t>(n);
+  }
+  template <class T>
+  std::vector<T> vec(const char *what) {
+    const size_t n = count(sizeof(T), what);
+    std::vector<T> v(n);
+    if (n > 0) std::memcpy(v.data(), m_s.data() + m_pos, n * sizeof(T));
+    m_pos += n * sizeof(T);
+    return v;
+  }
+  std::vector<std::string> strs(const char *what) {
+    const size_t n = count(sizeof(uint32_t), what);
+    std::vector<std::string> v;
+    v.reserve(n);
+    for (size_t i = 0; i < n; ++i) v.push_back(str());
+    return v;
+  }
+  CommRecord comm() {
+    CommRecord c;
+    c.key = pod<uint64_t>();
+    c.members = vec<int32_t>("communicator members");
+    c.remote = vec<int32_t>("remote group members");
+    return c;
+  }
+  CallSite callsite() {
+    CallSite c;
+    c.module = str();
+    c.offset = pod<uint64_t>();
+    c.function = str();
+    c.fn_offset = pod<uint64_t>();
+    c.file = str();
+    c.line = pod<int32_t>();
+    return c;
+  }
+  [[noreturn]] void fail(const std::string &what) const {
+    throw std::runtime_error(what + " at byte " + std::to_string(m_pos) + " of " + std::to_string(m_s.size()));
+  }
+
+ private:
+  size_t left() const { return m_s.size() - m_pos; }
+  void need(size_t n, const std::string &what) const {
+    if (n > left()) fail(what + " runs past the end");
+  }
+  std::string_view m_s;
+  size_t m_pos = 0;
+};
+
+constexpr size_t kCommMinBytes = 8 + 8 + 8;                  // key and two empty member lists
+constexpr size_t kCallSiteMinBytes = 4 + 8 + 4 + 8 + 4 + 4;  // three empty strings, two offsets, a line
+
+SpillState deserialize_state_view(std::string_view bytes) {
+  CheckedReader in(bytes);
   SpillState st;
   RunInfo &r = st.run;
   r.nranks = in.pod<int32_t>();
   r.command = in.str();
   r.start_time = in.str();
   r.start_epoch_ns = in.pod<int64_t>();
-  r.counters_unavailable = in.strs();
-  r.counters_recorded = in.strs();
+  r.counters_unavailable = in.strs("counter names");
+  r.counters_recorded = in.strs("counter names");
   r.collector_config = in.str();
   r.mpi_library = in.str();
   RankTrace &t = st.profile_part;
   t.rank = in.pod<int32_t>();
   t.complete = in.pod<uint8_t>() != 0;
-  t.region_paths = in.strs();
-  t.metric_names = in.strs();
-  t.profile = in.vec<double>();
-  for (auto n = in.pod<uint64_t>(); n > 0; --n) t.comms.push_back(in.comm());
-  for (auto n = in.pod<uint64_t>(); n > 0; --n) t.callsites.push_back(in.callsite());
+  t.region_paths = in.strs("region paths");
+  t.metric_names = in.strs("metric names");
+  t.profile = in.vec<double>("profile values");
+  if (t.profile.size() != t.region_paths.size() * t.metric_names.size())
+    in.fail("a profile of " + std::to_string(t.profile.size()) + " values for " +
+            std::to_string(t.region_paths.size()) + " regions and " + std::to_string(t.metric_names.size()) +
+            " metrics");
+  const size_t ncomms = in.count(kCommMinBytes, "communicators");
+  t.comms.reserve(ncomms);
+  for (size_t i = 0; i < ncomms; ++i) t.comms.push_back(in.comm());
+  const size_t nsites = in.count(kCallSiteMinBytes, "call sites");
+  t.callsites.reserve(nsites);
+  for (size_t i = 0; i < nsites; ++i) t.callsites.push_back(in.callsite());
   t.clock = in.pod<ClockRecord>();
   if (in.more()) r.hostname_list = in.str();
   return st;
 }
 
-template <class T>
-static void append_array(std::vector<T> &dst, const std::string &payload) {
-  size_t n = payload.size() / sizeof(T);
-  size_t old = dst.size();
-  dst.resize(old + n);
-  std::memcpy(dst.data() + old, payload.data(), n * sizeof(T));
+const char *chunk_name(uint32_t type) {
+  switch (type) {
+    case kChunkEvents:
+      return "events";
+    case kChunkRequests:
+      return "requests";
+    case kChunkCompletions:
+      return "completions";
+    case kChunkSteps:
+      return "steps";
+    default:
+      return "state";
+  }
 }
 
-SpillContents read_spill(const std::string &path) {
+size_t record_size(uint32_t type) {
+  switch (type) {
+    case kChunkEvents:
+      return sizeof(Event);
+    case kChunkRequests:
+      return sizeof(RequestRecord);
+    case kChunkCompletions:
+      return sizeof(CompletionRecord);
+    case kChunkSteps:
+      return sizeof(StepRecord);
+    default:
+      return 0;
+  }
+}
+
+// Appends the whole records of `payload` (a torn chunk's tail is not one); returns how many.
+template <class T>
+size_t append_array(std::vector<T> &dst, std::string_view payload) {
+  const size_t n = payload.size() / sizeof(T);
+  const size_t old = dst.size();
+  dst.resize(old + n);
+  if (n > 0) std::memcpy(static_cast<void *>(dst.data() + old), payload.data(), n * sizeof(T));
+  return n;
+}
+
+size_t append_records(RankTrace &t, uint32_t type, std::string_view payload) {
+  switch (type) {
+    case kChunkEvents:
+      return append_array(t.events, payload);
+    case kChunkRequests:
+      return append_array(t.requests, payload);
+    case kChunkCompletions:
+      return append_array(t.completions, payload);
+    default:
+      return append_array(t.steps, payload);
+  }
+}
+
+void take_state(SpillContents &out, SpillState &st) {
+  out.run = std::move(st.run);
+  auto &t = out.trace;
+  t.complete = st.profile_part.complete;
+  t.region_paths = std::move(st.profile_part.region_paths);
+  t.metric_names = std::move(st.profile_part.metric_names);
+  t.profile = std::move(st.profile_part.profile);
+  t.comms = std::move(st.profile_part.comms);
+  t.callsites = std::move(st.profile_part.callsites);
+  t.clock = st.profile_part.clock;
+  out.has_state = true;
+}
+
+std::string slurp(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot open spill file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string data = ss.str();
+  if (!in) throw Error(path + ": cannot open the spill file: " + std::strerror(errno));
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw Error(path + ": cannot read the spill file");
+  return data;
+}
+
+void check_header(const std::string &path, const std::string &data, SpillHeader &h) {
+  if (data.empty())
+    throw Error(path + ": empty (0 bytes): the rank ended before writing its spill header; it has no data");
+  if (std::memcmp(data.data(), kSpillMagic, std::min(data.size(), sizeof kSpillMagic)) != 0)
+    throw Error(path + ": not a perfsift spill file (it does not start with PSSPILL1)");
+  if (data.size() < sizeof(SpillHeader))
+    throw Error(path + ": " + std::to_string(data.size()) + " bytes, shorter than the " +
+                std::to_string(sizeof(SpillHeader)) + "-byte spill header; it has no data");
+  std::memcpy(&h, data.data(), sizeof h);
+  if (h.version != kSpillVersion)
+    throw Error(path + ": spill format version " + std::to_string(h.version) + "; this perfsift reads version " +
+                std::to_string(kSpillVersion) + ": recover it with the perfsift that collected the run");
+  if (h.nranks <= 0 || h.nranks > kSpillMaxRanks || h.rank < 0 || h.rank >= h.nranks)
+    throw Error(path + ": damaged spill header: rank " + std::to_string(h.rank) + " of " + std::to_string(h.nranks) +
+                " ranks");
+}
+
+}  // namespace
+
+SpillState deserialize_state(const std::string &bytes) { return deserialize_state_view(bytes); }
+
+SpillContents read_spill(const std::string &path) {
+  const std::string data = slurp(path);
   SpillContents out;
-  if (data.size() < sizeof(SpillHeader) || std::memcmp(data.data(), kSpillMagic, 8) != 0)
-    throw std::runtime_error(path + ": not a perfsift spill file (bad header)");
-  std::memcpy(&out.header, data.data(), sizeof(SpillHeader));
+  check_header(path, data, out.header);
   out.trace.rank = out.header.rank;
+  const size_t size = data.size();
   size_t pos = sizeof(SpillHeader);
-  while (pos < data.size()) {
-    if (pos + sizeof(ChunkHeader) > data.size()) {
-      out.warning = path + ": torn chunk header at byte " + std::to_string(pos) + " dropped";
+  // Damage past the first chunk keeps what came before it; in the first chunk it is an error.
+  auto damaged = [&](const std::string &what) {
+    if (pos == sizeof(SpillHeader)) throw Error(path + ": damaged at byte " + std::to_string(pos) + ": " + what);
+    out.warning = path + ": damaged at byte " + std::to_string(pos) + " (" + what + "); kept the chunks before it, " +
+                  "dropped the last " + std::to_string(size - pos) + " bytes";
+  };
+  while (pos < size) {
+    const size_t left = size - pos;
+    if (left < sizeof(ChunkHeader)) {
+      out.warning = path + ": truncated at byte " + std::to_string(size) + " inside a chunk header; dropped its " +
+                    std::to_string(left) + " bytes";
       break;
     }
     ChunkHeader h;
     std::memcpy(&h, data.data() + pos, sizeof h);
-    pos += sizeof h;
-    if (pos + h.bytes > data.size()) {
-      out.warning = path + ": torn chunk at byte " + std::to_string(pos) + " dropped";
+    if (h.type < kChunkEvents || h.type > kChunkState || h.reserved != 0) {
+      damaged("unknown chunk type " + std::to_string(h.type));
       break;
     }
-    std::string payload = data.substr(pos, h.bytes);
-    pos += h.bytes;
-    switch (h.type) {
-      case kChunkEvents:
-        append_array(out.trace.events, payload);
-        break;
-      case kChunkRequests:
-        append_array(out.trace.requests, payload);
-        break;
-      case kChunkCompletions:
-        append_array(out.trace.completions, payload);
-        break;
-      case kChunkSteps:
-        append_array(out.trace.steps, payload);
-        break;
-      case kChunkState: {
-        SpillState st = deserialize_state(payload);
-        out.run = st.run;
-        auto &t = out.trace;
-        t.complete = st.profile_part.complete;
-        t.region_paths = std::move(st.profile_part.region_paths);
-        t.metric_names = std::move(st.profile_part.metric_names);
-        t.profile = std::move(st.profile_part.profile);
-        t.comms = std::move(st.profile_part.comms);
-        t.callsites = std::move(st.profile_part.callsites);
-        t.clock = st.profile_part.clock;
-        out.has_state = true;
+    const size_t body = left - sizeof h;
+    const char *name = chunk_name(h.type);
+    if (h.bytes > body) {  // torn: what a kill during a flush leaves
+      out.warning = path + ": truncated at byte " + std::to_string(size) + " inside the " + name + " chunk of " +
+                    std::to_string(h.bytes) + " bytes at byte " + std::to_string(pos);
+      if (h.type == kChunkState) {
+        out.warning += "; the rank's closing state (profile, communicators, call sites) is lost";
+      } else {
+        const size_t kept = append_records(out.trace, h.type, std::string_view(data).substr(pos + sizeof h, body));
+        out.warning += "; kept its " + std::to_string(kept) + " complete records";
+      }
+      break;
+    }
+    const std::string_view payload = std::string_view(data).substr(pos + sizeof h, h.bytes);
+    if (h.type == kChunkState) {
+      SpillState st;
+      try {
+        st = deserialize_state_view(payload);
+      } catch (const std::exception &e) {
+        damaged(std::string("state chunk: ") + e.what());
         break;
       }
-      default:
-        throw std::runtime_error(path + ": unknown chunk type " + std::to_string(h.type) + " at byte " +
-                                 std::to_string(pos - h.bytes - sizeof h));
+      take_state(out, st);
+    } else {
+      if (h.bytes % record_size(h.type) != 0) {
+        damaged(std::string("a ") + name + " chunk of " + std::to_string(h.bytes) + " bytes is not a whole number of " +
+                std::to_string(record_size(h.type)) + "-byte records");
+        break;
+      }
+      append_records(out.trace, h.type, payload);
     }
+    pos += sizeof h + payload.size();
   }
   return out;
 }

@@ -18,6 +18,8 @@
 namespace perfsift::io {
 
 inline constexpr char kSpillMagic[8] = {'P', 'S', 'S', 'P', 'I', 'L', 'L', '1'};
+inline constexpr int32_t kSpillVersion = 1;
+inline constexpr int32_t kSpillMaxRanks = 1 << 22;  // a header claiming more is damaged
 
 enum SpillChunk : uint32_t { kChunkEvents = 1, kChunkRequests, kChunkCompletions, kChunkSteps, kChunkState };
 
@@ -62,9 +64,12 @@ std::string serialize_state(const SpillState &state);
 SpillState deserialize_state(const std::string &bytes);
 
 // Reads one rank's spill file. Events, requests, completions and steps are appended in
-// file order; the last state chunk (if any) fills the rest. Throws std::runtime_error
-// naming the file and byte offset on corruption; a torn final chunk is dropped with
-// `*warning` set.
+// file order; the last state chunk (if any) fills the rest. Every length and count read
+// from the file is checked against the bytes left before it is used. Throws io::Error
+// (one line naming the file and what is wrong) when the file is empty, shorter than its
+// header, not a spill file, of another format version, or damaged in its first chunk.
+// A file cut short (a kill during a flush) keeps every complete record before the cut,
+// and damage after the first chunk keeps the chunks before it; both set `*warning`.
 struct SpillContents {
   SpillHeader header{};
   RankTrace trace;

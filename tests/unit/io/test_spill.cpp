@@ -1,11 +1,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <filesystem>
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <set>
 
 #include "io/spill.h"
+#include "io/trace_store.h"
 
 using namespace perfsift::io;
 
@@ -16,7 +21,6 @@ std::string temp_dir() {
   return d.string();
 }
 SpillHeader header(int rank) { return make_spill_header(rank, 4, 123); }
-}  // namespace
 
 TEST(Spill, RoundTripEventsAndState) {
   std::string dir = temp_dir();
@@ -56,25 +60,202 @@ TEST(Spill, RoundTripEventsAndState) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(Spill, TornTailIsDroppedWithWarning) {
+// A file as the collector writes it: two flushes of records, then the state chunk.
+// Returns the byte offset where the second events chunk starts.
+size_t write_sample(const std::string &dir, int rank) {
+  SpillWriter w;
+  EXPECT_TRUE(w.open(dir, header(rank), nullptr));
+  std::vector<Event> ev(5);
+  for (size_t i = 0; i < ev.size(); ++i) ev[i].t_enter = static_cast<int64_t>(i + 1);
+  std::vector<RequestRecord> rq(2);
+  std::vector<CompletionRecord> cp(1);
+  std::vector<StepRecord> st(1);
+  EXPECT_TRUE(w.write_records(ev, rq, cp, st));
+  const size_t second = std::filesystem::file_size(w.path());
+  EXPECT_TRUE(w.write_records(ev, rq, cp, st));
+  SpillState s;
+  s.run.nranks = 4;
+  s.run.command = "./app";
+  s.profile_part.rank = rank;
+  s.profile_part.region_paths = {"(program)", "solve"};
+  s.profile_part.metric_names = {"visits", "wall"};
+  s.profile_part.profile = {1, 2, 3, 4};
+  s.profile_part.comms = {{42, {0, 1, 2, 3}, {}}};
+  s.profile_part.callsites = {{"/bin/app", 0x40, "main", 4, "app.c", 12}};
+  EXPECT_TRUE(w.write_state(s));
+  w.close();
+  return second;
+}
+
+std::string read_bytes(const std::string &p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+void write_bytes(const std::string &p, const std::string &b) { std::ofstream(p, std::ios::binary) << b; }
+}  // namespace
+
+TEST(Spill, TornTailKeepsCompleteRecords) {
   std::string dir = temp_dir();
   SpillWriter w;
   ASSERT_TRUE(w.open(dir, header(0), nullptr));
   std::vector<Event> ev(2);
+  ev[0].t_enter = 11;
   w.write_chunk(kChunkEvents, ev.data(), ev.size() * sizeof(Event));
   w.close();
   std::string p = spill_path(dir, 0);
   auto size = std::filesystem::file_size(p);
   std::filesystem::resize_file(p, size - 10);
   SpillContents c = read_spill(p);
+  ASSERT_EQ(c.trace.events.size(), 1u);
+  EXPECT_EQ(c.trace.events[0].t_enter, 11);
+  EXPECT_NE(c.warning.find("truncated at byte " + std::to_string(size - 10)), std::string::npos) << c.warning;
+  EXPECT_NE(c.warning.find("kept its 1 complete records"), std::string::npos) << c.warning;
+  std::filesystem::remove_all(dir);
+}
+
+// A kill during a flush cuts the file anywhere: at every byte, read_spill returns every
+// complete record before the cut (with a warning when something was cut), or throws
+// io::Error for a cut inside the header; it never crashes.
+TEST(Spill, TruncatedAtEveryByteKeepsThePrefix) {
+  std::string dir = temp_dir();
+  const std::string p = spill_path(dir, 1);
+  const size_t second = write_sample(dir, 1);
+  const std::string full = read_bytes(p);
+  const size_t chunk = 16;
+  // A cut between chunks leaves a well-formed file: only those go without a warning.
+  std::set<size_t> boundaries{full.size()};
+  for (size_t start : {sizeof(SpillHeader), second}) {
+    size_t at = start;
+    boundaries.insert(at);
+    for (size_t bytes : {5 * sizeof(Event), 2 * sizeof(RequestRecord), sizeof(CompletionRecord), sizeof(StepRecord)})
+      boundaries.insert(at += chunk + bytes);
+  }
+  for (size_t cut = 0; cut <= full.size(); ++cut) {
+    write_bytes(p, full.substr(0, cut));
+    if (cut < sizeof(SpillHeader)) {
+      try {
+        read_spill(p);
+        ADD_FAILURE() << "cut at " << cut << " did not throw";
+      } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(cut == 0 ? "empty" : "shorter than"), std::string::npos) << e.what();
+      }
+      continue;
+    }
+    SpillContents c = read_spill(p);
+    EXPECT_EQ(c.header.rank, 1);
+    const bool whole = cut == full.size();
+    EXPECT_EQ(c.warning.empty(), boundaries.count(cut) == 1) << "cut at " << cut;
+    EXPECT_EQ(c.has_state, whole) << "cut at " << cut;
+    // Events of the first flush, then of the second: all complete ones before the cut.
+    size_t expect = 0;
+    for (size_t start : {sizeof(SpillHeader), second})
+      if (cut > start + chunk) expect += std::min<size_t>(5, (cut - start - chunk) / sizeof(Event));
+    ASSERT_EQ(c.trace.events.size(), expect) << "cut at " << cut;
+    for (size_t i = 0; i < expect; ++i) EXPECT_EQ(c.trace.events[i].t_enter, static_cast<int64_t>(i % 5 + 1));
+    if (whole) {
+      EXPECT_EQ(c.trace.requests.size(), 4u);
+      EXPECT_EQ(c.trace.profile.size(), 4u);
+      EXPECT_EQ(c.trace.callsites.at(0).line, 12);
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Spill, HeaderOnlyHasNoData) {
+  std::string dir = temp_dir();
+  SpillWriter w;
+  ASSERT_TRUE(w.open(dir, header(3), nullptr));
+  w.close();
+  SpillContents c = read_spill(spill_path(dir, 3));
+  EXPECT_EQ(c.header.rank, 3);
+  EXPECT_TRUE(c.warning.empty());
+  EXPECT_FALSE(c.has_state);
   EXPECT_TRUE(c.trace.events.empty());
-  EXPECT_NE(c.warning.find("torn chunk"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+std::string error_of(const std::string &p) {
+  try {
+    read_spill(p);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Spill, BadHeadersAreOneLineErrors) {
+  std::string dir = temp_dir();
+  const std::string p = spill_path(dir, 0);
+  write_sample(dir, 0);
+  const std::string good = read_bytes(p);
+  auto with = [&](size_t at, int32_t v) {
+    std::string b = good;
+    std::memcpy(b.data() + at, &v, sizeof v);
+    write_bytes(p, b);
+    return error_of(p);
+  };
+  EXPECT_NE(with(offsetof(SpillHeader, version), 7).find("spill format version 7; this perfsift reads version 1"),
+            std::string::npos);
+  EXPECT_NE(with(offsetof(SpillHeader, nranks), -5).find("damaged spill header: rank 0 of -5 ranks"),
+            std::string::npos);
+  EXPECT_NE(with(offsetof(SpillHeader, nranks), 2000000000).find("damaged spill header"), std::string::npos);
+  EXPECT_NE(with(offsetof(SpillHeader, rank), 4).find("damaged spill header: rank 4 of 4"), std::string::npos);
+  std::ofstream(p) << "hello world, not a spill file at all";
+  EXPECT_NE(error_of(p).find("not a perfsift spill file"), std::string::npos);
+  EXPECT_EQ(error_of(p).find('\n'), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// Garbage after a valid header: an error for damage in the first chunk, the chunks before
+// the damage otherwise; never a crash nor an allocation sized by a garbage count.
+TEST(Spill, GarbageNeverCrashes) {
+  std::string dir = temp_dir();
+  const std::string p = spill_path(dir, 0);
+  write_sample(dir, 0);
+  const std::string good = read_bytes(p);
+  uint64_t x = 88172645463325252ull;
+  auto next = [&] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  // All garbage after the header: an error naming the place.
+  std::string b = good.substr(0, sizeof(SpillHeader));
+  for (int i = 0; i < 4000; ++i) b += static_cast<char>(next());
+  write_bytes(p, b);
+  EXPECT_NE(error_of(p).find("damaged at byte 32"), std::string::npos) << error_of(p);
+  // Random bytes overwritten anywhere past the header, and huge lengths in every 8-byte slot.
+  int kept = 0;
+  for (int round = 0; round < 3000; ++round) {
+    b = good;
+    if (round < static_cast<int>((good.size() - sizeof(SpillHeader)) / 4)) {
+      const uint32_t huge = round % 2 ? 0xffffffffu : 0x80000001u;
+      std::memcpy(b.data() + sizeof(SpillHeader) + 4 * round, &huge, sizeof huge);
+    } else {
+      for (int k = 0; k < 1 + static_cast<int>(next() % 4); ++k)
+        b[sizeof(SpillHeader) + next() % (good.size() - sizeof(SpillHeader))] = static_cast<char>(next());
+    }
+    write_bytes(p, b);
+    try {
+      SpillContents c = read_spill(p);
+      EXPECT_LE(c.trace.events.size(), good.size() / sizeof(Event));
+      if (c.has_state) {
+        EXPECT_EQ(c.trace.profile.size(), c.trace.region_paths.size() * c.trace.metric_names.size());
+      }
+      ++kept;
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos);
+    }
+  }
+  EXPECT_GT(kept, 0);
   std::filesystem::remove_all(dir);
 }
 
 TEST(Spill, ForeignFileIsRejected) {
   std::string dir = temp_dir();
   std::ofstream(dir + "/rank-0.bin") << "hello world, not a spill file at all";
-  EXPECT_THROW(read_spill(dir + "/rank-0.bin"), std::runtime_error);
+  EXPECT_THROW(read_spill(dir + "/rank-0.bin"), Error);
   std::filesystem::remove_all(dir);
 }
