@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/trace_model.h"
@@ -52,46 +53,57 @@ class ByteWriter {
   std::string m_s;
 };
 
-// Reads what ByteWriter wrote; throws std::runtime_error when the bytes run out.
+// Reads what ByteWriter wrote (spill files, the store writer's exchanged tables). Every
+// length and count is checked against the bytes left before anything is allocated, so
+// damaged bytes cannot drive a huge allocation or a read past the end; a failure is a
+// std::runtime_error saying what and at which byte.
 class ByteReader {
  public:
-  explicit ByteReader(const std::string &b) : m_s(b) {}
+  explicit ByteReader(std::string_view b) : m_s(b) {}
   bool more() const { return m_pos < m_s.size(); }
   template <class T>
   T pod() {
-    need(sizeof(T));
+    need(sizeof(T), "a field");
     T v;
     std::memcpy(&v, m_s.data() + m_pos, sizeof v);
     m_pos += sizeof v;
     return v;
   }
   std::string str() {
-    auto n = pod<uint32_t>();
-    need(n);
-    std::string v = m_s.substr(m_pos, n);
+    const auto n = pod<uint32_t>();
+    need(n, "a string of " + std::to_string(n) + " bytes");
+    std::string v(m_s.substr(m_pos, n));
     m_pos += n;
     return v;
   }
+  // A count of items of at least `min_bytes` each: no more than the bytes left can hold.
+  size_t count(size_t min_bytes, const char *what) {
+    const auto n = pod<uint64_t>();
+    if (n > left() / min_bytes)
+      fail(std::string("a count of ") + std::to_string(n) + " " + what + " that " + std::to_string(left()) +
+           " bytes cannot hold");
+    return static_cast<size_t>(n);
+  }
   template <class T>
-  std::vector<T> vec() {
-    auto n = pod<uint64_t>();
-    need(n * sizeof(T));
+  std::vector<T> vec(const char *what = "items") {
+    const size_t n = count(sizeof(T), what);
     std::vector<T> v(n);
-    std::memcpy(v.data(), m_s.data() + m_pos, n * sizeof(T));
+    if (n > 0) std::memcpy(v.data(), m_s.data() + m_pos, n * sizeof(T));
     m_pos += n * sizeof(T);
     return v;
   }
-  std::vector<std::string> strs() {
-    auto n = pod<uint64_t>();
+  std::vector<std::string> strs(const char *what = "strings") {
+    const size_t n = count(sizeof(uint32_t), what);
     std::vector<std::string> v;
-    for (uint64_t i = 0; i < n; ++i) v.push_back(str());
+    v.reserve(n);
+    for (size_t i = 0; i < n; ++i) v.push_back(str());
     return v;
   }
   CommRecord comm() {
     CommRecord c;
     c.key = pod<uint64_t>();
-    c.members = vec<int32_t>();
-    c.remote = vec<int32_t>();
+    c.members = vec<int32_t>("communicator members");
+    c.remote = vec<int32_t>("remote group members");
     return c;
   }
   CallSite callsite() {
@@ -104,12 +116,16 @@ class ByteReader {
     c.line = pod<int32_t>();
     return c;
   }
+  [[noreturn]] void fail(const std::string &what) const {
+    throw std::runtime_error(what + " at byte " + std::to_string(m_pos) + " of " + std::to_string(m_s.size()));
+  }
 
  private:
-  void need(size_t n) const {
-    if (m_pos + n > m_s.size()) throw std::runtime_error("encoded record is truncated");
+  size_t left() const { return m_s.size() - m_pos; }
+  void need(size_t n, const std::string &what) const {
+    if (n > left()) fail(what + " runs past the end");
   }
-  const std::string &m_s;
+  std::string_view m_s;
   size_t m_pos = 0;
 };
 

@@ -129,86 +129,11 @@ std::string serialize_state(const SpillState &st) {
 
 namespace {
 
-// Reads what serialize_state wrote. Every length and count is checked against the bytes
-// left before anything is allocated, so a damaged chunk cannot drive a huge allocation
-// or a read past its end; a failure is a std::runtime_error saying what and where.
-class CheckedReader {
- public:
-  explicit CheckedReader(std::string_view b) : m_s(b) {}
-  bool more() const { return m_pos < m_s.size(); }
-  template <class T>
-  T pod() {
-    need(sizeof(T), "a field");
-    T v;
-    std::memcpy(&v, m_s.data() + m_pos, sizeof v);
-    m_pos += sizeof v;
-    return v;
-  }
-  std::string str() {
-    const auto n = pod<uint32_t>();
-    need(n, "a string of " + std::to_string(n) + " bytes");
-    std::string v(m_s.substr(m_pos, n));
-    m_pos += n;
-    return v;
-  }
-  // A count of items of at least `min_bytes` each: no more than the bytes left can hold.
-  size_t count(size_t min_bytes, const char *what) {
-    const auto n = pod<uint64_t>();
-    if (n > left() / min_bytes)
-      fail(std::string("a count of ") + std::to_string(n) + " " + what + " that " + std::to_string(left()) +
-           " bytes cannot hold");
-    return static_cast<size_t>(n);
-  }
-  template <class T>
-  std::vector<T> vec(const char *what) {
-    const size_t n = count(sizeof(T), what);
-    std::vector<T> v(n);
-    if (n > 0) std::memcpy(v.data(), m_s.data() + m_pos, n * sizeof(T));
-    m_pos += n * sizeof(T);
-    return v;
-  }
-  std::vector<std::string> strs(const char *what) {
-    const size_t n = count(sizeof(uint32_t), what);
-    std::vector<std::string> v;
-    v.reserve(n);
-    for (size_t i = 0; i < n; ++i) v.push_back(str());
-    return v;
-  }
-  CommRecord comm() {
-    CommRecord c;
-    c.key = pod<uint64_t>();
-    c.members = vec<int32_t>("communicator members");
-    c.remote = vec<int32_t>("remote group members");
-    return c;
-  }
-  CallSite callsite() {
-    CallSite c;
-    c.module = str();
-    c.offset = pod<uint64_t>();
-    c.function = str();
-    c.fn_offset = pod<uint64_t>();
-    c.file = str();
-    c.line = pod<int32_t>();
-    return c;
-  }
-  [[noreturn]] void fail(const std::string &what) const {
-    throw std::runtime_error(what + " at byte " + std::to_string(m_pos) + " of " + std::to_string(m_s.size()));
-  }
-
- private:
-  size_t left() const { return m_s.size() - m_pos; }
-  void need(size_t n, const std::string &what) const {
-    if (n > left()) fail(what + " runs past the end");
-  }
-  std::string_view m_s;
-  size_t m_pos = 0;
-};
-
 constexpr size_t kCommMinBytes = 8 + 8 + 8;                  // key and two empty member lists
 constexpr size_t kCallSiteMinBytes = 4 + 8 + 4 + 8 + 4 + 4;  // three empty strings, two offsets, a line
 
 SpillState deserialize_state_view(std::string_view bytes) {
-  CheckedReader in(bytes);
+  ByteReader in(bytes);
   SpillState st;
   RunInfo &r = st.run;
   r.nranks = in.pod<int32_t>();
