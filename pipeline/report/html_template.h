@@ -71,7 +71,7 @@ const absentNote=(host,key)=>{$(host).innerHTML='<div class="absent" data-absent
  if(!keys.length&&!extra.length&&!nr.length)return;
  $("absent").innerHTML='<div class="note" id="stages">stages run: '+esc((D.stages_run||[]).join(", ")||"none")+
   (nr.length?"; not run: "+esc(nr.join(", "))+" (add them to pipeline.stages for their views and findings)":"")+"</div>"+
-  (keys.length||extra.length?"<details open><summary>"+(keys.length+extra.length)+" views absent</summary><ul>"+keys.map(k=>'<li class="absent">'+esc(A[k])+"</li>").join("")+extra.map(t=>'<li class="absent">'+esc(t)+"</li>").join("")+"</ul></details>":"")})();
+  (keys.length||extra.length?"<details open><summary>"+(keys.length+extra.length)+(keys.length+extra.length==1?" view absent":" views absent")+"</summary><ul>"+keys.map(k=>'<li class="absent">'+esc(A[k])+"</li>").join("")+extra.map(t=>'<li class="absent">'+esc(t)+"</li>").join("")+"</ul></details>":"")})();
 
 // ---- findings
 const F=D.findings, fc=n=>F.columns.indexOf(n);

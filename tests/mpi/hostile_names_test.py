@@ -33,7 +33,8 @@ NAMES = [
 ]
 # Names with whitespace and quotes: the what-if questions the stages generate quote them
 # (region "tab\there"), so the default pipeline, what-if stages included, analyses them.
-SPACED = [b"tab\there", b"new\nline", b'say "hi"', b"\xff\t\x1b[2J", b"main loop"]
+SPACED = [b"tab\there", b"new\nline", b'say "hi"', b"\xff\t\x1b[2J", b"main loop",
+          b"<img src=x onerror=console.error(\"INJECTED\")>"]
 
 
 def fail(msg):
@@ -134,6 +135,20 @@ def case(tag, names, late, config=None, html=True):
     for n in want:
         check(json.dumps(n, ensure_ascii=False)[1:-1] in page, f"{tag}.html: the data lacks {n!r}")
     check(html.count(b"</script>") == 2, f"{tag}.html has {html.count(b'</script>')} </script> (expected 2)")
+    # In headless Chromium (when installed): names that would run script or add elements if
+    # inserted as markup stay text: no console message, no script error, the page draws.
+    if shutil.which("chromium"):
+        cdp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "cdp_check.py")
+        r = subprocess.run([sys.executable, cdp, f"{tag}.html", f"{tag}.png"], cwd=WORK, capture_output=True,
+                           text=True, timeout=120)
+        try:
+            seen = json.loads(r.stdout)
+        except ValueError:
+            seen = {}
+        check(r.returncode == 0 and seen.get("rendered") == "ok" and seen.get("errors") == 0 and not seen.get("console"),
+              f"{tag}.html in Chromium: {r.stdout.strip()[:400]} {r.stderr.strip()[-300:]}")
+    else:
+        print("note: no chromium; the page was not loaded in a browser")
     print(f"{tag}: {len(regions)} names stored as bytes; JSON valid UTF-8 with the names back (U+FFFD for "
           f"ill-formed bytes); text without raw control characters; the HTML data parses")
     return d, text
