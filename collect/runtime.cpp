@@ -18,6 +18,7 @@
 
 #include "io/trace_store.h"
 #include "io/clock_correction.h"
+#include "io/region_path.h"
 #include "tick_clock.h"
 
 namespace perfsift::collect {
@@ -470,7 +471,7 @@ void Runtime::region_begin(const char *name, bool step) {
   if (id < 0) {
     RegionNode node;
     node.name = name;
-    node.path = parent == 0 ? std::string(name) : m_regions[parent].path + "/" + name;
+    node.path = io::child_region_path(m_regions[parent].path, parent == 0, name);
     node.parent = parent;
     node.acc.assign(io::kBuiltinMetricCount + m_papi_names.size(), 0.0);
     id = static_cast<int32_t>(m_regions.size());

@@ -27,6 +27,7 @@
 #include "io/spill.h"
 
 #include "io/hdf5_util.h"
+#include "io/region_path.h"
 
 namespace perfsift::io {
 
@@ -553,11 +554,12 @@ void write_run_attributes(const Ctx &ck, hid_t file, const RunInfo &run) {
   write_string_attr(ck, file, "hosts", run.hostname_list);
 }
 
-// Where the path of the nearest enclosing region ends in `path` (a '/'), or npos at the
-// root. A region name may itself hold '/' ("io/read" opened at the top level): then the
-// prefix before that slash is no region, and the search goes on to a shorter prefix.
+// Where the parent's path ends in `path` (its last separating '/'), or npos at the root.
+// Stores written before names were quoted hold names with a bare '/' ("io/read" opened at
+// the top level): when a prefix is no region, the nearest shorter one that is wins.
 size_t enclosing_region_end(const Tables &t, const std::string &path) {
-  for (size_t slash = path.rfind('/'); slash != std::string::npos && slash > 0; slash = path.rfind('/', slash - 1))
+  for (size_t slash = region_path_parent_end(path); slash != std::string::npos && slash > 0;
+       slash = path.rfind('/', slash - 1))
     if (t.region_id.count(path.substr(0, slash))) return slash;
   return std::string::npos;
 }
@@ -571,13 +573,16 @@ void write_regions(const Out &out, hid_t file, const Tables &t) {
     ids[i] = static_cast<int32_t>(i);
     const std::string &p = t.region_paths[i];
     const size_t cut = i == 0 ? std::string::npos : enclosing_region_end(t, p);
-    names[i] = cut == std::string::npos ? p : p.substr(cut + 1);
+    names[i] =
+        i == 0 ? p : region_name_of_component(std::string_view(p).substr(cut == std::string::npos ? 0 : cut + 1));
     parents[i] = i == 0 ? -1 : (cut == std::string::npos ? 0 : t.region_id.at(p.substr(0, cut)));
   }
   out.ints(g, "id", H5T_NATIVE_INT32, ids, "", "region id: the column of /profile datasets");
   out.ints(g, "parent", H5T_NATIVE_INT32, parents, "", "parent region id, -1 for the root");
   out.strings(g, "name", names, "region name");
-  out.strings(g, "path", t.region_paths, "slash-separated path below the root; the root is (program)");
+  out.strings(g, "path", t.region_paths,
+              "names from the root down, joined by /; a name holding / or starting with a double quote is quoted, with "
+              "backslash escapes; the root is (program)");
 }
 
 // /profile/METRIC: [rank][region]; this process writes its owned ranks' rows (one hyperslab).

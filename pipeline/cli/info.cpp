@@ -174,7 +174,8 @@ void print_regions(const io::TraceStore &store) {
     for (int32_t r = 0; r < n; ++r)
       if (!std::isnan(wall[r * nr + g])) w += wall[r * nr + g], m += mpi[r * nr + g], ++cnt;
     const auto &reg = store.regions()[g];
-    int depth = static_cast<int>(std::count(reg.path.begin(), reg.path.end(), '/')) + (g ? 1 : 0);
+    int depth = 0;  // by parent ids: names may hold '/'
+    for (int32_t p = reg.parent; p >= 0 && depth < 64; p = store.regions()[static_cast<size_t>(p)].parent) ++depth;
     std::printf("    %*s%-*s %10.4f %10.4f\n", 2 * depth, "", 30 - 2 * depth, reg.name.c_str(), cnt ? w / cnt : 0.0,
                 cnt ? m / cnt : 0.0);
   }

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "config/schema.h"
+#include "io/region_path.h"
 #include "pipeline/replay/replay_model.h"
 
 namespace perfsift::pipeline {
@@ -19,10 +20,13 @@ namespace rp = kernels::replay;
 namespace {
 
 // A question's words: whitespace separates them; "..." quotes any bytes (with \" and \\ inside),
-// also within a word (outer/"a b"). A word with a quoted part is never a keyword.
+// also within a word (outer/"a b"). A word with a quoted part is never a keyword. As a region
+// path, a word's unquoted '/' separate names and its quoted ones belong to a name
+// (region "io/read" is the top-level region named io/read).
 struct Words {
   std::vector<std::string> text;
   std::vector<bool> quoted;
+  std::vector<std::string> path;  // the word as a stored region path (io/region_path.h)
 };
 
 Words words_of(const std::string &q) {
@@ -32,10 +36,18 @@ Words words_of(const std::string &q) {
   while (i < q.size()) {
     while (i < q.size() && space(i)) ++i;
     if (i == q.size()) break;
-    std::string word;
+    std::string word, name, path;
     bool quoted = false;
+    const auto end_name = [&] {
+      path = io::child_region_path(path, path.empty(), name);
+      name.clear();
+    };
     while (i < q.size() && !space(i)) {
       if (q[i] != '"') {
+        if (q[i] == '/')
+          end_name();
+        else
+          name += q[i];
         word += q[i++];
         continue;
       }
@@ -46,11 +58,14 @@ Words words_of(const std::string &q) {
         if (q[i] == '"') break;
         if (q[i] == '\\' && i + 1 < q.size() && (q[i + 1] == '"' || q[i + 1] == '\\')) ++i;
         word += q[i];
+        name += q[i];
       }
       ++i;  // the closing quote
     }
+    end_name();
     w.text.push_back(std::move(word));
     w.quoted.push_back(quoted);
+    w.path.push_back(std::move(path));
   }
   return w;
 }
@@ -77,7 +92,8 @@ class QuestionParser {
 
  private:
   const std::string &need(const char *what);
-  int32_t region(const std::string &path) const;
+  int32_t region(size_t k) const;
+  void region_term(const char *what, Selector &sel);
   Clause clause(const std::string &action);
   Action action(const std::string &word, double &factor);
   void selector_term(const std::string &term, Selector &sel);
@@ -124,25 +140,46 @@ const std::string &QuestionParser::need(const char *what) {
   return m_words[m_next++];
 }
 
-// A whole path, or a leaf name that only one region has (region work for iteration/work).
-int32_t QuestionParser::region(const std::string &path) const {
-  for (size_t k = 0; k < m_paths.size(); ++k)
-    if (m_paths[k] == path) return static_cast<int32_t>(k);
-  const auto leaf = [](const std::string &p) { return p.substr(p.rfind('/') + 1); };
+// The region word k names: a whole path, or a name that only one region has (region work for
+// iteration/work). A quoted path ("outer/a b") that names no region is read as a path too.
+int32_t QuestionParser::region(size_t k) const {
+  const std::string &word = m_words[k], &path = m_split.path[k];
+  std::vector<std::string> tried = {path};
+  if (m_split.quoted[k] && word.find('/') != std::string::npos) {
+    std::string as_path;
+    for (size_t b = 0, e = 0; e != std::string::npos; b = e + 1) {
+      e = word.find('/', b);
+      as_path = io::child_region_path(as_path, b == 0, word.substr(b, e == std::string::npos ? e : e - b));
+    }
+    tried.push_back(as_path);
+  }
+  for (const auto &p : tried)
+    for (size_t r = 0; r < m_paths.size(); ++r)
+      if (m_paths[r] == p) return static_cast<int32_t>(r);
   std::vector<int32_t> by_leaf;
-  for (size_t k = 0; k < m_paths.size(); ++k)
-    if (leaf(m_paths[k]) == path) by_leaf.push_back(static_cast<int32_t>(k));
+  if (io::region_path_parent_end(path) == std::string::npos) {
+    const std::string name = io::region_name_of_component(path);
+    for (size_t r = 1; r < m_paths.size(); ++r)
+      if (io::region_leaf_name(m_paths[r]) == name) by_leaf.push_back(static_cast<int32_t>(r));
+  }
   if (by_leaf.size() == 1) return by_leaf[0];
   if (by_leaf.size() > 1) {
     std::string list;
-    for (int32_t k : by_leaf) list += (list.empty() ? "" : ", ") + quote_region(m_paths[static_cast<size_t>(k)]);
-    throw QuestionError("what-if question \"" + m_text + "\": '" + path + "' names " + std::to_string(by_leaf.size()) +
+    for (int32_t r : by_leaf) list += (list.empty() ? "" : ", ") + quote_region(m_paths[static_cast<size_t>(r)]);
+    throw QuestionError("what-if question \"" + m_text + "\": '" + word + "' names " + std::to_string(by_leaf.size()) +
                         " regions (" + list + "); write the whole path");
   }
   std::vector<std::string> names = m_paths;  // suggestions from paths and leaf names alike
-  for (const auto &p : m_paths) names.push_back(leaf(p));
-  throw QuestionError("what-if question \"" + m_text + "\": no region '" + path + "' in the store (did you mean '" +
-                      config::nearest(path, names) + "'?)");
+  for (const auto &p : m_paths) names.push_back(io::region_leaf_name(p));
+  throw QuestionError("what-if question \"" + m_text + "\": no region '" + word + "' in the store (did you mean '" +
+                      config::nearest(word, names) + "'?)");
+}
+
+// The region a selector names, at the next word.
+void QuestionParser::region_term(const char *what, Selector &sel) {
+  need(what);
+  sel.region_id = region(m_next - 1);
+  sel.region = m_paths[static_cast<size_t>(sel.region_id)];
 }
 
 // An action and its selector terms, up to the next "and".
@@ -193,19 +230,16 @@ void QuestionParser::selector_term(const std::string &t, Selector &sel) {
     sel.kind = Selector::Kind::All;
   } else if (t == "region") {
     sel.kind = Selector::Kind::Region;
-    sel.region = need("a region path");
-    sel.region_id = region(sel.region);
+    region_term("a region path", sel);
   } else if (t == "step") {
     sel.kind = Selector::Kind::Step;
     sel.step = parse_int(text, need("a step number"), "step number");
     if (keyword(m_next, "of")) ++m_next;
-    sel.region = need("the step region");
-    sel.region_id = region(sel.region);
+    region_term("the step region", sel);
   } else if (t == "steps") {
     sel.kind = Selector::Kind::Steps;
     if (keyword(m_next, "of")) ++m_next;
-    sel.region = need("the step region");
-    sel.region_id = region(sel.region);
+    region_term("the step region", sel);
   } else if (t == "callsite") {
     sel.kind = Selector::Kind::Callsite;
     sel.callsite = parse_int(text, need("a call-site id"), "call-site id");
@@ -507,17 +541,24 @@ rp::Scenario build_scenario(const Context *ctx, const ReplayModel &model, const 
 }
 
 std::string quote_region(const std::string &path) {
-  const bool plain =
-      !path.empty() && path != "and" && path != "of" && std::none_of(path.begin(), path.end(), [](char c) {
-        return c == '"' || c == '\\' || std::isspace(static_cast<unsigned char>(c));
-      });
-  if (plain) return path;
-  std::string q = "\"";
-  for (char c : path) {
-    if (c == '"' || c == '\\') q += '\\';
-    q += c;
+  std::string q;
+  for (const auto &name : io::split_region_path(path)) {
+    const bool plain = !name.empty() && std::none_of(name.begin(), name.end(), [](char c) {
+      return c == '"' || c == '\\' || c == '/' || std::isspace(static_cast<unsigned char>(c));
+    });
+    if (!q.empty()) q += '/';
+    if (plain) {
+      q += name;
+      continue;
+    }
+    q += '"';
+    for (char c : name) {
+      if (c == '"' || c == '\\') q += '\\';
+      q += c;
+    }
+    q += '"';
   }
-  return q + "\"";
+  return q == "and" || q == "of" ? "\"" + q + "\"" : q;
 }
 
 }  // namespace perfsift::pipeline

@@ -72,9 +72,9 @@ Located locate(const Selector &sel, const kernels::replay::RankProgram &p, const
 // Parses one question against the store's region paths. Throws QuestionError with the
 // question, the offending word and the fix.
 Question parse_question(const std::string &text, const std::vector<std::string> &region_paths);
-// A region path as a question names it: as is when it is one plain word, else in quotes
-// with \" and \\ (a name with spaces, tabs, quotes or backslashes, or the word and/of).
-// parse_question reads it back to the same path.
+// A stored region path (io/region_path.h) as a question names it: each name as is when it is
+// plain, else in quotes with \" and \\ (a name with spaces, tabs, quotes, backslashes or '/',
+// or the word and/of). parse_question reads it back to the same region.
 std::string quote_region(const std::string &path);
 
 // The scenario for the model's ranks. With a context: collective over it, the model

@@ -1,7 +1,9 @@
-/* Region names as users write them: slashes, spaces, a quote. Per rank r, three times:
- * "io/read" { sleep (5 + 5 r) ms }, then "solver" { "main loop" { sleep 5 ms } }, then a
- * barrier. Known answer: the store holds the regions "io/read" (a top-level region whose
- * name holds a slash: parent (program)), "solver" and "solver/main loop"; visits 3 each. */
+/* Region names as users write them: slashes, spaces, quotes. Per rank r, three times:
+ * "io/read" { sleep (5 + 5 r) ms }, then "io" { "read" { sleep 2 ms } }, then "solver" {
+ * "main loop" { sleep 5 ms } "\"q/x\"" { } }, then a barrier. Known answer: the top-level
+ * region named io/read (path "io/read" in quotes, parent (program)) and the region read below
+ * io (path io/read) are two regions; "solver" and "solver/main loop" as written; the name
+ * "q/x" in quotes keeps its bytes; visits 3 each. */
 #include <mpi.h>
 
 #include "common.h"
@@ -15,10 +17,17 @@ int main(int argc, char **argv) {
     perfsift_region_begin("io/read");
     sleep_ms(5 + 5 * rank);
     perfsift_region_end("io/read");
+    perfsift_region_begin("io");
+    perfsift_region_begin("read");
+    sleep_ms(2);
+    perfsift_region_end("read");
+    perfsift_region_end("io");
     perfsift_region_begin("solver");
     perfsift_region_begin("main loop");
     sleep_ms(5);
     perfsift_region_end("main loop");
+    perfsift_region_begin("\"q/x\"");
+    perfsift_region_end("\"q/x\"");
     perfsift_region_end("solver");
     MPI_Barrier(MPI_COMM_WORLD);
   }

@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "io/region_path.h"
 #include "io/trace_store.h"
 
 using perfsift::io::Event;
@@ -210,23 +211,38 @@ TEST(Families, ExactCountsPerRank) {
   EXPECT_EQ(st.comms().at(0).members.size(), 4u);  // MPI_COMM_WORLD first
 }
 
-// tests/apps/slash_names.c: a name holding '/' is one region, not a path through a missing one.
+// tests/apps/slash_names.c: a name holding '/' is one region, not a path through a missing one;
+// parent ids and paths agree, and paths name one region each.
 TEST(SlashNames, NamesAsWrittenWithTheirParents) {
   TraceStore st(store_path());
   ASSERT_EQ(st.nranks(), nranks_expected());
-  const int io = region_index(st, "io/read"), solver = region_index(st, "solver"),
-            loop = region_index(st, "solver/main loop");
+  const int io_read = region_index(st, "\"io/read\""), io = region_index(st, "io"), read = region_index(st, "io/read"),
+            solver = region_index(st, "solver"), loop = region_index(st, "solver/main loop"),
+            quoted = region_index(st, "solver/\"\\\"q/x\\\"\"");
+  ASSERT_GE(io_read, 0);
   ASSERT_GE(io, 0);
+  ASSERT_GE(read, 0);
   ASSERT_GE(solver, 0);
   ASSERT_GE(loop, 0);
-  EXPECT_EQ(st.regions()[io].name, "io/read");
-  EXPECT_EQ(st.regions()[io].parent, 0);
+  ASSERT_GE(quoted, 0);
+  EXPECT_EQ(st.regions()[io_read].name, "io/read");
+  EXPECT_EQ(st.regions()[io_read].parent, 0);
+  EXPECT_EQ(st.regions()[read].name, "read");
+  EXPECT_EQ(st.regions()[read].parent, io);
   EXPECT_EQ(st.regions()[loop].name, "main loop");
   EXPECT_EQ(st.regions()[loop].parent, solver);
+  EXPECT_EQ(st.regions()[quoted].name, "\"q/x\"");
+  EXPECT_EQ(st.regions()[quoted].parent, solver);
+  for (const auto &reg : st.regions()) {  // a path is its parent's path and its own name
+    if (reg.parent < 0) continue;
+    EXPECT_EQ(reg.path, perfsift::io::child_region_path(st.regions()[reg.parent].path, reg.parent == 0, reg.name));
+  }
   for (int r = 0; r < st.nranks(); ++r) {
+    EXPECT_EQ(profile_at(st, "visits", r, "\"io/read\""), 3);
     EXPECT_EQ(profile_at(st, "visits", r, "io/read"), 3);
     EXPECT_EQ(profile_at(st, "visits", r, "solver/main loop"), 3);
-    EXPECT_NEAR(profile_at(st, "wall", r, "io/read"), 3 * (0.005 + 0.005 * r), 0.015) << "rank " << r;
+    EXPECT_NEAR(profile_at(st, "wall", r, "\"io/read\""), 3 * (0.005 + 0.005 * r), 0.015) << "rank " << r;
+    EXPECT_NEAR(profile_at(st, "wall", r, "io/read"), 3 * 0.002, 0.010) << "rank " << r;
   }
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "io/region_path.h"
 #include "pipeline/replay/questions.h"
 
 using namespace perfsift::pipeline;
@@ -33,10 +34,19 @@ std::vector<std::string> hostile_names(size_t count, uint32_t seed) {
 }  // namespace
 
 TEST(Questions, GeneratedQuestionsParseBackToTheirRegion) {
+  // A random region tree of hostile names, with paths as the collector writes them.
   const auto names = hostile_names(500, 7);
+  std::mt19937 rng(11);
   std::vector<std::string> paths = {"(program)"};
-  for (const auto &n : names) paths.push_back(n);
+  std::vector<std::vector<std::string>> chains = {{}};
+  for (const auto &n : names) {
+    const size_t parent = rng() % 3 == 0 ? 0 : rng() % paths.size();
+    paths.push_back(perfsift::io::child_region_path(paths[parent], parent == 0, n));
+    chains.push_back(chains[parent]);
+    chains.back().push_back(n);
+  }
   for (size_t id = 1; id < paths.size(); ++id) {
+    ASSERT_EQ(perfsift::io::split_region_path(paths[id]), chains[id]) << paths[id];
     const std::string q = quote_region(paths[id]);
     for (const std::string &text : {"balance region " + q, "zero-wait region " + q, "balance steps of " + q,
                                     "balance step 3 of " + q + " and ideal-network", "scale 0.5000 region " + q}) {
@@ -46,6 +56,21 @@ TEST(Questions, GeneratedQuestionsParseBackToTheirRegion) {
       EXPECT_EQ(parsed.clauses[0].sel.region_id, static_cast<int32_t>(id)) << text;
     }
   }
+}
+
+TEST(Questions, NamesHoldingSlashesAreOneRegion) {
+  using perfsift::io::child_region_path;
+  // Top-level "io/read" and "read" below "io" are two regions with two paths.
+  const std::vector<std::string> paths = {"(program)", "io", child_region_path("", true, "io/read"),
+                                          child_region_path("io", false, "read")};
+  EXPECT_EQ(paths[2], "\"io/read\"");
+  EXPECT_EQ(paths[3], "io/read");
+  EXPECT_EQ(parse_question("balance region \"io/read\"", paths).clauses[0].sel.region_id, 2);
+  EXPECT_EQ(parse_question("balance region io/read", paths).clauses[0].sel.region_id, 3);
+  EXPECT_EQ(quote_region(paths[2]), "\"io/read\"");
+  // A name written in quotes that names no region is tried as a path ("outer/a b").
+  const std::vector<std::string> nested = {"(program)", "outer", "outer/a b"};
+  EXPECT_EQ(parse_question("balance region \"outer/a b\"", nested).clauses[0].sel.region_id, 2);
 }
 
 TEST(Questions, PlainNamesStayUnquoted) {
