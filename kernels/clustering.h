@@ -64,6 +64,9 @@ struct OpticsParams {
   // pivot's length alone (floor 0); then nearly idle ranks, whose vectors are short,
   // never group however alike they are. A floor such as the mean length fixes that.
   double length_floor = 0;
+  // And never below this absolute radius (e.g. a share of the spread of the vectors, which
+  // makes the rule scale-free); 0 is the paper.
+  double min_radius = 0;
 };
 
 // Serial reducer: the whole point set is local, ids 0..rows-1.
@@ -98,8 +101,9 @@ std::vector<int64_t> simplified_optics(PivotDistances &pd, const std::vector<int
     const int64_t pivot = red.min(next_local < rows ? ids[next_local] : kNone);
     if (pivot == kNone) break;
     const std::vector<double> prow = red.row(pivot);
-    const double r2 = p.radius_fraction * p.radius_fraction *
-                      std::max(pd.squared_length(prow, change), p.length_floor * p.length_floor);
+    const double r2 = std::max(p.radius_fraction * p.radius_fraction *
+                                   std::max(pd.squared_length(prow, change), p.length_floor * p.length_floor),
+                               p.min_radius * p.min_radius);
     const auto &d = pd.distances(pivot, prow, change);
     // Identical points are neighbours even when the pivot is the zero vector.
     auto close = [&](double x) { return x < r2 || x == 0.0; };

@@ -78,4 +78,44 @@ inline double radius_floor(Context &ctx, const std::string &reference, const ker
   return n ? len[0].value() / static_cast<double>(n) : 0.0;
 }
 
+// The spread of the rows (columns where `base` is set) over all processes: the largest
+// distance of a row from the rows' mean. Scale-free radii are a share of it: ranks whose
+// vectors are short (nearly idle ranks) group as readily as long ones.
+inline double vector_spread(Context &ctx, const kernels::RowMatrix &points, const std::vector<uint8_t> &base) {
+  const auto cols = static_cast<size_t>(points.cols());
+  std::vector<kernels::FixedSum> sum(cols);
+  for (Eigen::Index i = 0; i < points.rows(); ++i)
+    for (size_t c = 0; c < cols; ++c)
+      if (base[c]) sum[c].add(points(i, static_cast<Eigen::Index>(c)));
+  ctx.allreduce(sum);
+  int64_t n = points.rows();
+  MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+  double spread = 0;
+  for (Eigen::Index i = 0; n > 0 && i < points.rows(); ++i) {
+    double s2 = 0;
+    for (size_t c = 0; c < cols; ++c)
+      if (base[c]) {
+        const double x = points(i, static_cast<Eigen::Index>(c)) - sum[c].value() / static_cast<double>(n);
+        s2 += x * x;
+      }
+    spread = std::max(spread, std::sqrt(s2));
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &spread, 1, MPI_DOUBLE, MPI_MAX, ctx.comm());
+  return spread;
+}
+
+// The radius rules of `algorithm` (dissimilarity.*): "paper" is AutoAnalyzer's
+// radius_fraction x the pivot's length; "simplified" and "optics" add floors so that ranks
+// behaving alike group whatever their vectors' length: the mean length (radius_reference),
+// noise_share of the run, and spread_fraction x the spread of the vectors.
+inline kernels::OpticsParams optics_params(Context &ctx, const config::Values &cfg, const kernels::RowMatrix &points,
+                                           const std::vector<uint8_t> &base) {
+  kernels::OpticsParams p{cfg.get_float("dissimilarity.radius_fraction"), cfg.get_int("dissimilarity.count_threshold")};
+  if (cfg.get_string("dissimilarity.algorithm") == "paper") return p;
+  p.length_floor = std::max(radius_floor(ctx, cfg.get_string("dissimilarity.radius_reference"), points, base),
+                            cfg.get_float("dissimilarity.noise_share") * ctx.wall_time_s());
+  p.min_radius = cfg.get_float("dissimilarity.spread_fraction") * vector_spread(ctx, points, base);
+  return p;
+}
+
 }  // namespace perfsift::pipeline

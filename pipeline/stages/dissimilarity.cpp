@@ -1,5 +1,6 @@
 // Stage `dissimilarity` (AutoAnalyzer 4.2.1 and Algorithm 2): do the ranks behave
-// alike? One performance vector per rank over the code regions (CPU time by default),
+// alike? One performance vector per rank over the code regions (CPU time or computation
+// outside MPI, whichever reflects the work: see vector_metric),
 // clustered by the simplified OPTICS (Algorithm 1). More than one cluster means a
 // dissimilarity bottleneck; the top-down search zeroes each depth-1 region's column
 // (then composites of s adjacent ones when none matters), restores children one by one
@@ -11,6 +12,7 @@
 // O(owned ranks x regions) plus one cached distance vector per pivot. The full
 // distance matrix is written only for small runs (max_matrix_ranks).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <ostream>
@@ -53,6 +55,45 @@ struct Search {
     return d != 0;
   }
 };
+
+// The measure of the rank vectors and why. "auto" takes CPU time (the paper's) when the
+// program's work burns CPU: in the top-level user regions, CPU time beyond the time in MPI
+// is at least a tenth of the computation time (wall outside MPI; the excess over MPI time
+// keeps an MPI library's busy polling from passing for work; a tenth, not all, because
+// oversubscribed or descheduled ranks get a share of a core). Otherwise (ranks that sleep
+// or wait off the CPU) it takes computation outside MPI, so that sleeping and waiting never
+// split ranks. Without user regions the columns are call sites, measured in wall time.
+struct VectorMetric {
+  std::string name, why;
+};
+
+VectorMetric vector_metric(Context &ctx, const config::Values &cfg) {
+  const std::string m = cfg.get_string("dissimilarity.metric");
+  if (m != "auto") return {m, "configured (dissimilarity.metric)"};
+  const int32_t nreg = ctx.nregions();
+  const auto &wall = ctx.profile(io::kMetricNames[io::kWall]), &cpu = ctx.profile(io::kMetricNames[io::kCpu]),
+             &mpi = ctx.profile(io::kMetricNames[io::kMpiTime]);
+  std::vector<kernels::FixedSum> sum(2);  // CPU beyond MPI, computation
+  for (int32_t l = 0; l < ctx.owned(); ++l)
+    for (int32_t g = 1; g < nreg; ++g) {
+      const size_t at = static_cast<size_t>(l) * static_cast<size_t>(nreg) + static_cast<size_t>(g);
+      if (ctx.depth(g) != 1 || std::isnan(wall[at]) || std::isnan(cpu[at]) || std::isnan(mpi[at])) continue;
+      sum[0].add(std::max(0.0, cpu[at] - mpi[at]));
+      sum[1].add(std::max(0.0, wall[at] - mpi[at]));
+    }
+  ctx.allreduce(sum);
+  const double share = sum[1].value() > 0 ? sum[0].value() / sum[1].value() : 0.0;
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%.0f%%", 100 * share);
+  if (share >= 0.1)
+    return {"cpu", std::string("auto: CPU time, because CPU time beyond MPI is ") + pct +
+                       " of the computation time (the work burns CPU)"};
+  return {"comp", std::string("auto: computation outside MPI (wall minus MPI time), because CPU time beyond MPI is "
+                              "only ") +
+                      pct +
+                      " of it (ranks sleep, wait on I/O or are descheduled): waiting and sleeping must not "
+                      "split ranks"};
+}
 
 int64_t count_clusters(Context &ctx, const std::vector<int64_t> &labels, const std::vector<int64_t> &ids) {
   int64_t pivots = 0;  // a cluster's pivot is its own label
@@ -329,32 +370,34 @@ struct DissimilarityResult {
   bool full = false;                 // full OPTICS: the ordering and extract radius below
   kernels::OpticsOrdering ordering;  // of the baseline clustering
   double extract_radius = 0;
+  std::string metric_why;
+  double radius_floor = 0;  // the scale-free part of the radius (spread_fraction x spread)
 };
 
 DissimilarityResult compute_dissimilarity(Context &ctx, const config::Values &cfg) {
-  const std::string metric = cfg.get_string("dissimilarity.metric");
+  const VectorMetric vm = vector_metric(ctx, cfg);
+  const std::string &metric = vm.name;
   const std::string source = cfg.get_string("dissimilarity.regions");
   const bool derive = source == "call-sites" || (source == "auto" && ctx.nregions() <= 1);
   DissimilarityResult r;
   r.cols = derive ? call_site_regions(ctx, metric == "wall") : user_regions(ctx, metric);
-  kernels::OpticsParams params{cfg.get_float("dissimilarity.radius_fraction"),
-                               cfg.get_int("dissimilarity.count_threshold")};
+  r.metric_why = derive ? std::string("call-site regions are measured in wall time (computation between MPI calls")
+                              .append(metric == "wall" ? ", and the time in them)" : ")")
+                        : vm.why;
   r.vectors = rank_vectors(ctx, cfg, r.cols);
   const auto &points = r.vectors.points;
   const auto &base = r.vectors.base;
   const auto &ids = r.vectors.ids;
-
-  // Vectors of a few hundred microseconds (a program that mostly sleeps or waits) differ
-  // by noise: lengths below noise_share of the run do not set the radius.
-  params.length_floor = std::max(radius_floor(ctx, cfg.get_string("dissimilarity.radius_reference"), points, base),
-                                 cfg.get_float("dissimilarity.noise_share") * ctx.wall_time_s());
+  const kernels::OpticsParams params = optics_params(ctx, cfg, points, base);
+  r.radius_floor = params.min_radius;
   kernels::PivotDistances pd(points, base);
   Search s{ctx, pd, ids, params, MpiReducer{ctx.comm(), points, ids}, {}};
   s.full = cfg.get_string("dissimilarity.algorithm") == "optics";
   if (s.full) {
     // Clusters are cut at radius_fraction x the mean vector length.
-    s.full_params = {cfg.get_int("dissimilarity.min_pts"),
-                     params.radius_fraction * radius_floor(ctx, "pivot-or-mean", points, base)};
+    s.full_params = {
+        cfg.get_int("dissimilarity.min_pts"),
+        std::max(params.radius_fraction * radius_floor(ctx, "pivot-or-mean", points, base), params.min_radius)};
     s.base = base;
   }
   s.baseline = s.cluster({});
@@ -463,6 +506,8 @@ void write_distance_matrix(Context &ctx, const DissimilarityResult &r, StageOutp
 
 void write_dissimilarity(Context &ctx, const config::Values &cfg, const DissimilarityResult &r, StageOutput &out) {
   out.attribute("metric", r.cols.measure);
+  out.attribute("metric_why", r.metric_why);
+  out.attribute("radius_spread_floor", r.radius_floor);
   out.attribute("regions_from",
                 std::string(r.cols.derived ? "call sites: the computation before each MPI call site (and with metric "
                                              "wall the time in it); #N is row N of the store's /callsites"
@@ -479,18 +524,39 @@ void write_dissimilarity(Context &ctx, const config::Values &cfg, const Dissimil
   if (r.npoints <= cfg.get_int("dissimilarity.max_matrix_ranks") && r.npoints > 0) write_distance_matrix(ctx, r, out);
 }
 
-// A bottleneck per CCCR; its ranks: those outside the largest cluster.
-void dissimilarity_findings(Context &ctx, const config::Values &cfg, const DissimilarityResult &r) {
+// The ranks that carry the excess in column g: the members of every cluster whose mean there
+// is above the mean over all clustered ranks (the slow ranks, whether they are few or many).
+std::string culprit_ranks(Context &ctx, const DissimilarityResult &r, int32_t g) {
+  const auto &ids = r.vectors.ids;
+  const int32_t first = ctx.first(), nreg = static_cast<int32_t>(r.cols.names.size());
+  std::map<int64_t, size_t> index;
+  for (const auto &[label, size] : r.clusters.sizes) index.emplace(label, index.size());
+  std::vector<kernels::FixedSum> sum(index.size() + 1);  // per cluster, then all
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const double x = r.cols.values[static_cast<size_t>(ids[i] - first) * nreg + g];
+    if (std::isnan(x)) continue;
+    sum[index.at(r.labels[i])].add(x);
+    sum.back().add(x);
+  }
+  ctx.allreduce(sum);
+  const double mean = r.npoints ? sum.back().value() / static_cast<double>(r.npoints) : 0.0;
+  std::vector<int32_t> culprits;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const size_t k = index.at(r.labels[i]);
+    const auto size = static_cast<double>(r.clusters.sizes.at(r.labels[i]));
+    if (sum[k].value() / size > mean * (1 + 1e-9)) culprits.push_back(static_cast<int32_t>(ids[i]));
+  }
+  return kernels::format_ranges(ctx.allgather(kernels::to_ranges(culprits)));
+}
+
+// A bottleneck per CCCR; its ranks: those whose cluster carries the excess in that region.
+void dissimilarity_findings(Context &ctx, const DissimilarityResult &r) {
   if (r.nclusters <= 1) return;
   const auto &cols = r.cols;
   const auto &ids = r.vectors.ids;
-  const std::string metric = cfg.get_string("dissimilarity.metric");
+  const std::string &metric = r.cols.measure;
   const std::string metric_word = cols.derived ? (metric == "wall" ? "wall" : "computation") : metric;
   const int32_t first = ctx.first(), nreg = static_cast<int32_t>(cols.names.size());
-  std::vector<int32_t> outliers;
-  for (size_t i = 0; i < ids.size(); ++i)
-    if (r.labels[i] != r.clusters.major) outliers.push_back(static_cast<int32_t>(ids[i]));
-  const std::string ranks = kernels::format_ranges(ctx.allgather(kernels::to_ranges(outliers)));
   auto &bottlenecks = ctx.products().get_or_publish<Bottlenecks>().items;
   for (int32_t g = 1; g < nreg; ++g) {
     if (!r.critical.cccr[g]) continue;
@@ -498,6 +564,7 @@ void dissimilarity_findings(Context &ctx, const config::Values &cfg, const Dissi
     for (size_t i = 0; i < ids.size(); ++i)
       one[0].add(cols.values[static_cast<size_t>(ids[i] - first) * nreg + g], ids[i]);
     ctx.allreduce(one);
+    const std::string ranks = culprit_ranks(ctx, r, g);
     char sev[32];
     std::snprintf(sev, sizeof sev, "%.2f", r.severity);
     bottlenecks.push_back({"dissimilarity", cols.names[g], ranks,
@@ -519,7 +586,7 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
     clusters.cluster_of_owned[r.vectors.ids[i] - ctx.first()] = r.labels[i];
   ctx.products().publish(std::move(clusters));
   write_dissimilarity(ctx, cfg, r, out);
-  dissimilarity_findings(ctx, cfg, r);
+  dissimilarity_findings(ctx, r);
 }
 
 void dissimilarity_text(std::ostream &os, const io::ResultsStore &rs) {
@@ -571,10 +638,11 @@ void dissimilarity_json(JsonWriter &j, const io::ResultsStore &rs) {
 StageInfo dissimilarity_stage() {
   using config::Type;
   config::KeyDef metric{
-      "metric", Type::String, std::string("cpu"), "",
-      "per-region measure of the rank vectors: cpu (the paper; includes an MPI library's busy polling), "
-      "comp (wall time outside MPI) or wall"};
-  metric.choices = {"cpu", "comp", "wall"};
+      "metric", Type::String, std::string("auto"), "",
+      "per-region measure of the rank vectors: auto (cpu when the work burns CPU, else comp: waiting and sleeping "
+      "never split ranks; the results say which and why), cpu (the paper; includes an MPI library's busy polling "
+      "and misses sleeping or blocking I/O), comp (wall time outside MPI) or wall"};
+  metric.choices = {"auto", "cpu", "comp", "wall"};
   config::KeyDef radius_ref{
       "radius_reference", Type::String, std::string("pivot-or-mean"), "",
       "length the radius is a share of: pivot (the paper) or pivot-or-mean (the larger of the pivot's and "
@@ -582,9 +650,12 @@ StageInfo dissimilarity_stage() {
   radius_ref.choices = {"pivot", "pivot-or-mean"};
   config::KeyDef algorithm{
       "algorithm", Type::String, std::string("simplified"), "",
-      "simplified (the paper's Algorithm 1: one pass per cluster) or optics (full OPTICS: reachability "
-      "ordering, clusters cut at radius_fraction x the mean vector length; O(ranks^2) work per clustering)"};
-  algorithm.choices = {"simplified", "optics"};
+      "simplified (the paper's Algorithm 1: one pass per cluster, with a scale-free radius: at least "
+      "spread_fraction x the spread of the rank vectors, radius_fraction x the mean length and noise_share of the "
+      "run), paper (Algorithm 1 with the paper's radius alone: radius_fraction x the pivot's length) or optics "
+      "(full OPTICS: reachability ordering, clusters cut at the larger of radius_fraction x the mean vector length "
+      "and the spread floor; O(ranks^2) work per clustering)"};
+  algorithm.choices = {"simplified", "paper", "optics"};
   config::KeyDef regions_key{
       "regions", Type::String, std::string("auto"), "",
       "vector columns: user regions; call-sites (for uninstrumented binaries: the computation burst ending at "
@@ -602,6 +673,10 @@ StageInfo dissimilarity_stage() {
                   {"radius_fraction", Type::Float, 0.1, "",
                    "neighbourhood radius as a share of the pivot vector's length (paper: 10%)", 1e-6, 10},
                   radius_ref,
+                  {"spread_fraction", Type::Float, 0.3, "",
+                   "ranks closer than this share of the spread of the rank vectors (the largest distance of a "
+                   "rank's vector from the mean vector) always group, whatever their vectors' length",
+                   0, 1},
                   {"noise_share", Type::Float, 0.01, "",
                    "vector lengths below this share of the run's wall time count as noise: the radius is at least "
                    "radius_fraction x noise_share x wall time",

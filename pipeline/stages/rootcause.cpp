@@ -220,15 +220,10 @@ struct RankTables {
   const config::Values &cfg;
   const std::vector<Attribute> &attrs;
   const RankClusters &clusters;
-  kernels::OpticsParams params;
   std::vector<int64_t> ids;  // the clustered owned ranks
 
   RankTables(Context &c, const config::Values &v, const std::vector<Attribute> &a, const RankClusters &k)
-      : ctx(c),
-        cfg(v),
-        attrs(a),
-        clusters(k),
-        params{v.get_float("dissimilarity.radius_fraction"), v.get_int("dissimilarity.count_threshold")} {
+      : ctx(c), cfg(v), attrs(a), clusters(k) {
     for (int32_t l = 0; l < ctx.owned(); ++l)
       if (clusters.cluster_of_owned[l] >= 0) ids.push_back(ctx.first() + l);
   }
@@ -242,8 +237,7 @@ struct RankTables {
         m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(c)) =
             a.values[static_cast<size_t>(ids[i] - first) * nreg + cols[c]];
     const std::vector<uint8_t> all(cols.size(), 1);
-    kernels::OpticsParams p = params;
-    p.length_floor = radius_floor(ctx, cfg.get_string("dissimilarity.radius_reference"), m, all);
+    const kernels::OpticsParams p = optics_params(ctx, cfg, m, all);
     kernels::PivotDistances pd(m, all);
     return kernels::simplified_optics(pd, ids, {}, p, MpiReducer{ctx.comm(), m, ids});
   }

@@ -350,6 +350,16 @@ class AnalyzeTest(unittest.TestCase):
         c = load("comp.json")["dissimilarity"]
         self.check(c["clusters"] == [[0, 1], [2, 3]] and c["cccr"] == ["solve/smooth"], c)
         print("metric comp: two groups [[0, 1], [2, 3]], CCCR solve/smooth")
+        # The default (auto) sees that the work does not burn CPU: computation outside MPI,
+        # and the finding names the ranks that carry the excess, not the ranks that wait.
+        mpirun(2, "analyze", self.store, "-o", "auto.h5", "--json", "auto.json", out="auto.txt")
+        d = load("auto.json")
+        c = d["dissimilarity"]
+        self.check(c["metric"] == "comp" and c["metric_why"].startswith("auto:"), (c["metric"], c["metric_why"]))
+        self.check(c["clusters"] == [[0, 1], [2, 3]], c["clusters"])
+        found = [x for x in d["findings"] if x["kind"] == "dissimilarity"]
+        self.check(found and all(x["ranks"] == "2,3" for x in found), found)
+        print("default metric:", c["metric_why"])
 
     def test_nested_imbalance(self):
         """AutoAnalyzer on tests/apps/nested_imbalance.c: rank groups [[0, 1], [2, 3]], CCR
@@ -374,6 +384,7 @@ class AnalyzeTest(unittest.TestCase):
         d = load("r.json")
         dis = d["dissimilarity"]
         found = [x for x in d["findings"] if x["kind"] == "dissimilarity"]
+        self.check(dis["metric"] == "cpu", (dis["metric"], dis["metric_why"]))  # the work burns CPU
         if imbalanced:
             self.check(dis["clusters"] == [[0, 1], [2, 3]], dis["clusters"])
             self.check(dis["cccr"] == ["solve/smooth"] and "solve" in dis["ccr"], dis)

@@ -220,3 +220,24 @@ TEST(FullOptics, ReachabilityOrderingAndExtraction) {
   EXPECT_EQ(full_optics(p, {1, 1}, iota_ids(6), FullOpticsParams{2, 100}, LocalReducer{p}),
             (std::vector<int64_t>(6, 0)));
 }
+
+// Ranks that behave alike group whatever their vectors' length: two nearly idle ranks
+// 0.019 apart whose vectors are short (an unbalanced LAMMPS box) split under the paper's
+// radius (a share of the pivot's or the mean length) but group under a radius that is a
+// share of the spread of the vectors; the busy ranks stay apart from them.
+TEST(SimplifiedOptics, SpreadRadiusGroupsShortVectors) {
+  RowMatrix pts(4, 2);
+  pts << 0.150, 0.020, 0.155, 0.025, 0.010, 0.004, 0.022, 0.019;
+  const std::vector<uint8_t> base(2, 1);
+  const auto ids = iota_ids(4);
+  OpticsParams paper{0.1, 0};
+  paper.length_floor = 0.085;  // the mean length
+  PivotDistances pd1(pts, base);
+  const auto split = simplified_optics(pd1, ids, {}, paper, LocalReducer{pts});
+  EXPECT_EQ(split, (std::vector<int64_t>{0, 0, 2, 3}));
+  OpticsParams scale_free = paper;
+  scale_free.min_radius = 0.3 * 0.0754;  // spread_fraction x the largest distance from the mean
+  PivotDistances pd2(pts, base);
+  const auto grouped = simplified_optics(pd2, ids, {}, scale_free, LocalReducer{pts});
+  EXPECT_EQ(grouped, (std::vector<int64_t>{0, 0, 2, 2}));
+}
