@@ -487,7 +487,8 @@ class AnalyzeTest(unittest.TestCase):
     def test_baselines(self):
         """LogGPS calibrated here; then each tests/apps program (APP_DIR), collected here one
         at a time (a run that shares the cores with other tests measures the scheduler, not
-        MPI), replays within 5 % of its measured time; all 12 are checked. A run the machine
+        MPI), replays within 5 % of its measured time, and its lower bounds (PerWiz F3) are
+        at most the replayed time of their region and of the run; all 12 are checked. A run the machine
         disturbed anyway (an error beyond 5 %) is collected again, up to three times: the
         latency-bound spill ring (40,000 messages of a few us) was disturbed twice running in
         one CI run. A replay that is wrong fails every time."""
@@ -495,7 +496,7 @@ class AnalyzeTest(unittest.TestCase):
         perfsift("calibrate", "-o", "loggps.toml", "--", "mpirun", "-n", 2)
         print(read("loggps.toml"), end="")
         write("p.toml", f'[whatif]\nloggps = "{self.work}/loggps.toml"\nstandard_questions = false\n'
-                        '[pipeline]\nstages = ["profile", "whatif"]\n')
+                        '[pipeline]\nstages = ["profile", "whatif", "bounds"]\n')
         programs = [  # name, ranks, executable, arguments
             ("ring", 4, "app_ring"),
             ("late_sender", 2, "app_late_sender"),
@@ -519,6 +520,7 @@ class AnalyzeTest(unittest.TestCase):
                        out=f"{name}.txt", err=f"{name}.err", what=f"{name}: analyze failed")
                 print(f"{name} (run {attempt}): ", end="", flush=True)
                 if passes(cr.whatif, f"{name}.json", 0.05):
+                    cr.contract(f"{name}.r.h5", f"{name}.json")  # bounds at most the baseline
                     break
             else:
                 self.fail(f"{name}: the baseline replay is off by more than 5 % in three runs")
