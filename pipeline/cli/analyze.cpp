@@ -109,6 +109,28 @@ io::Table findings_table(const std::vector<pipeline::Finding> &f) {
   return t;
 }
 
+io::Table notes_table(const std::vector<pipeline::Note> &notes) {
+  io::Table t;
+  t.description = "method outputs that are not problems (a fix that gains nothing, nothing at stake), and why";
+  auto &kind = t.strings("kind", "what the method reported");
+  auto &where = t.strings("where", "region path, call site or (program)");
+  auto &ranks = t.strings("ranks", "application ranks involved, e.g. 0-3,7");
+  auto &reason = t.strings("reason", "why it is not a problem");
+  auto &lost = t.floats("lost_s", "s", "wall time at stake as the method reported it");
+  auto &gain = t.floats("predicted_gain_s", "s", "simulated payoff of its fix; NaN when not priced");
+  auto &stage = t.strings("stage", "stage that reported it");
+  for (const auto &n : notes) {
+    kind.push_back(n.finding.kind);
+    where.push_back(n.finding.where);
+    ranks.push_back(n.finding.ranks);
+    reason.push_back(n.reason);
+    lost.push_back(n.finding.lost_s);
+    gain.push_back(n.finding.predicted_gain_s);
+    stage.push_back(n.finding.stage);
+  }
+  return t;
+}
+
 std::vector<int64_t> as64(const std::vector<int32_t> &v) { return {v.begin(), v.end()}; }
 
 // A command-line option that sets a stage's key needs that stage in the pipeline.
@@ -259,8 +281,10 @@ void run_plan(const Analysis &a, pipeline::Context &ctx, io::ResultsWriter &writ
 void write_findings(io::ResultsWriter &writer, pipeline::Context &ctx) {
   auto findings = pipeline::all_findings(std::move(ctx.findings), ctx.products().find<pipeline::Bottlenecks>(),
                                          ctx.products().find<pipeline::RootCauses>());
+  const auto notes = pipeline::set_aside_non_problems(findings, ctx.wall_time_s());
   rank_findings(findings);
   writer.table("findings", findings_table(findings));
+  writer.table("notes", notes_table(notes));
   writer.attribute("", "warnings", ctx.warnings);
 }
 

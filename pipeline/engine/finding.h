@@ -51,4 +51,16 @@ struct RootCauses {
 std::vector<Finding> all_findings(std::vector<Finding> findings, const Bottlenecks *bottlenecks,
                                   const RootCauses *causes);
 
+// A method output that is not a problem, and why.
+struct Note {
+  Finding finding;
+  std::string reason;
+};
+
+// Honest ranking: moves out of `findings` what is not a problem — a fix whose replay
+// predicts no gain or a loss (at most 0.1 % of the run), or nothing at stake and no priced
+// fix — and says, in a priced finding's cause, why its gain differs from its time at stake.
+// Gains are at most the run.
+std::vector<Note> set_aside_non_problems(std::vector<Finding> &findings, double run_s);
+
 }  // namespace perfsift::pipeline

@@ -22,6 +22,13 @@ namespace perfsift::pipeline {
 
 namespace {
 
+// Results written before notes existed have no /notes table.
+bool has_notes(const io::ResultsStore &rs) {
+  for (const auto &c : rs.children(""))
+    if (c.name == "notes") return true;
+  return false;
+}
+
 void write_attr_value(JsonWriter &j, const io::AttrValue &v) {
   std::visit(
       [&](const auto &x) {
@@ -128,6 +135,10 @@ std::string render_json(const io::ResultsStore &rs, const ReportLimits &lim) {
   j.key("configuration").value(attr_or<std::string>(root, "configuration_effective", ""));
   j.key("findings");
   write_table_json(j, rs.table("findings"));
+  if (has_notes(rs)) {
+    j.key("notes");
+    write_table_json(j, rs.table("notes"));
+  }
   for (const auto &stage : attr_or<std::vector<std::string>>(root, "stages", {})) {
     const auto *info = find_stage(stage);
     j.key(info && !info->json_key.empty() ? info->json_key : stage);
@@ -177,6 +188,18 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
                     std::isnan(gain[r]) ? "n/a" : format_seconds(gain[r]).c_str());
       os << line;
       for (const auto &w : wrap(cause[r], static_cast<size_t>(l.width) - 6, 2)) os << "      " << w << "\n";
+    }
+  }
+  if (has_notes(rs)) {
+    const auto n = rs.table("notes");
+    if (n.rows() > 0) {
+      const auto &nkind = column<std::string>(n, "kind"), &nwhere = column<std::string>(n, "where"),
+                 &reason = column<std::string>(n, "reason");
+      os << "\nNotes, not problems (" << n.rows() << "):\n";
+      for (size_t r = 0; r < n.rows() && r < 5; ++r)
+        for (const auto &w : wrap(clip(nkind[r], 20) + " at " + clip(nwhere[r], 40) + ": " + reason[r],
+                                  static_cast<size_t>(l.width) - 4, 2))
+          os << "  " << w << "\n";
     }
   }
   for (const auto &stage : attr_or<std::vector<std::string>>(root, "stages", {}))

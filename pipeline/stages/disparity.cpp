@@ -141,23 +141,41 @@ void disparity_bottlenecks(Context &ctx, const DisparityRows &rows, const Dispar
   const int32_t nreg = ctx.nregions(), first = ctx.first(), owned = ctx.owned();
   const auto &cpi = res.cpi;
   auto &bottlenecks = ctx.products().get_or_publish<Bottlenecks>().items;
+  const auto &cpu = ctx.profile(io::kMetricNames[io::kCpu]);
+  const auto &read = ctx.profile(io::kMetricNames[io::kIoBytesRead]),
+             &written = ctx.profile(io::kMetricNames[io::kIoBytesWritten]);
   for (int32_t g = 1; g < nreg; ++g) {
     if (!res.cccr[g]) continue;
-    std::vector<kernels::Summary> w(1);
+    // wall; time off the CPU in a rank's region that moved file bytes (its I/O)
+    std::vector<kernels::Summary> w(2);
     for (int32_t l = 0; l < owned; ++l)
-      if (!ctx.missing(first + l)) w[0].add(rows.wall[static_cast<size_t>(l) * nreg + g], first + l);
+      if (!ctx.missing(first + l)) {
+        const size_t at = static_cast<size_t>(l) * nreg + g;
+        w[0].add(rows.wall[at], first + l);
+        const bool did_io = read[at] > 0 || written[at] > 0;
+        w[1].add(did_io && !std::isnan(cpu[at]) ? std::max(0.0, rows.wall[at] - cpu[at]) : 0.0, first + l);
+      }
     ctx.allreduce(w);
-    char buf[96];
-    const bool priced = rows.have_cpi && !std::isnan(cpi[g]) && cpi[g] > 0;
+    char buf[160];
+    // A region already at the best CPI has nothing to gain from its instructions; what it
+    // may lose is its file I/O's time off the CPU, which the CPI model cannot price.
+    const bool cpi_known = rows.have_cpi && !std::isnan(cpi[g]) && cpi[g] > 0;
+    const bool priced = cpi_known && res.cpi_best / cpi[g] < 0.999;
+    const double off_cpu = w[1].count ? w[1].mean() : 0.0;
     if (priced)
       std::snprintf(buf, sizeof buf, "CRNM %.3g, CPI %.2f against %.2f at best", res.crnm[g - 1], cpi[g], res.cpi_best);
+    else if (cpi_known)
+      std::snprintf(buf, sizeof buf, "CRNM %.3g at the best CPI (%.2f); %s per rank off the CPU in file I/O",
+                    res.crnm[g - 1], cpi[g], format_seconds(off_cpu).c_str());
     else
-      std::snprintf(buf, sizeof buf, "wall share %.3g; time at stake unknown without CPI", res.crnm[g - 1]);
+      std::snprintf(buf, sizeof buf,
+                    "wall share %.3g; %s per rank off the CPU in file I/O; CPU time at stake unknown without CPI",
+                    res.crnm[g - 1], format_seconds(off_cpu).c_str());
     const double share = w[0].mean() / std::max(1e-300, ctx.wall_time_s());
     bottlenecks.push_back({"disparity", regions[g].path, "all",
                            regions[g].path + " is a " + kSeverityNames[res.sev[g - 1]] +
                                " disparity bottleneck: " + format_percent(share) + " of the run, " + buf,
-                           priced ? w[0].mean() * (1 - res.cpi_best / cpi[g]) : 0.0});
+                           priced ? w[0].mean() * (1 - res.cpi_best / cpi[g]) : off_cpu});
     // The fix: the region at the program's best CPI, i.e. its time scaled by best / own.
     if (priced) {
       char q[64];

@@ -524,8 +524,9 @@ void write_dissimilarity(Context &ctx, const config::Values &cfg, const Dissimil
   if (r.npoints <= cfg.get_int("dissimilarity.max_matrix_ranks") && r.npoints > 0) write_distance_matrix(ctx, r, out);
 }
 
-// The ranks that carry the excess in column g: the members of every cluster whose mean there
-// is above the mean over all clustered ranks (the slow ranks, whether they are few or many).
+// The ranks that carry the excess in column g: the members of the clusters whose mean there
+// is above the mean over all clustered ranks by at least half the largest such excess (the
+// slow ranks, whether few or many; not a cluster a little above the mean).
 std::string culprit_ranks(Context &ctx, const DissimilarityResult &r, int32_t g) {
   const auto &ids = r.vectors.ids;
   const int32_t first = ctx.first(), nreg = static_cast<int32_t>(r.cols.names.size());
@@ -540,12 +541,15 @@ std::string culprit_ranks(Context &ctx, const DissimilarityResult &r, int32_t g)
   }
   ctx.allreduce(sum);
   const double mean = r.npoints ? sum.back().value() / static_cast<double>(r.npoints) : 0.0;
-  std::vector<int32_t> culprits;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const size_t k = index.at(r.labels[i]);
-    const auto size = static_cast<double>(r.clusters.sizes.at(r.labels[i]));
-    if (sum[k].value() / size > mean * (1 + 1e-9)) culprits.push_back(static_cast<int32_t>(ids[i]));
+  std::map<int64_t, double> excess;  // per cluster: its mean above the overall mean
+  double largest = 0;
+  for (const auto &[label, k] : index) {
+    excess[label] = sum[k].value() / static_cast<double>(r.clusters.sizes.at(label)) - mean;
+    largest = std::max(largest, excess[label]);
   }
+  std::vector<int32_t> culprits;
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (largest > 0 && excess.at(r.labels[i]) >= 0.5 * largest) culprits.push_back(static_cast<int32_t>(ids[i]));
   return kernels::format_ranges(ctx.allgather(kernels::to_ranges(culprits)));
 }
 

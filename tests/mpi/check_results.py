@@ -161,9 +161,11 @@ def apart(report, prop, nranks, cls=None):
     if prop == "wrong_order":
         assert w["late_sender"]["wrong_order_s"] >= 0.8 * w["late_sender"]["total_s"] > 0, w["late_sender"]
         lines.append(f"wrong order {w['late_sender']['wrong_order_s'] * 1e3:.1f} ms")
-    kinds = {f["kind"] for f in d["findings"] if f["stage"] == "waitstates"}
+    # A wait whose zeroing gains nothing (the late partner sets the pace) is a note, not a
+    # problem: the pattern is reported either way.
+    kinds = {f["kind"] for f in d["findings"] + d.get("notes", []) if f["stage"] == "waitstates"}
     expected = {pattern.replace("_", "-") for pattern, _ in injected}
-    assert kinds == expected, f"{prop}: wait-state findings {kinds}, expected {expected}"
+    assert kinds == expected, f"{prop}: wait-state findings and notes {kinds}, expected {expected}"
     v = w["clock_violations"]
     assert v["p2p"] == 0 and v["collective"] == 0, f"clock-condition violations on one node: {v}"
     c = d.get("classification", {})
