@@ -96,7 +96,9 @@ io::Table findings_table(const std::vector<pipeline::Finding> &f) {
   auto &gain = t.floats("predicted_gain_s", "s",
                         "simulated reduction of the run's wall time; NaN (JSON null) until a stage prices it");
   auto &stage = t.strings("stage", "stage that found it");
+  auto &question = t.strings("question", "the what-if question that prices the fix; empty: none");
   for (size_t i = 0; i < f.size(); ++i) {
+    question.push_back(f[i].question);
     rank.push_back(static_cast<int64_t>(i + 1));
     kind.push_back(f[i].kind);
     where.push_back(f[i].where);

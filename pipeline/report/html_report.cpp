@@ -389,6 +389,7 @@ std::string data_json(const io::ResultsStore &rs) {
   rb.ranks = attr_or<int64_t>(attributes_or_none(rs, "run"), "ranks", 0);
   rb.per = std::max<int64_t>(1, (rb.ranks + kMaxRankRows - 1) / kMaxRankRows);
   j.begin_object();
+  j.key("answer").values(answer_lines(rs, 200));
   run_json(j, rs, rb);
   absent_json(j, rs, st);
   j.key("findings");

@@ -21,10 +21,10 @@ svg text{font:10px sans-serif}canvas{border:1px solid #ddd}
 .tl rect.mpi{fill:#e8734a}.tl rect.wait{fill:#d33}.tl rect.hl{stroke:#06f;stroke-width:2}.tl rect.dom{stroke:#000;stroke-width:2}
 .tl line.msg{stroke:#333;stroke-opacity:.35;stroke-width:.6}
 pre{background:#f7f7f7;padding:8px;overflow:auto;font-size:12px}select{margin:0 6px}
-.row{display:flex;gap:24px;flex-wrap:wrap}.absent{color:#555;font-style:italic}
+.row{display:flex;gap:24px;flex-wrap:wrap}.answer{font-size:16px;border-left:4px solid #d33;padding:4px 10px;margin:8px 0;background:#fff6f3}.absent{color:#555;font-style:italic}
 </style></head>
 <body data-rendered="no" data-errors="0" data-highlighted="0">
-<h1>perfsift report</h1><div id="run"></div><div id="absent"></div>
+<h1>perfsift report</h1><div id="answer" class="answer"></div><div id="run"></div><div id="absent"></div>
 <h2>Findings, ranked</h2><div class="note">Click a finding to light its region and ranks in the timelines. lost = time at stake; gain = simulated payoff of the fix (what-if replay).</div><div id="findings"></div>
 <h2>Timelines: measured run and prediction</h2><div id="timeline"></div>
 <h2>Per rank (RPPA's views)</h2><div id="rppa"></div>
@@ -73,6 +73,8 @@ const absentNote=(host,key)=>{$(host).innerHTML='<div class="absent" data-absent
   (nr.length?"; not run: "+esc(nr.join(", "))+" (add them to pipeline.stages for their views and findings)":"")+"</div>"+
   (keys.length||extra.length?"<details open><summary>"+(keys.length+extra.length)+(keys.length+extra.length==1?" view absent":" views absent")+"</summary><ul>"+keys.map(k=>'<li class="absent">'+esc(A[k])+"</li>").join("")+extra.map(t=>'<li class="absent">'+esc(t)+"</li>").join("")+"</ul></details>":"")})();
 
+// ---- the answer first (composed by the report, as text)
+$("answer").innerHTML=(D.answer||[]).map(l=>"<div>"+esc(l)+"</div>").join("");
 // ---- findings
 const F=D.findings, fc=n=>F.columns.indexOf(n);
 (function(){let h='<table id="findings"><thead><tr><th>#</th><th>kind</th><th>where</th><th>ranks</th><th>lost</th><th>gain</th><th>why</th><th>stage</th></tr></thead><tbody>';

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -151,12 +152,49 @@ std::string render_json(const io::ResultsStore &rs, const ReportLimits &lim) {
   return j.take();
 }
 
+std::vector<std::string> answer_lines(const io::ResultsStore &rs, size_t width) {
+  const auto run = rs.attributes("run");
+  const double run_s = attr_or<double>(run, "wall_time_s", 0);
+  const auto f = rs.table("findings");
+  const auto share = [&](double s) { return run_s > 0 ? " (" + format_percent(s / run_s) + " of the run)" : ""; };
+  if (f.rows() == 0) {
+    const size_t notes = has_notes(rs) ? rs.table("notes").rows() : 0;
+    return {"Answer: no problem crossed the reporting thresholds" +
+            (notes ? " (" + std::to_string(notes) + " method outputs are notes, below)" : std::string())};
+  }
+  static const std::map<std::string, std::string> plain = {
+      {"mpi-time", "time in MPI"}, {"dissimilarity", "rank dissimilarity"}, {"disparity", "region disparity"}};
+  std::string kind = column<std::string>(f, "kind")[0];
+  if (auto it = plain.find(kind); it != plain.end()) kind = it->second;
+  std::replace(kind.begin(), kind.end(), '-', ' ');
+  const std::string &where = column<std::string>(f, "where")[0], &ranks = column<std::string>(f, "ranks")[0];
+  const double lost = column<double>(f, "lost_s")[0], gain = column<double>(f, "predicted_gain_s")[0];
+  const auto *q = f.find("question");
+  const std::string question = q ? column<std::string>(f, "question")[0] : "";
+  std::string text =
+      "Answer: " + kind + " in " + clip(where, 60) + ", on " +
+      (ranks == "all"
+           ? "all ranks"
+           : "rank" + std::string(ranks.find_first_of(",-") == std::string::npos ? " " : "s ") + clip(ranks, 40)) +
+      ": " + format_seconds(lost) + " at stake" + share(lost) + "; ";
+  if (std::isnan(gain))
+    text += "no fix was priced (the whatif stage did not run or states none).";
+  else
+    text += "the fix" + (question.empty() ? std::string() : " (" + clip(question, 60) + ")") +
+            " is predicted to save " + format_seconds(gain) + share(gain) + ".";
+  std::vector<std::string> lines = wrap(text, width, 2);
+  for (const auto &w : wrap("Why: " + column<std::string>(f, "cause")[0], width - 2, 2)) lines.push_back("  " + w);
+  return lines;
+}
+
 std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
   const ReportLimits l = resolve(rs, lim);
   std::ostringstream os;
   const auto root = rs.attributes("");
   const auto run = rs.attributes("run");
   os << "perfsift analysis of " << printable(attr_or<std::string>(root, "source_store", "?")) << "\n";
+  for (const auto &line : answer_lines(rs, static_cast<size_t>(l.width))) os << line << "\n";
+  os << "\n";
   os << "run: " << attr_or<int64_t>(run, "ranks", 0) << " ranks, "
      << format_seconds(attr_or<double>(run, "wall_time_s", 0)) << " wall, started "
      << printable(attr_or<std::string>(run, "start_time", "?")) << "\n";

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "io/results_store.h"
 
@@ -20,6 +21,10 @@ struct ReportLimits {
 
 std::string render_text(const io::ResultsStore &results, const ReportLimits &limits = {});
 std::string render_json(const io::ResultsStore &results, const ReportLimits &limits = {});
+// The answer first: at most four lines on the top finding — the problem, where, which ranks
+// carry it, what it costs and what its fix buys, and why. The text report and the HTML
+// page open with them.
+std::vector<std::string> answer_lines(const io::ResultsStore &results, size_t width = 100);
 // One self-contained HTML page (pipeline/report/html_report.cpp).
 std::string render_html(const io::ResultsStore &results);
 

@@ -360,6 +360,15 @@ class AnalyzeTest(unittest.TestCase):
         found = [x for x in d["findings"] if x["kind"] == "dissimilarity"]
         self.check(found and all(x["ranks"] == "2,3" for x in found), found)
         print("default metric:", c["metric_why"])
+        # The answer first: the report's second line names the problem, where, who, the cost
+        # and what the fix buys; the HTML page opens with the same lines.
+        first = read("auto.txt").split("\n")[1:5]
+        self.check(first[0].startswith("Answer: ") and "solve/smooth" in first[0] and "ranks 2,3" in first[0]
+                   and "at stake" in first[0] and "predicted to save" in " ".join(first), first)
+        perfsift("report", "auto.h5", "--format", "html", "-o", "auto.html")
+        page = read("auto.html")
+        self.check('<div id="answer"' in page and page.index('id="answer"') < page.index('id="findings"'), "no answer")
+        print("answer first:", first[0])
 
     def test_nested_imbalance(self):
         """AutoAnalyzer on tests/apps/nested_imbalance.c: rank groups [[0, 1], [2, 3]], CCR
