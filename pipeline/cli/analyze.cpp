@@ -73,8 +73,10 @@ std::string checksum(MPI_Comm comm, const std::string &path) {
 }
 
 // Ranks first by simulated payoff, then by time at stake; ties by kind and place.
-void rank_findings(std::vector<pipeline::Finding> &f) {
-  std::stable_sort(f.begin(), f.end(), [](const pipeline::Finding &a, const pipeline::Finding &b) {
+// Problems ranked by predicted gain (priced first), then time at stake.
+void rank_problems(std::vector<pipeline::Problem> &p) {
+  std::stable_sort(p.begin(), p.end(), [](const pipeline::Problem &x, const pipeline::Problem &y) {
+    const pipeline::Finding &a = x.head, &b = y.head;
     const bool ga = !std::isnan(a.predicted_gain_s), gb = !std::isnan(b.predicted_gain_s);
     if (ga != gb) return ga;
     if (ga && a.predicted_gain_s != b.predicted_gain_s) return a.predicted_gain_s > b.predicted_gain_s;
@@ -84,9 +86,37 @@ void rank_findings(std::vector<pipeline::Finding> &f) {
   });
 }
 
+// Every method's view of each problem, and its symptoms: one row each.
+io::Table evidence_table(const std::vector<pipeline::Problem> &problems) {
+  io::Table t;
+  t.description = "what each method saw of each problem (role evidence) and the waiting it causes (role symptom)";
+  auto &problem = t.ints("problem", "", "the problem's rank in /findings");
+  auto &role = t.strings("role", "evidence (a method that saw the cause) or symptom (waiting its fix removes)");
+  auto &stage = t.strings("stage", "stage that reported it");
+  auto &kind = t.strings("kind", "what the method reported");
+  auto &where = t.strings("where", "region path, call site or (program)");
+  auto &ranks = t.strings("ranks", "application ranks involved");
+  auto &seconds = t.floats("seconds", "s", "its time at stake as the method reported it");
+  auto &text = t.strings("text", "the method's words");
+  for (size_t k = 0; k < problems.size(); ++k)
+    for (const auto *list : {&problems[k].evidence, &problems[k].symptoms})
+      for (const auto &e : *list) {
+        problem.push_back(static_cast<int64_t>(k + 1));
+        role.push_back(list == &problems[k].evidence ? "evidence" : "symptom");
+        stage.push_back(e.stage);
+        kind.push_back(e.kind);
+        where.push_back(e.where);
+        ranks.push_back(e.ranks);
+        seconds.push_back(e.seconds);
+        text.push_back(e.text);
+      }
+  return t;
+}
+
 io::Table findings_table(const std::vector<pipeline::Finding> &f) {
   io::Table t;
-  t.description = "findings of every stage, ranked: simulated payoff first, then time at stake";
+  t.description =
+      "the problems: findings about one cause merged (/evidence), ranked: simulated payoff first, then time at stake";
   auto &rank = t.ints("rank", "", "position in the ranking, 1 = most important");
   auto &kind = t.strings("kind", "what kind of problem");
   auto &where = t.strings("where", "region path, call site or (program)");
@@ -283,9 +313,13 @@ void run_plan(const Analysis &a, pipeline::Context &ctx, io::ResultsWriter &writ
 void write_findings(io::ResultsWriter &writer, pipeline::Context &ctx) {
   auto findings = pipeline::all_findings(std::move(ctx.findings), ctx.products().find<pipeline::Bottlenecks>(),
                                          ctx.products().find<pipeline::RootCauses>());
-  const auto notes = pipeline::set_aside_non_problems(findings, ctx.wall_time_s());
-  rank_findings(findings);
-  writer.table("findings", findings_table(findings));
+  auto problems = pipeline::merge_into_problems(std::move(findings), ctx.products().find<pipeline::FixEffects>());
+  const auto notes = pipeline::set_aside_non_problems(problems, ctx.wall_time_s());
+  rank_problems(problems);
+  std::vector<pipeline::Finding> heads;
+  for (const auto &p : problems) heads.push_back(p.head);
+  writer.table("findings", findings_table(heads));
+  writer.table("evidence", evidence_table(problems));
   writer.table("notes", notes_table(notes));
   writer.attribute("", "warnings", ctx.warnings);
 }

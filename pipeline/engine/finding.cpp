@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 namespace perfsift::pipeline {
 
@@ -29,6 +30,25 @@ std::vector<Finding> all_findings(std::vector<Finding> findings, const Bottlenec
 
 namespace {
 
+Evidence evidence_of(const Finding &f) { return {f.stage, f.kind, f.where, f.ranks, f.lost_s, f.cause}; }
+
+// The call site a "zero-wait callsite X" fix names, or -1.
+int64_t waiting_site(const Finding &f) {
+  static const std::string prefix = "zero-wait callsite ";
+  if (f.question.rfind(prefix, 0) != 0) return -1;
+  try {
+    size_t used = 0;
+    const long long site = std::stoll(f.question.substr(prefix.size()), &used);
+    return used == f.question.size() - prefix.size() && site >= 0 ? site : -1;
+  } catch (const std::exception &) {
+    return -1;
+  }
+}
+
+double priced_or(const Finding &f, double otherwise) {
+  return std::isnan(f.predicted_gain_s) ? otherwise : f.predicted_gain_s;
+}
+
 std::string ms(double s) {
   char b[32];
   std::snprintf(b, sizeof b, "%.3g ms", s * 1e3);
@@ -37,14 +57,61 @@ std::string ms(double s) {
 
 }  // namespace
 
-std::vector<Note> set_aside_non_problems(std::vector<Finding> &findings, double run_s) {
-  std::vector<Note> notes;
-  std::vector<Finding> kept;
-  const double no_gain = std::max(1e-9, 1e-3 * run_s);
+std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const FixEffects *effects) {
+  // Same place, same culprits: one problem; its head is the member whose fix gains most.
+  std::vector<Problem> problems;
+  std::map<std::pair<std::string, std::string>, size_t> at;
   for (auto &f : findings) {
+    auto [it, fresh] = at.emplace(std::make_pair(f.where, f.ranks), problems.size());
+    if (fresh) {
+      problems.push_back({f, {evidence_of(f)}, {}});
+      continue;
+    }
+    Problem &p = problems[it->second];
+    p.evidence.push_back(evidence_of(f));
+    const double lost = std::max(p.head.lost_s, f.lost_s);
+    if (priced_or(f, -1) > priced_or(p.head, -1)) {
+      std::swap(p.evidence.front(), p.evidence.back());
+      p.head = f;
+    }
+    p.head.lost_s = lost;
+  }
+  if (!effects) return problems;
+  // Waiting whose removal the replay credits to another problem's fix is that problem's symptom.
+  std::vector<uint8_t> is_symptom(problems.size(), 0);
+  for (size_t w = 0; w < problems.size(); ++w) {
+    const int64_t site = waiting_site(problems[w].head);
+    if (site < 0 || static_cast<size_t>(site) >= effects->baseline_wait.size()) continue;
+    const int64_t before = effects->baseline_wait[static_cast<size_t>(site)];
+    if (before <= 0) continue;
+    size_t cause = problems.size();
+    int64_t best = before / 2;  // at least half of it must go
+    for (size_t c = 0; c < problems.size(); ++c) {
+      if (c == w || is_symptom[c] || waiting_site(problems[c].head) >= 0) continue;
+      auto it = effects->wait_under.find(problems[c].head.question);
+      if (it == effects->wait_under.end() || static_cast<size_t>(site) >= it->second.size()) continue;
+      const int64_t removed = before - it->second[static_cast<size_t>(site)];
+      if (removed >= best) best = removed, cause = c;
+    }
+    if (cause == problems.size()) continue;
+    is_symptom[w] = 1;
+    for (const auto &e : problems[w].evidence) problems[cause].symptoms.push_back(e);
+  }
+  std::vector<Problem> kept;
+  for (size_t k = 0; k < problems.size(); ++k)
+    if (!is_symptom[k]) kept.push_back(std::move(problems[k]));
+  return kept;
+}
+
+std::vector<Note> set_aside_non_problems(std::vector<Problem> &problems, double run_s) {
+  std::vector<Note> notes;
+  std::vector<Problem> kept;
+  const double no_gain = std::max(1e-9, 1e-3 * run_s);
+  for (auto &p : problems) {
+    Finding &f = p.head;
     const bool priced = !std::isnan(f.predicted_gain_s);
     if (priced) f.predicted_gain_s = std::min(f.predicted_gain_s, run_s);
-    if (priced && f.predicted_gain_s <= no_gain) {
+    if (priced && f.predicted_gain_s <= no_gain && p.symptoms.empty()) {
       notes.push_back({f, "the replay of its fix (" + f.question + ") predicts " +
                               (f.predicted_gain_s < 0 ? "a loss of " + ms(-f.predicted_gain_s)
                                                       : "no measurable gain (" + ms(f.predicted_gain_s) + ")")});
@@ -58,9 +125,9 @@ std::vector<Note> set_aside_non_problems(std::vector<Finding> &findings, double 
       f.cause += "; the fix gains more than the time at stake: ranks that wait for these ranks finish earlier too";
     else if (priced && f.predicted_gain_s < 0.5 * f.lost_s)
       f.cause += "; the fix gains less than the time at stake: other ranks' work or messages then set the pace";
-    kept.push_back(std::move(f));
+    kept.push_back(std::move(p));
   }
-  findings = std::move(kept);
+  problems = std::move(kept);
   return notes;
 }
 

@@ -51,16 +51,46 @@ struct RootCauses {
 std::vector<Finding> all_findings(std::vector<Finding> findings, const Bottlenecks *bottlenecks,
                                   const RootCauses *causes);
 
+// Product of the whatif stage: the waiting per call site (ns, summed over ranks) in the
+// baseline replay and under each priced fix that changes work (balance, scale): the
+// replay's answer to "does this fix remove that waiting?".
+struct FixEffects {
+  static constexpr std::string_view kProduct = "fix effects";
+  std::vector<int64_t> baseline_wait;                      // per call site
+  std::map<std::string, std::vector<int64_t>> wait_under;  // per fix question, per call site
+};
+
+// What one method saw of a problem.
+struct Evidence {
+  std::string stage, kind, where, ranks;
+  double seconds = 0;  // its time at stake
+  std::string text;
+};
+
+// A problem: findings about one cause (the same place and culprit ranks) merged, with the
+// waiting it causes as its symptoms. `head` is the finding whose fix prices it best.
+struct Problem {
+  Finding head;
+  std::vector<Evidence> evidence;  // every method that saw it, the head first
+  std::vector<Evidence> symptoms;  // waiting that the cause's fix removes (replay), not name matching
+};
+
+// Merges findings into problems. Findings with the same `where` and `ranks` become one
+// problem; a waiting finding (its fix "zero-wait callsite X") becomes a symptom of the
+// problem whose fix removes at least half of the baseline waiting at X in the replay (the
+// one that removes most), when `effects` is known.
+std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const FixEffects *effects);
+
 // A method output that is not a problem, and why.
 struct Note {
   Finding finding;
   std::string reason;
 };
 
-// Honest ranking: moves out of `findings` what is not a problem — a fix whose replay
+// Honest ranking: moves out of `problems` what is not a problem — a fix whose replay
 // predicts no gain or a loss (at most 0.1 % of the run), or nothing at stake and no priced
 // fix — and says, in a priced finding's cause, why its gain differs from its time at stake.
 // Gains are at most the run.
-std::vector<Note> set_aside_non_problems(std::vector<Finding> &findings, double run_s);
+std::vector<Note> set_aside_non_problems(std::vector<Problem> &problems, double run_s);
 
 }  // namespace perfsift::pipeline

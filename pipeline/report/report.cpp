@@ -23,12 +23,13 @@ namespace perfsift::pipeline {
 
 namespace {
 
-// Results written before notes existed have no /notes table.
-bool has_notes(const io::ResultsStore &rs) {
+// Whether the root holds `name` (results written before /notes and /evidence lack them).
+bool has_table(const io::ResultsStore &rs, const std::string &name) {
   for (const auto &c : rs.children(""))
-    if (c.name == "notes") return true;
+    if (c.name == name) return true;
   return false;
 }
+bool has_notes(const io::ResultsStore &rs) { return has_table(rs, "notes"); }
 
 void write_attr_value(JsonWriter &j, const io::AttrValue &v) {
   std::visit(
@@ -59,6 +60,70 @@ void write_table_json(JsonWriter &j, const io::Table &t) {
       j.key(c.name);
       std::visit([&](const auto &col) { j.value(col[r]); }, c.values);
     }
+    j.end_object();
+  }
+  j.end_array();
+}
+
+// One line on what else saw problem k (1-based) and the waiting it causes; empty when only
+// its own method saw it and it causes none.
+std::string evidence_summary(const io::Table &ev, size_t k) {
+  if (!ev.find("problem")) return "";
+  const auto &problem = column<int64_t>(ev, "problem");
+  const auto &role = column<std::string>(ev, "role"), &kind = column<std::string>(ev, "kind"),
+             &stage = column<std::string>(ev, "stage"), &where = column<std::string>(ev, "where"),
+             &ranks = column<std::string>(ev, "ranks");
+  const auto &seconds = column<double>(ev, "seconds");
+  std::string seen, symptoms;
+  size_t methods = 0;
+  for (size_t r = 0; r < ev.rows(); ++r) {
+    if (problem[r] != static_cast<int64_t>(k)) continue;
+    if (role[r] == "evidence") {
+      ++methods;
+      seen += (seen.empty() ? "" : ", ") + stage[r] + " (" + kind[r] + ")";
+    } else {
+      symptoms += (symptoms.empty() ? "" : "; ") + kind[r] + " at " + clip(where[r], 40) + " on ranks " +
+                  clip(ranks[r], 20) + ", " + format_seconds(seconds[r]);
+    }
+  }
+  std::string out = methods > 1 ? "seen by " + seen : "";
+  if (!symptoms.empty()) out += (out.empty() ? "" : "; ") + std::string("causes ") + symptoms;
+  return out;
+}
+
+// The problems: each /findings row with its evidence and symptoms from /evidence.
+void write_problems_json(JsonWriter &j, const io::ResultsStore &rs) {
+  const auto t = rs.table("findings");
+  io::Table ev;
+  if (has_table(rs, "evidence")) ev = rs.table("evidence");
+  std::vector<std::vector<size_t>> rows_of(t.rows());
+  const bool with_evidence = ev.find("problem") != nullptr;
+  if (with_evidence) {
+    const auto &problem = column<int64_t>(ev, "problem");
+    for (size_t r = 0; r < ev.rows(); ++r)
+      if (problem[r] >= 1 && static_cast<size_t>(problem[r]) <= rows_of.size())
+        rows_of[static_cast<size_t>(problem[r] - 1)].push_back(r);
+  }
+  j.begin_array();
+  for (size_t r = 0; r < t.rows(); ++r) {
+    j.begin_object();
+    for (const auto &c : t.columns) {
+      j.key(c.name);
+      std::visit([&](const auto &col) { j.value(col[r]); }, c.values);
+    }
+    if (with_evidence)
+      for (const char *role : {"evidence", "symptom"}) {
+        j.key(std::string(role) == "evidence" ? "evidence" : "symptoms").begin_array();
+        for (size_t e : rows_of[r]) {
+          if (column<std::string>(ev, "role")[e] != role) continue;
+          j.begin_object();
+          for (const char *k : {"stage", "kind", "where", "ranks"}) j.key(k).value(column<std::string>(ev, k)[e]);
+          j.key("seconds").value(column<double>(ev, "seconds")[e]);
+          j.key("text").value(column<std::string>(ev, "text")[e]);
+          j.end_object();
+        }
+        j.end_array();
+      }
     j.end_object();
   }
   j.end_array();
@@ -135,7 +200,7 @@ std::string render_json(const io::ResultsStore &rs, const ReportLimits &lim) {
   j.key("warnings").values(attr_or<std::vector<std::string>>(root, "warnings", {}));
   j.key("configuration").value(attr_or<std::string>(root, "configuration_effective", ""));
   j.key("findings");
-  write_table_json(j, rs.table("findings"));
+  write_problems_json(j, rs);
   if (has_notes(rs)) {
     j.key("notes");
     write_table_json(j, rs.table("notes"));
@@ -207,6 +272,7 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
     os << "warning: " << printable(w) << "\n";
 
   const auto f = rs.table("findings");
+  const io::Table ev = has_table(rs, "evidence") ? rs.table("evidence") : io::Table{};
   const auto &kind = column<std::string>(f, "kind"), &where = column<std::string>(f, "where"),
              &ranks = column<std::string>(f, "ranks"), &cause = column<std::string>(f, "cause");
   const auto &lost = column<double>(f, "lost_s"), &gain = column<double>(f, "predicted_gain_s");
@@ -226,6 +292,9 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
                     std::isnan(gain[r]) ? "n/a" : format_seconds(gain[r]).c_str());
       os << line;
       for (const auto &w : wrap(cause[r], static_cast<size_t>(l.width) - 6, 2)) os << "      " << w << "\n";
+      const std::string seen = evidence_summary(ev, r + 1);
+      if (!seen.empty())
+        for (const auto &w : wrap(seen, static_cast<size_t>(l.width) - 6, 2)) os << "      " << w << "\n";
     }
   }
   if (has_notes(rs)) {

@@ -58,9 +58,9 @@ struct Search {
 
 // The measure of the rank vectors and why. "auto" takes CPU time (the paper's) when the
 // program's work burns CPU: in the top-level user regions, CPU time beyond the time in MPI
-// is at least a tenth of the computation time (wall outside MPI; the excess over MPI time
-// keeps an MPI library's busy polling from passing for work; a tenth, not all, because
-// oversubscribed or descheduled ranks get a share of a core). Otherwise (ranks that sleep
+// is at least 5 % of the computation time (wall outside MPI; the excess over MPI time keeps
+// an MPI library's busy polling from passing for work; 5 %, not all, because oversubscribed
+// or descheduled ranks get a share of a core, while sleeping ranks use almost none). Otherwise (ranks that sleep
 // or wait off the CPU) it takes computation outside MPI, so that sleeping and waiting never
 // split ranks. Without user regions the columns are call sites, measured in wall time.
 struct VectorMetric {
@@ -85,7 +85,7 @@ VectorMetric vector_metric(Context &ctx, const config::Values &cfg) {
   const double share = sum[1].value() > 0 ? sum[0].value() / sum[1].value() : 0.0;
   char pct[32];
   std::snprintf(pct, sizeof pct, "%.0f%%", 100 * share);
-  if (share >= 0.1)
+  if (share >= 0.05)
     return {"cpu", std::string("auto: CPU time, because CPU time beyond MPI is ") + pct +
                        " of the computation time (the work burns CPU)"};
   return {"comp", std::string("auto: computation outside MPI (wall minus MPI time), because CPU time beyond MPI is "

@@ -71,7 +71,27 @@ struct WhatifResult {
   bool traces = false;                                 // predicted traces are stored
   // (question, timings of the owned ranks) of the stored predicted traces
   std::vector<std::pair<int64_t, std::vector<std::vector<rp::EventTiming>>>> kept;
+  // Waiting per call site (this process's part until summed) of the baseline and of every
+  // fix that changes work: which waiting each fix removes.
+  std::vector<uint8_t> effect_of;               // per question: its per-site waiting is measured
+  std::vector<std::vector<int64_t>> site_wait;  // per question (empty when not measured)
 };
+
+// A finding's fix that changes work (balance, scale) rather than waiting or the network.
+bool changes_work(const Asked &a, const Question &q) {
+  if (a.origin != "finding" || q.baseline || q.ideal_network || q.clauses.empty()) return false;
+  for (const auto &c : q.clauses)
+    if (c.action == Action::ZeroWait || c.action == Action::Zero) return false;
+  return true;
+}
+
+// Adds each event's waiting to its call site (timings and sides of the same ranks).
+void add_site_wait(const std::vector<std::vector<rp::EventTiming>> &timings, const std::vector<ReplayModel::Side> &side,
+                   std::vector<int64_t> &wait) {
+  for (size_t s = 0; s < timings.size() && s < side.size(); ++s)
+    for (size_t i = 0; i < timings[s].size() && i < side[s].site.size(); ++i)
+      if (side[s].site[i] < wait.size()) wait[side[s].site[i]] += timings[s][i].exit - timings[s][i].nowait_exit;
+}
 
 // The standard questions: ideal network, no waiting, and every step region and step balanced (collective).
 void add_standard_questions(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
@@ -119,10 +139,11 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
     const rp::Scenario sc = build_scenario(&ctx, model, parsed[k], r.selected[k]);
     const bool keep = k < keep_end;
     ctx.progress().begin("whatif: " + r.asked[k].text);
-    ReplayOutcome o = replay_distributed(ctx, model, sc, keep);
+    ReplayOutcome o = replay_distributed(ctx, model, sc, keep || r.effect_of[k]);
     ctx.progress().end();
     r.predicted[k] = o.makespan_ns;
     r.released[k] = o.released;
+    if (r.effect_of[k]) add_site_wait(o.timings, model.side, r.site_wait[k]);
     if (k == 0) {
       model.baseline = o.timings;
       model.replayed = true;
@@ -145,9 +166,10 @@ void replay_spread_questions(Context &ctx, const std::vector<Question> &parsed, 
   for (size_t j = 0; j < mine.size(); ++j) {
     const size_t k = mine[j];
     const rp::Scenario sc = build_scenario(nullptr, *whole, parsed[k], r.selected[k]);
-    const auto o = rp::replay_serial(whole->programs, sc, false);
+    const auto o = rp::replay_serial(whole->programs, sc, r.effect_of[k] != 0);
     r.predicted[k] = o.makespan;
     r.released[k] = o.released;
+    if (r.effect_of[k]) add_site_wait(o.timings, whole->side, r.site_wait[k]);
   }
   for (auto *v : {&r.predicted, &r.selected, &r.released})
     MPI_Allreduce(MPI_IN_PLACE, v->data(), static_cast<int>(n), MPI_INT64_T, MPI_MAX, ctx.comm());
@@ -171,6 +193,13 @@ WhatifResult compute_whatif(Context &ctx, const config::Values &cfg) {
   const size_t n = r.asked.size();
   std::vector<Question> parsed;
   for (const auto &a : r.asked) parsed.push_back(parse_question(a.text, r.paths));
+  r.effect_of.assign(n, 0);
+  r.site_wait.assign(n, {});
+  for (size_t k = 0; k < n; ++k)
+    if (k == 0 || changes_work(r.asked[k], parsed[k])) {
+      r.effect_of[k] = 1;
+      r.site_wait[k].assign(ctx.store().callsites().size(), 0);
+    }
   r.predicted.assign(n, INT64_MIN);
   r.selected.assign(n, INT64_MIN);
   r.released.assign(n, INT64_MIN);
@@ -178,6 +207,10 @@ WhatifResult compute_whatif(Context &ctx, const config::Values &cfg) {
   const bool spread = ctx.nprocs() > 1 && r.model->events <= cfg.get_int("whatif.spread_max_events");
   replay_distributed_questions(ctx, parsed, spread ? std::min(distributed_end, n) : n, distributed_end, r);
   if (spread && distributed_end < n) replay_spread_questions(ctx, parsed, distributed_end, r);
+  for (size_t k = 0; k < n; ++k)  // each process holds its ranks' part, or the questions it replayed
+    if (r.effect_of[k])
+      MPI_Allreduce(MPI_IN_PLACE, r.site_wait[k].data(), static_cast<int>(r.site_wait[k].size()), MPI_INT64_T, MPI_SUM,
+                    ctx.comm());
   return r;
 }
 
@@ -307,6 +340,11 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   const WhatifResult result = compute_whatif(ctx, cfg);
   write_whatif(ctx, result, out);
   whatif_findings(ctx, result);
+  FixEffects effects;
+  effects.baseline_wait = result.site_wait[0];
+  for (size_t k = 1; k < result.asked.size(); ++k)
+    if (result.effect_of[k]) effects.wait_under[result.asked[k].text] = result.site_wait[k];
+  ctx.products().publish(std::move(effects));
   PERFSIFT_CHECK(result.model->replayed, "the whatif stage ends without its baseline replay");
   ctx.products().publish(ReplayBaseline{result.model});
 }
@@ -402,7 +440,7 @@ StageInfo whatif_stage() {
   s.json_value = whatif_json;
   s.requires_products = {product_name<MatchedRun>(), product_name<MatchedMessages>()};
   s.uses_products = {product_name<Bottlenecks>()};
-  s.provides_products = {product_name<ReplayBaseline>()};
+  s.provides_products = {product_name<ReplayBaseline>(), product_name<FixEffects>()};
   s.check = check_whatif;
   return s;
 }

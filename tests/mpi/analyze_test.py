@@ -232,7 +232,7 @@ class AnalyzeTest(unittest.TestCase):
         per = d["rootcause"]["disparity"]["per_region"]
         self.check(per["io"] == ["heavy disk I/O"], per)
         self.check("high L2 miss rate (misses per instruction)" in per["solve/smooth"], per)
-        causes = {f["where"]: f["cause"] for f in d["findings"] if f["kind"] == "disparity"}
+        causes = {f["where"]: f["text"] if "text" in f else f["cause"] for f in cr.reported(d) if f["kind"] == "disparity"}
         self.check("root cause: heavy disk I/O" in causes["io"] and "L2 miss rate" in causes["solve/smooth"], causes)
         print("root causes: io -> heavy disk I/O; solve/smooth -> high L1 and L2 miss rates")
 
@@ -357,7 +357,7 @@ class AnalyzeTest(unittest.TestCase):
         c = d["dissimilarity"]
         self.check(c["metric"] == "comp" and c["metric_why"].startswith("auto:"), (c["metric"], c["metric_why"]))
         self.check(c["clusters"] == [[0, 1], [2, 3]], c["clusters"])
-        found = [x for x in d["findings"] if x["kind"] == "dissimilarity"]
+        found = [x for x in cr.reported(d) if x["kind"] == "dissimilarity"]
         self.check(found and all(x["ranks"] == "2,3" for x in found), found)
         print("default metric:", c["metric_why"])
         # The answer first: the report's second line names the problem, where, who, the cost
@@ -392,7 +392,7 @@ class AnalyzeTest(unittest.TestCase):
         cr.contract("r.h5", "r.json")
         d = load("r.json")
         dis = d["dissimilarity"]
-        found = [x for x in d["findings"] if x["kind"] == "dissimilarity"]
+        found = [x for x in cr.reported(d) if x["kind"] == "dissimilarity"]
         self.check(dis["metric"] == "cpu", (dis["metric"], dis["metric_why"]))  # the work burns CPU
         if imbalanced:
             self.check(dis["clusters"] == [[0, 1], [2, 3]], dis["clusters"])

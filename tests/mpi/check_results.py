@@ -17,11 +17,21 @@ import sys
 import h5py
 
 
+def reported(d):
+    """Everything the methods reported: each problem's evidence and symptoms (or the problem
+    itself, in results written before problems had evidence), then the notes."""
+    out = []
+    for f in d["findings"]:
+        ev = f.get("evidence") or [f]
+        out += [dict(e, problem=f) for e in ev + f.get("symptoms", [])]
+    return out + [dict(n, problem=None) for n in d.get("notes", [])]
+
+
 def contract(results, report):
     with h5py.File(results, "r") as f:
         root = f.attrs
         assert root["format"] == "perfsift-results", root["format"]
-        assert int(root["version"]) == 1
+        assert int(root["version"]) == 2
         for key in ("source_store", "source_checksum", "configuration", "configuration_effective", "stages"):
             assert key in root, f"root attribute {key} missing"
         assert str(root["source_checksum"]).startswith("blockhash64:")
@@ -41,12 +51,17 @@ def contract(results, report):
         if n:  # an empty table has null dataspaces
             assert list(fnd["rank"][...]) == list(range(1, n + 1))
     d = json.load(open(report))
-    assert d["format"] == "perfsift-results" and d["version"] == 1
+    assert d["format"] == "perfsift-results" and d["version"] == 2
     for key in ("ranks", "wall_time_s", "counters_unavailable"):
         assert key in d["run"], f"run.{key} missing"
     for fd in d["findings"]:
-        for key in ("kind", "where", "ranks", "cause", "predicted_gain_s"):
+        for key in ("kind", "where", "ranks", "cause", "predicted_gain_s", "evidence", "symptoms"):
             assert key in fd, f"finding key {key} missing"
+        assert fd["evidence"] and fd["evidence"][0]["kind"] == fd["kind"], f"the head is not first in its evidence: {fd}"
+        for e in fd["evidence"] + fd["symptoms"]:
+            assert set(e) == {"stage", "kind", "where", "ranks", "seconds", "text"}, e
+        g = fd["predicted_gain_s"]
+        assert g is None or 0 < g <= d["run"]["wall_time_s"] + 1e-9, f"gain {g} outside (0, run]: {fd['kind']}"
         assert fd["predicted_gain_s"] is None or isinstance(fd["predicted_gain_s"], (int, float))
     for s in stages:
         assert {"classify": "classification"}.get(s, s) in d, f"JSON lacks stage {s}"
@@ -85,12 +100,12 @@ def contract(results, report):
 
 def finding(report, kind, where, ranks):
     d = json.load(open(report))
-    hits = [f for f in d["findings"] if f["kind"] == kind and f["where"] == where]
-    assert hits, f"no {kind} finding at {where}: {[(f['kind'], f['where']) for f in d['findings']]}"
+    hits = [f for f in reported(d) if f["kind"] == kind and f["where"] == where and f["problem"]]
+    assert hits, f"no {kind} finding at {where}: {[(f['kind'], f['where']) for f in reported(d)]}"
     assert hits[0]["ranks"] == ranks, f"ranks {hits[0]['ranks']} != {ranks}"
     top = d["findings"][0]
     assert top["where"] == where and top["ranks"] == ranks, f"the injected problem is not ranked first: {top}"
-    print(f"finding: {kind} at {where} on ranks {ranks}, ranked first, lost {hits[0]['lost_s']:.4f} s")
+    print(f"finding: {kind} at {where} on ranks {ranks}, ranked first, lost {hits[0]['problem']['lost_s']:.4f} s")
 
 
 def missing(report, rank, nranks):
@@ -163,14 +178,14 @@ def apart(report, prop, nranks, cls=None):
         lines.append(f"wrong order {w['late_sender']['wrong_order_s'] * 1e3:.1f} ms")
     # A wait whose zeroing gains nothing (the late partner sets the pace) is a note, not a
     # problem: the pattern is reported either way.
-    kinds = {f["kind"] for f in d["findings"] + d.get("notes", []) if f["stage"] == "waitstates"}
+    kinds = {f["kind"] for f in reported(d) if f["stage"] == "waitstates"}
     expected = {pattern.replace("_", "-") for pattern, _ in injected}
     assert kinds == expected, f"{prop}: wait-state findings and notes {kinds}, expected {expected}"
     v = w["clock_violations"]
     assert v["p2p"] == 0 and v["collective"] == 0, f"clock-condition violations on one node: {v}"
     c = d.get("classification", {})
     if c and "skipped" not in c:
-        classes = {f["kind"] for f in d["findings"] if f["stage"] == "classify"}
+        classes = {f["kind"] for f in reported(d) if f["stage"] == "classify" and f["problem"]}
         allowed = {k.replace("_", "-") for k in cls.split(",")} if cls else set()
         assert classes <= allowed, f"{prop}: message-class findings {classes}, expected at most {allowed}"
     if cls:
@@ -201,7 +216,7 @@ def master_worker(report, master):
         assert abs(terms - measured) <= 0.05 * measured, f"{prefix}terms {terms:.6f} s against measured waiting {measured:.6f} s"
     assert g["narrative"].startswith("Begin diagnosing master-worker") and "Diagnosing finished" in g["narrative"]
     assert "Level 3 experiment" in g["narrative"], g["narrative"]
-    assert any(f["kind"] == "master-worker" and f["predicted_gain_s"] is not None and f["predicted_gain_s"] > 0 for f in d["findings"]), \
+    assert any(f["kind"] == "master-worker" and f["problem"] and (f["problem"]["predicted_gain_s"] or 0) > 0 for f in reported(d)), \
         "no priced master-worker finding"
     print(f"master-worker: all workers' waiting {m['all_t_wait_s'] * 1e3:.1f} ms (measured {m['all_measured_wait_s'] * 1e3:.1f} ms): "
           f"setup {m['all_t_w_setup_s'] / m['all_t_wait_s']:.0%}, bottleneck {m['all_t_w_bn_s'] / m['all_t_wait_s']:.0%}, "

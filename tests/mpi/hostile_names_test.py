@@ -110,7 +110,8 @@ def case(tag, names, late, config=None, html=True):
     paths = {r["path"] for r in d["profile"]["regions"]}
     want = {n.decode("utf-8", "replace") for n in regions}
     check(want <= paths, f"{tag}: names not given back: {sorted(want - paths)} (have {sorted(paths)})")
-    wheres = {f["where"] for f in d["findings"]}
+    wheres = {e["where"] for f in d["findings"] for e in [f] + f.get("evidence", []) + f.get("symptoms", [])}
+    wheres |= {n["where"] for n in d.get("notes", [])}
     late_name = late.decode("utf-8", "replace")
     check(any(late_name in w for w in wheres), f"{tag}: no finding names {late_name!r}: {sorted(wheres)}")
 
