@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "io/trace_store.h"
+#include "io/atomic_file.h"
 #include "io/clock_correction.h"
 #include "tick_clock.h"
 
@@ -96,6 +97,8 @@ uint64_t fnv1a(const std::vector<int32_t> &a, const std::vector<int32_t> &b) {
 }
 
 constexpr int kClockTag = 7001;
+// Committed events reach the spill file at least this often.
+constexpr double kSpillPeriodNs = 1e9;
 
 }  // namespace
 
@@ -138,7 +141,7 @@ void Runtime::commit_slot() {
   Event &ev = *m_events.end();
   account(ev);
   m_events.commit_one();
-  if (m_events.full()) spill_buffers();
+  if (m_events.full() || ev.t_exit >= m_spill_due) spill_buffers();
 }
 
 void Runtime::account(Event &ev) {
@@ -153,7 +156,7 @@ void Runtime::commit(Event &ev) {
   if (!m_active) return;
   account(ev);
   m_events.push_back(ev);
-  if (m_events.full()) spill_buffers();
+  if (m_events.full() || ev.t_exit >= m_spill_due) spill_buffers();
 }
 
 // ---------------------------------------------------------------- start
@@ -249,8 +252,13 @@ bool Runtime::allocate_buffers() {
     return false;
   }
   std::string err;
-  if (!m_spill.open(m_cfg.spill_dir, io::make_spill_header(m_rank, m_nranks, m_start_ns), &err))
+  if (!m_spill.open(m_cfg.spill_dir, io::make_spill_header(m_rank, m_nranks, m_start_ns), &err)) {
     warn(err + "; events beyond the buffer will be counted as lost");
+  } else {
+    clock_refresh();
+    m_spill_period = static_cast<int64_t>(kSpillPeriodNs / g_clock.ns_per_tick);
+    m_spill_due = now_ticks() + m_spill_period;
+  }
   return true;
 }
 
@@ -451,7 +459,7 @@ int64_t Runtime::new_request(MPI_Request handle, const RequestState &s, int64_t 
   r.kind = st.kind;
   r.bytes = st.bytes;
   m_requests.push_back(r);
-  if (m_requests.full()) spill_buffers();
+  if (m_requests.full()) buffer_full(m_requests);
   return st.id;
 }
 
@@ -539,16 +547,25 @@ void Runtime::ticks_to_ns_in_place() {
 }
 
 void Runtime::spill_buffers() {
+  m_spilling = true;
+  const io::FileSizeSignalIgnored guard;  // past `ulimit -f`: an error, not a dead rank
   resolve_sites(m_events.span());
   ticks_to_ns_in_place();
-  if (m_spill.is_open() && m_spill.write_records(m_events.span(), m_requests.span(), m_completions.span(), m_steps)) {
+  const bool ok =
+      m_spill.is_open() && m_spill.write_records(m_events.span(), m_requests.span(), m_completions.span(), m_steps);
+  m_spill_due = ok ? now_ticks() + m_spill_period : INT64_MAX;
+  if (ok) {
     m_spilled_events += static_cast<int64_t>(m_events.size());
     m_events.clear();
     m_requests.clear();
     m_completions.clear();
     m_steps.clear();
+    m_spilling = false;
   } else {
-    // No spill file: keep growing rather than drop; count so the report can say so.
+    // No spill file (or it stopped taking data: disk full; a torn chunk ends it for
+    // good): keep growing rather than drop; count so the report can say so.
+    m_spill.close();
+    m_spilling = false;
     ++m_spill_failures;
     if ((m_events.full() && !m_events.grow()) || (m_requests.full() && !m_requests.grow()) ||
         (m_completions.full() && !m_completions.grow())) {
@@ -632,6 +649,9 @@ io::RankTrace Runtime::build_trace() {
 void Runtime::finish(void *site) {
   if (!m_active || m_finished) return;
   close_tracing(site);
+  checkpoint();
+  m_active = false;
+  m_finished = true;
   int64_t local_fin = 0;
   measure_clock(m_clock.offset_fin_ns, m_clock.error_fin_ns, local_fin);
   m_clock.local_fin_ns = local_fin;
@@ -655,11 +675,29 @@ void Runtime::close_tracing(void *site) {
   commit(fin);
   close_frame(false);  // the root region
   g_tracing = false;
-  m_active = false;
-  m_finished = true;
   if (m_papi_set >= 0) {
     std::vector<long long> v(m_papi_names.size());
     PAPI_stop(m_papi_set, v.data());
+  }
+}
+
+// Everything the rank recorded, MPI_Finalize included, and its state to the spill file
+// before the collective steps of finish(): a rank killed while it waits there for a
+// dead peer (the launcher terminates the survivors of a crash) keeps its data.
+void Runtime::checkpoint() {
+  m_checkpointing = true;
+  if (m_spill.is_open()) spill_buffers();
+  if (m_spill.is_open()) {
+    const io::FileSizeSignalIgnored guard;
+    io::SpillState st = snapshot_state(true);
+    st.profile_part.callsites = m_sites;
+    st.profile_part.clock.local_fin_ns = 0;  // not measured yet: recover uses the start offset
+    st.profile_part.clock.offset_fin_ns = m_clock.offset_init_ns;
+    m_checkpointed = m_spill.write_state(st);
+    if (!m_checkpointed) {
+      ++m_spill_failures;
+      m_spill.close();
+    }
   }
 }
 
@@ -688,6 +726,7 @@ void Runtime::write_store() {
   std::string error;
   int ok = 1;
   const int64_t t_write = mono_ns();
+  const io::FileSizeSignalIgnored guard;  // a store past `ulimit -f` fails with EFBIG instead of killing the rank
   try {
     std::vector<std::string> op_names;
     for (const auto &o : kOps) op_names.emplace_back(o.name);
@@ -696,9 +735,10 @@ void Runtime::write_store() {
     ok = 0;
     error = e.what();
   }
-  int all_ok = 0;
-  PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, m_private);
-  if (all_ok) {
+  // The lowest failing rank, or nranks when every rank succeeded.
+  int mine_failed = ok ? m_nranks : m_rank, first_failed = m_nranks;
+  PMPI_Allreduce(&mine_failed, &first_failed, 1, MPI_INT, MPI_MIN, m_private);
+  if (first_failed == m_nranks) {
     if (m_rank == 0 && std::getenv("PERFSIFT_REPORT_TIMING"))
       std::fprintf(stderr, "perfsift: store written in %.3f s\n", (mono_ns() - t_write) * 1e-9);
     m_spill.close();
@@ -710,34 +750,52 @@ void Runtime::write_store() {
     }
     return;
   }
-  if (!error.empty()) std::fprintf(stderr, "perfsift: rank %d: %s\n", m_rank, error.c_str());
-  if (m_rank == 0)
-    std::fprintf(stderr, "perfsift: writing %s failed; spill files kept in %s; run `perfsift recover %s -o %s`\n",
-                 m_cfg.output.c_str(), m_cfg.spill_dir.c_str(), m_cfg.spill_dir.c_str(), m_cfg.output.c_str());
-  spill_whole_rank(mine.front());
+  const bool saved = spill_whole_rank(mine.front());
+  int all_saved = 0, mine_saved = saved ? 1 : 0;
+  PMPI_Allreduce(&mine_saved, &all_saved, 1, MPI_INT, MPI_MIN, m_private);
+  // One line, by the first rank that failed: the reason, and what to run once there is room.
+  if (m_rank == first_failed) {
+    if (error.empty()) error = "unknown error";
+    while (!error.empty() && (error.back() == '\n' || error.back() == ' ')) error.pop_back();
+    for (auto &c : error)
+      if (c == '\n') c = ' ';
+    std::fprintf(stderr,
+                 "perfsift: writing %s failed (%s); %s in %s; once there is room run `perfsift recover %s -o %s`\n",
+                 m_cfg.output.c_str(), error.c_str(),
+                 all_saved ? "every rank's data is kept" : "the ranks' data is kept as far as it could be written",
+                 m_cfg.spill_dir.c_str(), m_cfg.spill_dir.c_str(), m_cfg.output.c_str());
+  }
 }
 
-// The whole rank into a fresh spill file, so that recover has everything.
-void Runtime::spill_whole_rank(io::RankTrace &t) {
+// The whole rank, with its corrected times and final clock record, into a fresh spill file
+// that replaces the one written so far only once it is whole (on a full disk the old one,
+// checkpointed at MPI_Finalize, stays). True when the rank's data is in a spill file.
+bool Runtime::spill_whole_rank(io::RankTrace &t) {
   m_spill.close();
   io::SpillWriter w;
   // Start 0 and a zero clock record: the times below are already corrected.
-  if (w.open(m_cfg.spill_dir, io::make_spill_header(m_rank, m_nranks, 0), nullptr) &&
-      w.write_records(t.events, t.requests, t.completions, t.steps)) {
+  bool ok = w.open(m_cfg.spill_dir, io::make_spill_header(m_rank, m_nranks, 0), nullptr, true) &&
+            w.write_records(t.events, t.requests, t.completions, t.steps);
+  if (ok) {
     io::SpillState st;
     st.run = m_run;
     st.profile_part = std::move(t);
     st.profile_part.events.clear();  // written above; the state chunk carries the rest
     st.profile_part.clock = io::ClockRecord{};
-    w.write_state(st);
+    ok = w.write_state(st) && w.publish();
   }
+  if (!ok) w.discard();
+  return ok || m_checkpointed;
 }
 
 // Signal / exit without MPI_Finalize: flush whatever the rank has. Raw clock times;
 // recover applies the init offset.
+// Runs on the watcher thread while the traced thread waits in the signal handler, or
+// at exit. A spill or checkpoint the signal interrupted is not repeated (its records
+// would be written twice); the rank keeps what reached the file.
 void Runtime::emergency_flush() {
   static std::atomic<bool> once{false};
-  if (!m_active || m_finished || once.exchange(true)) return;
+  if (!m_active || m_finished || m_checkpointing || once.exchange(true)) return;
   m_finished = true;
   g_tracing = false;
   m_active = false;
@@ -751,7 +809,8 @@ void Runtime::emergency_flush() {
     m_in_flight = nullptr;
   }
   while (!m_stack.empty()) close_frame(false);
-  if (!m_spill.is_open()) return;
+  if (!m_spill.is_open() || m_spilling) return;
+  const io::FileSizeSignalIgnored guard;
   resolve_sites(m_events.span());  // addresses mean nothing in another process
   ticks_to_ns_in_place();
   m_spill.write_records(m_events.span(), m_requests.span(), m_completions.span(), m_steps);

@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -78,7 +79,7 @@ class Runtime {
   int64_t next_event_index() const { return m_spilled_events + static_cast<int64_t>(m_events.size()); }
   void add_completion(const io::CompletionRecord &c) {
     m_completions.push_back(c);
-    if (m_completions.full()) spill_buffers();
+    if (m_completions.full()) buffer_full(m_completions);
   }
   void add_io_bytes(int64_t bytes, bool write) { m_cum[write ? io::kIoBytesWritten : io::kIoBytesRead] += bytes; }
 
@@ -104,12 +105,22 @@ class Runtime {
   void close_tracing(void *site);
   void warn_about_run_problems();
   void write_store();
-  void spill_whole_rank(io::RankTrace &t);
+  bool spill_whole_rank(io::RankTrace &t);
   void setup_papi();
   void read_papi(std::vector<long long> &out);
   void close_frame(bool keep_on_stack);
   void measure_clock(int64_t &offset, int64_t &error, int64_t &local);
   void spill_buffers();
+  // A buffer other than the events' is full: spill now, or, inside a call (whose event
+  // slot a spill would move), grow it and spill when the call is committed.
+  template <class T>
+  void buffer_full(PodBuffer<T> &b) {
+    if (!m_in_flight) return spill_buffers();
+    if (!b.grow()) return spill_buffers();
+    m_spill_due = 0;
+  }
+  // finish(): every record and the state to the spill file before the collective steps.
+  void checkpoint();
   void account(Event &ev);  // region, step and running totals of a finished call
   void ticks_to_ns_in_place();
   io::SpillState snapshot_state(bool complete);
@@ -129,6 +140,13 @@ class Runtime {
   Event *m_in_flight = nullptr;  // the call under way, for a death inside it
   size_t m_capacity = 0;
   int64_t m_spilled_events = 0;
+  // Committed events reach the spill file at least this often (clock ticks), so that a
+  // rank killed without warning (SIGKILL) loses at most that much; one comparison per event.
+  int64_t m_spill_due = INT64_MAX, m_spill_period = INT64_MAX;
+  volatile bool m_checkpointing = false;  // finish() is saving the rank: its spill file will be whole
+  volatile bool m_spilling = false;
+  bool m_checkpointed = false;  // the spill file holds the whole rank up to MPI_Finalize  // a spill is under way: an
+                                // emergency flush must not repeat it
   PodBuffer<io::RequestRecord> m_requests;
   PodBuffer<io::CompletionRecord> m_completions;
   std::vector<io::StepRecord> m_steps;

@@ -286,10 +286,14 @@ LocalTables encode_local_tables(const std::vector<RankTrace> &owned) {
   }
   for (const auto &p : my_paths) mine.regions.str(p);
   for (const auto *c : my_comms) mine.comms.comm(*c);
+  // Metric names: the union, in order of first appearance (a rank lost in a crash has none).
+  std::vector<std::string> metrics;
   for (const auto &t : owned) {
     for (const auto &c : t.callsites) mine.sites.callsite(c);
-    if (mine.metrics.bytes().empty()) mine.metrics.strs(t.metric_names);
+    for (const auto &m : t.metric_names)
+      if (std::find(metrics.begin(), metrics.end(), m) == metrics.end()) metrics.push_back(m);
   }
+  if (!metrics.empty()) mine.metrics.strs(metrics);
   return mine;
 }
 
