@@ -756,6 +756,7 @@ void Runtime::write_store() {
   // One line, by the first rank that failed: the reason, and what to run once there is room.
   if (m_rank == first_failed) {
     if (error.empty()) error = "unknown error";
+    if (error.rfind(m_cfg.output + ": ", 0) == 0) error.erase(0, m_cfg.output.size() + 2);
     while (!error.empty() && (error.back() == '\n' || error.back() == ' ')) error.pop_back();
     for (auto &c : error)
       if (c == '\n') c = ' ';
