@@ -57,8 +57,13 @@ void watcher() {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);  // never run the handler on this thread
   int sig = 0;
-  while (read(g_request_pipe[0], &sig, sizeof sig) < 0 && errno == EINTR) {}
-  runtime().emergency_flush();
+  for (;;) {
+    pollfd p{g_request_pipe[0], POLLIN, 0};
+    const int r = poll(&p, 1, 1000);
+    if (r > 0 && read(g_request_pipe[0], &sig, sizeof sig) == sizeof sig) break;
+    if (r == 0) runtime().idle_flush();
+  }
+  runtime().emergency_flush(true);
   (void)!write(g_ack_pipe[1], &sig, sizeof sig);
 }
 
@@ -106,7 +111,7 @@ void install_crash_handlers() {
   };
   for (int sig : kFaultSignals) install(sig, false);
   for (int sig : kTerminationSignals) install(sig, true);
-  std::atexit([] { runtime().emergency_flush(); });  // exit() without MPI_Finalize
+  std::atexit([] { runtime().emergency_flush(false); });  // exit() without MPI_Finalize
 }
 
 void after_init(int64_t t0, Op op, void *site) {

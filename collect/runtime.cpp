@@ -97,8 +97,6 @@ uint64_t fnv1a(const std::vector<int32_t> &a, const std::vector<int32_t> &b) {
 }
 
 constexpr int kClockTag = 7001;
-// Committed events reach the spill file at least this often.
-constexpr double kSpillPeriodNs = 1e9;
 
 }  // namespace
 
@@ -252,13 +250,8 @@ bool Runtime::allocate_buffers() {
     return false;
   }
   std::string err;
-  if (!m_spill.open(m_cfg.spill_dir, io::make_spill_header(m_rank, m_nranks, m_start_ns), &err)) {
+  if (!m_spill.open(m_cfg.spill_dir, io::make_spill_header(m_rank, m_nranks, m_start_ns), &err))
     warn(err + "; events beyond the buffer will be counted as lost");
-  } else {
-    clock_refresh();
-    m_spill_period = static_cast<int64_t>(kSpillPeriodNs / g_clock.ns_per_tick);
-    m_spill_due = now_ticks() + m_spill_period;
-  }
   return true;
 }
 
@@ -533,39 +526,50 @@ void Runtime::region_end(const char *name, bool) {
 
 // ---------------------------------------------------------------- spilling
 
-// Events and steps hold clock ticks while in memory; nanoseconds once they leave it.
-void Runtime::ticks_to_ns_in_place() {
+// Events and steps hold return addresses and clock ticks while in memory; call-site ids
+// and nanoseconds once they leave it. Each record is converted once (records kept in
+// memory after a failed spill are already converted).
+void Runtime::prepare_for_disk() {
+  resolve_sites(m_events.span().subspan(m_prepared_events));
   clock_refresh();
-  for (auto &e : m_events) {
+  for (auto &e : m_events.span().subspan(m_prepared_events)) {
     e.t_enter = ticks_to_ns(e.t_enter);
     e.t_exit = ticks_to_ns(e.t_exit);
   }
-  for (auto &s : m_steps) {
-    s.t_begin = ticks_to_ns(s.t_begin);
-    s.t_end = ticks_to_ns(s.t_end);
+  for (size_t i = m_prepared_steps; i < m_steps.size(); ++i) {
+    m_steps[i].t_begin = ticks_to_ns(m_steps[i].t_begin);
+    m_steps[i].t_end = ticks_to_ns(m_steps[i].t_end);
   }
+  m_prepared_events = m_events.size();
+  m_prepared_steps = m_steps.size();
 }
 
 void Runtime::spill_buffers() {
-  m_spilling = true;
+  const std::lock_guard<std::mutex> lock(m_spill_mutex);
+  spill_locked();
+}
+
+// The records the watcher has not written yet go to the file; then the buffers are empty.
+void Runtime::spill_locked() {
   const io::FileSizeSignalIgnored guard;  // past `ulimit -f`: an error, not a dead rank
-  resolve_sites(m_events.span());
-  ticks_to_ns_in_place();
+  prepare_for_disk();
+  m_spill_due = INT64_MAX;
   const bool ok =
-      m_spill.is_open() && m_spill.write_records(m_events.span(), m_requests.span(), m_completions.span(), m_steps);
-  m_spill_due = ok ? now_ticks() + m_spill_period : INT64_MAX;
+      m_spill.is_open() &&
+      m_spill.write_records(m_events.span().subspan(m_written_events), m_requests.span().subspan(m_written_requests),
+                            m_completions.span().subspan(m_written_completions), m_steps);
   if (ok) {
     m_spilled_events += static_cast<int64_t>(m_events.size());
     m_events.clear();
     m_requests.clear();
     m_completions.clear();
     m_steps.clear();
-    m_spilling = false;
+    m_written_events = m_written_requests = m_written_completions = 0;
+    m_prepared_events = m_prepared_steps = 0;
   } else {
     // No spill file (or it stopped taking data: disk full; a torn chunk ends it for
     // good): keep growing rather than drop; count so the report can say so.
     m_spill.close();
-    m_spilling = false;
     ++m_spill_failures;
     if ((m_events.full() && !m_events.grow()) || (m_requests.full() && !m_requests.grow()) ||
         (m_completions.full() && !m_completions.grow())) {
@@ -619,10 +623,36 @@ void Runtime::resolve_sites(std::span<Event> events) {
   }
 }
 
+// The watcher, once a second (see runtime.h). It holds the spill lock; the traced
+// thread only appends records meanwhile, and those below size_acquire() are whole.
+void Runtime::idle_flush() {
+  std::unique_lock<std::mutex> lock(m_spill_mutex, std::try_to_lock);
+  if (!lock || !m_active || m_finished || m_checkpointing || m_idle_off || !m_spill.is_open() || m_prepared_events)
+    return;
+  const size_t ne = m_events.size_acquire(), nr = m_requests.size_acquire(), nc = m_completions.size_acquire();
+  if (ne == m_written_events && nr == m_written_requests && nc == m_written_completions) return;
+  std::vector<Event> events(m_events.data() + m_written_events, m_events.data() + ne);
+  resolve_sites(events);
+  for (auto &e : events) {
+    e.t_enter = ticks_to_ns(e.t_enter);
+    e.t_exit = ticks_to_ns(e.t_exit);
+  }
+  const io::FileSizeSignalIgnored guard;
+  if (m_spill.write_records(events, {m_requests.data() + m_written_requests, nr - m_written_requests},
+                            {m_completions.data() + m_written_completions, nc - m_written_completions}, {})) {
+    m_written_events = ne;
+    m_written_requests = nr;
+    m_written_completions = nc;
+  } else {
+    m_spill.close();  // a torn chunk ends the file; the traced thread keeps its records in memory
+    ++m_spill_failures;
+  }
+}
+
 io::RankTrace Runtime::build_trace() {
   io::SpillState st = snapshot_state(true);
   io::RankTrace t = std::move(st.profile_part);
-  if (m_spilled_events > 0) {
+  if (m_spilled_events > 0 || m_written_events > 0 || m_written_requests > 0 || m_written_completions > 0) {
     m_spill.close();
     try {
       io::SpillContents back = io::read_spill(m_spill.path());
@@ -634,11 +664,10 @@ io::RankTrace Runtime::build_trace() {
       warn(std::string("reading back spilled events failed: ") + e.what());
     }
   }
-  resolve_sites(m_events.span());
-  ticks_to_ns_in_place();
-  t.events.insert(t.events.end(), m_events.begin(), m_events.end());
-  m_requests.append_to(t.requests);
-  m_completions.append_to(t.completions);
+  prepare_for_disk();
+  t.events.insert(t.events.end(), m_events.begin() + m_written_events, m_events.end());
+  t.requests.insert(t.requests.end(), m_requests.begin() + m_written_requests, m_requests.end());
+  t.completions.insert(t.completions.end(), m_completions.begin() + m_written_completions, m_completions.end());
   t.steps.insert(t.steps.end(), m_steps.begin(), m_steps.end());
   t.callsites = m_sites;
   return t;
@@ -685,8 +714,10 @@ void Runtime::close_tracing(void *site) {
 // before the collective steps of finish(): a rank killed while it waits there for a
 // dead peer (the launcher terminates the survivors of a crash) keeps its data.
 void Runtime::checkpoint() {
+  const std::lock_guard<std::mutex> lock(m_spill_mutex);
   m_checkpointing = true;
-  if (m_spill.is_open()) spill_buffers();
+  m_idle_off = true;
+  if (m_spill.is_open()) spill_locked();
   if (m_spill.is_open()) {
     const io::FileSizeSignalIgnored guard;
     io::SpillState st = snapshot_state(true);
@@ -794,9 +825,13 @@ bool Runtime::spill_whole_rank(io::RankTrace &t) {
 // Runs on the watcher thread while the traced thread waits in the signal handler, or
 // at exit. A spill or checkpoint the signal interrupted is not repeated (its records
 // would be written twice); the rank keeps what reached the file.
-void Runtime::emergency_flush() {
+void Runtime::emergency_flush(bool on_watcher) {
   static std::atomic<bool> once{false};
   if (!m_active || m_finished || m_checkpointing || once.exchange(true)) return;
+  // On the watcher the lock's holder can only be the traced thread, stopped in the
+  // handler inside a spill; at exit the watcher may hold it for a moment.
+  std::unique_lock<std::mutex> lock(m_spill_mutex, std::defer_lock);
+  const bool locked = on_watcher ? lock.try_lock() : (lock.lock(), true);
   m_finished = true;
   g_tracing = false;
   m_active = false;
@@ -810,11 +845,11 @@ void Runtime::emergency_flush() {
     m_in_flight = nullptr;
   }
   while (!m_stack.empty()) close_frame(false);
-  if (!m_spill.is_open() || m_spilling) return;
+  if (!m_spill.is_open() || !locked) return;
   const io::FileSizeSignalIgnored guard;
-  resolve_sites(m_events.span());  // addresses mean nothing in another process
-  ticks_to_ns_in_place();
-  m_spill.write_records(m_events.span(), m_requests.span(), m_completions.span(), m_steps);
+  prepare_for_disk();  // addresses mean nothing in another process
+  m_spill.write_records(m_events.span().subspan(m_written_events), m_requests.span().subspan(m_written_requests),
+                        m_completions.span().subspan(m_written_completions), m_steps);
   io::SpillState st = snapshot_state(false);
   st.profile_part.callsites = m_sites;
   m_spill.write_state(st);

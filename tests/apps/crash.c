@@ -3,11 +3,12 @@
  * dies as HOW says, and the other ranks wait for the launcher to terminate them where
  * OTHERS says.
  *   HOW:    kill (default; SIGKILL: no handler runs, rank 1 keeps only what it spilled),
- *           kill-spilled (SIGKILL after 1.5 s and an MPI_Iprobe on MPI_COMM_SELF: by then
- *           the collector has spilled its events, the Iprobe included),
+ *           kill-spilled (SIGKILL after 1.5 s asleep: by then the collector's watcher
+ *           thread has spilled its events),
  *           exit (exit(3) without MPI_Finalize), segv (a null pointer write), abrt
  *           (abort()), fpe (an integer division by zero), bus (a read past the end of a
- *           mapped file).
+ *           mapped file), none (no rank dies: every rank waits as OTHERS says, for the
+ *           launcher or scancel to end the job).
  *   OTHERS: barrier (default; blocked in a second MPI_Barrier), sleep (MS milliseconds,
  *           default 60000, before MPI_Finalize), finalize (straight to MPI_Finalize, where
  *           the collector's collective steps wait for the dead rank), compute (a busy loop
@@ -44,11 +45,7 @@ static void die(const char *how) {
     }
     raise(SIGBUS);
   }
-  if (strcmp(how, "kill-spilled") == 0) {
-    int flag = 0;
-    usleep(1500 * 1000);
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
-  }
+  if (strcmp(how, "kill-spilled") == 0) usleep(1500 * 1000);
   raise(SIGKILL);
 }
 
@@ -70,7 +67,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; ++i)
     MPI_Sendrecv(&rank, 1, MPI_INT, next, i, &v, 1, MPI_INT, prev, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 1) die(how);
+  if (rank == 1 && strcmp(how, "none") != 0) die(how);
   if (strcmp(others, "sleep") == 0) {
     usleep((useconds_t)(argc > 4 ? atoi(argv[4]) : 60000) * 1000);
   } else if (strcmp(others, "compute") == 0) {
