@@ -62,6 +62,10 @@ void watcher() {
     const int r = poll(&p, 1, 1000);
     if (r > 0 && read(g_request_pipe[0], &sig, sizeof sig) == sizeof sig) break;
     if (r == 0) runtime().idle_flush();
+    if (r < 0 && errno != EINTR) {  // no timed waits: wait for a signal only
+      while (read(g_request_pipe[0], &sig, sizeof sig) < 0 && errno == EINTR) {}
+      break;
+    }
   }
   runtime().emergency_flush(true);
   (void)!write(g_ack_pipe[1], &sig, sizeof sig);
