@@ -30,44 +30,92 @@ namespace {
 // A dying rank's data is saved by a watcher thread, not in the signal handler: the
 // handler may have interrupted malloc or the loader while they held a lock, and saving
 // needs both. The handler only writes the signal number to a pipe (async-signal-safe),
-// waits for the watcher's acknowledgement, then lets the signal take its course.
+// waits for the watcher's acknowledgement, then lets the signal take its course: the
+// previous handler (Open MPI's stack trace, the program's own) or the default action.
+// The traced thread is the one that is stopped meanwhile: a termination signal that
+// lands on another thread is passed to it, so the flush never races its recording.
 int g_request_pipe[2] = {-1, -1};
 int g_ack_pipe[2] = {-1, -1};
+pthread_t g_traced_thread;
+
+// Faults: handled whatever was installed before (then chained to it).
+constexpr int kFaultSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS};
+// Termination (mpirun, srun, scancel, a time limit, a closed terminal): handled only where
+// the default action would kill the rank; a program that handles one itself keeps it.
+constexpr int kTerminationSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGXCPU, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE};
+constexpr int kMaxSignal = 65;
+struct sigaction g_previous[kMaxSignal];
+
+bool is_fault(int sig) {
+  for (int f : kFaultSignals)
+    if (f == sig) return true;
+  return false;
+}
 
 void watcher() {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);  // never run the handler on this thread
   int sig = 0;
-  while (read(g_request_pipe[0], &sig, sizeof sig) < 0 && errno == EINTR) {}
-  runtime().emergency_flush();
+  for (;;) {
+    pollfd p{g_request_pipe[0], POLLIN, 0};
+    const int r = poll(&p, 1, 1000);
+    if (r > 0 && read(g_request_pipe[0], &sig, sizeof sig) == sizeof sig) break;
+    if (r == 0) runtime().idle_flush();
+    if (r < 0 && errno != EINTR) {  // no timed waits: wait for a signal only
+      while (read(g_request_pipe[0], &sig, sizeof sig) < 0 && errno == EINTR) {}
+      break;
+    }
+  }
+  runtime().emergency_flush(true);
   (void)!write(g_ack_pipe[1], &sig, sizeof sig);
 }
 
-void on_signal(int sig) {
-  if (g_request_pipe[1] >= 0 && write(g_request_pipe[1], &sig, sizeof sig) == sizeof sig) {
-    pollfd p{g_ack_pipe[0], POLLIN, 0};
-    while (poll(&p, 1, 10000) < 0 && errno == EINTR) {}
+void on_signal(int sig, siginfo_t *info, void *) {
+  const int saved_errno = errno;
+  // A termination signal on another thread: the traced thread takes it (its handler
+  // runs there; this one returns). A fault must be handled where it happened.
+  if (!is_fault(sig) && !pthread_equal(pthread_self(), g_traced_thread) && (!info || info->si_code <= 0) &&
+      pthread_kill(g_traced_thread, sig) == 0) {
+    errno = saved_errno;
+    return;
   }
-  raise(sig);  // SA_RESETHAND restored the default action
+  static volatile sig_atomic_t flushing = 0;
+  if (!flushing) {
+    flushing = 1;
+    if (g_request_pipe[1] >= 0 && write(g_request_pipe[1], &sig, sizeof sig) == sizeof sig) {
+      pollfd p{g_ack_pipe[0], POLLIN, 0};
+      while (poll(&p, 1, 10000) < 0 && errno == EINTR) {}
+    }
+  }
+  // The previous disposition takes over: a fault returns to the faulting instruction and
+  // raises again; a raised or sent signal, pending while this handler runs, follows.
+  sigaction(sig, &g_previous[sig], nullptr);
+  if (!is_fault(sig) || (info && info->si_code <= 0)) raise(sig);
+  errno = saved_errno;
 }
 
 void install_crash_handlers() {
   static bool installed = false;
   if (installed) return;
   installed = true;
+  g_traced_thread = pthread_self();
   if (pipe2(g_request_pipe, O_CLOEXEC) == 0 && pipe2(g_ack_pipe, O_CLOEXEC) == 0) std::thread(watcher).detach();
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT}) {
+  auto install = [](int sig, bool only_over_default) {
     struct sigaction sa {
     }, old{};
-    sigaction(sig, nullptr, &old);
-    if (old.sa_handler == SIG_IGN) continue;  // respect ignored signals
-    sa.sa_handler = on_signal;
+    if (sig >= kMaxSignal || sigaction(sig, nullptr, &old) != 0) return;
+    if (old.sa_handler == SIG_IGN && !(old.sa_flags & SA_SIGINFO)) return;  // respect ignored signals
+    if (only_over_default && (old.sa_flags & SA_SIGINFO || old.sa_handler != SIG_DFL)) return;
+    g_previous[sig] = old;
+    sa.sa_sigaction = on_signal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND;  // re-raise takes the default action
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigaction(sig, &sa, nullptr);
-  }
-  std::atexit([] { runtime().emergency_flush(); });  // exit() without MPI_Finalize
+  };
+  for (int sig : kFaultSignals) install(sig, false);
+  for (int sig : kTerminationSignals) install(sig, true);
+  std::atexit([] { runtime().emergency_flush(false); });  // exit() without MPI_Finalize
 }
 
 void after_init(int64_t t0, Op op, void *site) {

@@ -40,8 +40,16 @@ class PodBuffer {
     return true;
   }
 
-  void push_back(const T &e) { m_data[m_size++] = e; }
-  void commit_one() { ++m_size; }  // the slot at end() was filled in place
+  // Release stores (plain stores on x86): a record below size_acquire() is whole, for the
+  // watcher thread that writes committed records to the spill file.
+  void push_back(const T &e) {
+    m_data[m_size] = e;
+    __atomic_store_n(&m_size, m_size + 1, __ATOMIC_RELEASE);
+  }
+  void commit_one() {
+    __atomic_store_n(&m_size, m_size + 1, __ATOMIC_RELEASE);
+  }  // the slot at end() was filled in place
+  size_t size_acquire() const { return __atomic_load_n(&m_size, __ATOMIC_ACQUIRE); }
   bool full() const { return m_size >= m_capacity; }
   void clear() { m_size = 0; }
   size_t size() const { return m_size; }

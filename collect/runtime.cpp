@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "io/trace_store.h"
+#include "io/atomic_file.h"
 #include "io/clock_correction.h"
 #include "io/region_path.h"
 #include "tick_clock.h"
@@ -139,7 +140,7 @@ void Runtime::commit_slot() {
   Event &ev = *m_events.end();
   account(ev);
   m_events.commit_one();
-  if (m_events.full()) spill_buffers();
+  if (m_events.full() || ev.t_exit >= m_spill_due) spill_buffers();
 }
 
 void Runtime::account(Event &ev) {
@@ -154,7 +155,7 @@ void Runtime::commit(Event &ev) {
   if (!m_active) return;
   account(ev);
   m_events.push_back(ev);
-  if (m_events.full()) spill_buffers();
+  if (m_events.full() || ev.t_exit >= m_spill_due) spill_buffers();
 }
 
 // ---------------------------------------------------------------- start
@@ -452,7 +453,7 @@ int64_t Runtime::new_request(MPI_Request handle, const RequestState &s, int64_t 
   r.kind = st.kind;
   r.bytes = st.bytes;
   m_requests.push_back(r);
-  if (m_requests.full()) spill_buffers();
+  if (m_requests.full()) buffer_full(m_requests);
   return st.id;
 }
 
@@ -526,30 +527,50 @@ void Runtime::region_end(const char *name, bool) {
 
 // ---------------------------------------------------------------- spilling
 
-// Events and steps hold clock ticks while in memory; nanoseconds once they leave it.
-void Runtime::ticks_to_ns_in_place() {
+// Events and steps hold return addresses and clock ticks while in memory; call-site ids
+// and nanoseconds once they leave it. Each record is converted once (records kept in
+// memory after a failed spill are already converted).
+void Runtime::prepare_for_disk() {
+  resolve_sites(m_events.span().subspan(m_prepared_events));
   clock_refresh();
-  for (auto &e : m_events) {
+  for (auto &e : m_events.span().subspan(m_prepared_events)) {
     e.t_enter = ticks_to_ns(e.t_enter);
     e.t_exit = ticks_to_ns(e.t_exit);
   }
-  for (auto &s : m_steps) {
-    s.t_begin = ticks_to_ns(s.t_begin);
-    s.t_end = ticks_to_ns(s.t_end);
+  for (size_t i = m_prepared_steps; i < m_steps.size(); ++i) {
+    m_steps[i].t_begin = ticks_to_ns(m_steps[i].t_begin);
+    m_steps[i].t_end = ticks_to_ns(m_steps[i].t_end);
   }
+  m_prepared_events = m_events.size();
+  m_prepared_steps = m_steps.size();
 }
 
 void Runtime::spill_buffers() {
-  resolve_sites(m_events.span());
-  ticks_to_ns_in_place();
-  if (m_spill.is_open() && m_spill.write_records(m_events.span(), m_requests.span(), m_completions.span(), m_steps)) {
+  const std::lock_guard<std::mutex> lock(m_spill_mutex);
+  spill_locked();
+}
+
+// The records the watcher has not written yet go to the file; then the buffers are empty.
+void Runtime::spill_locked() {
+  const io::FileSizeSignalIgnored guard;  // past `ulimit -f`: an error, not a dead rank
+  prepare_for_disk();
+  m_spill_due = INT64_MAX;
+  const bool ok =
+      m_spill.is_open() &&
+      m_spill.write_records(m_events.span().subspan(m_written_events), m_requests.span().subspan(m_written_requests),
+                            m_completions.span().subspan(m_written_completions), m_steps);
+  if (ok) {
     m_spilled_events += static_cast<int64_t>(m_events.size());
     m_events.clear();
     m_requests.clear();
     m_completions.clear();
     m_steps.clear();
+    m_written_events = m_written_requests = m_written_completions = 0;
+    m_prepared_events = m_prepared_steps = 0;
   } else {
-    // No spill file: keep growing rather than drop; count so the report can say so.
+    // No spill file (or it stopped taking data: disk full; a torn chunk ends it for
+    // good): keep growing rather than drop; count so the report can say so.
+    m_spill.close();
     ++m_spill_failures;
     if ((m_events.full() && !m_events.grow()) || (m_requests.full() && !m_requests.grow()) ||
         (m_completions.full() && !m_completions.grow())) {
@@ -603,10 +624,36 @@ void Runtime::resolve_sites(std::span<Event> events) {
   }
 }
 
+// The watcher, once a second (see runtime.h). It holds the spill lock; the traced
+// thread only appends records meanwhile, and those below size_acquire() are whole.
+void Runtime::idle_flush() {
+  std::unique_lock<std::mutex> lock(m_spill_mutex, std::try_to_lock);
+  if (!lock || !m_active || m_finished || m_checkpointing || m_idle_off || !m_spill.is_open() || m_prepared_events)
+    return;
+  const size_t ne = m_events.size_acquire(), nr = m_requests.size_acquire(), nc = m_completions.size_acquire();
+  if (ne == m_written_events && nr == m_written_requests && nc == m_written_completions) return;
+  std::vector<Event> events(m_events.data() + m_written_events, m_events.data() + ne);
+  resolve_sites(events);
+  for (auto &e : events) {
+    e.t_enter = ticks_to_ns(e.t_enter);
+    e.t_exit = ticks_to_ns(e.t_exit);
+  }
+  const io::FileSizeSignalIgnored guard;
+  if (m_spill.write_records(events, {m_requests.data() + m_written_requests, nr - m_written_requests},
+                            {m_completions.data() + m_written_completions, nc - m_written_completions}, {})) {
+    m_written_events = ne;
+    m_written_requests = nr;
+    m_written_completions = nc;
+  } else {
+    m_spill.close();  // a torn chunk ends the file; the traced thread keeps its records in memory
+    ++m_spill_failures;
+  }
+}
+
 io::RankTrace Runtime::build_trace() {
   io::SpillState st = snapshot_state(true);
   io::RankTrace t = std::move(st.profile_part);
-  if (m_spilled_events > 0) {
+  if (m_spilled_events > 0 || m_written_events > 0 || m_written_requests > 0 || m_written_completions > 0) {
     m_spill.close();
     try {
       io::SpillContents back = io::read_spill(m_spill.path());
@@ -618,11 +665,10 @@ io::RankTrace Runtime::build_trace() {
       warn(std::string("reading back spilled events failed: ") + e.what());
     }
   }
-  resolve_sites(m_events.span());
-  ticks_to_ns_in_place();
-  t.events.insert(t.events.end(), m_events.begin(), m_events.end());
-  m_requests.append_to(t.requests);
-  m_completions.append_to(t.completions);
+  prepare_for_disk();
+  t.events.insert(t.events.end(), m_events.begin() + m_written_events, m_events.end());
+  t.requests.insert(t.requests.end(), m_requests.begin() + m_written_requests, m_requests.end());
+  t.completions.insert(t.completions.end(), m_completions.begin() + m_written_completions, m_completions.end());
   t.steps.insert(t.steps.end(), m_steps.begin(), m_steps.end());
   t.callsites = m_sites;
   return t;
@@ -633,6 +679,9 @@ io::RankTrace Runtime::build_trace() {
 void Runtime::finish(void *site) {
   if (!m_active || m_finished) return;
   close_tracing(site);
+  checkpoint();
+  m_active = false;
+  m_finished = true;
   int64_t local_fin = 0;
   measure_clock(m_clock.offset_fin_ns, m_clock.error_fin_ns, local_fin);
   m_clock.local_fin_ns = local_fin;
@@ -656,11 +705,31 @@ void Runtime::close_tracing(void *site) {
   commit(fin);
   close_frame(false);  // the root region
   g_tracing = false;
-  m_active = false;
-  m_finished = true;
   if (m_papi_set >= 0) {
     std::vector<long long> v(m_papi_names.size());
     PAPI_stop(m_papi_set, v.data());
+  }
+}
+
+// Everything the rank recorded, MPI_Finalize included, and its state to the spill file
+// before the collective steps of finish(): a rank killed while it waits there for a
+// dead peer (the launcher terminates the survivors of a crash) keeps its data.
+void Runtime::checkpoint() {
+  const std::lock_guard<std::mutex> lock(m_spill_mutex);
+  m_checkpointing = true;
+  m_idle_off = true;
+  if (m_spill.is_open()) spill_locked();
+  if (m_spill.is_open()) {
+    const io::FileSizeSignalIgnored guard;
+    io::SpillState st = snapshot_state(true);
+    st.profile_part.callsites = m_sites;
+    st.profile_part.clock.local_fin_ns = 0;  // not measured yet: recover uses the start offset
+    st.profile_part.clock.offset_fin_ns = m_clock.offset_init_ns;
+    m_checkpointed = m_spill.write_state(st);
+    if (!m_checkpointed) {
+      ++m_spill_failures;
+      m_spill.close();
+    }
   }
 }
 
@@ -689,6 +758,7 @@ void Runtime::write_store() {
   std::string error;
   int ok = 1;
   const int64_t t_write = mono_ns();
+  const io::FileSizeSignalIgnored guard;  // a store past `ulimit -f` fails with EFBIG instead of killing the rank
   try {
     std::vector<std::string> op_names;
     for (const auto &o : kOps) op_names.emplace_back(o.name);
@@ -697,9 +767,10 @@ void Runtime::write_store() {
     ok = 0;
     error = e.what();
   }
-  int all_ok = 0;
-  PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, m_private);
-  if (all_ok) {
+  // The lowest failing rank, or nranks when every rank succeeded.
+  int mine_failed = ok ? m_nranks : m_rank, first_failed = m_nranks;
+  PMPI_Allreduce(&mine_failed, &first_failed, 1, MPI_INT, MPI_MIN, m_private);
+  if (first_failed == m_nranks) {
     if (m_rank == 0 && std::getenv("PERFSIFT_REPORT_TIMING"))
       std::fprintf(stderr, "perfsift: store written in %.3f s\n", (mono_ns() - t_write) * 1e-9);
     m_spill.close();
@@ -711,34 +782,57 @@ void Runtime::write_store() {
     }
     return;
   }
-  if (!error.empty()) std::fprintf(stderr, "perfsift: rank %d: %s\n", m_rank, error.c_str());
-  if (m_rank == 0)
-    std::fprintf(stderr, "perfsift: writing %s failed; spill files kept in %s; run `perfsift recover %s -o %s`\n",
-                 m_cfg.output.c_str(), m_cfg.spill_dir.c_str(), m_cfg.spill_dir.c_str(), m_cfg.output.c_str());
-  spill_whole_rank(mine.front());
+  const bool saved = spill_whole_rank(mine.front());
+  int all_saved = 0, mine_saved = saved ? 1 : 0;
+  PMPI_Allreduce(&mine_saved, &all_saved, 1, MPI_INT, MPI_MIN, m_private);
+  // One line, by the first rank that failed: the reason, and what to run once there is room.
+  if (m_rank == first_failed) {
+    if (error.empty()) error = "unknown error";
+    if (error.rfind(m_cfg.output + ": ", 0) == 0) error.erase(0, m_cfg.output.size() + 2);
+    while (!error.empty() && (error.back() == '\n' || error.back() == ' ')) error.pop_back();
+    for (auto &c : error)
+      if (c == '\n') c = ' ';
+    std::fprintf(stderr,
+                 "perfsift: writing %s failed (%s); %s in %s; once there is room run `perfsift recover %s -o %s`\n",
+                 m_cfg.output.c_str(), error.c_str(),
+                 all_saved ? "every rank's data is kept" : "the ranks' data is kept as far as it could be written",
+                 m_cfg.spill_dir.c_str(), m_cfg.spill_dir.c_str(), m_cfg.output.c_str());
+  }
 }
 
-// The whole rank into a fresh spill file, so that recover has everything.
-void Runtime::spill_whole_rank(io::RankTrace &t) {
+// The whole rank, with its corrected times and final clock record, into a fresh spill file
+// that replaces the one written so far only once it is whole (on a full disk the old one,
+// checkpointed at MPI_Finalize, stays). True when the rank's data is in a spill file.
+bool Runtime::spill_whole_rank(io::RankTrace &t) {
   m_spill.close();
   io::SpillWriter w;
   // Start 0 and a zero clock record: the times below are already corrected.
-  if (w.open(m_cfg.spill_dir, io::make_spill_header(m_rank, m_nranks, 0), nullptr) &&
-      w.write_records(t.events, t.requests, t.completions, t.steps)) {
+  bool ok = w.open(m_cfg.spill_dir, io::make_spill_header(m_rank, m_nranks, 0), nullptr, true) &&
+            w.write_records(t.events, t.requests, t.completions, t.steps);
+  if (ok) {
     io::SpillState st;
     st.run = m_run;
     st.profile_part = std::move(t);
     st.profile_part.events.clear();  // written above; the state chunk carries the rest
     st.profile_part.clock = io::ClockRecord{};
-    w.write_state(st);
+    ok = w.write_state(st) && w.publish();
   }
+  if (!ok) w.discard();
+  return ok || m_checkpointed;
 }
 
 // Signal / exit without MPI_Finalize: flush whatever the rank has. Raw clock times;
 // recover applies the init offset.
-void Runtime::emergency_flush() {
+// Runs on the watcher thread while the traced thread waits in the signal handler, or
+// at exit. A spill or checkpoint the signal interrupted is not repeated (its records
+// would be written twice); the rank keeps what reached the file.
+void Runtime::emergency_flush(bool on_watcher) {
   static std::atomic<bool> once{false};
-  if (!m_active || m_finished || once.exchange(true)) return;
+  if (!m_active || m_finished || m_checkpointing || once.exchange(true)) return;
+  // On the watcher the lock's holder can only be the traced thread, stopped in the
+  // handler inside a spill; at exit the watcher may hold it for a moment.
+  std::unique_lock<std::mutex> lock(m_spill_mutex, std::defer_lock);
+  const bool locked = on_watcher ? lock.try_lock() : (lock.lock(), true);
   m_finished = true;
   g_tracing = false;
   m_active = false;
@@ -752,10 +846,11 @@ void Runtime::emergency_flush() {
     m_in_flight = nullptr;
   }
   while (!m_stack.empty()) close_frame(false);
-  if (!m_spill.is_open()) return;
-  resolve_sites(m_events.span());  // addresses mean nothing in another process
-  ticks_to_ns_in_place();
-  m_spill.write_records(m_events.span(), m_requests.span(), m_completions.span(), m_steps);
+  if (!m_spill.is_open() || !locked) return;
+  const io::FileSizeSignalIgnored guard;
+  prepare_for_disk();  // addresses mean nothing in another process
+  m_spill.write_records(m_events.span().subspan(m_written_events), m_requests.span().subspan(m_written_requests),
+                        m_completions.span().subspan(m_written_completions), m_steps);
   io::SpillState st = snapshot_state(false);
   st.profile_part.callsites = m_sites;
   m_spill.write_state(st);

@@ -5,6 +5,8 @@
 
 #include <mpi.h>
 
+#include <cstdint>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -50,8 +52,13 @@ class Runtime {
   void start(int64_t t_before_init, Op init_op, void *site);
   // Called from MPI_Finalize before PMPI_Finalize: writes the store.
   void finish(void *site);
-  // Signal / atexit path: everything to the spill file, marked incomplete.
-  void emergency_flush();
+  // Signal / atexit path: everything to the spill file, marked incomplete. On the watcher
+  // thread (a signal: the traced thread waits in the handler) or at exit.
+  void emergency_flush(bool on_watcher);
+  // The watcher thread, once a second: committed records not yet in the spill file go
+  // there (copies; the traced thread records on), so that a rank killed without warning
+  // (SIGKILL, e.g. scancel of a step) keeps all but its last second.
+  void idle_flush();
 
   // --- used by the recorders
   // The hot path: the next free slot, then its commit.
@@ -78,7 +85,7 @@ class Runtime {
   int64_t next_event_index() const { return m_spilled_events + static_cast<int64_t>(m_events.size()); }
   void add_completion(const io::CompletionRecord &c) {
     m_completions.push_back(c);
-    if (m_completions.full()) spill_buffers();
+    if (m_completions.full()) buffer_full(m_completions);
   }
   void add_io_bytes(int64_t bytes, bool write) { m_cum[write ? io::kIoBytesWritten : io::kIoBytesRead] += bytes; }
 
@@ -104,14 +111,26 @@ class Runtime {
   void close_tracing(void *site);
   void warn_about_run_problems();
   void write_store();
-  void spill_whole_rank(io::RankTrace &t);
+  bool spill_whole_rank(io::RankTrace &t);
   void setup_papi();
   void read_papi(std::vector<long long> &out);
   void close_frame(bool keep_on_stack);
   void measure_clock(int64_t &offset, int64_t &error, int64_t &local);
   void spill_buffers();
+  void spill_locked();
+  void prepare_for_disk();  // call sites resolved and times in ns, for records not yet so
+  // A buffer other than the events' is full: spill now, or, inside a call (whose event
+  // slot a spill would move), grow it and spill when the call is committed.
+  template <class T>
+  void buffer_full(PodBuffer<T> &b) {
+    if (!m_in_flight) return spill_buffers();
+    const std::lock_guard<std::mutex> lock(m_spill_mutex);  // grow() may move the records
+    if (!b.grow()) return spill_locked();
+    m_spill_due = 0;
+  }
+  // finish(): every record and the state to the spill file before the collective steps.
+  void checkpoint();
   void account(Event &ev);  // region, step and running totals of a finished call
-  void ticks_to_ns_in_place();
   io::SpillState snapshot_state(bool complete);
   io::RankTrace build_trace();
   void resolve_sites(std::span<Event> events);
@@ -129,6 +148,18 @@ class Runtime {
   Event *m_in_flight = nullptr;  // the call under way, for a death inside it
   size_t m_capacity = 0;
   int64_t m_spilled_events = 0;
+  // A spill deferred to the next commit (a buffer filled inside a call): clock ticks.
+  int64_t m_spill_due = INT64_MAX;
+  // The spill file, its writes and the records' ids and times are the watcher's and the
+  // traced thread's in turn. Records below the watermarks are in the file already; those
+  // below m_prepared have site ids and ns times (only after a failed spill).
+  std::mutex m_spill_mutex;
+  size_t m_written_events = 0, m_written_requests = 0, m_written_completions = 0;
+  size_t m_prepared_events = 0, m_prepared_steps = 0;
+  bool m_idle_off = false;                // finish() has checkpointed: the watcher stays out
+  volatile bool m_checkpointing = false;  // finish() is saving the rank: its spill file will be whole
+  bool m_checkpointed = false;  // the spill file holds the whole rank up to MPI_Finalize  // a spill is under way: an
+                                // emergency flush must not repeat it
   PodBuffer<io::RequestRecord> m_requests;
   PodBuffer<io::CompletionRecord> m_completions;
   std::vector<io::StepRecord> m_steps;

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstring>
 #include <numeric>
@@ -55,7 +56,10 @@ class Ctx {
     if (rc < 0) fail(what);
   }
   [[noreturn]] void fail(const std::string &what) const {
+    const int err = errno;  // a full disk or a file size limit, under HDF5's own words
     std::string reason = hdf5_reason();
+    if (err == ENOSPC || err == EFBIG || err == EDQUOT)
+      reason += (reason.empty() ? "" : ": ") + std::string(std::strerror(err));
     throw Error(m_file + ": " + what + (reason.empty() ? "" : " (" + reason + ")"));
   }
   const std::string &file() const { return m_file; }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "io/atomic_file.h"
 #include "io/hdf5_util.h"
 
 namespace perfsift::io {
@@ -130,6 +131,9 @@ void check_columns(const std::string &path, const Table &t) {
 }  // namespace
 
 ResultsWriter::ResultsWriter(MPI_Comm comm, const std::string &path) : m_comm(comm), m_path(path) {
+  // Past a file size limit a write fails (reported, the file removed) rather than the
+  // signal killing the process with the file half-written; for the rest of the process.
+  static const FileSizeSignalIgnored no_kill_on_file_size;
   SilenceHdf5 quiet;
   MPI_Comm_rank(comm, &m_me);
   char suffix[32];

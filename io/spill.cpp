@@ -56,12 +56,13 @@ SpillHeader make_spill_header(int32_t rank, int32_t nranks, int64_t start_ns) {
 
 SpillWriter::~SpillWriter() { close(); }
 
-bool SpillWriter::open(const std::string &dir, const SpillHeader &header, std::string *error) {
+bool SpillWriter::open(const std::string &dir, const SpillHeader &header, std::string *error, bool temporary) {
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
     if (error) *error = dir + ": cannot create spill directory: " + std::strerror(errno);
     return false;
   }
-  m_path = spill_path(dir, header.rank);
+  m_final_path = spill_path(dir, header.rank);
+  m_path = temporary ? m_final_path + ".tmp" : m_final_path;
   m_fd = ::open(m_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (m_fd < 0) {
     if (error) *error = m_path + ": cannot create spill file: " + std::strerror(errno);
@@ -99,6 +100,23 @@ bool SpillWriter::write_state(const SpillState &state) {
 void SpillWriter::close() {
   if (m_fd >= 0) ::close(m_fd);
   m_fd = -1;
+}
+
+bool SpillWriter::publish() {
+  if (m_fd < 0 || m_path == m_final_path) return false;
+  const bool ok = ::fsync(m_fd) == 0 && ::close(m_fd) == 0;
+  m_fd = -1;
+  if (!ok || ::rename(m_path.c_str(), m_final_path.c_str()) != 0) {
+    ::unlink(m_path.c_str());
+    return false;
+  }
+  m_path = m_final_path;
+  return true;
+}
+
+void SpillWriter::discard() {
+  close();
+  if (m_path != m_final_path) ::unlink(m_path.c_str());
 }
 
 std::string serialize_state(const SpillState &st) {

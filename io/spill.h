@@ -43,8 +43,9 @@ class SpillWriter {
  public:
   SpillWriter() = default;
   ~SpillWriter();
-  // Creates the directory if needed and opens DIR/rank-R.bin for appending.
-  bool open(const std::string &dir, const SpillHeader &header, std::string *error);
+  // Creates the directory if needed and opens DIR/rank-R.bin for appending; when
+  // `temporary`, a file beside it that publish() renames over it once it is whole.
+  bool open(const std::string &dir, const SpillHeader &header, std::string *error, bool temporary = false);
   bool is_open() const { return m_fd >= 0; }
   bool write_chunk(SpillChunk type, const void *data, uint64_t bytes);
   // One flush of records, one chunk per kind; true when the events chunk was written.
@@ -52,11 +53,14 @@ class SpillWriter {
                      std::span<const CompletionRecord> completions, std::span<const StepRecord> steps);
   bool write_state(const SpillState &state);
   void close();
+  // A temporary file: fsync, close and rename into place (true), or remove it (discard).
+  bool publish();
+  void discard();
   const std::string &path() const { return m_path; }
 
  private:
   int m_fd = -1;
-  std::string m_path;
+  std::string m_path, m_final_path;
 };
 
 std::string spill_path(const std::string &dir, int rank);

@@ -23,6 +23,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "io/atomic_file.h"
 #include "io/codec.h"
 #include "io/spill.h"
 
@@ -287,10 +288,14 @@ LocalTables encode_local_tables(const std::vector<RankTrace> &owned) {
   }
   for (const auto &p : my_paths) mine.regions.str(p);
   for (const auto *c : my_comms) mine.comms.comm(*c);
+  // Metric names: the union, in order of first appearance (a rank lost in a crash has none).
+  std::vector<std::string> metrics;
   for (const auto &t : owned) {
     for (const auto &c : t.callsites) mine.sites.callsite(c);
-    if (mine.metrics.bytes().empty()) mine.metrics.strs(t.metric_names);
+    for (const auto &m : t.metric_names)
+      if (std::find(metrics.begin(), metrics.end(), m) == metrics.end()) metrics.push_back(m);
   }
+  if (!metrics.empty()) mine.metrics.strs(metrics);
   return mine;
 }
 
@@ -686,7 +691,57 @@ void write_callsites(const Out &out, hid_t file, const std::vector<CallSite> &si
   out.ints(g, "line", H5T_NATIVE_INT32, lines, "", "source line from debug info, else 0");
 }
 
-void write_trace_store_tmp(MPI_Comm comm, const std::string &, const std::string &tmp, const RunInfo &run_in,
+// Fixed-width string columns: rows times the longest.
+template <class Get>
+uint64_t string_column_bytes(size_t n, Get get) {
+  size_t width = 1;
+  for (size_t i = 0; i < n; ++i) width = std::max(width, get(i).size() + 1);
+  return static_cast<uint64_t>(n) * width;
+}
+
+// Room for the whole store, reserved before HDF5 writes a byte: a full disk or a file size
+// limit (EFBIG) is said in one line by every process together, whereas a parallel HDF5
+// write that fails on some processes leaves them waiting in different collectives. The
+// estimate is generous (records uncompressed, string columns, metadata); a file system
+// without fallocate is not checked.
+void reserve_room(MPI_Comm comm, int me, const std::string &path, const std::string &tmp, const Rows &rows,
+                  const Tables &t) {
+  uint64_t mine = rows.events.size() * sizeof(DiskEvent) + rows.requests.size() * sizeof(DiskRequest) +
+                  rows.completions.size() * sizeof(DiskCompletion) + rows.steps.size() * sizeof(DiskStep) +
+                  rows.clocks.size() * sizeof(DiskClock);
+  for (const auto &p : rows.profile) mine += p.size() * sizeof(double);
+  uint64_t total = 0;
+  MPI_Allreduce(&mine, &total, 1, MPI_UINT64_T, MPI_SUM, comm);
+  int err = 0;
+  if (me == 0) {
+    total += 3 * string_column_bytes(t.region_paths.size(),
+                                     [&](size_t i) -> const std::string & { return t.region_paths[i]; });
+    for (const auto &c : t.comms) total += 8 + 4 * (c.members.size() + c.remote.size());
+    total += string_column_bytes(t.sites.size(), [&](size_t i) -> const std::string & { return t.sites[i].module; });
+    total += string_column_bytes(t.sites.size(), [&](size_t i) -> const std::string & { return t.sites[i].function; });
+    total += string_column_bytes(t.sites.size(), [&](size_t i) -> const std::string & { return t.sites[i].file; });
+    total += t.sites.size() * 24;
+    total += total / 8 + (256 << 10);  // headers, chunk indexes, attributes
+    const FileSizeSignalIgnored guard;
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      err = errno;
+    } else {
+      if (::fallocate(fd, 0, 0, static_cast<off_t>(total)) != 0 && errno != EOPNOTSUPP && errno != ENOSYS) err = errno;
+      ::close(fd);
+    }
+  }
+  MPI_Bcast(&err, 1, MPI_INT, 0, comm);
+  MPI_Bcast(&total, 1, MPI_UINT64_T, 0, comm);
+  if (err) {
+    if (me == 0) std::remove(tmp.c_str());
+    char size[32];
+    std::snprintf(size, sizeof size, "%.1f MiB", static_cast<double>(total) / (1 << 20));
+    throw Error(path + ": no room for the trace store (about " + size + "): " + std::strerror(err));
+  }
+}
+
+void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::string &tmp, const RunInfo &run_in,
                            std::vector<RankTrace> &owned, const std::vector<std::string> &op_names) {
   SilenceHdf5 quiet;
   int me = 0;
@@ -697,6 +752,7 @@ void write_trace_store_tmp(MPI_Comm comm, const std::string &, const std::string
   const Tables tables = unified_tables(comm, owned);
   const Rows rows = local_rows(comm, owned, tables, nranks);
   const int32_t first_rank = owned.empty() ? 0 : owned.front().rank;
+  reserve_room(comm, me, path, tmp, rows, tables);
 
   Ctx ck(tmp);
   Handle fapl = parallel_write_fapl(comm);

@@ -70,7 +70,7 @@ else
   cp "$spill/rank-0.bin" "$work/damaged_a/rank-7.bin"
   printf '\x07\x00\x00\x00\x08\x00\x00\x00' | dd of="$work/damaged_a/rank-7.bin" bs=1 seek=12 conv=notrunc 2>/dev/null
   expect_recover damaged_a 0 5 "11 MPI events" \
-    "rank-2.bin: truncated at byte 294 inside the events chunk of 576 bytes at byte 32; kept its 3 complete records" \
+    "rank-2.bin: truncated at byte 294 inside the events chunk of [0-9]* bytes at byte 32; kept its 3 complete records" \
     "rank-3.bin: empty (0 bytes)" "rank-1.bin: header only" "rank-7.bin: from another run (8 ranks" \
     "from 2 of 4 ranks; marked incomplete (missing ranks: 1,3; ended without MPI_Finalize: 0,2)"
   # rank 1 garbage after a valid header; rank 2 good; rank 3 of format version 9; rank-00.bin

@@ -97,6 +97,32 @@ assert d["ranks"] == 2, d["ranks"]
 assert d["events_per_op"]["MPI_Send"] == 20 and d["events_per_op"]["MPI_Recv"] == 20, d["events_per_op"]
 assert d["p2p"]["unmatched_sends"] == 0 and d["p2p"]["unmatched_receives"] == 0
 print("srun: 2 ranks, 20 sends, 20 receives, 0 unmatched")'
+# scancel of a running step: Slurm sends its ranks SIGTERM (they sleep after 30 exchanges
+# and a barrier); each rank saves its data, collect recovers the store from the spill files.
+crash=$(dirname "$app")/app_crash
+name=perfsift-scancel-$$
+timeout 180 "$perfsift" collect -o "$work/scancel.h5" -- srun -J "$name" -n 2 "$crash" none sleep 30 > "$work/scancel.txt" 2>&1 &
+collect_pid=$!
+job=""
+for _ in $(seq 1 120); do
+  job=$(squeue -h -n "$name" -t R -o %i 2>/dev/null | head -1)
+  # the ranks are past their exchanges once both spill files exist and a second has passed
+  [ -n "$job" ] && [ -e "$work/scancel.h5.spill/rank-0.bin" ] && [ -e "$work/scancel.h5.spill/rank-1.bin" ] && break
+  sleep 0.5
+done
+[ -n "$job" ] || { echo "the srun step never ran"; cat "$work/scancel.txt"; exit 1; }
+sleep 2
+scancel "$job.0"
+wait $collect_pid && { echo "collect exited 0 after scancel"; exit 1; }
+cat "$work/scancel.txt"
+grep -q "recovered $work/scancel.h5 from 2 of 2 ranks" "$work/scancel.txt"
+"$perfsift" info --json "$work/scancel.h5" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["ranks"] == 2, d["ranks"]
+ops = d["events_per_op"]
+assert ops["MPI_Sendrecv"] == 60 and ops["MPI_Barrier"] == 2, ops
+print("scancel of a running srun step: both ranks recovered (30 MPI_Sendrecv and the barrier each)")'
 # Vetter's classifier trained through srun (small sizes: the test is the launcher path).
 timeout 180 "$perfsift" train -o "$work/classifier.model" --max-elems 256 --iterations 4 -- srun -n 2 > "$work/train.txt" 2>&1 || { cat "$work/train.txt"; exit 1; }
 grep -q "10-fold cross-validation" "$work/train.txt"
