@@ -329,7 +329,8 @@ std::vector<std::pair<std::string, AttrValue>> ResultsStore::attributes(const st
         if (scalar)
           out.emplace_back(n, read_scalar_attr<int64_t>(ck, obj, n.c_str(), H5T_NATIVE_INT64, 0));
         else {
-          std::vector<int64_t> v(static_cast<size_t>(npts));
+          check_claim(ck, a, static_cast<hsize_t>(std::max<hssize_t>(npts, 0)), sizeof(int64_t), "attribute " + n);
+          std::vector<int64_t> v(static_cast<size_t>(std::max<hssize_t>(npts, 0)));
           if (npts) ck.ok(H5Aread(a, H5T_NATIVE_INT64, v.data()), "reading attribute " + n);
           out.emplace_back(n, v);
         }
@@ -381,7 +382,12 @@ ResultsStore::MatrixInfo ResultsStore::matrix_info(const std::string &path) cons
   Handle fs(H5Dget_space(ds), H5Sclose);
   if (H5Sget_simple_extent_type(fs) != H5S_NULL) {
     hsize_t dims[2] = {0, 1};
+    const int ndims = H5Sget_simple_extent_ndims(fs);
+    if (ndims < 1 || ndims > 2)
+      throw Error(m_path + ": matrix " + path + " has " + std::to_string(ndims) + " dimensions (corrupt file)");
     H5Sget_simple_extent_dims(fs, dims, nullptr);
+    check_claim(ck, ds, dims[0], static_cast<size_t>(std::min<hsize_t>(dims[1], SIZE_MAX / 8)) * sizeof(double),
+                "matrix " + path);
     info.rows = static_cast<int64_t>(dims[0]);
     info.cols = static_cast<int64_t>(dims[1]);
   }

@@ -1,5 +1,5 @@
 // What the fuzz targets share: the input written to a scratch file (the readers take
-// paths), the file named per process so parallel fuzzing jobs do not collide.
+// paths) in $TMPDIR (else /tmp), named per process so parallel fuzzing jobs do not collide.
 #pragma once
 
 #include <unistd.h>
@@ -7,12 +7,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace perfsift::fuzz {
 
 inline const std::string &scratch_path(const char *target, const char *suffix) {
-  static const std::string path = std::string("/tmp/") + target + "-" + std::to_string(getpid()) + suffix;
+  static const std::string path = [&] {
+    const char *tmp = std::getenv("TMPDIR");
+    return std::string(tmp && *tmp ? tmp : "/tmp") + "/" + target + "-" + std::to_string(getpid()) + suffix;
+  }();
   return path;
 }
 
