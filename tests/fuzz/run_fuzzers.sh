@@ -15,9 +15,9 @@ BUILD=${PERFSIFT_FUZZ_BUILD:-$ROOT/build-fuzz}
 ALL="spill trace_store results_store pipeline questions knowledge classifier loggps"
 FUZZERS=${FUZZERS:-$ALL}
 
-for tool in clang clang++; do
-  command -v "$tool" >/dev/null || { echo "run_fuzzers: $tool not found (Debian: apt-get install clang libclang-rt-14-dev libomp-dev)" >&2; exit 1; }
-done
+# shellcheck source=../../jobs/deps.sh
+source "$ROOT/jobs/deps.sh"
+perfsift_ensure_deps "${PERFSIFT_FUZZ_PACKAGES[@]}"
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 start=$(date +%s)
@@ -28,6 +28,7 @@ echo "run_fuzzers: built in $(($(date +%s) - start)) s"
 
 # A fuzzer's own memory use stays far below; an allocation near the limit is a finding.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1:allocator_may_return_null=0}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/tests/fuzz/lsan.supp}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 failed=()
 for f in $FUZZERS; do
