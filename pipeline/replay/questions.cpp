@@ -242,7 +242,11 @@ void QuestionParser::selector_term(const std::string &t, Selector &sel) {
     const auto colon = e.find(':');
     if (colon == std::string::npos)
       throw QuestionError("what-if question \"" + text + "\": event needs RANK:INDEX, not '" + e + "'");
-    sel.rank = static_cast<int32_t>(parse_int(text, e.substr(0, colon), "rank"));
+    const int64_t rank = parse_int(text, e.substr(0, colon), "rank");
+    if (rank >= INT32_MAX)  // ranks are below nranks <= INT32_MAX
+      throw QuestionError("what-if question \"" + text + "\": rank " + std::to_string(rank) + " in '" + e +
+                          "' is beyond any run");
+    sel.rank = static_cast<int32_t>(rank);
     sel.index = parse_int(text, e.substr(colon + 1), "event index");
   } else if (t == "ranks") {
     sel.ranks = parse_rank_ranges(text, need("a rank list such as 0-3,7"));

@@ -34,6 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       const Selector &s = c.sel;
       if (s.kind == Selector::Kind::Region || s.kind == Selector::Kind::Step || s.kind == Selector::Kind::Steps)
         PERFSIFT_FUZZ_CHECK(s.region_id >= 0 && static_cast<size_t>(s.region_id) < paths.size());
+      if (s.kind == Selector::Kind::Event) PERFSIFT_FUZZ_CHECK(s.rank >= 0 && s.index >= 0);
       for (const auto &[a, b] : s.ranks) PERFSIFT_FUZZ_CHECK(0 <= a && a <= b);
     }
   } catch (const QuestionError &) {}
