@@ -45,6 +45,11 @@ for f in $FUZZERS; do
     grep -E 'ERROR|SUMMARY|Test unit written|^    #[0-9]+ ' "$work/log" | head -25 >&2
     repro=$(grep -o 'Test unit written to .*' "$work/log" | sed 's/Test unit written to //' | tail -1)
     [ -n "$repro" ] && echo "run_fuzzers: reproduce with: $BUILD/fuzz_$f $repro" >&2
+    # The first frame past the sanitizer's own: a crash inside HDF5's parser is HDF5's bug.
+    if grep -E '^    #[0-9]+ ' "$work/log" | grep -v -E 'libclang_rt|compiler-rt|__interceptor|__asan|__sanitizer|in (malloc|memcpy|memmove|free) ' |
+      head -1 | grep -q libhdf5; then
+      echo "run_fuzzers: the crash is inside libhdf5 itself (see docs/fuzzing.md, 'Findings inside HDF5')" >&2
+    fi
     echo "run_fuzzers: full log: $work/log" >&2
   else
     echo "run_fuzzers: $f: $runs runs in ${SECONDS_EACH} s, no finding"
