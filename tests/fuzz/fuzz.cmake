@@ -1,4 +1,4 @@
-# libFuzzer targets for every reader of outside input (tests/fuzz/README.md).
+# libFuzzer targets for every reader of outside input (docs/fuzzing.md).
 # -DPERFSIFT_FUZZ=ON (clang only) compiles the whole project with libFuzzer's coverage,
 # AddressSanitizer and UndefinedBehaviorSanitizer, and adds one fuzz_<reader> program
 # per reader (target fuzzers builds them all). tests/fuzz/run_fuzzers.sh does it all.
