@@ -183,7 +183,7 @@ void check_value(const KeyDef &def, const Value &v, const std::string &place) {
                       " (did you mean '" + nearest(*s, def.choices) + "'?)");
   } else
     return;
-  if (x < def.min || x > def.max) {
+  if (!(x >= def.min && x <= def.max)) {  // NaN too: it compares false with any bound
     std::ostringstream os;
     os << place << ": key '" << def.key << "' is " << x << "; it must be between " << def.min << " and " << def.max
        << " (" << def.help << ")";

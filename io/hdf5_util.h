@@ -276,11 +276,51 @@ inline void write_table(const Ctx &ck, hid_t parent, const char *name, hid_t mem
 }
 
 // ---------------------------------------------------------------- reading helpers
+// Every size a damaged file claims is checked before anything is allocated for it.
+
+// Throws unless `elements` of `element_bytes` can come from the file `obj` lies in: at
+// most its bytes inflated at deflate's best ratio (1032:1), plus room for a small file.
+inline void check_claim(const Ctx &ck, hid_t obj, hsize_t elements, size_t element_bytes, const std::string &what) {
+  hsize_t file_bytes = 0;
+  const hid_t f = H5Iget_file_id(obj);
+  if (f >= 0) {
+    H5Fget_filesize(f, &file_bytes);
+    H5Fclose(f);
+  }
+  const long double limit = (static_cast<long double>(file_bytes) + 65536) * 1100;
+  if (static_cast<long double>(elements) * static_cast<long double>(std::max<size_t>(element_bytes, 1)) > limit)
+    throw Error(ck.file() + ": " + what + " claims " + std::to_string(elements) + " elements of " +
+                std::to_string(element_bytes) + " bytes, more than a file of " + std::to_string(file_bytes) +
+                " bytes holds (corrupt file)");
+}
+
+// Elements of a dataspace (0 for a null one); throws unless it has `rank` dimensions
+// (-1: any rank; a scalar is rank 0).
+inline hsize_t space_elements(const Ctx &ck, hid_t space, int rank, const std::string &what) {
+  const H5S_class_t c = H5Sget_simple_extent_type(space);
+  if (c == H5S_NULL) return 0;
+  const int ndims = H5Sget_simple_extent_ndims(space);
+  const hssize_t n = H5Sget_simple_extent_npoints(space);
+  if (c == H5S_NO_CLASS || ndims < 0 || n < 0 || (rank >= 0 && ndims != rank && !(rank == 1 && ndims == 0)))
+    throw Error(ck.file() + ": " + what + " has " + std::to_string(ndims) + " dimensions, expected " +
+                std::to_string(rank) + " (corrupt file)");
+  return static_cast<hsize_t>(n);
+}
+
+// An attribute read into one value: it must hold exactly one element.
+inline void check_single(const Ctx &ck, hid_t attr, const char *name) {
+  Handle space(H5Aget_space(attr), H5Sclose);
+  if (space_elements(ck, space, -1, std::string("attribute ") + name) != 1)
+    throw Error(ck.file() + ": attribute " + name + " holds " + std::to_string(space_elements(ck, space, -1, name)) +
+                " values, expected one (corrupt file)");
+}
 
 inline std::string read_string_attr(const Ctx &ck, hid_t obj, const char *name) {
   if (H5Aexists(obj, name) <= 0) return "";
   Handle a(ck(H5Aopen(obj, name, H5P_DEFAULT), std::string("opening attribute ") + name), H5Aclose);
   Handle t(H5Aget_type(a), H5Tclose);
+  if (H5Tget_class(t) != H5T_STRING) throw Error(ck.file() + ": attribute " + name + " is not a string (corrupt file)");
+  check_single(ck, a, name);
   if (H5Tis_variable_str(t) > 0) {
     Handle mt = string_type();
     char *p = nullptr;
@@ -291,6 +331,7 @@ inline std::string read_string_attr(const Ctx &ck, hid_t obj, const char *name) 
     return s;
   }
   size_t n = H5Tget_size(t);
+  check_claim(ck, a, n, 1, std::string("attribute ") + name);
   std::string s(n, '\0');
   ck.ok(H5Aread(a, t, s.data()), std::string("reading attribute ") + name);
   s.resize(std::strlen(s.c_str()));
@@ -302,8 +343,12 @@ inline std::vector<std::string> read_string_list_attr(const Ctx &ck, hid_t obj, 
   if (H5Aexists(obj, name) <= 0) return out;
   Handle a(ck(H5Aopen(obj, name, H5P_DEFAULT), std::string("opening attribute ") + name), H5Aclose);
   Handle space(H5Aget_space(a), H5Sclose);
-  hssize_t n = H5Sget_simple_extent_npoints(space);
-  if (H5Sget_simple_extent_type(space) == H5S_NULL || n <= 0) return out;
+  Handle t(H5Aget_type(a), H5Tclose);
+  if (H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) <= 0)
+    throw Error(ck.file() + ": attribute " + name + " is not a list of strings (corrupt file)");
+  const hsize_t n = space_elements(ck, space, -1, std::string("attribute ") + name);
+  if (n == 0) return out;
+  check_claim(ck, a, n, sizeof(char *), std::string("attribute ") + name);
   Handle mt = string_type();
   std::vector<char *> p(n);
   ck.ok(H5Aread(a, mt, p.data()), std::string("reading attribute ") + name);
@@ -316,6 +361,11 @@ template <class T>
 inline T read_scalar_attr(const Ctx &ck, hid_t obj, const char *name, hid_t type, T fallback) {
   if (H5Aexists(obj, name) <= 0) return fallback;
   Handle a(ck(H5Aopen(obj, name, H5P_DEFAULT), std::string("opening attribute ") + name), H5Aclose);
+  Handle t(H5Aget_type(a), H5Tclose);
+  const H5T_class_t c = H5Tget_class(t);
+  if (c != H5T_INTEGER && c != H5T_FLOAT)
+    throw Error(ck.file() + ": attribute " + name + " is not a number (corrupt file)");
+  check_single(ck, a, name);
   T v{};
   ck.ok(H5Aread(a, type, &v), std::string("reading attribute ") + name);
   return v;
@@ -326,8 +376,12 @@ inline std::vector<int32_t> read_int_list_attr(const Ctx &ck, hid_t obj, const c
   if (H5Aexists(obj, name) <= 0) return out;
   Handle a(ck(H5Aopen(obj, name, H5P_DEFAULT), std::string("opening attribute ") + name), H5Aclose);
   Handle space(H5Aget_space(a), H5Sclose);
-  if (H5Sget_simple_extent_type(space) == H5S_NULL) return out;
-  out.resize(H5Sget_simple_extent_npoints(space));
+  Handle t(H5Aget_type(a), H5Tclose);
+  if (H5Tget_class(t) != H5T_INTEGER)
+    throw Error(ck.file() + ": attribute " + name + " is not integers (corrupt file)");
+  const hsize_t n = space_elements(ck, space, -1, std::string("attribute ") + name);
+  check_claim(ck, a, n, sizeof(int32_t), std::string("attribute ") + name);
+  out.resize(n);
   if (!out.empty()) ck.ok(H5Aread(a, H5T_NATIVE_INT32, out.data()), std::string("reading attribute ") + name);
   return out;
 }
@@ -341,15 +395,17 @@ std::vector<T> read_rows(const Ctx &ck, hid_t parent, const std::string &name, h
             H5Dclose);
   Handle fs(H5Dget_space(ds), H5Sclose);
   if (H5Sget_simple_extent_type(fs) == H5S_NULL) return {};
-  hsize_t total = static_cast<hsize_t>(H5Sget_simple_extent_npoints(fs));
+  hsize_t total = space_elements(ck, fs, 1, name);
   hsize_t end = last < 0 ? total : static_cast<hsize_t>(last);
   if (end > total || first > end)
     throw Error(ck.file() + ": " + name + " has " + std::to_string(total) +
                 " rows, fewer than its offsets say (truncated store?)");
   hsize_t count = end - first;
+  check_claim(ck, ds, count, sizeof(T), name);
   std::vector<T> out(count);
   if (!count) return out;
-  H5Sselect_hyperslab(fs, H5S_SELECT_SET, &first, nullptr, &count, nullptr);
+  if (H5Sget_simple_extent_ndims(fs) == 1)
+    ck.ok(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &first, nullptr, &count, nullptr), "selecting rows of " + name);
   Handle ms(H5Screate_simple(1, &count, nullptr), H5Sclose);
   ck.ok(H5Dread(ds, mem_type, ms, fs, H5P_DEFAULT, out.data()), "reading " + name + " (truncated or corrupt store?)");
   return out;
@@ -359,9 +415,12 @@ inline std::vector<std::string> read_strings(const Ctx &ck, hid_t parent, const 
   Handle ds(ck(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), "missing dataset " + name), H5Dclose);
   Handle fs(H5Dget_space(ds), H5Sclose);
   if (H5Sget_simple_extent_type(fs) == H5S_NULL) return {};
-  hsize_t n = static_cast<hsize_t>(H5Sget_simple_extent_npoints(fs));
+  hsize_t n = space_elements(ck, fs, 1, name);
   Handle t(H5Dget_type(ds), H5Tclose);
+  if (H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) > 0)
+    throw Error(ck.file() + ": " + name + " is not a table of fixed-width strings (corrupt file)");
   size_t width = H5Tget_size(t);
+  check_claim(ck, ds, n, width, name);
   std::vector<char> buf(n * width + 1, 0);
   if (n) ck.ok(H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "reading " + name);
   std::vector<std::string> out;

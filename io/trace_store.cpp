@@ -806,8 +806,17 @@ std::vector<RegionRow> read_regions(const Ctx &ck, hid_t f) {
   auto parents = read_rows<int32_t>(ck, f, "regions/parent", H5T_NATIVE_INT32);
   auto names = read_strings(ck, f, "regions/name");
   auto paths = read_strings(ck, f, "regions/path");
-  for (size_t i = 0; i < ids.size() && i < parents.size() && i < names.size() && i < paths.size(); ++i)
+  if (parents.size() != ids.size() || names.size() != ids.size() || paths.size() != ids.size())
+    throw Error(ck.file() + ": /regions has " + std::to_string(ids.size()) + " ids, " + std::to_string(parents.size()) +
+                " parents, " + std::to_string(names.size()) + " names and " + std::to_string(paths.size()) +
+                " paths (damaged store)");
+  for (size_t i = 0; i < ids.size(); ++i) {
+    // Ids are the rows; parents come before their children (every reader relies on both).
+    if (ids[i] != static_cast<int32_t>(i) || parents[i] < -1 || parents[i] >= static_cast<int32_t>(i))
+      throw Error(ck.file() + ": /regions row " + std::to_string(i) + " has id " + std::to_string(ids[i]) +
+                  " and parent " + std::to_string(parents[i]) + " (damaged store)");
     regions.push_back({ids[i], parents[i], names[i], paths[i]});
+  }
   return regions;
 }
 
@@ -840,6 +849,15 @@ std::vector<CommRow> read_comms(const Ctx &ck, hid_t f) {
   auto moff = read_rows<int64_t>(ck, f, "comms/members_offsets", H5T_NATIVE_INT64);
   auto remote = read_rows<int32_t>(ck, f, "comms/remote", H5T_NATIVE_INT32);
   auto roff = read_rows<int64_t>(ck, f, "comms/remote_offsets", H5T_NATIVE_INT64);
+  // Offsets start at 0, never decrease and end inside their table.
+  auto valid = [&](const std::vector<int64_t> &off, size_t rows) {
+    if (off.empty()) return true;
+    if (off.front() != 0 || off.back() > static_cast<int64_t>(rows)) return false;
+    return std::is_sorted(off.begin(), off.end());
+  };
+  if (!valid(moff, members.size()) || !valid(roff, remote.size()))
+    throw Error(ck.file() +
+                ": /comms/members_offsets or /comms/remote_offsets point outside their tables (damaged store)");
   for (size_t c = 0; c < keys.size() && c + 1 < moff.size() && c + 1 < roff.size(); ++c)
     comms.push_back({keys[c], std::vector<int32_t>(members.begin() + moff[c], members.begin() + moff[c + 1]),
                      std::vector<int32_t>(remote.begin() + roff[c], remote.begin() + roff[c + 1])});
@@ -898,6 +916,8 @@ void TraceStore::open(MPI_Comm comm, bool parallel) {
     throw Error(m_path + ": trace store version " + std::to_string(m_version) + " is newer than this perfsift reads (" +
                 std::to_string(kTraceStoreVersion) + "); upgrade perfsift");
   m_run = read_run_info(ck, f);
+  if (m_run.nranks < 0)
+    throw Error(m_path + ": the nranks attribute is " + std::to_string(m_run.nranks) + " (damaged store)");
   m_ops = read_strings(ck, f, "ops");
   m_regions = read_regions(ck, f);
   m_metrics = read_metric_names(ck, f);
@@ -905,6 +925,8 @@ void TraceStore::open(MPI_Comm comm, bool parallel) {
   if (m_event_offsets.size() != static_cast<size_t>(m_run.nranks) + 1)
     throw Error(m_path + ": /events_offsets has " + std::to_string(m_event_offsets.size()) + " entries for " +
                 std::to_string(m_run.nranks) + " ranks (damaged store)");
+  if (m_event_offsets.front() != 0 || !std::is_sorted(m_event_offsets.begin(), m_event_offsets.end()))
+    throw Error(m_path + ": /events_offsets does not start at 0 and rise rank by rank (damaged store)");
   m_comms = read_comms(ck, f);
   m_callsites = read_callsites(ck, f);
 }
@@ -924,12 +946,17 @@ std::vector<double> TraceStore::profile(const std::string &metric, int32_t first
   hsize_t start[2] = {static_cast<hsize_t>(first), 0}, count[2] = {static_cast<hsize_t>(last - first), nreg};
   hsize_t mcount[2] = {std::max<hsize_t>(count[0], 1), std::max<hsize_t>(nreg, 1)};
   Handle fs(H5Dget_space(ds), H5Sclose);
+  hsize_t dims[2] = {0, 0};
+  if (H5Sget_simple_extent_ndims(fs) != 2 || H5Sget_simple_extent_dims(fs, dims, nullptr) != 2 ||
+      dims[0] != static_cast<hsize_t>(m_run.nranks) || dims[1] != nreg)
+    throw Error(m_path + ": /profile/" + metric + " is not " + std::to_string(m_run.nranks) + " ranks x " +
+                std::to_string(nreg) + " regions (damaged store)");
   Handle ms(H5Screate_simple(2, mcount, nullptr), H5Sclose);
   if (out.empty()) {
     H5Sselect_none(fs);
     H5Sselect_none(ms);
   } else {
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+    ck.ok(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr), "selecting /profile/" + metric);
   }
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
   if (m_parallel) H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
@@ -1036,7 +1063,7 @@ static ChunkIndex chunk_index(const Ctx &ck, hid_t file) {
   Handle dcpl(H5Dget_create_plist(ds), H5Pclose);
   if (H5Pget_layout(dcpl) != H5D_CHUNKED) return idx;
   hsize_t chunk = 0;
-  if (H5Pget_chunk(dcpl, 1, &chunk) != 1) return idx;
+  if (H5Pget_chunk(dcpl, 1, &chunk) != 1 || chunk == 0 || chunk > (hsize_t{1} << 20)) return idx;
   if (H5Pget_nfilters(dcpl) != 2) return idx;
   unsigned flags = 0, cd[8];
   size_t ncd = 8;
@@ -1044,8 +1071,10 @@ static ChunkIndex chunk_index(const Ctx &ck, hid_t file) {
   ncd = 8;
   if (H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, nullptr, nullptr) != H5Z_FILTER_DEFLATE) return idx;
   Handle fs(H5Dget_space(ds), H5Sclose);
-  const hsize_t rows =
-      H5Sget_simple_extent_type(fs) == H5S_NULL ? 0 : static_cast<hsize_t>(H5Sget_simple_extent_npoints(fs));
+  const hsize_t rows = space_elements(ck, fs, 1, "/events");
+  check_claim(ck, ds, rows, sizeof(DiskEvent), "/events");
+  hsize_t file_bytes = 0;
+  H5Fget_filesize(file, &file_bytes);
   idx.chunk_rows = static_cast<int64_t>(chunk);
   idx.rows = static_cast<int64_t>(rows);
   // Every process makes the same calls: metadata reads may be collective.
@@ -1053,7 +1082,8 @@ static ChunkIndex chunk_index(const Ctx &ck, hid_t file) {
     unsigned mask = 0;
     haddr_t addr = HADDR_UNDEF;
     hsize_t size = 0;
-    if (H5Dget_chunk_info_by_coord(ds, &off, &mask, &addr, &size) < 0 || mask != 0 || addr == HADDR_UNDEF)
+    if (H5Dget_chunk_info_by_coord(ds, &off, &mask, &addr, &size) < 0 || mask != 0 || addr == HADDR_UNDEF ||
+        addr > file_bytes || size > file_bytes - addr)  // a chunk inside the file
       return ChunkIndex{};
     idx.addr.push_back(static_cast<int64_t>(addr));
     idx.size.push_back(static_cast<int64_t>(size));
@@ -1121,7 +1151,8 @@ std::vector<T> TraceStore::slice(const char *table, int32_t first, int32_t last)
   SilenceHdf5 quiet;
   Ctx ck(m_path);
   auto off = read_rows<int64_t>(ck, m_file, std::string(table) + "_offsets", H5T_NATIVE_INT64);
-  if (off.size() != static_cast<size_t>(m_run.nranks) + 1 || first < 0 || last > m_run.nranks || first > last)
+  if (off.size() != static_cast<size_t>(m_run.nranks) + 1 || first < 0 || last > m_run.nranks || first > last ||
+      off[first] < 0 || off[first] > off[last])
     throw Error(m_path + ": bad rank range or damaged /" + table + "_offsets");
   Handle t = record_type<T>();
   return read_rows<T>(ck, m_file, table, t, static_cast<hsize_t>(off[first]), off[last]);

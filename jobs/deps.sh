@@ -9,10 +9,13 @@ PERFSIFT_DEBIAN_PACKAGES=(
   libtomlplusplus-dev libcli11-dev libgtest-dev libbenchmark-dev
   python3-h5py time zlib1g-dev libopen-trace-format2-dev otf2-tools chromium clang-format git
 )
+# Only for tests/fuzz/run_fuzzers.sh (not CI): clang with libFuzzer, ASan and UBSan, and its OpenMP.
+PERFSIFT_FUZZ_PACKAGES=(clang libclang-rt-14-dev libomp-dev)
 
+# Extra packages may follow: perfsift_ensure_deps "${PERFSIFT_FUZZ_PACKAGES[@]}".
 perfsift_ensure_deps() {
   local missing=()
-  for p in "${PERFSIFT_DEBIAN_PACKAGES[@]}"; do
+  for p in "${PERFSIFT_DEBIAN_PACKAGES[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0

@@ -70,6 +70,33 @@ Words words_of(const std::string &q) {
   return w;
 }
 
+// "0-3,7" as ranges, never expanded rank by rank ("ranks 0-2147483646" is one range);
+// "all": every rank (empty).
+kernels::RankRanges parse_rank_ranges(const std::string &q, const std::string &w) {
+  kernels::RankRanges out;
+  if (w == "all") return out;
+  size_t pos = 0;
+  for (;;) {
+    const size_t comma = std::min(w.find(',', pos), w.size());
+    const std::string part = w.substr(pos, comma - pos);
+    const size_t dash = part.find('-');
+    const auto number = [&](const std::string &s) {
+      if (s.empty() || s.size() > 10 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return int64_t{-1};
+      const int64_t v = std::stoll(s);
+      return v < INT32_MAX ? v : int64_t{-1};  // ranks are below nranks <= INT32_MAX
+    };
+    const int64_t a = number(part.substr(0, dash)), b = dash == std::string::npos ? a : number(part.substr(dash + 1));
+    if (a < 0 || b < a)
+      throw QuestionError("what-if question \"" + q + "\": '" + w + "' is not a rank list (bad part '" + part +
+                          "'; write e.g. 0-3,7)");
+    out.emplace_back(static_cast<int32_t>(a), static_cast<int32_t>(b));
+    if (comma == w.size()) break;
+    pos = comma + 1;
+  }
+  return kernels::merge_ranges(std::move(out));
+}
+
 int64_t parse_int(const std::string &q, const std::string &w, const char *what) {
   try {
     size_t used = 0;
@@ -249,15 +276,14 @@ void QuestionParser::selector_term(const std::string &t, Selector &sel) {
     const auto colon = e.find(':');
     if (colon == std::string::npos)
       throw QuestionError("what-if question \"" + text + "\": event needs RANK:INDEX, not '" + e + "'");
-    sel.rank = static_cast<int32_t>(parse_int(text, e.substr(0, colon), "rank"));
+    const int64_t rank = parse_int(text, e.substr(0, colon), "rank");
+    if (rank >= INT32_MAX)  // ranks are below nranks <= INT32_MAX
+      throw QuestionError("what-if question \"" + text + "\": rank " + std::to_string(rank) + " in '" + e +
+                          "' is beyond any run");
+    sel.rank = static_cast<int32_t>(rank);
     sel.index = parse_int(text, e.substr(colon + 1), "event index");
   } else if (t == "ranks") {
-    const std::string &r = need("a rank list such as 0-3,7");
-    try {
-      sel.ranks = kernels::to_ranges(kernels::parse_ranks(r, INT32_MAX));
-    } catch (const std::exception &) {
-      throw QuestionError("what-if question \"" + text + "\": '" + r + "' is not a rank list (write e.g. 0-3,7)");
-    }
+    sel.ranks = parse_rank_ranges(text, need("a rank list such as 0-3,7"));
   } else {
     throw QuestionError("what-if question \"" + text + "\": unknown selector '" + t + "' (did you mean '" +
                         config::nearest(t, kTerms) +

@@ -1,0 +1,33 @@
+# The fuzz targets and what each links. Two uses:
+# - PERFSIFT_FUZZ=ON (tests/fuzz/fuzz.cmake includes this file once the project's
+#   libraries exist): fuzz_<target>, libFuzzer programs, the libraries built with the
+#   same fuzzer+ASan+UBSan flags; target fuzzers builds them all.
+# - the ordinary test build (tests/CMakeLists.txt, PERFSIFT_FUZZ_REPLAY): fuzz_<target>_replay
+#   with replay_main.cpp, and one CTest entry per target replaying its seed corpus.
+if(NOT PERFSIFT_FUZZ_REPLAY)
+  add_custom_target(fuzzers)
+endif()
+set(PERFSIFT_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
+function(perfsift_fuzzer name)
+  if(PERFSIFT_FUZZ_REPLAY)
+    add_executable(fuzz_${name}_replay ${PERFSIFT_FUZZ_DIR}/fuzz_${name}.cpp ${PERFSIFT_FUZZ_DIR}/replay_main.cpp)
+    target_include_directories(fuzz_${name}_replay PRIVATE ${PROJECT_SOURCE_DIR})
+    target_link_libraries(fuzz_${name}_replay PRIVATE ${ARGN})
+    add_test(NAME fuzz_corpus_${name} COMMAND fuzz_${name}_replay ${PERFSIFT_FUZZ_DIR}/corpus/${name})
+    set_tests_properties(fuzz_corpus_${name} PROPERTIES TIMEOUT 60)
+  else()
+    add_executable(fuzz_${name} ${PERFSIFT_FUZZ_DIR}/fuzz_${name}.cpp)
+    target_include_directories(fuzz_${name} PRIVATE ${PROJECT_SOURCE_DIR})
+    target_link_libraries(fuzz_${name} PRIVATE ${ARGN})
+    target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer)
+    add_dependencies(fuzzers fuzz_${name})
+  endif()
+endfunction()
+perfsift_fuzzer(spill perfsift::io)
+perfsift_fuzzer(trace_store perfsift::io)
+perfsift_fuzzer(results_store perfsift::io)
+perfsift_fuzzer(pipeline perfsift::stages perfsift::config)
+perfsift_fuzzer(questions perfsift::products)
+perfsift_fuzzer(knowledge perfsift::products)
+perfsift_fuzzer(classifier perfsift::products)
+perfsift_fuzzer(loggps perfsift::products)
