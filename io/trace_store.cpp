@@ -176,7 +176,9 @@ void resolve_lines(std::vector<CallSite> &sites) {
     if (!sites[i].module.empty() && access(sites[i].module.c_str(), R_OK) == 0) by_module[sites[i].module].push_back(i);
   if (by_module.empty() || std::system("command -v addr2line >/dev/null 2>&1") != 0) return;
   for (const auto &[module, idx] : by_module) {
-    std::string cmd = "addr2line -C -f -e '" + module + "'";
+    // addr2line runs without the collector's preload list: an uninstrumented program
+    // that loads an ASan runtime late (sanitized builds) deadlocks in setlocale.
+    std::string cmd = "LD_PRELOAD= addr2line -C -f -e '" + module + "'";
     for (size_t i : idx) {
       char buf[32];
       // The return address points after the call; step back into it.

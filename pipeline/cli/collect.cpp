@@ -1,4 +1,5 @@
 // perfsift collect: set the collector's environment, run the launcher, check the store.
+#include <dlfcn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +18,10 @@
 #include "pipeline/cli/commands.h"
 
 namespace fs = std::filesystem;
+
+#ifdef __SANITIZE_ADDRESS__
+extern "C" void __asan_init();
+#endif
 
 namespace perfsift::cli {
 
@@ -40,6 +45,17 @@ std::string capture(const std::string &cmd) {
   while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
   pclose(p);
   return out;
+}
+
+// The preload list: in an AddressSanitizer build the collector needs the ASan runtime
+// loaded first, also into programs that are not instrumented themselves.
+std::string preload_list(const std::string &lib) {
+#ifdef __SANITIZE_ADDRESS__
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void *>(&__asan_init), &info) && info.dli_fname && *info.dli_fname)
+    return std::string(info.dli_fname) + ":" + lib;
+#endif
+  return lib;
 }
 
 bool is_open_mpi_launcher(const std::string &launcher) {
@@ -91,7 +107,7 @@ int run_collect(const CollectOptions &o) {
   std::vector<std::string> argv_s = o.launch;
   if (is_open_mpi_launcher(o.launch.front())) {
     // Open MPI does not forward the environment to remote nodes by default; -x does.
-    std::vector<std::string> extra = {"-x", "LD_PRELOAD=" + lib, "-x", "PERFSIFT_OUTPUT"};
+    std::vector<std::string> extra = {"-x", "LD_PRELOAD=" + preload_list(lib), "-x", "PERFSIFT_OUTPUT"};
     // When a rank dies, Open MPI sends the others SIGTERM and, 1 s later, SIGKILL; give
     // them time to save their data (unless the user chose a grace period).
     if (!std::getenv("OMPI_MCA_odls_base_sigkill_timeout"))
@@ -104,7 +120,7 @@ int run_collect(const CollectOptions &o) {
     argv_s.insert(argv_s.begin() + 1, extra.begin(), extra.end());
   } else {
     // srun and Hydra pass the environment on; preload through it.
-    std::string pre = lib;
+    std::string pre = preload_list(lib);
     if (const char *old = std::getenv("LD_PRELOAD"); old && *old) pre += std::string(":") + old;
     setenv("LD_PRELOAD", pre.c_str(), 1);
   }
