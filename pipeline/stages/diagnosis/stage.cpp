@@ -286,6 +286,19 @@ void run_diagnosis(Context &ctx, const config::Values &cfg, StageOutput &out) {
   Diagnosis d = ev.d;
   if (const std::string path = cfg.get_string("diagnosis.reference"); !path.empty())
     compare_with_reference(ctx, cfg, model, ev.model, path, d, out);
+  // The models keep every share in [0, 1] and an entity's shares summed at most 1 by
+  // construction; should a trace still break that, say so rather than print 800 000 %.
+  double sum = 0;
+  for (auto &c : d.causes) {
+    sum += c.share;
+    if (c.share >= 0 && c.share <= 1 + 1e-9) continue;
+    ctx.warnings.push_back("diagnosis: cause " + c.id + " came out at share " + std::to_string(c.share) +
+                           " of the lost time; shown clamped to [0, 1]");
+    c.share = std::clamp(c.share, 0.0, 1.0);
+  }
+  if (sum > 1 + 1e-6)
+    ctx.warnings.push_back("diagnosis: the causes of " + d.worst + " add up to " + std::to_string(sum) +
+                           " of its lost time, more than all of it");
   for (const auto &f : d.findings) ctx.findings.push_back(f);
   write_diagnosis(d, out);
 }
