@@ -1,12 +1,15 @@
-// Stage `diagnosis`: the master-worker model (thesis 5.2). Each worker's request/reply
-// cycles with the master split its time into task processing, effective communication and
-// waiting: for the master's initialisation and finalisation (t_seq), while the master set
-// this worker's tasks up (t_w-setup), while it served other workers (t_w-bn), and for the
-// last worker to finish (t_w-final). Events Setup and Compute mapped to regions measure the
-// setup and task times; otherwise they are recognised from the communication.
+// Stage `diagnosis`: the master-worker model (thesis 5.2). A worker's time splits into task
+// processing (outside MPI, or its mapped Compute region), effective communication and
+// waiting; every moment it spends in MPI is split by what the master did meanwhile: its
+// initialisation and finalisation (t_seq), setting one of this worker's tasks up
+// (t_w-setup: from the master's previous message to the task's send, or its mapped Setup
+// region within that), serving other workers (t_w-bn), and, after the worker's last task,
+// the last worker to finish (t_w-final). No request is paired with a reply, so any
+// protocol holds: a request, a task and a result; tasks in flight; results as requests.
+// The terms and the communication add up to the worker's time in MPI, within its lost time.
 //
-// Cost: gathers of the messages to or from the master, of one record per rank and of the
-// mapped regions' executions; O(messages) work.
+// Cost: gathers of the messages to or from the master, of one record per worker and of the
+// mapped regions' executions; O(messages + a worker's MPI calls) work.
 #include <algorithm>
 #include <cstdio>
 
