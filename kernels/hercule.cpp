@@ -75,12 +75,23 @@ GridScore best_grid(const std::vector<PairCount> &pairs, int32_t nranks) {
   return best;
 }
 
-int32_t split_level(int32_t a, int32_t b) {
-  const uint32_t x = static_cast<uint32_t>(a ^ b);
-  if (x == 0 || (x & (x - 1))) return -1;
-  int32_t l = 0;
-  while ((1u << l) != x) ++l;
-  return l;
+int32_t split_level(int32_t a, int32_t b, int32_t nranks) {
+  if (a == b || a < 0 || b < 0 || a >= nranks || b >= nranks) return -1;
+  const int32_t lo_rank = std::min(a, b), hi_rank = std::max(a, b);
+  for (const int32_t round_up : {0, 1}) {
+    int32_t lo = 0, hi = nranks;
+    while (hi - lo >= 2) {
+      const int32_t mid = lo + (hi - lo + round_up) / 2;
+      if (lo_rank < mid && hi_rank >= mid) {
+        if (hi_rank - lo_rank != mid - lo) break;  // across the halves, but not partners
+        int32_t level = 0;
+        while ((int64_t{1} << (level + 1)) < hi - lo) ++level;  // ceil(log2(hi - lo)) - 1
+        return level;
+      }
+      (hi_rank < mid ? hi : lo) = mid;
+    }
+  }
+  return -1;
 }
 
 DivideConquerScore score_divide_and_conquer(const std::vector<PairCount> &pairs, int32_t nranks) {
@@ -93,7 +104,7 @@ DivideConquerScore score_divide_and_conquer(const std::vector<PairCount> &pairs,
   for (const auto &p : pairs) {
     if (p.src == p.dst || p.src < 0 || p.dst < 0 || p.src >= nranks || p.dst >= nranks) continue;
     total += p.messages;
-    const int32_t l = split_level(p.src, p.dst);
+    const int32_t l = split_level(p.src, p.dst, nranks);
     if (l < 0) continue;
     pow2 += p.messages;
     levels[static_cast<size_t>(p.src)].insert(l);

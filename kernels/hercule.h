@@ -47,14 +47,17 @@ GridScore best_grid(const std::vector<PairCount> &pairs, int32_t nranks);
 
 struct DivideConquerScore {
   double confidence = 0;  // pow2 x levels (the caller discounts forwarding)
-  double pow2 = 0;        // share of messages between ranks whose numbers differ in one bit
+  double pow2 = 0;        // share of messages between bisection partners (split_level >= 0)
   double levels = 0;      // mean over ranks of the distinct one-bit distances they use, of log2(P)
 };
-// Recursive halving (or doubling) of process groups: every exchange is between ranks
-// r and r XOR 2^l, and each rank meets a partner at every level l.
+// Recursive halving (or doubling) of process groups: every exchange is between the two
+// halves of a group, rank for rank, and each rank meets a partner at every level.
 DivideConquerScore score_divide_and_conquer(const std::vector<PairCount> &pairs, int32_t nranks);
-// The level of a message between a and b (a XOR b = 2^level), or -1.
-int32_t split_level(int32_t a, int32_t b);
+// The level of a message between a and b in the recursive bisection of ranks 0..nranks-1,
+// or -1: a group [lo, hi) splits at mid = lo + (hi - lo) / 2 (or rounded up, the odd rank
+// then in the lower half) and pairs lo + i with mid + i; the level is ceil(log2(hi - lo)) - 1,
+// highest for the first split. On 2^k ranks the partners are r and r XOR 2^level.
+int32_t split_level(int32_t a, int32_t b, int32_t nranks);
 
 // A rank's point-to-point completions in order: 'S' or 'R' with the partner, 'X' for a
 // call that sent and received at once (Sendrecv). Wavefront ranks forward: a block of

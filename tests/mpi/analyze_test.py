@@ -712,13 +712,14 @@ class AnalyzeTest(unittest.TestCase):
         three messages per task (mw3.c, 5 ranks), a task farm with two tasks in flight whose
         results are the next requests, any-source and two tags, the master's 4 ms setup the
         bottleneck (task_farm.c, 6 ranks), a four-corner sweep with Irecv/Isend on a 2 x 3 grid
-        (sweep4.c, 6 ranks): each recognised, its injected cause the largest, every share in
+        (sweep4.c, 6 ranks), recursive bisection on 6 ranks (divide_conquer6.c): each recognised, its injected cause the largest, every share in
         [0, 1] and each entity's terms within its lost time (a disturbed run is collected
         once more)."""
         apps = Path(self.store)
         cases = (("mw3", 5, "master-worker", 0.9, ("final_imbalance",)),
                  ("task_farm", 6, "master-worker", 0.8, ("master_bottleneck", "master_setup")),
-                 ("sweep4", 6, "wavefront", 0.6, ("direction_change", "fill_up")))
+                 ("sweep4", 6, "wavefront", 0.6, ("direction_change", "fill_up")),
+                 ("divide_conquer6", 6, "divide-and-conquer", 0.7, ("merge_wait",)))
         for app, ranks, model, confidence, named in cases:
             for attempt in (1, 2):
                 collect(f"{app}.h5", ranks, apps / f"app_{app}", what=f"{app}: collection failed")
@@ -738,7 +739,8 @@ class AnalyzeTest(unittest.TestCase):
         # The sweep on the app's 2 x 3 grid.
         m = load("sweep4.json")["diagnosis"][0]["metrics"]
         self.check((int(m["px"]), int(m["py"])) == (2, 3), f"grid {m['px']} x {m['py']}, expected 2 x 3")
-        print("hercule idioms: three messages per task, tasks in flight, a four-corner sweep recognised and explained")
+        print("hercule idioms: three messages per task, tasks in flight, a four-corner sweep, bisection on 6 ranks "
+              "recognised and explained")
 
 
 # ---- expectations computed from a store -----------------------------------------------

@@ -2,7 +2,7 @@
 // configuration. From the sparse communication matrix (every process sees it) and each
 // rank's forwarding (receive blocks followed by send blocks to other partners), a
 // confidence for each model: one rank serving all others (master-worker); a 2-D grid with
-// data passed on downstream (wavefront); partners one bit apart at every level of a
+// data passed on downstream (wavefront); bisection partners at every level of a
 // recursive halving, exchanged rather than forwarded (divide-and-conquer).
 //
 // Request/reply balance is counted in turns (runs of messages one way) between the master

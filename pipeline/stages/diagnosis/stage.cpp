@@ -10,7 +10,7 @@
 // Recognition: from the sparse communication matrix (every process sees it) and each
 // rank's forwarding (receive blocks followed by send blocks to other partners), a
 // confidence for each model: one rank serving all others (master-worker); a 2-D grid with
-// data passed on downstream (wavefront); partners one bit apart at every level of a
+// data passed on downstream (wavefront); bisection partners at every level of a
 // recursive halving, exchanged rather than forwarded (divide-and-conquer). The most
 // confident above diagnosis.min_confidence is diagnosed; diagnosis.model forces one.
 //
@@ -226,7 +226,7 @@ void write_recognition(const Context &ctx, const Recognition &r, StageOutput &ou
   rc.push_back(r.divide_and_conquer());
   std::snprintf(
       buf, sizeof buf,
-      "%.0f%% of messages between ranks one bit apart; ranks meet partners on %.0f%% of the levels; %.0f%% forwarded",
+      "%.0f%% of messages between bisection partners; ranks meet partners on %.0f%% of the levels; %.0f%% forwarded",
       100 * r.dc.pow2, 100 * r.dc.levels, 100 * r.forwarding);
   rd.push_back(ctx.nranks() >= 4 ? buf : "fewer than 4 ranks");
   out.table("recognition", rec);

@@ -149,9 +149,28 @@ TEST(Hercule, ExchangesAreNotForwarding) {
 }
 
 TEST(Hercule, RecursiveHalvingIsDivideAndConquer) {
-  EXPECT_EQ(split_level(5, 4), 0);
-  EXPECT_EQ(split_level(1, 5), 2);
-  EXPECT_EQ(split_level(1, 2), -1);
+  EXPECT_EQ(split_level(5, 4, 8), 0);
+  EXPECT_EQ(split_level(1, 5, 8), 2);
+  EXPECT_EQ(split_level(1, 2, 8), -1);
+  // On 2^k ranks the bisection partners are r XOR 2^l.
+  for (int32_t a = 0; a < 16; ++a)
+    for (int32_t b = 0; b < 16; ++b) {
+      const uint32_t x = static_cast<uint32_t>(a ^ b);
+      const int32_t bit = x && !(x & (x - 1)) ? __builtin_ctz(x) : -1;
+      EXPECT_EQ(split_level(a, b, 16), bit) << a << " " << b;
+    }
+  // 6 ranks: [0,6) pairs 0-3, 1-4, 2-5 (level 2); [0,3) pairs 0-1 (or 0-2, rounding up), [3,6) 3-4
+  // (or 3-5) (level 1); [1,3) 1-2, [4,6) 4-5 (level 0).
+  EXPECT_EQ(split_level(2, 5, 6), 2);
+  EXPECT_EQ(split_level(0, 1, 6), 1);
+  EXPECT_EQ(split_level(0, 2, 6), 1);
+  EXPECT_EQ(split_level(4, 5, 6), 0);
+  EXPECT_EQ(split_level(2, 3, 6), -1);
+  std::vector<PairCount> six;
+  for (auto [a, b] : std::vector<std::pair<int32_t, int32_t>>{{0, 3}, {1, 4}, {2, 5}, {0, 1}, {3, 4}, {1, 2}, {4, 5}})
+    six.push_back({a, b, 2}), six.push_back({b, a, 2});
+  EXPECT_DOUBLE_EQ(score_divide_and_conquer(six, 6).pow2, 1.0);
+  EXPECT_DOUBLE_EQ(score_divide_and_conquer(six, 6).levels, 1.0);
   // 8 ranks splitting at distances 4, 2, 1 (each rank meets one partner per level).
   std::vector<PairCount> dc;
   for (int32_t r = 0; r < 8; ++r)
