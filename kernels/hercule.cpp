@@ -75,12 +75,23 @@ GridScore best_grid(const std::vector<PairCount> &pairs, int32_t nranks) {
   return best;
 }
 
-int32_t split_level(int32_t a, int32_t b) {
-  const uint32_t x = static_cast<uint32_t>(a ^ b);
-  if (x == 0 || (x & (x - 1))) return -1;
-  int32_t l = 0;
-  while ((1u << l) != x) ++l;
-  return l;
+int32_t split_level(int32_t a, int32_t b, int32_t nranks) {
+  if (a == b || a < 0 || b < 0 || a >= nranks || b >= nranks) return -1;
+  const int32_t lo_rank = std::min(a, b), hi_rank = std::max(a, b);
+  for (const int32_t round_up : {0, 1}) {
+    int32_t lo = 0, hi = nranks;
+    while (hi - lo >= 2) {
+      const int32_t mid = lo + (hi - lo + round_up) / 2;
+      if (lo_rank < mid && hi_rank >= mid) {
+        if (hi_rank - lo_rank != mid - lo) break;  // across the halves, but not partners
+        int32_t level = 0;
+        while ((int64_t{1} << (level + 1)) < hi - lo) ++level;  // ceil(log2(hi - lo)) - 1
+        return level;
+      }
+      (hi_rank < mid ? hi : lo) = mid;
+    }
+  }
+  return -1;
 }
 
 DivideConquerScore score_divide_and_conquer(const std::vector<PairCount> &pairs, int32_t nranks) {
@@ -93,7 +104,7 @@ DivideConquerScore score_divide_and_conquer(const std::vector<PairCount> &pairs,
   for (const auto &p : pairs) {
     if (p.src == p.dst || p.src < 0 || p.dst < 0 || p.src >= nranks || p.dst >= nranks) continue;
     total += p.messages;
-    const int32_t l = split_level(p.src, p.dst);
+    const int32_t l = split_level(p.src, p.dst, nranks);
     if (l < 0) continue;
     pow2 += p.messages;
     levels[static_cast<size_t>(p.src)].insert(l);
@@ -137,36 +148,98 @@ std::pair<int64_t, int64_t> forwarding_blocks(const std::vector<Completion> &seq
   return {disjoint, blocks};
 }
 
-int64_t task_finish(const Worker &w) { return w.cycles.empty() ? w.start : w.cycles.back().request; }
+int64_t add_uncovered(int64_t &until, int64_t begin, int64_t end) {
+  const int64_t from = std::max(begin, until);
+  until = std::max(until, end);
+  return std::max<int64_t>(0, end - from);
+}
+
+double turn_balance(std::vector<Turn> turns) {
+  std::stable_sort(turns.begin(), turns.end(), [](const Turn &a, const Turn &b) {
+    return a.worker != b.worker ? a.worker < b.worker : a.time < b.time;
+  });
+  std::map<int32_t, std::pair<int64_t, int64_t>> runs;  // per worker: turns to, from the master
+  for (size_t i = 0; i < turns.size(); ++i)
+    if (i == 0 || turns[i].worker != turns[i - 1].worker || turns[i].to_master != turns[i - 1].to_master)
+      ++(turns[i].to_master ? runs[turns[i].worker].first : runs[turns[i].worker].second);
+  int64_t fewer = 0, more = 0;
+  for (const auto &[w, r] : runs) {
+    fewer += std::min(r.first, r.second);
+    more += std::max(r.first, r.second);
+  }
+  return more ? static_cast<double>(fewer) / static_cast<double>(more) : 0;
+}
+
+namespace {
+
+// Sorted, disjoint spans within [from, to].
+std::vector<Span> merged(std::vector<Span> v, int64_t from, int64_t to) {
+  std::sort(v.begin(), v.end(), [](const Span &a, const Span &b) { return a.begin < b.begin; });
+  std::vector<Span> out;
+  for (Span s : v) {
+    s.begin = std::max(s.begin, from);
+    s.end = std::min(s.end, to);
+    if (s.end <= s.begin) continue;
+    if (!out.empty() && s.begin <= out.back().end)
+      out.back().end = std::max(out.back().end, s.end);
+    else
+      out.push_back(s);
+  }
+  return out;
+}
+
+int64_t overlap(int64_t b, int64_t e, int64_t from, int64_t to) {
+  return std::max<int64_t>(0, std::min(e, to) - std::max(b, from));
+}
+
+int64_t covered(const std::vector<Span> &spans, int64_t b, int64_t e) {
+  int64_t t = 0;
+  for (const Span &s : spans) t += overlap(b, e, s.begin, s.end);
+  return t;
+}
+
+// Takes up to `want` out of `from`; returns what is left to take.
+int64_t take(int64_t &from, int64_t want) {
+  const int64_t x = std::min(from, want);
+  from -= x;
+  return want - x;
+}
+
+}  // namespace
 
 Decomposition decompose(const Worker &w, const Master &m, int64_t last_finish) {
   Decomposition d;
-  d.elapsed = w.end - w.start;
-  if (w.cycles.empty()) return d;
-  const size_t n = w.cycles.size();
-  d.tasks = static_cast<int64_t>(n) - 1;
-  for (size_t i = 0; i + 1 < n; ++i) {
-    const Cycle &c = w.cycles[i];
-    const int64_t wait = std::max<int64_t>(0, c.assigned - c.request - c.comm);
-    const int64_t seq = std::clamp<int64_t>(std::min(m.ready, c.assigned) - c.request, 0, wait);
-    const int64_t setup =
-        std::clamp<int64_t>(c.setup >= 0 ? c.setup : c.replied - std::max(c.received, m.ready), 0, wait - seq);
-    d.seq += seq;
-    d.setup += setup;
-    d.bn += wait - seq - setup;
-    d.comm += c.comm;
-    d.compute += c.compute >= 0 ? c.compute : std::max<int64_t>(0, w.cycles[i + 1].request - c.assigned);
+  d.elapsed = std::max<int64_t>(0, w.end - w.start);
+  d.tasks = w.tasks;
+  const auto mpi = merged(w.mpi, w.start, w.end);
+  const auto setup = merged(w.setup, w.start, w.end);
+  const int64_t finish = std::max(w.finish, m.ready);
+  int64_t in_mpi = 0;
+  for (const Span &s : mpi) {
+    in_mpi += s.end - s.begin;
+    d.seq += overlap(s.begin, s.end, INT64_MIN, m.ready);
+    // While the worker still had tasks: the master setting its tasks up, or serving others.
+    const int64_t busy = overlap(s.begin, s.end, m.ready, finish);
+    const int64_t mine = std::min(busy, covered(setup, std::max(s.begin, m.ready), std::min(s.end, finish)));
+    d.setup += mine;
+    d.bn += busy - mine;
+    // After its last task: the last worker, then the master's finalisation, then the rest.
+    const int64_t after = overlap(s.begin, s.end, finish, INT64_MAX);
+    const int64_t fin = overlap(s.begin, s.end, finish, std::max(finish, last_finish));
+    const int64_t seq = overlap(s.begin, s.end, std::max(finish, last_finish), std::max(finish, m.finalize_enter));
+    d.final += fin;
+    d.seq += std::min(seq, after - fin);
+    d.bn += after - fin - std::min(seq, after - fin);
   }
-  // The stop and MPI_Finalize: waiting for the last worker, then for the master's finalisation.
-  const Cycle &stop = w.cycles.back();
-  d.comm += stop.comm;
-  const int64_t fw =
-      std::max<int64_t>(0, stop.assigned - stop.request - stop.comm) + std::max<int64_t>(0, w.end - w.finalize_enter);
-  const int64_t fin = std::clamp<int64_t>(last_finish - stop.request, 0, fw);
-  const int64_t seq = std::clamp<int64_t>(m.finalize_enter - std::max(last_finish, stop.request), 0, fw - fin);
-  d.final += fin;
-  d.seq += seq;
-  d.bn += fw - fin - seq;
+  // Effective communication is part of the time in MPI: out of bn first, then the others.
+  d.comm = std::min(w.comm, in_mpi);
+  int64_t rest = take(d.bn, d.comm);
+  rest = take(d.setup, rest);
+  rest = take(d.final, rest);
+  take(d.seq, rest);
+  // Task processing lies outside MPI.
+  const int64_t outside = d.elapsed - in_mpi;
+  d.compute = w.compute >= 0 ? std::min(w.compute, outside) : outside;
   return d;
 }
 

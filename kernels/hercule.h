@@ -47,14 +47,17 @@ GridScore best_grid(const std::vector<PairCount> &pairs, int32_t nranks);
 
 struct DivideConquerScore {
   double confidence = 0;  // pow2 x levels (the caller discounts forwarding)
-  double pow2 = 0;        // share of messages between ranks whose numbers differ in one bit
+  double pow2 = 0;        // share of messages between bisection partners (split_level >= 0)
   double levels = 0;      // mean over ranks of the distinct one-bit distances they use, of log2(P)
 };
-// Recursive halving (or doubling) of process groups: every exchange is between ranks
-// r and r XOR 2^l, and each rank meets a partner at every level l.
+// Recursive halving (or doubling) of process groups: every exchange is between the two
+// halves of a group, rank for rank, and each rank meets a partner at every level.
 DivideConquerScore score_divide_and_conquer(const std::vector<PairCount> &pairs, int32_t nranks);
-// The level of a message between a and b (a XOR b = 2^level), or -1.
-int32_t split_level(int32_t a, int32_t b);
+// The level of a message between a and b in the recursive bisection of ranks 0..nranks-1,
+// or -1: a group [lo, hi) splits at mid = lo + (hi - lo) / 2 (or rounded up, the odd rank
+// then in the lower half) and pairs lo + i with mid + i; the level is ceil(log2(hi - lo)) - 1,
+// highest for the first split. On 2^k ranks the partners are r and r XOR 2^level.
+int32_t split_level(int32_t a, int32_t b, int32_t nranks);
 
 // A rank's point-to-point completions in order: 'S' or 'R' with the partner, 'X' for a
 // call that sent and received at once (Sendrecv). Wavefront ranks forward: a block of
@@ -68,38 +71,56 @@ struct Completion {
 };
 std::pair<int64_t, int64_t> forwarding_blocks(const std::vector<Completion> &sequence);
 
-// ---- master-worker (thesis 5.2)
-// One request/reply cycle of a worker, as both ends recorded it (ns).
-struct Cycle {
-  int64_t request = 0;   // the worker enters its request send
-  int64_t received = 0;  // the master has the request (its receive completes)
-  int64_t replied = 0;   // the master enters its reply send
-  int64_t assigned = 0;  // the worker has the reply (its receive completes)
-  int64_t comm = 0;      // effective communication of the two messages
-  // When the user mapped the events to regions: the master's time in its setup region
-  // within received..replied, and the worker's in its compute region after `assigned`
-  // (-1: derived from the communication instead).
-  int64_t setup = -1, compute = -1;
+// Waiting intervals seen in the order they start (one rank's blocking calls): the part of
+// [begin, end) not yet counted; `until` is how far the earlier intervals reached. A Waitall
+// completing several messages waits once, not once per message.
+int64_t add_uncovered(int64_t &until, int64_t begin, int64_t end);
+
+// Request/reply turns: of the messages between the master and each worker in time order,
+// the runs of one direction (a request, a task and a result are two turns, as a request
+// and a reply). Balance = the fewer of the turns to and from the master over the more,
+// summed over workers: a task farm with several messages per task, or tasks in flight,
+// is as balanced as one request and one reply.
+struct Turn {
+  int32_t worker = 0;
+  bool to_master = false;
+  int64_t time = 0;
 };
+double turn_balance(std::vector<Turn> turns);
+
+// ---- master-worker (thesis 5.2)
+struct Span {
+  int64_t begin = 0, end = 0;
+};
+// One worker as the trace shows it (ns).
 struct Worker {
-  std::vector<Cycle> cycles;  // in order; the last one brings the stop
-  int64_t start = 0;          // leaves MPI_Init
-  int64_t finalize_enter = 0, end = 0;
+  int64_t start = 0;        // leaves MPI_Init
+  int64_t finish = 0;       // sends its last message to the master: its last task is done
+  int64_t end = 0;          // leaves MPI_Finalize (the wait for the last rank included)
+  std::vector<Span> mpi;    // its time in MPI calls, the wait in MPI_Finalize included
+  std::vector<Span> setup;  // the master working on this worker's tasks (mapped or derived)
+  int64_t compute = -1;     // task processing in its mapped region; -1: its time outside MPI
+  int64_t comm = 0;         // effective communication of its messages with the master (LogGPS)
+  int64_t tasks = 0;
 };
 struct Master {
-  int64_t ready = 0;           // first enters a receive of requests (its initialisation is over)
+  int64_t ready = 0;           // first communicates with a worker (its initialisation is over)
   int64_t finalize_enter = 0;  // its finalisation is over
 };
-// t_wait = t_seq + t_w-setup + t_w-bn + t_w-final (eq. 5.3), every cycle's wait split by
-// what the master was doing meanwhile [R: the thesis defines the terms, not the split]:
+// t_wait = t_seq + t_w-setup + t_w-bn + t_w-final (eq. 5.3): each moment the worker spends
+// in MPI is split by what the master was doing meanwhile [R: the thesis defines the terms,
+// not the split]:
 //   seq      before the master was ready, and after the last worker finished until the
 //            master finalised;
-//   setup    the master working on this worker's request (received -> replied);
-//   bn       the rest of a cycle: the master serving other workers;
+//   setup    the master working on one of this worker's tasks;
+//   bn       the rest while this worker still had tasks: the master serving other workers;
 //   final    after this worker's last task, until the last worker's ended.
+// Effective communication comes out of the waiting (first out of bn: a transfer follows
+// the master's send). The terms and the communication add up to the worker's time in MPI,
+// at most its lost time (elapsed minus task processing, which lies outside MPI).
 struct Decomposition {
   int64_t seq = 0, setup = 0, bn = 0, final = 0, comm = 0;
-  int64_t compute = 0, elapsed = 0;  // task processing (between a reply and the next request), start -> end
+  int64_t compute = 0, elapsed = 0;  // task processing, start -> end
   int64_t tasks = 0;
   int64_t wait() const { return seq + setup + bn + final; }
   double efficiency() const { return elapsed > 0 ? static_cast<double>(compute) / static_cast<double>(elapsed) : 0; }
@@ -107,7 +128,5 @@ struct Decomposition {
 };
 // last_finish: the latest task finish over all workers.
 Decomposition decompose(const Worker &w, const Master &m, int64_t last_finish);
-// A worker's last task finishes when it sends its final request.
-int64_t task_finish(const Worker &w);
 
 }  // namespace perfsift::kernels::hercule

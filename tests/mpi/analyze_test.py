@@ -7,7 +7,7 @@ MODE selects the test AnalyzeTest.test_MODE (its docstring says what it checks);
 work directory is emptied first and every command runs inside it. Run with Debian's
 /usr/bin/python3, which has h5py. tests/CMakeLists.txt registers each mode as a CTest
 test (analyze_<mode>, analyze_store_<app>, whatif_baselines, apart_waitstates,
-hercule_models).
+hercule_models, hercule_idioms).
 """
 import difflib
 import glob
@@ -648,6 +648,7 @@ class AnalyzeTest(unittest.TestCase):
         collect("mw.h5", 4, apps / "app_master_worker", what="collection failed")
         mpirun(2, "analyze", "mw.h5", "-o", "mw.r.h5", "--json", "mw.json", out="mw.txt", err="mw.err", what="analyze failed")
         cr.master_worker("mw.json", 0)
+        cr.shares_bounded("mw.json", "mw.r.h5")
         self.check("Model diagnosis (Hercule): master-worker" in read("mw.txt"), "no diagnosis in the text report")
         # Wavefront on a 2 x 2 and a 2 x 4 grid (tests/apps/wavefront.c); the deeper one relative to the other.
         # Sleep-based apps on a shared machine: a disturbed run is collected once more.
@@ -658,7 +659,7 @@ class AnalyzeTest(unittest.TestCase):
                    what="wavefront 4: analyze failed")
             mpirun(2, "analyze", "wf8.h5", "--reference", "wf4.h5", "-o", "wf8.r.h5", "--json", "wf8.json", out="wf8.txt",
                    err=subprocess.STDOUT, what="wavefront 8: analyze failed")
-            if passes(cr.wavefront, "wf8.json", "wf4.json"):
+            if passes(cr.wavefront, "wf8.json", "wf4.json") and passes(cr.shares_bounded, "wf8.json", "wf8.r.h5"):
                 break
         else:
             self.fail("wavefront: wrong in two runs")
@@ -669,7 +670,7 @@ class AnalyzeTest(unittest.TestCase):
             collect("dc.h5", 4, apps / "app_divide_conquer", what="divide_conquer: collection failed")
             mpirun(2, "analyze", "dc.h5", "-o", "dc.r.h5", "--json", "dc.json", out="dc.txt", err=subprocess.STDOUT,
                    what="divide_conquer: analyze failed")
-            if passes(cr.divide_conquer, "dc.r.h5", "dc.json"):
+            if passes(cr.divide_conquer, "dc.r.h5", "dc.json") and passes(cr.shares_bounded, "dc.json", "dc.r.h5"):
                 break
         else:
             self.fail("divide_conquer: wrong in two runs")
@@ -714,6 +715,41 @@ class AnalyzeTest(unittest.TestCase):
         self.check("is the least busy worker, efficiency" in read("kb.json"), "the edited text is not in the narrative")
         print("hercule: master-worker, wavefront and divide-and-conquer recognised and explained; "
               "binary swap is divide-and-conquer, a ring none; knowledge files checked")
+
+    def test_hercule_idioms(self):
+        """Hercule on idioms written the way other programs write them (tests/apps, APP_DIR):
+        three messages per task (mw3.c, 5 ranks), a task farm with two tasks in flight whose
+        results are the next requests, any-source and two tags, the master's 4 ms setup the
+        bottleneck (task_farm.c, 6 ranks), a four-corner sweep with Irecv/Isend on a 2 x 3 grid
+        (sweep4.c, 6 ranks), recursive bisection on 6 ranks (divide_conquer6.c): each recognised, its injected cause the largest, every share in
+        [0, 1] and each entity's terms within its lost time (a disturbed run is collected
+        once more)."""
+        apps = Path(self.store)
+        cases = (("mw3", 5, "master-worker", 0.9, ("final_imbalance",)),
+                 ("task_farm", 6, "master-worker", 0.8, ("master_bottleneck", "master_setup")),
+                 ("sweep4", 6, "wavefront", 0.6, ("direction_change", "fill_up")),
+                 ("divide_conquer6", 6, "divide-and-conquer", 0.7, ("merge_wait",)))
+        for app, ranks, model, confidence, named in cases:
+            for attempt in (1, 2):
+                collect(f"{app}.h5", ranks, apps / f"app_{app}", what=f"{app}: collection failed")
+                mpirun(2, "analyze", f"{app}.h5", "-o", f"{app}.r.h5", "--json", f"{app}.json", out=f"{app}.txt",
+                       err=subprocess.STDOUT, what=f"{app}: analyze failed")
+                if passes(cr.model_idiom, f"{app}.json", f"{app}.r.h5", model, confidence, *named):
+                    break
+            else:
+                self.fail(f"{app}: wrong in two runs")
+            self.check(not re.search("shown clamped|more than all of it", read(f"{app}.txt")),
+                       f"{app}: the last guard on the shares fired: {read(f'{app}.txt')}")
+        # The task farm: the master's setup is named, at its 4 ms per task.
+        g = load("task_farm.json")["diagnosis"][0]
+        self.check("master_setup" in {c["id"] for c in g["causes"]}, f"the master's setup not named: {g['causes']}")
+        self.check(0.003 <= g["metrics"]["setup_per_task_s"] <= 0.0055,
+                   f"setup per task {g['metrics']['setup_per_task_s'] * 1e3:.2f} ms, expected 4 ms")
+        # The sweep on the app's 2 x 3 grid.
+        m = load("sweep4.json")["diagnosis"][0]["metrics"]
+        self.check((int(m["px"]), int(m["py"])) == (2, 3), f"grid {m['px']} x {m['py']}, expected 2 x 3")
+        print("hercule idioms: three messages per task, tasks in flight, a four-corner sweep, bisection on 6 ranks "
+              "recognised and explained")
 
 
 # ---- expectations computed from a store -----------------------------------------------

@@ -224,6 +224,45 @@ def master_worker(report, master):
           f"{g['worst']} (efficiency {m['efficiency']:.3f}): {causes}")
 
 
+def shares_bounded(report, results):
+    """Every fired cause's share of the worst entity's lost time lies in [0, 1] and they add
+    up to at most 1; in the per-entity table every term is >= 0 and an entity's terms add
+    up to at most its lost time (elapsed minus computation)."""
+    g = json.load(open(report))["diagnosis"][0]
+    shares = {c["id"]: c["share"] for c in g["causes"]}
+    assert all(0 <= x <= 1 for x in shares.values()), f"a share outside [0, 1]: {shares}"
+    assert sum(shares.values()) <= 1 + 1e-6, f"shares add up to {sum(shares.values()):.4f}: {shares}"
+    with h5py.File(results, "r") as f:
+        t = f["diagnosis/workers" if g["model"] == "master-worker" else "diagnosis/processes"]
+        terms = [k for k in t.keys() if k.startswith("t_") and k.endswith("_s")]
+        for i in range(len(t["rank"])):
+            eff, comp = float(t["efficiency"][i]), float(t["compute_s"][i])
+            loss = comp / eff - comp if eff > 0 else None
+            vals = {k: float(t[k][i]) for k in terms}
+            assert all(v >= 0 for v in vals.values()), f"rank {t['rank'][i]}: a negative term: {vals}"
+            if loss is not None:
+                assert sum(vals.values()) <= loss * (1 + 1e-6) + 1e-6, \
+                    f"rank {t['rank'][i]}: terms {sum(vals.values()):.6f} s exceed its lost time {loss:.6f} s: {vals}"
+
+
+def model_idiom(report, results, model, min_confidence, *named):
+    """A test app's known answer (tests/apps/mw3.c, task_farm.c, sweep4.c): recognised as
+    `model` with at least `min_confidence`; the largest fired cause is one of `named`; the
+    shares bounded (shares_bounded)."""
+    d = json.load(open(report))
+    g = d["diagnosis"]
+    assert len(g) == 1 and g[0]["model"] == model, [x["model"] for x in g]
+    g = g[0]
+    assert g["confidence"] >= float(min_confidence), g["confidence"]
+    shares_bounded(report, results)
+    shares = {c["id"]: c["share"] for c in g["causes"]}
+    top = max(shares, key=shares.get) if shares else None
+    assert top in named, f"largest cause {top}, expected one of {named}: {shares}"
+    print(f"{report}: {model} (confidence {g['confidence']:.2f}); {g['worst']}: "
+          f"{ {k: round(v, 3) for k, v in shares.items()} }")
+    return g
+
+
 def wavefront(report, reference_report):
     """Hercule on tests/apps/wavefront.c at 8 ranks (a 2 x 4 grid) against 4 (2 x 2):
     both recognised; every rank's fill-up is its predecessors' 50 ms each; fill-up and
@@ -268,4 +307,4 @@ def divide_conquer(results, report):
 
 if __name__ == "__main__":
     {"contract": contract, "finding": finding, "missing": missing, "whatif": whatif, "gain": gain, "apart": apart,
-     "master_worker": master_worker, "wavefront": wavefront, "divide_conquer": divide_conquer}[sys.argv[1]](*sys.argv[2:])
+     "master_worker": master_worker, "wavefront": wavefront, "model_idiom": model_idiom, "divide_conquer": divide_conquer}[sys.argv[1]](*sys.argv[2:])

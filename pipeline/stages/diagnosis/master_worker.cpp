@@ -1,15 +1,19 @@
-// Stage `diagnosis`: the master-worker model (thesis 5.2). Each worker's request/reply
-// cycles with the master split its time into task processing, effective communication and
-// waiting: for the master's initialisation and finalisation (t_seq), while the master set
-// this worker's tasks up (t_w-setup), while it served other workers (t_w-bn), and for the
-// last worker to finish (t_w-final). Events Setup and Compute mapped to regions measure the
-// setup and task times; otherwise they are recognised from the communication.
+// Stage `diagnosis`: the master-worker model (thesis 5.2). A worker's time splits into task
+// processing (outside MPI, or its mapped Compute region), effective communication and
+// waiting; every moment it spends in MPI is split by what the master did meanwhile: its
+// initialisation and finalisation (t_seq), setting one of this worker's tasks up
+// (t_w-setup: from the master's previous message to the task's send, or its mapped Setup
+// region within that), serving other workers (t_w-bn), and, after the worker's last task,
+// the last worker to finish (t_w-final). No request is paired with a reply, so any
+// protocol holds: a request, a task and a result; tasks in flight; results as requests.
+// The terms and the communication add up to the worker's time in MPI, within its lost time.
 //
-// Cost: gathers of the messages to or from the master, of one record per rank and of the
-// mapped regions' executions; O(messages) work.
+// Cost: gathers of the messages to or from the master, of one record per worker and of the
+// mapped regions' executions; O(messages + a worker's MPI calls) work.
 #include <algorithm>
 #include <cstdio>
 
+#include "pipeline/engine/check.h"
 #include "pipeline/format/text.h"
 #include "pipeline/stages/diagnosis/diagnosis.h"
 
@@ -78,7 +82,8 @@ std::vector<MwMessage> master_messages(const Context &ctx, const std::vector<Mat
 // The master's messages by worker, and when the master was ready and finished.
 struct MasterTraffic {
   hc::Master master;
-  std::map<int32_t, std::vector<const MwMessage *>> requests, replies;
+  std::map<int32_t, std::vector<const MwMessage *>> requests, replies;  // to and from the master, by worker
+  std::vector<int64_t> events;              // the master's side of each message: receive done, send entered
   std::map<uint64_t, int64_t> reply_sites;  // replies per call site of the master
 };
 
@@ -89,11 +94,19 @@ MasterTraffic by_worker(const std::vector<MwMessage> &all, int32_t master, const
     if (x.dst == master) {
       traffic.requests[x.src].push_back(&x);
       traffic.master.ready = std::min(traffic.master.ready, x.recv_enter);
+      traffic.events.push_back(x.done);
     } else {
       traffic.replies[x.dst].push_back(&x);
+      traffic.master.ready = std::min(traffic.master.ready, x.send_enter);
+      traffic.events.push_back(x.send_enter);
       ++traffic.reply_sites[x.send_site];
     }
   }
+  std::sort(traffic.events.begin(), traffic.events.end());
+  for (auto &[w, v] : traffic.requests)
+    std::sort(v.begin(), v.end(), [](auto *a, auto *b) { return a->send_enter < b->send_enter; });
+  for (auto &[w, v] : traffic.replies)
+    std::sort(v.begin(), v.end(), [](auto *a, auto *b) { return a->send_enter < b->send_enter; });
   traffic.master.finalize_enter = master_times.finalize_enter;
   return traffic;
 }
@@ -115,42 +128,91 @@ MappedSpans mapped_spans(const Context &ctx, const config::Values &cfg, const Re
   return spans;
 }
 
-// One worker's request/reply cycles with the master, in order.
-hc::Worker worker_cycles(int32_t w, std::vector<const MwMessage *> &req, std::vector<const MwMessage *> &rep,
-                         const RankTimes &times, const hc::Master &m, int32_t master, const MappedSpans &spans,
-                         const kernels::LogGPS &net) {
-  auto comm = [&](int64_t bytes) { return net.flight(bytes) + net.recv_overhead(bytes); };
-  std::sort(req.begin(), req.end(), [](auto *a, auto *b) { return a->send_event < b->send_event; });
-  std::sort(rep.begin(), rep.end(), [](auto *a, auto *b) { return a->recv_event < b->recv_event; });
-  hc::Worker wk;
-  wk.start = times.start;
-  wk.finalize_enter = times.finalize_enter;
-  wk.end = times.end;
-  for (size_t k = 0; k < std::min(req.size(), rep.size()); ++k)
-    wk.cycles.push_back({req[k]->send_enter, req[k]->done, rep[k]->send_enter, rep[k]->done,
-                         comm(req[k]->bytes) + comm(rep[k]->bytes)});
-  // Mapped events: the master's time in its setup region while this request waited; the
-  // worker's in its compute region until its next request.
-  for (size_t k = 0; k < wk.cycles.size(); ++k) {
-    hc::Cycle &c = wk.cycles[k];
-    if (const auto it = spans.setup.find(master); spans.setup_mapped)
-      c.setup = it == spans.setup.end() ? 0 : covered(it->second, std::max(c.received, m.ready), c.replied);
-    if (const auto it = spans.compute.find(w); spans.compute_mapped && k + 1 < wk.cycles.size())
-      c.compute = it == spans.compute.end() ? 0 : covered(it->second, c.assigned, wk.cycles[k + 1].request);
+// The master working on worker w's tasks: before each task it sends w, the master's time
+// since its previous message (the request it answers, or the task before when it sends
+// several unasked, as a task farm keeping tasks in flight does); with Setup mapped, the
+// master's setup region within that time.
+std::vector<hc::Span> setup_spans(const std::vector<const MwMessage *> &replies, const MasterTraffic &traffic,
+                                  int32_t master, const MappedSpans &spans) {
+  std::vector<hc::Span> out;
+  for (const MwMessage *r : replies) {
+    const auto it = std::lower_bound(traffic.events.begin(), traffic.events.end(), r->send_enter);
+    const int64_t begin = std::max(traffic.master.ready, it == traffic.events.begin() ? r->send_enter : *(it - 1));
+    if (begin >= r->send_enter) continue;
+    if (!spans.setup_mapped) {
+      out.push_back({begin, r->send_enter});
+      continue;
+    }
+    if (const auto m = spans.setup.find(master); m != spans.setup.end())
+      for (const auto &[b, e] : m->second)
+        if (std::min(e, r->send_enter) > std::max(b, begin))
+          out.push_back({std::max(b, begin), std::min(e, r->send_enter)});
   }
-  return wk;
+  return out;
 }
 
-// Every worker with at least one cycle.
-std::map<int32_t, hc::Worker> workers_of(MasterTraffic &traffic, const std::vector<RankTimes> &times, int32_t master,
-                                         const MappedSpans &spans, const kernels::LogGPS &net) {
-  std::map<int32_t, hc::Worker> workers;
-  for (auto &[w, req] : traffic.requests) {
-    hc::Worker wk =
-        worker_cycles(w, req, traffic.replies[w], times[static_cast<size_t>(w)], traffic.master, master, spans, net);
-    if (!wk.cycles.empty()) workers[w] = std::move(wk);
+// One owned worker's time in MPI calls, MPI_Init excluded, the unrecorded wait in
+// MPI_Finalize for the last rank included.
+std::vector<hc::Span> mpi_spans(const Context &ctx, const ReplayModel::Side &side, const RankTimes &times) {
+  const auto &ops = ctx.store().ops();
+  std::vector<hc::Span> out;
+  for (size_t e = 0; e < side.op.size(); ++e) {
+    const std::string &op = ops[side.op[e]];
+    if (op == "MPI_Init" || op == "MPI_Init_thread") continue;
+    out.push_back({side.enter[e], side.exit[e]});
   }
-  return workers;
+  if (times.end > times.finalize_enter) out.push_back({times.finalize_enter, times.end});
+  return out;
+}
+
+// One worker's record, decomposed where its rank's trace is; gathered everywhere.
+struct WorkerRecord {
+  int32_t rank = 0, pad = 0;
+  hc::Decomposition d;
+  int64_t setup_total = 0;  // the master's time on its tasks
+};
+
+// Collective (a gather): every worker's decomposition, in rank order.
+std::vector<WorkerRecord> decompose_workers(const Context &ctx, const ReplayModel &model, const MasterTraffic &traffic,
+                                            const std::vector<RankTimes> &times, int32_t master,
+                                            const MappedSpans &spans) {
+  auto comm = [&](int64_t bytes) { return model.params.flight(bytes) + model.params.recv_overhead(bytes); };
+  // A worker's last task is done when it last sends to the master.
+  int64_t last_finish = 0;
+  for (const auto &[w, req] : traffic.requests)
+    if (!req.empty()) last_finish = std::max(last_finish, req.back()->send_enter);
+  std::vector<WorkerRecord> mine;
+  for (size_t s = 0; s < model.programs.size(); ++s) {
+    const int32_t w = model.programs[s].rank;
+    const auto rq = traffic.requests.find(w);
+    const auto rp = traffic.replies.find(w);
+    if (w == master || rq == traffic.requests.end() || rp == traffic.replies.end() || rp->second.empty()) continue;
+    const RankTimes &t = times[static_cast<size_t>(w)];
+    hc::Worker wk;
+    wk.start = t.start;
+    wk.end = t.end;
+    wk.finish = rq->second.back()->send_enter;
+    wk.mpi = mpi_spans(ctx, model.side[s], t);
+    wk.setup = setup_spans(rp->second, traffic, master, spans);
+    for (const MwMessage *x : rq->second) wk.comm += comm(x->bytes);
+    for (const MwMessage *x : rp->second) wk.comm += comm(x->bytes);
+    wk.tasks = static_cast<int64_t>(rp->second.size()) - 1;  // the last message stops it
+    if (spans.compute_mapped) {
+      wk.compute = 0;
+      if (const auto it = spans.compute.find(w); it != spans.compute.end())
+        wk.compute = covered(it->second, wk.start, wk.end);
+    }
+    WorkerRecord rec;
+    rec.rank = w;
+    rec.d = hc::decompose(wk, traffic.master, last_finish);
+    // The terms and the communication are the worker's time in MPI: within its lost time.
+    PERFSIFT_CHECK(rec.d.wait() + rec.d.comm <= rec.d.loss() && rec.d.seq >= 0 && rec.d.setup >= 0 && rec.d.bn >= 0 &&
+                       rec.d.final >= 0 && rec.d.comm >= 0,
+                   "master-worker terms of worker " + std::to_string(w) + " exceed its lost time");
+    for (const auto &x : wk.setup) rec.setup_total += x.end - x.begin;
+    mine.push_back(rec);
+  }
+  return gather_by_rank(ctx, mine);
 }
 
 // What the workers' decompositions add up to.
@@ -161,11 +223,9 @@ struct WorkerTotals {
   std::map<std::string, double> mean;  // per worker, s
 };
 
-// Decomposes each worker's time into the table `t` (thesis eq. 5.1-5.4).
-WorkerTotals decompose_workers(const std::map<int32_t, hc::Worker> &workers, const hc::Master &m,
-                               const std::vector<RankTimes> &times, io::Table &t) {
-  int64_t last_finish = 0;
-  for (const auto &[w, wk] : workers) last_finish = std::max(last_finish, hc::task_finish(wk));
+// Each worker's time into the table `t` (thesis eq. 5.1-5.4).
+WorkerTotals tabulate_workers(const std::vector<WorkerRecord> &workers, const std::vector<RankTimes> &times,
+                              io::Table &t) {
   t.description = "each worker's time in the master-worker model (thesis eq. 5.1-5.4)";
   auto &rank = t.ints("rank", "", "worker rank");
   auto &tasks = t.ints("tasks", "", "tasks it processed");
@@ -179,19 +239,17 @@ WorkerTotals decompose_workers(const std::map<int32_t, hc::Worker> &workers, con
   auto &fin = t.floats("t_w_final_s", "s", "waiting for the last worker to finish");
   auto &com = t.floats("t_comm_s", "s", "effective communication (LogGPS transfer costs)");
   WorkerTotals tot;
-  for (const auto &[w, wk] : workers) {
-    const auto x = hc::decompose(wk, m, last_finish);
-    for (size_t k = 0; k + 1 < wk.cycles.size(); ++k)
-      tot.setup_total += wk.cycles[k].setup >= 0 ? wk.cycles[k].setup
-                                                 : std::max<int64_t>(0, wk.cycles[k].replied - wk.cycles[k].received);
+  for (const WorkerRecord &r : workers) {
+    const hc::Decomposition &x = r.d;
+    tot.setup_total += r.setup_total;
     tot.compute_total += x.compute;
     tot.task_total += x.tasks;
-    rank.push_back(w);
+    rank.push_back(r.rank);
     tasks.push_back(x.tasks);
     eff.push_back(x.efficiency());
     comp.push_back(static_cast<double>(x.compute) * 1e-9);
     wait.push_back(static_cast<double>(x.wait()) * 1e-9);
-    measured.push_back(static_cast<double>(times[static_cast<size_t>(w)].mpi_ns - x.comm) * 1e-9);
+    measured.push_back(static_cast<double>(times[static_cast<size_t>(r.rank)].mpi_ns - x.comm) * 1e-9);
     seq.push_back(static_cast<double>(x.seq) * 1e-9);
     setup.push_back(static_cast<double>(x.setup) * 1e-9);
     bn.push_back(static_cast<double>(x.bn) * 1e-9);
@@ -206,7 +264,7 @@ WorkerTotals decompose_workers(const std::map<int32_t, hc::Worker> &workers, con
                                                              {"communication", x.comm}})
       tot.mean[k] += static_cast<double>(v) * 1e-9 / static_cast<double>(workers.size());
     if (tot.worst < 0 || x.efficiency() < tot.wd.efficiency()) {
-      tot.worst = w;
+      tot.worst = r.rank;
       tot.wd = x;
     }
   }
@@ -249,7 +307,7 @@ Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const Work
 // The worst worker's terms, then the same terms summed over all workers: how the master
 // shapes the whole run's waiting.
 std::vector<std::pair<std::string, double>> worker_metrics(const WorkerTotals &tot,
-                                                           const std::map<int32_t, hc::Worker> &workers,
+                                                           const std::vector<WorkerRecord> &workers,
                                                            const std::vector<RankTimes> &times, int32_t master) {
   const hc::Decomposition &wd = tot.wd;
   const double loss = static_cast<double>(std::max<int64_t>(1, wd.loss()));
@@ -266,7 +324,8 @@ std::vector<std::pair<std::string, double>> worker_metrics(const WorkerTotals &t
                                                          {"master", static_cast<double>(master)},
                                                          {"workers", static_cast<double>(workers.size())}};
   double all_measured = 0;
-  for (const auto &[w, wk] : workers) all_measured += static_cast<double>(times[static_cast<size_t>(w)].mpi_ns) * 1e-9;
+  for (const WorkerRecord &r : workers)
+    all_measured += static_cast<double>(times[static_cast<size_t>(r.rank)].mpi_ns) * 1e-9;
   const double n = static_cast<double>(workers.size());
   for (const auto &[k, label] : std::vector<std::pair<std::string, std::string>>{{"waiting", "all_t_wait_s"},
                                                                                  {"t_seq", "all_t_seq_s"},
@@ -276,6 +335,9 @@ std::vector<std::pair<std::string, double>> worker_metrics(const WorkerTotals &t
                                                                                  {"communication", "all_t_comm_s"}})
     metrics.push_back({label, tot.mean.at(k) * n});
   metrics.push_back({"all_measured_wait_s", all_measured - tot.mean.at("communication") * n});
+  metrics.push_back(
+      {"setup_per_task_s",
+       tot.task_total ? static_cast<double>(tot.setup_total) * 1e-9 / static_cast<double>(tot.task_total) : 0.0});
   return metrics;
 }
 
@@ -303,7 +365,7 @@ Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, 
   const auto times = rank_times(ctx, model);
   MasterTraffic traffic = by_worker(all, master, times[static_cast<size_t>(master)]);
   const MappedSpans spans = mapped_spans(ctx, cfg, model);
-  const auto workers = workers_of(traffic, times, master, spans, model.params);
+  const auto workers = decompose_workers(ctx, model, traffic, times, master, spans);
   Diagnosis d;
   d.model = "master-worker";
   d.confidence = confidence;
@@ -311,7 +373,7 @@ Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, 
     d.symptom = "no request/reply cycles between rank " + std::to_string(master) + " and the others";
     return d;
   }
-  const WorkerTotals tot = decompose_workers(workers, traffic.master, times, d.entities);
+  const WorkerTotals tot = tabulate_workers(workers, times, d.entities);
   d.summary = tot.mean;
   d.summary["runtime"] = ctx.wall_time_s();
   d.summary["workers"] = static_cast<double>(workers.size());

@@ -2,10 +2,15 @@
 // configuration. From the sparse communication matrix (every process sees it) and each
 // rank's forwarding (receive blocks followed by send blocks to other partners), a
 // confidence for each model: one rank serving all others (master-worker); a 2-D grid with
-// data passed on downstream (wavefront); partners one bit apart at every level of a
+// data passed on downstream (wavefront); bisection partners at every level of a
 // recursive halving, exchanged rather than forwarded (divide-and-conquer).
 //
-// Cost: a gather of the distinct communicating pairs and one sum; O(messages) work.
+// Request/reply balance is counted in turns (runs of messages one way) between the master
+// candidate and each worker: a request, a task and a result, or tasks in flight whose
+// results double as requests, alternate as one request and one reply do.
+//
+// Cost: gathers of the distinct communicating pairs and of the master candidate's
+// messages (worker, direction, time), one sum; O(messages) work.
 #include <algorithm>
 #include <map>
 
@@ -65,12 +70,26 @@ double forwarding_share(const Context &ctx, const ReplayModel &model) {
   return blocks[1] ? static_cast<double>(blocks[0]) / static_cast<double>(blocks[1]) : 0;
 }
 
+// Collective (a gather): request/reply balance counted in turns, not messages, for the
+// master candidate: a task of a request, a task and a result message, or tasks kept in
+// flight, still alternate between worker and master.
+void balance_in_turns(const Context &ctx, const std::vector<MatchedMessage> &msgs, hc::MasterWorkerScore &s) {
+  if (s.master < 0) return;
+  std::vector<hc::Turn> mine;
+  for (const auto &m : msgs)
+    if (m.src != m.dst && (m.src == s.master || m.dst == s.master))
+      mine.push_back({m.src == s.master ? m.dst : m.src, m.dst == s.master, m.timing.send_enter});
+  s.balance = hc::turn_balance(ctx.allgatherv(mine));
+  s.confidence = s.touching * s.served * s.balance;
+}
+
 }  // namespace
 
 Recognition recognise(const Context &ctx, const ReplayModel &model, const std::vector<MatchedMessage> &msgs) {
   const auto pairs = communicating_pairs(ctx, msgs);
   Recognition r;
   r.mw = hc::score_master_worker(pairs, ctx.nranks());
+  balance_in_turns(ctx, msgs, r.mw);
   r.grid = hc::best_grid(pairs, ctx.nranks());
   r.dc = hc::score_divide_and_conquer(pairs, ctx.nranks());
   r.forwarding = forwarding_share(ctx, model);

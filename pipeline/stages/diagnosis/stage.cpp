@@ -10,7 +10,7 @@
 // Recognition: from the sparse communication matrix (every process sees it) and each
 // rank's forwarding (receive blocks followed by send blocks to other partners), a
 // confidence for each model: one rank serving all others (master-worker); a 2-D grid with
-// data passed on downstream (wavefront); partners one bit apart at every level of a
+// data passed on downstream (wavefront); bisection partners at every level of a
 // recursive halving, exchanged rather than forwarded (divide-and-conquer). The most
 // confident above diagnosis.min_confidence is diagnosed; diagnosis.model forces one.
 //
@@ -226,7 +226,7 @@ void write_recognition(const Context &ctx, const Recognition &r, StageOutput &ou
   rc.push_back(r.divide_and_conquer());
   std::snprintf(
       buf, sizeof buf,
-      "%.0f%% of messages between ranks one bit apart; ranks meet partners on %.0f%% of the levels; %.0f%% forwarded",
+      "%.0f%% of messages between bisection partners; ranks meet partners on %.0f%% of the levels; %.0f%% forwarded",
       100 * r.dc.pow2, 100 * r.dc.levels, 100 * r.forwarding);
   rd.push_back(ctx.nranks() >= 4 ? buf : "fewer than 4 ranks");
   out.table("recognition", rec);
@@ -286,6 +286,19 @@ void run_diagnosis(Context &ctx, const config::Values &cfg, StageOutput &out) {
   Diagnosis d = ev.d;
   if (const std::string path = cfg.get_string("diagnosis.reference"); !path.empty())
     compare_with_reference(ctx, cfg, model, ev.model, path, d, out);
+  // The models keep every share in [0, 1] and an entity's shares summed at most 1 by
+  // construction; should a trace still break that, say so rather than print 800 000 %.
+  double sum = 0;
+  for (auto &c : d.causes) {
+    sum += c.share;
+    if (c.share >= 0 && c.share <= 1 + 1e-9) continue;
+    ctx.warnings.push_back("diagnosis: cause " + c.id + " came out at share " + std::to_string(c.share) +
+                           " of the lost time; shown clamped to [0, 1]");
+    c.share = std::clamp(c.share, 0.0, 1.0);
+  }
+  if (sum > 1 + 1e-6)
+    ctx.warnings.push_back("diagnosis: the causes of " + d.worst + " add up to " + std::to_string(sum) +
+                           " of its lost time, more than all of it");
   for (const auto &f : d.findings) ctx.findings.push_back(f);
   write_diagnosis(d, out);
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "kernels/wait_states.h"
+#include "pipeline/engine/check.h"
 #include "pipeline/stages/diagnosis/diagnosis.h"
 
 namespace perfsift::pipeline::diagnosis {
@@ -35,8 +36,8 @@ double efficiency(const WfRank &w) {
 struct Step {
   int32_t event;
   bool send;
-  int fx, fy;  // flow direction of the data
-  int64_t wait;
+  int fx, fy;                    // flow direction of the data
+  int64_t wait_begin, wait_end;  // a receive's wait for a late sender (its blocking call, until the send)
 };
 
 // The rank's activity in program order.
@@ -48,21 +49,26 @@ std::vector<Step> wavefront_steps(const kernels::replay::RankProgram &p, const R
     if (p.sends[k].dst >= 0) {
       const auto [qx, qy] = grid_xy(p.sends[k].dst, px);
       steps.push_back(
-          {side.send_done[k] >= 0 ? side.send_done[k] : side.send_event[k], true, sign(qx - x), sign(qy - y), 0});
+          {side.send_done[k] >= 0 ? side.send_done[k] : side.send_event[k], true, sign(qx - x), sign(qy - y), 0, 0});
     }
   for (const MatchedMessage *m : received) {
     const auto [qx, qy] = grid_xy(m->src, px);
-    steps.push_back({m->recv_done >= 0 ? m->recv_done : m->recv_event, false, sign(x - qx), sign(y - qy),
-                     kernels::waitstates::late_sender(m->timing)});
+    const auto b = kernels::waitstates::receiver_call(m->timing);
+    const int64_t late = kernels::waitstates::late_sender(m->timing);
+    steps.push_back(
+        {m->recv_done >= 0 ? m->recv_done : m->recv_event, false, sign(x - qx), sign(y - qy), b.enter, b.enter + late});
   }
   std::stable_sort(steps.begin(), steps.end(), [](const Step &a, const Step &b) { return a.event < b.event; });
   return steps;
 }
 
-// Each receive block's wait: filling up (the first block), after a change of direction, or a handshake.
+// Each receive block's wait: filling up (the first block), after a change of direction, or a
+// handshake. Receives completed by one call (a Waitall of Irecvs) wait once: each wait
+// counts only where it reaches beyond the earlier ones.
 void split_waiting(const std::vector<Step> &steps, WfRank &w) {
   int lx = 0, ly = 0;  // the last flow direction seen
   bool first_block = true;
+  int64_t waited_until = INT64_MIN;
   for (size_t i = 0; i < steps.size();) {
     size_t k = i;
     const bool send = steps[i].send;
@@ -71,7 +77,7 @@ void split_waiting(const std::vector<Step> &steps, WfRank &w) {
     for (; k < steps.size() && steps[k].send == send; ++k) {
       bx = bx ? bx : steps[k].fx;
       by = by ? by : steps[k].fy;
-      wait += steps[k].wait;
+      if (!steps[k].send) wait += hc::add_uncovered(waited_until, steps[k].wait_begin, steps[k].wait_end);
     }
     if (!send) {
       const bool reversed = (bx && lx && bx != lx) || (by && ly && by != ly);
@@ -111,6 +117,10 @@ std::vector<WfRank> wavefront_ranks(const Context &ctx, const ReplayModel &model
     w.empty = std::clamp<int64_t>(last_finalize - t.finalize_enter, 0, t.end - t.finalize_enter);
     w.elapsed = t.elapsed();
     w.comp = t.computation();
+    // The waits are disjoint parts of the time in MPI (the lost time); effective
+    // communication is what of the rest the transfers take.
+    PERFSIFT_CHECK(w.wait() <= t.mpi_ns, "wavefront waits of rank " + std::to_string(r) + " exceed its time in MPI");
+    w.comm = std::min(w.comm, t.mpi_ns - w.wait());
     mine.push_back(w);
   }
   return gather_by_rank(ctx, mine);

@@ -41,22 +41,72 @@ TEST(Hercule, MasterWorkerDecompositionOfAHandMadeTrace) {
   // at 50. B's last task ends at 40; the master enters MPI_Finalize at 45.
   Worker a;
   a.start = 0;
-  a.cycles = {{1, 5, 8, 8, 0}, {18, 22, 25, 25, 0}, {35, 35, 36, 36, 0}};
-  a.finalize_enter = 37;
+  a.finish = 35;
   a.end = 50;
+  a.mpi = {{1, 8}, {18, 25}, {35, 36}, {37, 50}};
+  a.setup = {{5, 8}, {22, 25}};
+  a.tasks = 2;
   const Master m{5, 45};
-  EXPECT_EQ(task_finish(a), 35);
   const Decomposition d = decompose(a, m, 40);
   EXPECT_EQ(d.tasks, 2);
-  EXPECT_EQ(d.compute, 20);  // 8..18 and 25..35
+  EXPECT_EQ(d.compute, 22);  // outside MPI: 0..1, 8..18, 25..35, 36..37
   EXPECT_EQ(d.elapsed, 50);
-  EXPECT_DOUBLE_EQ(d.efficiency(), 0.4);
+  EXPECT_DOUBLE_EQ(d.efficiency(), 0.44);
   EXPECT_EQ(d.seq, 9);    // 1..5 waiting for the master's start; 40..45 its finalisation
   EXPECT_EQ(d.setup, 6);  // 5..8 and 22..25
-  EXPECT_EQ(d.bn, 8);     // 18..22 (B served first) and 36..37 + 45..50 less the above
-  EXPECT_EQ(d.final, 5);  // 35..40: B still working
+  EXPECT_EQ(d.bn, 9);     // 18..22 (B served first) and 45..50
+  EXPECT_EQ(d.final, 4);  // 35..36 and 37..40: B still working
   EXPECT_EQ(d.wait(), 28);
-  EXPECT_EQ(d.loss(), 30);  // the waiting plus A's own start (0..1) and end (36..37)
+  EXPECT_EQ(d.loss(), 28);  // all of A's time in MPI
+  // Communication comes out of the waiting, bn first.
+  a.comm = 10;
+  const Decomposition c = decompose(a, m, 40);
+  EXPECT_EQ(c.comm, 10);
+  EXPECT_EQ(c.bn, 0);
+  EXPECT_EQ(c.setup, 5);
+  EXPECT_EQ(c.wait() + c.comm, c.loss());
+}
+
+TEST(Hercule, TasksInFlightAreNotCountedTwice) {
+  // A task farm keeping two tasks in flight: the worker computes 0..10 and 10..20 on tasks
+  // it holds, overlapping replies and requests; its waits are only its time in MPI
+  // (20..24, the master setting its task up 21..24, and MPI_Finalize 30..31), and however
+  // much communication the model prices, the terms never exceed the lost time.
+  Worker a;
+  a.start = 0;
+  a.finish = 29;
+  a.end = 31;
+  a.mpi = {{10, 10}, {20, 24}, {29, 29}, {30, 31}, {20, 22}};
+  a.setup = {{21, 24}, {0, 3}};
+  a.comm = 1000;
+  a.tasks = 3;
+  const Decomposition d = decompose(a, Master{0, 30}, 29);
+  EXPECT_EQ(d.loss(), 5);
+  EXPECT_EQ(d.compute, 26);
+  EXPECT_EQ(d.comm, 5);
+  EXPECT_EQ(d.wait(), 0);
+  EXPECT_LE(d.wait() + d.comm, d.loss());
+}
+
+TEST(Hercule, TurnsBalanceRequestsAndReplies) {
+  // A request, a task and a result per task, then a stop: two messages to the master for
+  // one from it, but as many turns each way.
+  std::vector<Turn> mw3;
+  for (int64_t k = 0; k < 4; ++k)
+    for (int32_t w : {1, 2}) {
+      mw3.push_back({w, true, 10 * k});
+      mw3.push_back({w, false, 10 * k + 2});
+      mw3.push_back({w, true, 10 * k + 5});
+    }
+  for (int32_t w : {1, 2}) mw3.push_back({w, false, 50});  // the stops
+  EXPECT_DOUBLE_EQ(turn_balance(mw3), 1.0);
+  // A gather: only to the master.
+  EXPECT_DOUBLE_EQ(turn_balance({{1, true, 0}, {1, true, 1}, {2, true, 0}}), 0.0);
+  int64_t until = INT64_MIN;
+  EXPECT_EQ(add_uncovered(until, 0, 10), 10);
+  EXPECT_EQ(add_uncovered(until, 0, 12), 2);  // a Waitall's second message: only beyond the first
+  EXPECT_EQ(add_uncovered(until, 0, 5), 0);
+  EXPECT_EQ(add_uncovered(until, 20, 25), 5);
 }
 
 TEST(Hercule, RecognitionFromTheCommunicationMatrix) {
@@ -99,9 +149,28 @@ TEST(Hercule, ExchangesAreNotForwarding) {
 }
 
 TEST(Hercule, RecursiveHalvingIsDivideAndConquer) {
-  EXPECT_EQ(split_level(5, 4), 0);
-  EXPECT_EQ(split_level(1, 5), 2);
-  EXPECT_EQ(split_level(1, 2), -1);
+  EXPECT_EQ(split_level(5, 4, 8), 0);
+  EXPECT_EQ(split_level(1, 5, 8), 2);
+  EXPECT_EQ(split_level(1, 2, 8), -1);
+  // On 2^k ranks the bisection partners are r XOR 2^l.
+  for (int32_t a = 0; a < 16; ++a)
+    for (int32_t b = 0; b < 16; ++b) {
+      const uint32_t x = static_cast<uint32_t>(a ^ b);
+      const int32_t bit = x && !(x & (x - 1)) ? __builtin_ctz(x) : -1;
+      EXPECT_EQ(split_level(a, b, 16), bit) << a << " " << b;
+    }
+  // 6 ranks: [0,6) pairs 0-3, 1-4, 2-5 (level 2); [0,3) pairs 0-1 (or 0-2, rounding up), [3,6) 3-4
+  // (or 3-5) (level 1); [1,3) 1-2, [4,6) 4-5 (level 0).
+  EXPECT_EQ(split_level(2, 5, 6), 2);
+  EXPECT_EQ(split_level(0, 1, 6), 1);
+  EXPECT_EQ(split_level(0, 2, 6), 1);
+  EXPECT_EQ(split_level(4, 5, 6), 0);
+  EXPECT_EQ(split_level(2, 3, 6), -1);
+  std::vector<PairCount> six;
+  for (auto [a, b] : std::vector<std::pair<int32_t, int32_t>>{{0, 3}, {1, 4}, {2, 5}, {0, 1}, {3, 4}, {1, 2}, {4, 5}})
+    six.push_back({a, b, 2}), six.push_back({b, a, 2});
+  EXPECT_DOUBLE_EQ(score_divide_and_conquer(six, 6).pow2, 1.0);
+  EXPECT_DOUBLE_EQ(score_divide_and_conquer(six, 6).levels, 1.0);
   // 8 ranks splitting at distances 4, 2, 1 (each rank meets one partner per level).
   std::vector<PairCount> dc;
   for (int32_t r = 0; r < 8; ++r)
@@ -120,12 +189,16 @@ TEST(Hercule, MappedRegionsReplaceTheDerivedSetupAndCompute) {
   // task took 2 of the 3 units and A computed 9 of the 10 units of each gap.
   Worker a;
   a.start = 0;
-  a.cycles = {{1, 5, 8, 8, 0, 2, 9}, {18, 22, 25, 25, 0, -1, 9}, {35, 35, 36, 36, 0}};
-  a.finalize_enter = 37;
+  a.finish = 35;
   a.end = 50;
+  a.mpi = {{1, 8}, {18, 25}, {35, 36}, {37, 50}};
+  a.setup = {{6, 8}, {22, 25}};
+  a.compute = 18;
+  a.tasks = 2;
   const Decomposition d = decompose(a, Master{5, 45}, 40);
   EXPECT_EQ(d.setup, 2 + 3);  // mapped, then derived
-  EXPECT_EQ(d.bn, 8 + 1);     // the unit the master spent outside its setup region
+  EXPECT_EQ(d.bn, 9 + 1);     // the unit the master spent outside its setup region
   EXPECT_EQ(d.compute, 18);
   EXPECT_EQ(d.wait(), 28);  // the split changes, not the total
+  EXPECT_EQ(d.loss(), 32);
 }
