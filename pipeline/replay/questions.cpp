@@ -319,6 +319,7 @@ std::vector<Interval> intervals_of(const Selector &sel, const ReplayModel::Side 
       v.push_back({INT64_MIN / 4, INT64_MAX / 4, 0});
       break;
     case Selector::Kind::Region:
+    case Selector::Kind::Occurrences:
       for (const auto &x : side.executions)
         if (x.region == sel.region_id) v.push_back({x.t_begin, x.t_end, 0});
       break;
@@ -343,6 +344,8 @@ std::vector<Interval> intervals_of(const Selector &sel, const ReplayModel::Side 
     }
     merged.push_back(x);
   }
+  if (sel.kind == Selector::Kind::Occurrences)
+    for (size_t k = 0; k < merged.size(); ++k) merged[k].group = static_cast<int32_t>(k);
   return merged;
 }
 
@@ -447,6 +450,12 @@ std::vector<int64_t> &ScenarioBuilder::bytes_of(size_t s) {
 
 // Groups: steps of a region are balanced separately (collective with a context).
 int64_t ScenarioBuilder::groups_of(const Selector &sel) const {
+  if (sel.kind == Selector::Kind::Occurrences) {
+    int64_t most = 0;
+    for (const auto &side : m_model.side) most = std::max<int64_t>(most, intervals_of(sel, side).size());
+    if (m_ctx) MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT64_T, MPI_MAX, m_ctx->comm());
+    return std::max<int64_t>(1, most);
+  }
   if (sel.kind != Selector::Kind::Steps) return 1;
   int64_t mx = -1;
   for (const auto &side : m_model.side)
@@ -457,10 +466,15 @@ int64_t ScenarioBuilder::groups_of(const Selector &sel) const {
 }
 
 void ScenarioBuilder::apply(const Clause &c) {
-  const int64_t ngroups = groups_of(c.sel);
+  // Balancing a region balances its k-th executions across ranks together, as steps: one
+  // run-wide mean per rank would move work between iterations that never overlap.
+  Selector sel = c.sel;
+  if ((c.action == Action::Balance || c.action == Action::BalanceMessages) && sel.kind == Selector::Kind::Region)
+    sel.kind = Selector::Kind::Occurrences;
+  const int64_t ngroups = groups_of(sel);
   std::vector<Located> where(m_owned);
   for (size_t s = 0; s < m_owned; ++s)
-    where[s] = locate(c.sel, m_model.programs[s], m_model.side[s], static_cast<int32_t>(ngroups));
+    where[s] = locate(sel, m_model.programs[s], m_model.side[s], static_cast<int32_t>(ngroups));
   const bool event_level = c.sel.kind == Selector::Kind::Callsite || c.sel.kind == Selector::Kind::Event;
   if (c.action == Action::ZeroWait || (c.action == Action::Zero && event_level)) {
     flag_calls(c, where);

@@ -31,8 +31,10 @@ class QuestionError : public std::runtime_error {
 enum class Action { ZeroWait, Zero, Balance, BalanceMessages, Scale };
 
 struct Selector {
-  enum class Kind { All, Region, Step, Steps, Callsite, Event } kind = Kind::All;
-  std::string region;  // Region, Step, Steps
+  // Occurrences (not written in questions): a region's executions grouped by their order on
+  // each rank — the k-th executions of every rank form group k (how "balance region" balances).
+  enum class Kind { All, Region, Step, Steps, Callsite, Event, Occurrences } kind = Kind::All;
+  std::string region;  // Region, Step, Steps, Occurrences
   int32_t region_id = -1;
   int64_t step = -1;  // Step
   int64_t callsite = -1;

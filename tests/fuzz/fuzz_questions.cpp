@@ -1,14 +1,16 @@
 // libFuzzer target for what-if questions (`--whatif`, whatif.questions): any text must
 // parse against the store's region paths or throw QuestionError naming the question,
 // the word and the fix, never crash, hang or allocate by a number in the text. An input
-// "QUESTION\0PATH\0PATH..." brings its own region paths (else a fixed set with spaces,
-// quotes and repeated leaf names). Every path also round-trips through quote_region.
+// "QUESTION\0NAME\0NAME..." brings its own regions (names below the previous one or at
+// the top, paths as the collector writes them; else a fixed set with spaces, quotes and
+// repeated leaf names). Every path also round-trips through quote_region.
 // Seeds (corpus/questions/): the grammar's forms (pipeline/replay/questions.h).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "io/region_path.h"
 #include "pipeline/replay/questions.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -18,13 +20,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const std::string input(reinterpret_cast<const char *>(data), size);
   const size_t nul = input.find('\0');
   const std::string text = input.substr(0, nul);
-  std::vector<std::string> paths = {"main",     "main/solve",   "main/solve/halo exchange",
-                                    "io/solve", "say \"hi\"\\", "and"};
+  std::vector<std::string> paths = {"(program)", "main",         "main/solve", "main/solve/halo exchange",
+                                    "io/solve",  "say \"hi\"\\", "and"};
   if (nul != std::string::npos) {
-    paths.clear();
+    // Region names, as a store holds them: each below the previous region or at the top
+    // (its first byte decides), paths written as the collector writes them.
+    paths = {"(program)"};
     for (size_t p = nul + 1; p <= input.size() && paths.size() < 16;) {
       const size_t end = std::min(input.find('\0', p), input.size());
-      paths.push_back(input.substr(p, end - p));
+      const std::string name = input.substr(p, end - p);
+      const bool top = paths.size() == 1 || name.empty() || (name[0] & 1);
+      paths.push_back(perfsift::io::child_region_path(paths.back(), top, name));
       p = end + 1;
     }
   }
@@ -39,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   } catch (const QuestionError &) {}
   // A region as a question names it reads back to the same region (first of equal paths).
-  for (size_t k = 0; k < paths.size(); ++k) {
+  for (size_t k = 1; k < paths.size(); ++k) {
     try {
       const Question q = parse_question("zero-wait region " + quote_region(paths[k]), paths);
       PERFSIFT_FUZZ_CHECK(q.clauses.size() == 1 && paths[static_cast<size_t>(q.clauses[0].sel.region_id)] == paths[k]);
