@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -52,7 +53,8 @@ ReportLimits resolve(const io::ResultsStore &rs, ReportLimits l) {
   return l;
 }
 
-void write_table_json(JsonWriter &j, const io::Table &t) {
+// A table as a JSON array of row objects; `more` may add keys to row r's object.
+void write_table_json(JsonWriter &j, const io::Table &t, const std::function<void(size_t)> &more = {}) {
   j.begin_array();
   for (size_t r = 0; r < t.rows(); ++r) {
     j.begin_object();
@@ -60,6 +62,7 @@ void write_table_json(JsonWriter &j, const io::Table &t) {
       j.key(c.name);
       std::visit([&](const auto &col) { j.value(col[r]); }, c.values);
     }
+    if (more) more(r);
     j.end_object();
   }
   j.end_array();
@@ -104,29 +107,21 @@ void write_problems_json(JsonWriter &j, const io::ResultsStore &rs) {
       if (problem[r] >= 1 && static_cast<size_t>(problem[r]) <= rows_of.size())
         rows_of[static_cast<size_t>(problem[r] - 1)].push_back(r);
   }
-  j.begin_array();
-  for (size_t r = 0; r < t.rows(); ++r) {
-    j.begin_object();
-    for (const auto &c : t.columns) {
-      j.key(c.name);
-      std::visit([&](const auto &col) { j.value(col[r]); }, c.values);
-    }
-    if (with_evidence)
-      for (const char *role : {"evidence", "symptom"}) {
-        j.key(std::string(role) == "evidence" ? "evidence" : "symptoms").begin_array();
-        for (size_t e : rows_of[r]) {
-          if (column<std::string>(ev, "role")[e] != role) continue;
-          j.begin_object();
-          for (const char *k : {"stage", "kind", "where", "ranks"}) j.key(k).value(column<std::string>(ev, k)[e]);
-          j.key("seconds").value(column<double>(ev, "seconds")[e]);
-          j.key("text").value(column<std::string>(ev, "text")[e]);
-          j.end_object();
-        }
-        j.end_array();
+  if (!with_evidence) return write_table_json(j, t);
+  write_table_json(j, t, [&](size_t r) {
+    for (const char *role : {"evidence", "symptom"}) {
+      j.key(std::string(role) == "evidence" ? "evidence" : "symptoms").begin_array();
+      for (size_t e : rows_of[r]) {
+        if (column<std::string>(ev, "role")[e] != role) continue;
+        j.begin_object();
+        for (const char *k : {"stage", "kind", "where", "ranks"}) j.key(k).value(column<std::string>(ev, k)[e]);
+        j.key("seconds").value(column<double>(ev, "seconds")[e]);
+        j.key("text").value(column<std::string>(ev, "text")[e]);
+        j.end_object();
       }
-    j.end_object();
-  }
-  j.end_array();
+      j.end_array();
+    }
+  });
 }
 
 using JsonHook = std::function<void(JsonWriter &, const io::ResultsStore &)>;
