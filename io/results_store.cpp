@@ -1,8 +1,5 @@
 #include "io/results_store.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +9,7 @@
 #include <cstdio>
 
 #include "io/atomic_file.h"
+#include "io/global_heap.h"
 #include "io/hdf5_util.h"
 
 namespace perfsift::io {
@@ -253,67 +251,17 @@ void ResultsWriter::commit() {
 
 // ---------------------------------------------------------------- reading
 
-namespace {
-
-// HDF5 1.10 trusts the size of each object in a global heap collection (where variable-
-// length strings live) and copies that many bytes when an attribute is read: a damaged
-// size crashes it. Every collection ("GCOL", version 1, its size, then objects of a
-// 16-byte header and their data padded to 8 bytes, index 0 the free space) is walked
-// here first. Returns what is wrong, "" when nothing is.
-std::string damaged_global_heap(const std::string &path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) return "";  // the open below says why
-  struct stat st {};
-  const size_t bytes = ::fstat(fd, &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
-  void *map = bytes ? ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-  ::close(fd);
-  if (map == MAP_FAILED) return "";
-  const auto *b = static_cast<const unsigned char *>(map);
-  auto u64 = [&](size_t at) {
-    uint64_t v = 0;
-    std::memcpy(&v, b + at, 8);
-    return v;
-  };
-  std::string bad;
-  for (const void *hit = ::memmem(b, bytes, "GCOL\1\0\0\0", 8); hit && bad.empty();) {
-    const size_t at = static_cast<size_t>(static_cast<const unsigned char *>(hit) - b);
-    if (at + 16 <= bytes) {
-      const uint64_t size = u64(at + 8);
-      if (size < 16 || size > bytes - at) {
-        bad = "a global heap collection at byte " + std::to_string(at) + " claims " + std::to_string(size) + " bytes";
-        break;
-      }
-      for (uint64_t p = at + 16; p + 16 <= at + size;) {
-        const uint16_t index = static_cast<uint16_t>(b[p] | (b[p + 1] << 8));
-        const uint64_t object = u64(p + 8);
-        if (index == 0) break;  // the free space: the rest
-        if (object > size || p + 16 + (object + 7) / 8 * 8 > at + size) {
-          bad = "global heap object " + std::to_string(index) + " at byte " + std::to_string(p) + " claims " +
-                std::to_string(object) + " bytes, past its collection";
-          break;
-        }
-        p += 16 + (object + 7) / 8 * 8;
-      }
-    }
-    hit = at + 1 < bytes ? ::memmem(b + at + 1, bytes - at - 1, "GCOL\1\0\0\0", 8) : nullptr;
-  }
-  ::munmap(map, bytes);
-  return bad;
-}
-
-}  // namespace
-
 ResultsStore::ResultsStore(const std::string &path) : m_path(path) {
   SilenceHdf5 quiet;
   Ctx ck(m_path);
   if (access(path.c_str(), R_OK) != 0) throw Error(path + ": cannot read the file (" + std::strerror(errno) + ")");
   if (H5Fis_hdf5(path.c_str()) <= 0)
     throw Error(path + ": not an HDF5 file (a results file is written by `perfsift analyze -o`)");
-  if (const std::string bad = damaged_global_heap(path); !bad.empty())
-    throw Error(path + ": corrupt: " + bad + "; write it again with `perfsift analyze -o`");
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (f < 0) throw Error(path + ": HDF5 cannot open it (truncated or corrupt)");
   m_file = f;
+  if (const std::string bad = damaged_global_heap(path, f); !bad.empty())
+    throw Error(path + ": corrupt: " + bad + "; write it again with `perfsift analyze -o`");
   const std::string format = read_string_attr(ck, f, "format");
   if (format != kResultsFormat)
     throw Error(path + ": not a perfsift results file (format is '" + format +

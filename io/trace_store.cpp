@@ -27,6 +27,7 @@
 #include "io/codec.h"
 #include "io/spill.h"
 
+#include "io/global_heap.h"
 #include "io/hdf5_util.h"
 #include "io/region_path.h"
 
@@ -909,6 +910,9 @@ void TraceStore::open(MPI_Comm comm, bool parallel) {
   if (f < 0)
     throw Error(m_path + ": HDF5 cannot open it (truncated or corrupt; if the run crashed, try `perfsift recover`)");
   m_file = f;
+  if (const std::string bad = damaged_global_heap(m_path, f); !bad.empty())
+    throw Error(m_path + ": corrupt: " + bad + " (HDF5 would crash reading its strings); if the run's spill files are "
+                "kept, `perfsift recover` writes the store again");
   const std::string format = read_string_attr(ck, f, "format");
   if (format != kTraceStoreFormat)
     throw Error(m_path + ": not a perfsift trace store (format attribute is '" + format + "', expected '" +

@@ -9,9 +9,7 @@ if(NOT PERFSIFT_FUZZ_REPLAY)
 endif()
 set(PERFSIFT_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(PERFSIFT_FUZZ_CI_SECONDS 8 CACHE STRING "Seconds of random mutations per fuzz target in the test run")
-# The trace store's reader can still crash inside HDF5 on a damaged variable-length string
-# size (docs/fuzzing.md): random mutations would fail CI at random until that is handled.
-set(PERFSIFT_FUZZ_NOT_IN_CI trace_store)
+
 function(perfsift_fuzzer name)
   if(PERFSIFT_FUZZ_REPLAY)
     add_executable(fuzz_${name}_replay ${PERFSIFT_FUZZ_DIR}/fuzz_${name}.cpp ${PERFSIFT_FUZZ_DIR}/replay_main.cpp)
@@ -24,11 +22,9 @@ function(perfsift_fuzzer name)
     set_tests_properties(fuzz_corpus_${name} PROPERTIES TIMEOUT 60 ENVIRONMENT "${fuzz_env}")
     # The bounded CI run: random mutations of the corpus (not coverage-guided) for a few
     # seconds; the failing input is left in the test's working directory.
-    if(NOT name IN_LIST PERFSIFT_FUZZ_NOT_IN_CI)
-      add_test(NAME fuzz_mutate_${name} COMMAND fuzz_${name}_replay --mutate ${PERFSIFT_FUZZ_CI_SECONDS}
-               ${PERFSIFT_FUZZ_DIR}/corpus/${name} WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
-      set_tests_properties(fuzz_mutate_${name} PROPERTIES TIMEOUT 120 LABELS fuzz ENVIRONMENT "${fuzz_env}")
-    endif()
+    add_test(NAME fuzz_mutate_${name} COMMAND fuzz_${name}_replay --mutate ${PERFSIFT_FUZZ_CI_SECONDS}
+             ${PERFSIFT_FUZZ_DIR}/corpus/${name} WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+    set_tests_properties(fuzz_mutate_${name} PROPERTIES TIMEOUT 120 LABELS fuzz ENVIRONMENT "${fuzz_env}")
   else()
     add_executable(fuzz_${name} ${PERFSIFT_FUZZ_DIR}/fuzz_${name}.cpp)
     target_include_directories(fuzz_${name} PRIVATE ${PROJECT_SOURCE_DIR})
