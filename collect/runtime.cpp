@@ -20,6 +20,7 @@
 #include "io/atomic_file.h"
 #include "io/clock_correction.h"
 #include "io/region_path.h"
+#include "clock_sync.h"
 #include "tick_clock.h"
 
 namespace perfsift::collect {
@@ -325,43 +326,12 @@ void Runtime::read_papi(std::vector<long long> &out) {
   if (m_papi_set >= 0 && !out.empty()) PAPI_read(m_papi_set, out.data());
 }
 
-// Rank 0 ping-pongs with every rank; the best of `rounds` round trips gives the offset
-// (midpoint rule) and its error bound (half that round trip).
 void Runtime::measure_clock(int64_t &offset, int64_t &error, int64_t &local) {
   const int rounds = static_cast<int>(std::max<int64_t>(1, m_cfg.clock_sync_rounds));
-  offset = 0;
-  error = 0;
-  local = mono_ns();
-  if (m_rank == 0) {
-    for (int r = 1; r < m_nranks; ++r) {
-      int64_t best_rtt = INT64_MAX, best_off = 0;
-      for (int i = 0; i < rounds; ++i) {
-        int64_t t_remote = 0;
-        int64_t t0 = mono_ns();
-        PMPI_Send(&t0, 1, MPI_INT64_T, r, kClockTag, m_private);
-        PMPI_Recv(&t_remote, 1, MPI_INT64_T, r, kClockTag, m_private, MPI_STATUS_IGNORE);
-        int64_t t1 = mono_ns();
-        if (t1 - t0 < best_rtt) {
-          best_rtt = t1 - t0;
-          best_off = (t0 + t1) / 2 - t_remote;
-        }
-      }
-      int64_t result[2] = {best_off, best_rtt / 2};
-      PMPI_Send(result, 2, MPI_INT64_T, r, kClockTag, m_private);
-    }
-  } else {
-    for (int i = 0; i < rounds; ++i) {
-      int64_t t0 = 0;
-      PMPI_Recv(&t0, 1, MPI_INT64_T, 0, kClockTag, m_private, MPI_STATUS_IGNORE);
-      int64_t t = mono_ns();
-      PMPI_Send(&t, 1, MPI_INT64_T, 0, kClockTag, m_private);
-      local = t;
-    }
-    int64_t result[2];
-    PMPI_Recv(result, 2, MPI_INT64_T, 0, kClockTag, m_private, MPI_STATUS_IGNORE);
-    offset = result[0];
-    error = result[1];
-  }
+  const ClockOffset measured = measure_clock_offset(m_private, rounds, kClockTag);
+  offset = measured.offset_ns;
+  error = measured.error_ns;
+  local = measured.local_ns;
 }
 
 // ---------------------------------------------------------------- communicators
