@@ -7,7 +7,7 @@ PERFSIFT_DEBIAN_PACKAGES=(
   openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools
   libpapi-dev papi-tools libeigen3-dev libboost-serialization-dev
   libtomlplusplus-dev libcli11-dev libgtest-dev libbenchmark-dev
-  python3-h5py time zlib1g-dev libopen-trace-format2-dev otf2-tools chromium clang-format git
+  python3-h5py python3-pandas time zlib1g-dev libopen-trace-format2-dev otf2-tools chromium clang-format git
 )
 # Only for tests/fuzz/run_fuzzers.sh (not CI): clang with libFuzzer, ASan and UBSan, and its OpenMP.
 PERFSIFT_FUZZ_PACKAGES=(clang libclang-rt-14-dev libomp-dev)

@@ -1,0 +1,124 @@
+"""The python package (python/perfsift) against real stores: a synthetic run with a known
+imbalance and a non-UTF-8 region name is analysed under mpirun, then read back.
+Usage: package_test.py PERFSIFT_BINARY WORKDIR"""
+import os
+import subprocess
+import sys
+import unittest
+
+import numpy as np
+
+import perfsift
+
+PERFSIFT, WORK = sys.argv[1], sys.argv[2]
+# As root, oversubscribed (CI runs as root on two cores)
+os.environ.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                   "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_mpi_yield_when_idle": "1"})
+HOT = "solve/main loop"
+ODD = b"io\xff"  # a name that is not UTF-8: it must come back byte for byte
+
+
+def run(*args):
+    done = subprocess.run(list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if done.returncode != 0:
+        raise AssertionError(f"{args} exited {done.returncode}: {done.stderr.decode(errors='replace')[-2000:]}")
+    return done
+
+
+def analyze(store, out, pipeline=None):
+    cmd = ["mpirun", "-n", "2", PERFSIFT, "analyze", store, "-o", out]
+    if pipeline:
+        cmd[5:5] = ["--config", pipeline]
+    run(*cmd)
+
+
+class Package(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(WORK, exist_ok=True)
+        cls.store = os.path.join(WORK, "run.h5")
+        cls.results = os.path.join(WORK, "run.results.h5")
+        regions = b"solve," + HOT.encode() + b"," + ODD
+        run(PERFSIFT, "synth", "-o", cls.store, "--ranks", "4", "--events-per-rank", "400", "--regions", regions,
+            "--inject", f"imbalance:region={HOT},ranks=2,factor=3")
+        analyze(cls.store, cls.results)
+
+    def test_findings_name_the_injected_imbalance(self):
+        r = perfsift.load(self.results)
+        top = r.findings.iloc[0]
+        self.assertIn(HOT, top["where"])
+        self.assertIn("2", str(top["ranks"]))
+        self.assertGreater(top["lost_s"], 0)
+        self.assertEqual(r.findings.attrs["units"]["lost_s"], "s")
+        self.assertEqual(list(r.findings.columns[:3]), ["rank", "kind", "where"])  # the writer's order
+
+    def test_stage_tables_and_matrices(self):
+        r = perfsift.load(self.results)
+        self.assertIn("profile", r.stages)
+        wall = r.profile.rank_region_wall_s
+        self.assertEqual(wall.shape[0], 4)
+        self.assertEqual(wall.index.name, "rank")
+        self.assertIn(HOT, list(wall.columns))
+        # rank 2 computes three times as long in the hot region (its wall time holds the
+        # others' waiting for it too)
+        comp = r.profile.rank_region_comp_s
+        self.assertGreater(comp.loc[2, HOT], 2.0 * comp[HOT].drop(index=2).mean())
+        q = r.whatif.questions
+        self.assertIn("baseline", set(q["question"]))
+        self.assertIn("baseline_error", r.whatif.attrs)
+        self.assertEqual(r.dissimilarity.distance.shape, (4, 4))
+
+    def test_non_utf8_names_round_trip(self):
+        r = perfsift.load(self.results)
+        paths = list(r.profile.regions["path"])
+        self.assertIn(ODD, [p.encode("utf-8", "surrogateescape") for p in paths])
+        with perfsift.open_trace(self.store) as t:
+            names = [n.encode("utf-8", "surrogateescape") for n in t.regions["name"]]
+            self.assertIn(ODD, names)
+
+    def test_trace_events_whole_and_chunked(self):
+        with perfsift.open_trace(self.store) as t:
+            everything = t.events()
+            self.assertEqual(len(everything), int(t._offsets[-1]))
+            chunks = list(t.events(chunk_rows=333))
+            self.assertTrue(all(len(c) <= 333 for c in chunks))
+            self.assertEqual(sum(len(c) for c in chunks), len(everything))
+            self.assertTrue(np.array_equal(np.concatenate([c["t_enter"] for c in chunks]), everything["t_enter"]))
+            self.assertIn("MPI_Allreduce", set(everything["op"].astype(str)))
+            rank2 = t.events(ranks=[2])
+            self.assertTrue((rank2["rank"] == 2).all())
+            busy = everything.groupby("region_path")["t_exit"].count()
+            self.assertIn(HOT, busy.index)
+            self.assertEqual(t.profile("wall").shape, (4, len(t.regions)))
+            with self.assertRaises(KeyError):
+                t.profile("PAPI_NOPE")
+            with self.assertRaises(IndexError):
+                t.events(ranks=[9])
+
+    def test_stages_that_did_not_run_say_so(self):
+        pipeline = os.path.join(WORK, "profile_only.toml")
+        with open(pipeline, "w") as f:
+            f.write('[pipeline]\nstages = ["profile"]\n')
+        out = os.path.join(WORK, "profile_only.results.h5")
+        analyze(self.store, out, pipeline)
+        r = perfsift.load(out)
+        self.assertIn("profile", r)
+        with self.assertRaisesRegex(AttributeError, "did not run"):
+            r.whatif
+
+    def test_wrong_files_are_one_clear_error(self):
+        with self.assertRaisesRegex(perfsift.FormatError, "perfsift analyze -o"):
+            perfsift.load(self.store)  # a trace store, not results
+        with self.assertRaisesRegex(perfsift.FormatError, "perfsift collect"):
+            perfsift.open_trace(self.results)
+        junk = os.path.join(WORK, "junk.h5")
+        with open(junk, "wb") as f:
+            f.write(b"not hdf5 at all")
+        with self.assertRaises(perfsift.FormatError):
+            perfsift.load(junk)
+        with self.assertRaises(FileNotFoundError):
+            perfsift.load(os.path.join(WORK, "absent.h5"))
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
