@@ -911,7 +911,8 @@ void TraceStore::open(MPI_Comm comm, bool parallel) {
     throw Error(m_path + ": HDF5 cannot open it (truncated or corrupt; if the run crashed, try `perfsift recover`)");
   m_file = f;
   if (const std::string bad = damaged_global_heap(m_path, f); !bad.empty())
-    throw Error(m_path + ": corrupt: " + bad + " (HDF5 would crash reading its strings); if the run's spill files are "
+    throw Error(m_path + ": corrupt: " + bad +
+                " (HDF5 would crash reading its strings); if the run's spill files are "
                 "kept, `perfsift recover` writes the store again");
   const std::string format = read_string_attr(ck, f, "format");
   if (format != kTraceStoreFormat)
