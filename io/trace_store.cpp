@@ -1171,6 +1171,35 @@ std::vector<Event> TraceStore::events(int32_t first, int32_t last) const {
   return out;
 }
 
+std::vector<Event> TraceStore::events_at(const std::vector<int64_t> &rows) const {
+  SilenceHdf5 quiet;
+  Ctx ck(m_path);
+  const int64_t total = m_event_offsets.empty() ? 0 : m_event_offsets.back();
+  for (int64_t r : rows)
+    if (r < 0 || r >= total)
+      throw Error(m_path + ": event row " + std::to_string(r) + " outside /events (" + std::to_string(total) +
+                  " rows)");
+  Handle ds(ck(H5Dopen2(m_file, "events", H5P_DEFAULT), "missing dataset events"), H5Dclose);
+  Handle fs(H5Dget_space(ds), H5Sclose);
+  const hsize_t n = rows.size();
+  std::vector<DiskEvent> disk(n);
+  std::vector<hsize_t> coords(rows.begin(), rows.end());
+  if (n)
+    ck.ok(H5Sselect_elements(fs, H5S_SELECT_SET, n, coords.data()), "selecting rows of events");
+  else
+    ck.ok(H5Sselect_none(fs), "selecting no rows of events");
+  const hsize_t mem_n = std::max<hsize_t>(n, 1);
+  Handle ms(H5Screate_simple(1, &mem_n, nullptr), H5Sclose);
+  if (!n) ck.ok(H5Sselect_none(ms), "selecting no rows of events");
+  Handle t = record_type<DiskEvent>();
+  DiskEvent none{};
+  ck.ok(H5Dread(ds, t, ms, fs, H5P_DEFAULT, n ? disk.data() : &none), "reading events (truncated or corrupt store?)");
+  std::vector<Event> out;
+  out.reserve(n);
+  for (const auto &d : disk) out.push_back(to_event(d));
+  return out;
+}
+
 std::vector<RequestRecord> TraceStore::requests(int32_t first, int32_t last) const {
   std::vector<RequestRecord> out;
   for (const auto &d : slice<DiskRequest>("requests", first, last))

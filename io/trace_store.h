@@ -77,6 +77,9 @@ class TraceStore {
   void scan_events(int32_t first, int32_t last, int64_t rows_per_read, int threads, const EventSink &fn) const;
   // Events of ranks [first, last): one hyperslab read.
   std::vector<Event> events(int32_t first, int32_t last) const;
+  // The events at these rows of /events (any order; each a row of the table). Collective
+  // when opened in parallel: every process calls it, with rows of its own or none.
+  std::vector<Event> events_at(const std::vector<int64_t> &rows) const;
   std::vector<RequestRecord> requests(int32_t first, int32_t last) const;
   std::vector<CompletionRecord> completions(int32_t first, int32_t last) const;
   std::vector<StepRecord> steps(int32_t first, int32_t last) const;

@@ -284,6 +284,11 @@ void write_run(io::ResultsWriter &writer, const pipeline::Context &ctx, const io
   writer.group("run", "the analysed run, from the trace store");
   writer.attribute("run", "ranks", static_cast<int64_t>(run.nranks));
   writer.attribute("run", "wall_time_s", ctx.wall_time_s());
+  // The program proper (shares and percentages), and what start-up and shut-down took.
+  writer.attribute("run", "program_time_s", ctx.program_time_s());
+  writer.attribute("run", "program_start_s", ctx.program().start_s);
+  writer.attribute("run", "startup_s", ctx.program().startup_s());
+  writer.attribute("run", "shutdown_s", ctx.program().shutdown_s());
   writer.attribute("run", "command", run.command);
   writer.attribute("run", "start_time", run.start_time);
   writer.attribute("run", "mpi_library", run.mpi_library);
@@ -314,7 +319,7 @@ void write_findings(io::ResultsWriter &writer, pipeline::Context &ctx) {
   auto findings = pipeline::all_findings(std::move(ctx.findings), ctx.products().find<pipeline::Bottlenecks>(),
                                          ctx.products().find<pipeline::RootCauses>());
   auto problems = pipeline::merge_into_problems(std::move(findings), ctx.products().find<pipeline::FixEffects>());
-  const auto notes = pipeline::set_aside_non_problems(problems, ctx.wall_time_s());
+  const auto notes = pipeline::set_aside_non_problems(problems, ctx.program_time_s());
   rank_problems(problems);
   std::vector<pipeline::Finding> heads;
   for (const auto &p : problems) heads.push_back(p.head);

@@ -91,6 +91,7 @@ struct SynthOptions {
   std::string regions = "8";
   int64_t events_per_rank = 1000;
   int64_t message_bytes = 8192;
+  double startup_s = 1e-3;  // MPI_Init's duration on every rank
   std::vector<std::string> inject;
   std::vector<std::string> counters;
   uint64_t seed = 1;

@@ -194,6 +194,9 @@ void add_synth(CLI::App &app, Commands &commands) {
       ->capture_default_str();
   synth->add_option("--message-bytes", so->message_bytes, "bytes of each ring message (network: 2 us + bytes / 5 GB/s)")
       ->capture_default_str();
+  synth->add_option("--startup", so->startup_s,
+                    "seconds every rank spends in MPI_Init (launcher and wire-up: measured, not the program's)")
+      ->capture_default_str();
   synth->add_option(
       "--inject", so->inject,
       "behaviour, repeatable: imbalance:region=P,ranks=0-3,factor=2 | late-sender:region=P,ranks=5,delay=0.002 | "

@@ -329,7 +329,7 @@ class Simulation {
 
   // Missing ranks still ran; only their data is lost.
   void mpi_init() {
-    const double init_time = 1e-3;
+    const double init_time = o.startup_s;
     for (int32_t r = first; r < last; ++r)
       if (!missing[r]) {
         traces[r - first].events.push_back({0, ns(init_time), 0, 0, -1, 0, -1, -1, 0, 0, -1, ops.init, 0});
@@ -464,7 +464,7 @@ io::RunInfo synth_run_info(const SynthOptions &o, const std::vector<bool> &missi
   run.nranks = o.ranks;
   std::ostringstream cmd;
   cmd << "perfsift synth --ranks " << o.ranks << " --regions " << o.regions << " --events-per-rank "
-      << o.events_per_rank << " --message-bytes " << o.message_bytes;
+      << o.events_per_rank << " --message-bytes " << o.message_bytes << " --startup " << o.startup_s;
   for (const auto &s : o.inject) cmd << " --inject " << s;
   run.command = cmd.str();
   run.start_time = "2026-01-01T00:00:00Z";
@@ -490,6 +490,7 @@ int run_synth(const SynthOptions &o) {
   const RegionTree tree = region_tree(o.regions);
   const Behaviour behaviour(parse_injections(o, tree.paths), tree.paths);
   if (o.message_bytes < 0) throw std::invalid_argument("--message-bytes: not negative");
+  if (!(o.startup_s >= 0)) throw std::invalid_argument("--startup: seconds, not negative");
   Simulation sim(o, tree, behaviour, me, np);
   auto traces = sim.run();
   std::vector<std::string> op_names;

@@ -92,6 +92,44 @@ Context::Context(MPI_Comm comm, const io::TraceStore &store, const config::Value
       wmax = std::max(wmax, w);
   }
   MPI_Allreduce(&wmax, &m_wall_time_s, 1, MPI_DOUBLE, MPI_MAX, comm);
+  find_program_window();
+}
+
+// Each owned rank's first and last events: MPI_Init's exit starts its program, MPI_Finalize's
+// entry ends it (a rank without them: its first event's entry, its last event's exit).
+void Context::find_program_window() {
+  const auto &off = m_store.event_offsets();
+  const auto &ops = m_store.ops();
+  auto is_op = [&](uint16_t op, std::initializer_list<const char *> names) {
+    return op < ops.size() && std::any_of(names.begin(), names.end(), [&](const char *n) { return ops[op] == n; });
+  };
+  std::vector<int64_t> rows;
+  for (int32_t r = m_first; r < m_last; ++r)
+    if (off[r + 1] > off[r]) {
+      rows.push_back(off[r]);
+      rows.push_back(off[r + 1] - 1);
+    }
+  const auto ends = m_store.events_at(rows);
+  constexpr double kNone = 1e300;
+  // [0] earliest program start, [1] -latest program end, [2] -latest event end; min-reduced
+  double mine[3] = {kNone, kNone, kNone}, all[3];
+  bool any_init = false;
+  for (size_t i = 0; i + 1 < ends.size(); i += 2) {
+    const io::Event &first = ends[i], &last = ends[i + 1];
+    const bool init = is_op(first.op, {"MPI_Init", "MPI_Init_thread"});
+    any_init = any_init || init;
+    mine[0] = std::min(mine[0], (init ? first.t_exit : first.t_enter) * 1e-9);
+    mine[1] = std::min(mine[1], -(is_op(last.op, {"MPI_Finalize"}) ? last.t_enter : last.t_exit) * 1e-9);
+    mine[2] = std::min(mine[2], -last.t_exit * 1e-9);
+  }
+  MPI_Allreduce(mine, all, 3, MPI_DOUBLE, MPI_MIN, m_comm);
+  int init_seen = any_init, init_anywhere = 0;
+  MPI_Allreduce(&init_seen, &init_anywhere, 1, MPI_INT, MPI_MAX, m_comm);
+  if (all[0] >= kNone) return;  // no events at all: no window
+  // Without any MPI_Init the program starts at the clock's origin.
+  m_program.start_s = init_anywhere ? all[0] : std::min(0.0, all[0]);
+  m_program.end_s = -all[1];
+  m_program.run_end_s = -all[2];
 }
 
 int Context::owner_of(int32_t rank) const {

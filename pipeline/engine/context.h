@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -53,8 +54,23 @@ class Context {
   // lacks the metric. Loaded collectively once, at construction.
   const std::vector<double> &profile(const std::string &metric) const;
   bool has_metric(const std::string &metric) const { return m_profile.count(metric) != 0; }
-  // Program wall time: the slowest rank's (program) region.
+  // Program wall time: the slowest rank's (program) region, MPI start-up and shut-down in.
   double wall_time_s() const { return m_wall_time_s; }
+  // The program proper: from the end of MPI_Init (the first rank out) to the start of
+  // MPI_Finalize (the last rank in), in s on the store's clock. Start-up (MPI_Init: the
+  // launcher, wire-up, the collector's clock synchronisation) and shut-down are measured
+  // but are not the program: shares, percentages and what-if baselines use this. A
+  // store without MPI_Init/MPI_Finalize events (a crash, an import) is all program.
+  struct ProgramWindow {
+    double start_s = 0, end_s = 0;  // program start and end
+    double run_end_s = 0;           // the last event's end (MPI_Finalize's exit)
+    double startup_s() const { return start_s; }
+    double shutdown_s() const { return std::max(0.0, run_end_s - end_s); }
+    double time_s() const { return std::max(0.0, end_s - start_s); }
+  };
+  const ProgramWindow &program() const { return m_program; }
+  // The time base of every share and percentage (the wall time when the store has no events).
+  double program_time_s() const { return m_program.time_s() > 0 ? m_program.time_s() : m_wall_time_s; }
 
   // Collective: streams the owned ranks' events; fn(rank, index, first, last) per rank
   // slice of each read, ranks in order; `index` is the slice's first event within its rank.
@@ -113,6 +129,7 @@ class Context {
   int depth(int32_t region) const { return m_depth[static_cast<size_t>(region)]; }
 
  private:
+  void find_program_window();
   MPI_Comm m_comm;
   int m_me = 0, m_np = 1;
   const io::TraceStore &m_store;
@@ -123,6 +140,7 @@ class Context {
   std::vector<bool> m_missing;
   std::map<std::string, std::vector<double>> m_profile;
   double m_wall_time_s = 0;
+  ProgramWindow m_program;
   std::vector<std::vector<int32_t>> m_children;
   std::vector<int> m_depth;
   Products m_products;

@@ -261,6 +261,15 @@ void run_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &rb) {
   const auto root = rs.attributes("");
   const auto run = attributes_or_none(rs, "run");
   j.key("run").begin_object().key("ranks").value(rb.ranks).key("wall_s").value(attr_or<double>(run, "wall_time_s", 0));
+  // The program proper: the timelines open on it, start-up and shut-down greyed outside
+  j.key("program_s")
+      .value(program_time_s(run))
+      .key("program_start_s")
+      .value(attr_or<double>(run, "program_start_s", 0));
+  j.key("startup_s")
+      .value(attr_or<double>(run, "startup_s", 0))
+      .key("shutdown_s")
+      .value(attr_or<double>(run, "shutdown_s", 0));
   j.key("command")
       .value(attr_or<std::string>(run, "command", ""))
       .key("start")

@@ -18,7 +18,7 @@ th{background:#f4f4f4}tr.sel{background:#fff3c4}#findings tbody tr{cursor:pointe
 .num{text-align:right;font-variant-numeric:tabular-nums}.note{color:#666;font-size:12px}.warn{color:#a40}
 svg text{font:10px sans-serif}canvas{border:1px solid #ddd}
 .tl{border:1px solid #ccc;overflow:hidden;cursor:grab;background:#fff}
-.tl rect.mpi{fill:#e8734a}.tl rect.wait{fill:#d33}.tl rect.hl{stroke:#06f;stroke-width:2}.tl rect.dom{stroke:#000;stroke-width:2}
+.tl rect.mpi{fill:#e8734a}.tl rect.startup{fill:#c8c8c8}.tl rect.wait{fill:#d33}.tl rect.hl{stroke:#06f;stroke-width:2}.tl rect.dom{stroke:#000;stroke-width:2}
 .tl line.msg{stroke:#333;stroke-opacity:.35;stroke-width:.6}
 pre{background:#f7f7f7;padding:8px;overflow:auto;font-size:12px}select{margin:0 6px}
 .row{display:flex;gap:24px;flex-wrap:wrap}.answer{font-size:16px;border-left:4px solid #d33;padding:4px 10px;margin:8px 0;background:#fff6f3}.absent{color:#555;font-style:italic}
@@ -61,7 +61,8 @@ function bars(values,labels,title,unit){const w=Math.max(300,Math.min(1300,value
  const t2=svgEl("text",{x:45,y:h+24});t2.textContent=title+" (dashed: mean over ranks; hover a bar for its value)";s.appendChild(t2);return s}
 
 // ---- run
-(function(){const r=D.run;$("run").innerHTML="<b>"+esc(r.command)+"</b><br>"+r.ranks+" ranks, "+fmt(r.wall_s)+" wall, started "+esc(r.start)+
+(function(){const r=D.run;$("run").innerHTML="<b>"+esc(r.command)+"</b><br>"+r.ranks+" ranks, "+
+ (r.startup_s>0||r.shutdown_s>0?fmt(r.program_s)+" program (start-up "+fmt(r.startup_s)+" and shut-down "+fmt(r.shutdown_s)+" not counted; "+fmt(r.wall_s)+" wall)":fmt(r.wall_s)+" wall")+", started "+esc(r.start)+
  "<br>trace store "+esc(r.store)+", results "+esc(r.results)+(r.rank_block>1?'<br><span class="note">ranks are shown in blocks of '+r.rank_block+"</span>":"")+
  r.warnings.map(w=>'<div class="warn">warning: '+esc(w)+"</div>").join("")})();
 // ---- views not drawn, and why (the stages that produce them did not run)
@@ -85,6 +86,7 @@ const F=D.findings, fc=n=>F.columns.indexOf(n);
 
 // ---- timelines
 const T=D.timeline||{absent:"no timeline: the results file has none"};const views=[];
+const STARTUP=/^MPI_(Init|Init_thread|Finalize)$/;  // start-up and shut-down: grey, not the program
 let view=null;
 function Timeline(host,qid,label){this.q=qid;const ev=T.events[String(qid)]||[];this.ev=ev;this.label=label;
  this.byKey=new Map();ev.forEach((e,i)=>this.byKey.set(e[0]+":"+e[1],i));
@@ -96,7 +98,7 @@ Timeline.prototype.draw=function(){const s=this.svg;while(s.firstChild)s.removeC
  const a=view.a,b=view.b,sc=(this.w-40)/(b-a),L=this.lane;const x=t=>40+(t-a)*sc;
  for(let r=0;r<this.ranks;r++){const t=svgEl("text",{x:2,y:r*L+L-1});t.textContent=String(r);s.appendChild(t)}
  let lit=0;this.ev.forEach((e,i)=>{if(e[3]<a||e[2]>b)return;const key=e[0]+":"+e[1];
-  const c=(this.hl.has(i)?" hl":"")+(this.dom.has(key)?" dom":"");if(this.hl.has(i))lit++;
+  const c=(this.hl.has(i)?" hl":"")+(this.dom.has(key)?" dom":"")+(STARTUP.test(T.ops[e[4]]||"")?" startup":"");if(this.hl.has(i))lit++;
   const r=svgEl("rect",{x:x(e[2]),y:e[0]*L+2,width:Math.max(0.6,(e[3]-e[2])*sc),height:L-3,class:"mpi"+c});
   const t=svgEl("title",{});t.textContent="rank "+e[0]+" call "+e[1]+": "+(T.ops[e[4]]||"?")+" in "+(T.regions[e[5]]||"?")+", "+fmt((e[3]-e[2])*1e-9);r.appendChild(t);s.appendChild(r)});
  if(T.messages)for(const m of T.messages){const i=this.byKey.get(m[0]+":"+m[1]),j=this.byKey.get(m[2]+":"+m[3]);if(i===undefined||j===undefined)continue;
@@ -116,7 +118,8 @@ function redraw(){let lit=0;for(const v of views)lit+=v.draw();return lit}
  const m=T.questions.find(q=>q.id<0),p=T.questions.find(q=>q.id>=0);
  const mh=document.createElement("div"),ph=document.createElement("div");host.appendChild(mh);host.appendChild(ph);
  let a0=Infinity,b0=-Infinity;for(const k in T.events)for(const e of T.events[k]){a0=Math.min(a0,e[2]);b0=Math.max(b0,e[3])}
- view={a:a0,b:b0,a0:a0};
+ // The program proper fills the view; start-up is folded to the left (drag or zoom out to see it)
+ const ps=D.run.program_start_s*1e9;view={a:ps>a0&&ps<b0?ps:a0,b:b0,a0:a0};
  if(m)views.push(new Timeline(mh,m.id,"measured run"));
  const makePred=id=>{ph.innerHTML="";const q=T.questions.find(x=>x.id===id);const v=new Timeline(ph,id,"predicted: "+q.label);
   if(id===0&&T.domino)for(const d of T.domino)v.dom.add(d[0]+":"+d[1]);return v};

@@ -171,6 +171,15 @@ void write_group_json(JsonWriter &j, const io::ResultsStore &rs, const std::stri
   j.end_object();
 }
 
+// "0.25 s program (start-up 0.92 s and shut-down 1 ms not counted; 1.17 s wall)"
+std::string run_times(const Attrs &run) {
+  const double wall = attr_or<double>(run, "wall_time_s", 0), program = attr_or<double>(run, "program_time_s", 0);
+  if (program <= 0) return format_seconds(wall) + " wall";
+  return format_seconds(program) + " program (start-up " + format_seconds(attr_or<double>(run, "startup_s", 0)) +
+         " and shut-down " + format_seconds(attr_or<double>(run, "shutdown_s", 0)) + " not counted; " +
+         format_seconds(wall) + " wall)";
+}
+
 std::string join(const std::vector<std::string> &v) {
   std::string s;
   for (const auto &x : v) s += (s.empty() ? "" : ", ") + printable(x);
@@ -213,8 +222,7 @@ std::string render_json(const io::ResultsStore &rs, const ReportLimits &lim) {
 }
 
 std::vector<std::string> answer_lines(const io::ResultsStore &rs, size_t width) {
-  const auto run = rs.attributes("run");
-  const double run_s = attr_or<double>(run, "wall_time_s", 0);
+  const double run_s = program_time_s(rs.attributes("run"));
   const auto f = rs.table("findings");
   const auto share = [&](double s) { return run_s > 0 ? " (" + format_percent(s / run_s) + " of the run)" : ""; };
   if (f.rows() == 0) {
@@ -255,8 +263,7 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
   os << "perfsift analysis of " << printable(attr_or<std::string>(root, "source_store", "?")) << "\n";
   for (const auto &line : answer_lines(rs, static_cast<size_t>(l.width))) os << line << "\n";
   os << "\n";
-  os << "run: " << attr_or<int64_t>(run, "ranks", 0) << " ranks, "
-     << format_seconds(attr_or<double>(run, "wall_time_s", 0)) << " wall, started "
+  os << "run: " << attr_or<int64_t>(run, "ranks", 0) << " ranks, " << run_times(run) << ", started "
      << printable(attr_or<std::string>(run, "start_time", "?")) << "\n";
   const auto cmd = attr_or<std::string>(run, "command", "");
   if (!cmd.empty()) os << "command: " << clip(cmd, 100) << "\n";

@@ -327,7 +327,7 @@ void classify_findings(Context &ctx, const config::Values &cfg, const ClassifyRe
       if (p.counts[c] > 0 && (worst < 0 || p.counts[c] > p.counts[worst])) worst = c;
     const double worst_s = worst < 0 ? 0.0 : static_cast<double>(p.excess_ns[worst]) * 1e-9;
     if (worst < 0 || n < min_messages || static_cast<double>(p.counts[worst]) < min_share * static_cast<double>(n) ||
-        worst_s < min_lost * ctx.wall_time_s())
+        worst_s < min_lost * ctx.program_time_s())
       continue;
     Finding f;
     f.kind = std::string(vt::class_keys()[static_cast<size_t>(worst)]);

@@ -171,7 +171,7 @@ void disparity_bottlenecks(Context &ctx, const DisparityRows &rows, const Dispar
       std::snprintf(buf, sizeof buf,
                     "wall share %.3g; %s per rank off the CPU in file I/O; CPU time at stake unknown without CPI",
                     res.crnm[g - 1], format_seconds(off_cpu).c_str());
-    const double share = w[0].mean() / std::max(1e-300, ctx.wall_time_s());
+    const double share = w[0].mean() / std::max(1e-300, ctx.program_time_s());
     bottlenecks.push_back({"disparity", regions[g].path, "all",
                            regions[g].path + " is a " + kSeverityNames[res.sev[g - 1]] +
                                " disparity bottleneck: " + format_percent(share) + " of the run, " + buf,

@@ -418,6 +418,7 @@ void write_rank_table(const Context &ctx, const OwnedRows &rows, const ProfileRe
 
 void write_profile(const Context &ctx, const OwnedRows &rows, const ProfileResult &res, StageOutput &out) {
   out.attribute("wall_time_s", ctx.wall_time_s());
+  out.attribute("program_time_s", ctx.program_time_s());
   out.attribute("analysed_time_s", res.time_base);
   out.attribute("ranks_with_data", res.wall_s[0].count);
   out.attribute("regions", static_cast<int64_t>(ctx.nregions()));

@@ -305,7 +305,7 @@ void waitstates_findings(Context &ctx, const config::Values &cfg, const WaitStat
                            "): the ranks' clocks disagree, so waiting times near that size are uncertain");
   const auto &all = r.sums;
   const auto &sites = ctx.store().callsites();
-  const double wall = ctx.wall_time_s(), min_share = cfg.get_float("waitstates.min_share");
+  const double wall = ctx.program_time_s(), min_share = cfg.get_float("waitstates.min_share");
   for (size_t i = 0; i < all.size();) {
     size_t k = i;
     while (k < all.size() && all[k].pattern == all[i].pattern && all[k].site == all[i].site &&

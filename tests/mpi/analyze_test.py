@@ -250,6 +250,33 @@ class AnalyzeTest(unittest.TestCase):
         self.check(f["where"] == "(program)" and f["ranks"] == "0-7", f)
         print("communication-bound run: mpi-time first on ranks 0-7, lost %.3f s; one rank cluster" % f["lost_s"])
 
+    def test_startup(self):
+        """A 3 s MPI_Init (a slow launcher) before a short program with an imbalance: the run
+        is reported as its program (MPI_Init's end to MPI_Finalize's start), start-up and
+        shut-down apart; the answer's percentages, the what-if error and the thresholds use
+        the program's time; the HTML page opens its timelines where the program starts."""
+        perfsift("synth", "-o", "s.h5", "--ranks", 4, "--regions", "solve", "--events-per-rank", 300, "--startup", 3,
+                 "--inject", "imbalance:region=solve,ranks=1,factor=3")
+        mpirun(2, "analyze", "s.h5", "-o", "s-results.h5", "--json", "s.json", out="s.txt")
+        perfsift("report", "s-results.h5", "--format", "html", "-o", "s.html")
+        d, text = load("s.json"), read("s.txt")
+        run = d["run"]
+        program, wall = run["program_time_s"], run["wall_time_s"]
+        self.check(abs(run["startup_s"] - 3) < 1e-6 and abs(program + run["startup_s"] + run["shutdown_s"] - wall) < 1e-3,
+                   f"start-up {run['startup_s']} + program {program} + shut-down {run['shutdown_s']} != wall {wall}")
+        self.check(" program (start-up 3.00 s and shut-down " in text, "the run line does not give the program's time")
+        f = d["findings"][0]
+        share = round(100 * f["lost_s"] / program)
+        answer = text.split("\n")[1] + text.split("\n")[2]
+        self.check(f["where"] == "solve" and f["ranks"] == "1", f)
+        self.check(f"({share}% of the run)" in answer and share >= 20, f"answer not in the program's terms: {answer}")
+        w = d["whatif"][0]
+        self.check(abs(w["error"]) < 0.05 and abs(w["program_measured_s"] - program) < 1e-6, w)
+        self.check(abs(w["run_error"]) < abs(w["error"]) or w["error"] == 0, w)
+        page = read("s.html")
+        self.check('"program_start_s":3' in page.replace(" ", "") and "STARTUP" in page, "the page does not fold start-up")
+        print(f"start-up 3 s apart: program {program:.3f} s of {wall:.3f} s wall; the answer says {share}% of the run")
+
     def test_missing(self):
         """A store with rank 3 of 6 lost: a warning on stderr and in the report, a partial
         result over the other 5 ranks, exit 0."""

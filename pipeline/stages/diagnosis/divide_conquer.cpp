@@ -185,7 +185,7 @@ Diagnosis diagnose_divide_and_conquer(const Context &ctx, const config::Values &
   d.confidence = confidence;
   const ProcessTotals tot = decompose_processes(all, d.entities);
   d.summary = tot.mean;
-  d.summary["runtime"] = ctx.wall_time_s();
+  d.summary["runtime"] = ctx.program_time_s();
   d.summary["depth"] = levels;
   if (!tot.worst) return d;
   const DcRank &worst = *tot.worst;

@@ -375,7 +375,7 @@ Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, 
   }
   const WorkerTotals tot = tabulate_workers(workers, times, d.entities);
   d.summary = tot.mean;
-  d.summary["runtime"] = ctx.wall_time_s();
+  d.summary["runtime"] = ctx.program_time_s();
   d.summary["workers"] = static_cast<double>(workers.size());
   const auto inf = explain(kb, cfg, tot, master, workers.size(), confidence);
   d.worst = "worker " + std::to_string(tot.worst);

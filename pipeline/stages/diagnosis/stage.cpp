@@ -86,7 +86,7 @@ void conclude(Diagnosis &d, const Inference &inf, const std::map<std::string, do
               const config::Values &cfg, const std::string &where, const std::string &ranks,
               const std::map<std::string, std::string> &questions) {
   d.narrative = inf.narrative;
-  const double wall = ctx.wall_time_s(), min_share = cfg.get_float("diagnosis.min_share");
+  const double wall = ctx.program_time_s(), min_share = cfg.get_float("diagnosis.min_share");
   for (const auto &f : inf.fired) {
     if (!f.node->cause) continue;
     const double sec = seconds.count(f.node->metric) ? seconds.at(f.node->metric) : 0.0;

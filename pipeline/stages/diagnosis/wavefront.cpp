@@ -218,7 +218,7 @@ Diagnosis diagnose_wavefront(const Context &ctx, const config::Values &cfg, cons
   const ProcessTotals tot = decompose_processes(all, grid.px, d.entities);
   const int64_t depth = hc::pipeline_depth(grid.px, grid.py);
   d.summary = tot.mean;
-  d.summary["runtime"] = ctx.wall_time_s();
+  d.summary["runtime"] = ctx.program_time_s();
   d.summary["depth"] = static_cast<double>(depth);
   if (!tot.worst) return d;
   const WfRank &worst = *tot.worst;
