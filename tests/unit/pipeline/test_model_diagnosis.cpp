@@ -202,23 +202,33 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   const std::string dir = argv[1];
   const int cases = argc > 2 ? std::atoi(argv[2]) : 30;
-  std::filesystem::create_directories(dir);
-  {
-    FILE *f = std::fopen((dir + "/diagnosis.toml").c_str(), "w");
-    std::fputs("[pipeline]\nstages = [\"diagnosis\"]\n", f);
-    std::fclose(f);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  FILE *f = std::fopen((dir + "/diagnosis.toml").c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "model_diagnosis_props: cannot write in %s (give a writable work directory)\n", dir.c_str());
+    MPI_Finalize();
+    return 2;
   }
+  std::fputs("[pipeline]\nstages = [\"diagnosis\"]\n", f);
+  std::fclose(f);
   using Gen = test::GeneratedRun (*)(uint64_t);
   const std::vector<std::pair<std::string, Gen>> models = {{"master-worker", test::master_worker_run},
                                                            {"wavefront", test::wavefront_run},
                                                            {"divide-and-conquer", test::divide_conquer_run}};
   std::map<std::string, Row> rows;
   bool ok = true;
-  for (const auto &[model, gen] : models)
-    for (int s = 0; s < cases; ++s) {
-      const auto run = gen(static_cast<uint64_t>(s));
-      ok &= check_case(run, model + "-" + std::to_string(s), dir, rows[model]);
-    }
+  try {
+    for (const auto &[model, gen] : models)
+      for (int s = 0; s < cases; ++s) {
+        const auto run = gen(static_cast<uint64_t>(s));
+        ok &= check_case(run, model + "-" + std::to_string(s), dir, rows[model]);
+      }
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "model_diagnosis_props: %s\n", e.what());
+    MPI_Finalize();
+    return 2;
+  }
   // named: the largest cause is the analytically largest; injected: the injected delay's
   // cause named, of the cases where it is 5 % or more of the worst entity's lost time.
   std::printf("\n%-20s %6s %11s %7s %9s %12s %10s %9s\n", "model", "cases", "recognised", "named", "injected",
