@@ -32,13 +32,20 @@ struct RankTimes {
 };
 
 struct Recognition {
-  hc::MasterWorkerScore mw;
+  hc::MasterWorkerScore mw;      // of the masters together when several serve workers of their own
+  std::vector<int32_t> masters;  // mw.master, or the farms' masters
   hc::GridScore grid;
   hc::DivideConquerScore dc;
   double forwarding = 0;  // receive blocks followed by sends to other partners, of all followed by sends
+  // A tree-shaped divide-and-conquer: the ranks that communicate form a tree (connected, no
+  // cycle), made of the recursive bisection's splits (lo hands mid its half): the splits
+  // used of all splits, times the pairs that are splits of all pairs. 0 below 4 ranks.
+  double tree = 0;
   double wavefront() const { return grid.neighbour_share * forwarding; }
-  // Splitting partners exchange (or hand results up); they do not forward data on.
-  double divide_and_conquer() const { return dc.confidence * (1 - forwarding); }
+  // Splitting partners exchange (or hand results up); they do not forward data on, unless
+  // the splitting is tree-shaped: a parent hands a child its half, which hands a half on
+  // (forwarding without a cycle, which a wavefront's grid always has).
+  double divide_and_conquer() const { return std::max(dc.confidence * (1 - forwarding), tree); }
 };
 
 // One diagnosis, as stored and reported.
@@ -81,7 +88,8 @@ void conclude(Diagnosis &d, const Inference &inf, const std::map<std::string, do
 
 // One per model's file; each is collective (the same calls in the same order everywhere).
 Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
-                                 const std::vector<MatchedMessage> &msgs, int32_t master, double confidence);
+                                 const std::vector<MatchedMessage> &msgs, const std::vector<int32_t> &masters,
+                                 double confidence);
 Diagnosis diagnose_wavefront(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
                              const std::vector<MatchedMessage> &msgs, const hc::GridScore &grid, double confidence);
 Diagnosis diagnose_divide_and_conquer(const Context &ctx, const config::Values &cfg, const ReplayModel &model,

@@ -40,10 +40,25 @@ double granularity(const DcRank &w) { return w.comm ? static_cast<double>(w.comp
 
 // One owned rank's waiting by stage, from its receives in receive order.
 DcRank rank_waiting(int32_t r, int32_t nranks, const std::vector<const MatchedMessage *> &in,
-                    const ReplayModel::Side &side, const RankTimes &t, const EventRegions &mapped,
-                    const kernels::LogGPS &net) {
+                    const kernels::replay::RankProgram &p, const ReplayModel::Side &side, const RankTimes &t,
+                    const EventRegions &mapped, const kernels::LogGPS &net) {
   DcRank w;
   w.rank = r;
+  // A receive from a partner the rank had already handed data to (a send completed before
+  // the receive was posted) is a result coming back: merging, not splitting. In a
+  // tree-shaped split the rank receives its part from its parent, hands halves to its
+  // children, and their results come back at falling levels too.
+  std::map<int32_t, int32_t> first_send_done;  // partner -> event of the first completed send to it
+  for (size_t k = 0; k < p.sends.size(); ++k) {
+    if (p.sends[k].dst < 0) continue;
+    const int32_t done = side.send_done[k] >= 0 ? side.send_done[k] : side.send_event[k];
+    auto [it, fresh] = first_send_done.insert({p.sends[k].dst, done});
+    if (!fresh) it->second = std::min(it->second, done);
+  }
+  auto handed_before = [&](const MatchedMessage *m) {
+    const auto it = first_send_done.find(m->src);
+    return it != first_send_done.end() && it->second < m->recv_event;
+  };
   // Splitting: the falling run of levels from the rank's highest; the rest with a
   // one-bit partner is merging; any other partner moves load (solve).
   int32_t top = -1;
@@ -64,7 +79,7 @@ DcRank rank_waiting(int32_t r, int32_t nranks, const std::vector<const MatchedMe
       dividing = dividing && inside(mapped, "Divide", region);
       continue;
     }
-    if (dividing && l >= 0 && l < last) {
+    if (dividing && l >= 0 && l < last && !handed_before(m)) {
       w.divide += wait;
       last = l;
       continue;
@@ -92,8 +107,8 @@ std::vector<DcRank> divide_conquer_ranks(const Context &ctx, const config::Value
   std::vector<DcRank> mine;
   for (size_t s = 0; s < model.programs.size(); ++s) {
     const int32_t r = model.programs[s].rank;
-    mine.push_back(
-        rank_waiting(r, ctx.nranks(), received[r], model.side[s], times[static_cast<size_t>(r)], mapped, model.params));
+    mine.push_back(rank_waiting(r, ctx.nranks(), received[r], model.programs[s], model.side[s],
+                                times[static_cast<size_t>(r)], mapped, model.params));
   }
   return gather_by_rank(ctx, mine);
 }

@@ -8,8 +8,11 @@
 // protocol holds: a request, a task and a result; tasks in flight; results as requests.
 // The terms and the communication add up to the worker's time in MPI, within its lost time.
 //
-// Cost: gathers of the messages to or from the master, of one record per worker and of the
-// mapped regions' executions; O(messages + a worker's MPI calls) work.
+// Farms side by side (several masters, each serving workers of its own) are diagnosed
+// together: each worker against its own master, the wait for the last worker the run's.
+//
+// Cost: gathers of the messages to or from each master, of one record per worker and of
+// the mapped regions' executions; O(messages + a worker's MPI calls) work.
 #include <algorithm>
 #include <cstdio>
 
@@ -173,14 +176,11 @@ struct WorkerRecord {
 };
 
 // Collective (a gather): every worker's decomposition, in rank order.
+// last_finish: the last task's finish over all workers (of every master).
 std::vector<WorkerRecord> decompose_workers(const Context &ctx, const ReplayModel &model, const MasterTraffic &traffic,
                                             const std::vector<RankTimes> &times, int32_t master,
-                                            const MappedSpans &spans) {
+                                            const MappedSpans &spans, int64_t last_finish) {
   auto comm = [&](int64_t bytes) { return model.params.flight(bytes) + model.params.recv_overhead(bytes); };
-  // A worker's last task is done when it last sends to the master.
-  int64_t last_finish = 0;
-  for (const auto &[w, req] : traffic.requests)
-    if (!req.empty()) last_finish = std::max(last_finish, req.back()->send_enter);
   std::vector<WorkerRecord> mine;
   for (size_t s = 0; s < model.programs.size(); ++s) {
     const int32_t w = model.programs[s].rank;
@@ -277,9 +277,17 @@ std::map<std::string, double> waiting_seconds(const hc::Decomposition &wd) {
           {"t_w-setup", wd.setup * 1e-9}, {"t_w-bn", wd.bn * 1e-9},   {"t_w-final", wd.final * 1e-9}};
 }
 
+// The masters as the texts name them: "0", or "0, 4 and 8".
+std::string master_names(const std::vector<int32_t> &masters) {
+  std::string s;
+  for (size_t i = 0; i < masters.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == masters.size() ? " and " : ", ") + std::to_string(masters[i]);
+  return s;
+}
+
 // The inference tree over the worst worker's shares of its lost time.
-Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const WorkerTotals &tot, int32_t master,
-                  size_t workers, double confidence) {
+Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const WorkerTotals &tot,
+                  const std::vector<int32_t> &masters, size_t workers, double confidence) {
   const hc::Decomposition &wd = tot.wd;
   const double loss = static_cast<double>(std::max<int64_t>(1, wd.loss()));
   auto share = [&](int64_t v) { return static_cast<double>(v) / loss; };
@@ -290,7 +298,7 @@ Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const Work
   const int64_t tasks = tot.task_total;
   const std::map<std::string, std::string> words = {
       {"worst", std::to_string(tot.worst)},
-      {"master", std::to_string(master)},
+      {"master", master_names(masters)},
       {"workers", std::to_string(workers)},
       {"efficiency", three_decimals(wd.efficiency())},
       {"tasks", std::to_string(tasks)},
@@ -299,8 +307,9 @@ Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const Work
       {"task_time",
        format_seconds(tasks ? static_cast<double>(tot.compute_total) * 1e-9 / static_cast<double>(tasks) : 0)}};
   char head[160];
-  std::snprintf(head, sizeof head, "master-worker (rank %d serves %zu workers; recognised with confidence %.2f)",
-                master, workers, confidence);
+  std::snprintf(head, sizeof head, "master-worker (%s %s %s %zu workers; recognised with confidence %.2f)",
+                masters.size() > 1 ? "ranks" : "rank", master_names(masters).c_str(),
+                masters.size() > 1 ? "serve" : "serves", workers, confidence);
   return infer(kb, shares, waiting_seconds(wd), words, head, cfg.get_float("diagnosis.min_cause_share"));
 }
 
@@ -359,31 +368,54 @@ std::map<std::string, std::string> master_questions(const Context &ctx,
 }  // namespace
 
 Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
-                                 const std::vector<MatchedMessage> &msgs, int32_t master, double confidence) {
+                                 const std::vector<MatchedMessage> &msgs, const std::vector<int32_t> &masters,
+                                 double confidence) {
   const auto kb = load_knowledge("master-worker", cfg.get_string("diagnosis.knowledge"), master_worker_metrics());
-  const auto all = master_messages(ctx, msgs, master);
   const auto times = rank_times(ctx, model);
-  MasterTraffic traffic = by_worker(all, master, times[static_cast<size_t>(master)]);
+  // Each master's messages (farms side by side: each its own workers).
+  std::vector<std::vector<MwMessage>> all;
+  std::vector<MasterTraffic> traffic;
+  all.reserve(masters.size());
+  for (const int32_t m : masters) {
+    all.push_back(master_messages(ctx, msgs, m));
+    traffic.push_back(by_worker(all.back(), m, times[static_cast<size_t>(m)]));
+  }
   const MappedSpans spans = mapped_spans(ctx, cfg, model);
-  const auto workers = decompose_workers(ctx, model, traffic, times, master, spans);
+  // A worker's last task is done when it last sends to its master; the run's last finish
+  // ends everyone's wait for the last worker.
+  int64_t last_finish = 0;
+  for (const auto &t : traffic)
+    for (const auto &[w, req] : t.requests)
+      if (!req.empty()) last_finish = std::max(last_finish, req.back()->send_enter);
+  std::vector<WorkerRecord> workers;
+  std::map<uint64_t, int64_t> reply_sites;
+  for (size_t i = 0; i < masters.size(); ++i) {
+    const auto mine = decompose_workers(ctx, model, traffic[i], times, masters[i], spans, last_finish);
+    workers.insert(workers.end(), mine.begin(), mine.end());
+    for (const auto &[site, k] : traffic[i].reply_sites) reply_sites[site] += k;
+  }
+  std::sort(workers.begin(), workers.end(),
+            [](const WorkerRecord &a, const WorkerRecord &b) { return a.rank < b.rank; });
   Diagnosis d;
   d.model = "master-worker";
   d.confidence = confidence;
+  const std::string who = (masters.size() > 1 ? "ranks " : "rank ") + master_names(masters);
   if (workers.empty()) {
-    d.symptom = "no request/reply cycles between rank " + std::to_string(master) + " and the others";
+    d.symptom = "no request/reply cycles between " + who + " and the others";
     return d;
   }
   const WorkerTotals tot = tabulate_workers(workers, times, d.entities);
   d.summary = tot.mean;
   d.summary["runtime"] = ctx.program_time_s();
   d.summary["workers"] = static_cast<double>(workers.size());
-  const auto inf = explain(kb, cfg, tot, master, workers.size(), confidence);
+  const auto inf = explain(kb, cfg, tot, masters, workers.size(), confidence);
   d.worst = "worker " + std::to_string(tot.worst);
   d.symptom =
       "low worker efficiency: worker " + std::to_string(tot.worst) + " at " + three_decimals(tot.wd.efficiency());
-  d.metrics = worker_metrics(tot, workers, times, master);
-  conclude(d, inf, waiting_seconds(tot.wd), ctx, cfg, "master rank " + std::to_string(master),
-           std::to_string(tot.worst), master_questions(ctx, traffic.reply_sites));
+  d.metrics = worker_metrics(tot, workers, times, masters.front());
+  if (masters.size() > 1) d.metrics.push_back({"masters", static_cast<double>(masters.size())});
+  conclude(d, inf, waiting_seconds(tot.wd), ctx, cfg, "master " + who, std::to_string(tot.worst),
+           master_questions(ctx, reply_sites));
   return d;
 }
 

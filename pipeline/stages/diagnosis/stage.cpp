@@ -9,7 +9,8 @@
 //
 // Recognition: from the sparse communication matrix (every process sees it) and each
 // rank's forwarding (receive blocks followed by send blocks to other partners), a
-// confidence for each model: one rank serving all others (master-worker); a 2-D grid with
+// confidence for each model: one rank serving all others, or masters side by side each
+// serving workers of their own (master-worker); a 2-D grid with
 // data passed on downstream (wavefront); bisection partners at every level of a
 // recursive halving, exchanged rather than forwarded (divide-and-conquer). The most
 // confident above diagnosis.min_confidence is diagnosed; diagnosis.model forces one.
@@ -24,6 +25,7 @@
 #include <map>
 #include <ostream>
 
+#include "pipeline/engine/check.h"
 #include "pipeline/format/results_view.h"
 #include "pipeline/format/text.h"
 #include "pipeline/stages/diagnosis/diagnosis.h"
@@ -102,6 +104,16 @@ void conclude(Diagnosis &d, const Inference &inf, const std::map<std::string, do
     if (const auto q = questions.find(f.node->id); q != questions.end()) fd.question = q->second;
     d.findings.push_back(fd);
   }
+  // Each model's terms are disjoint parts of the worst entity's lost time (its time in MPI),
+  // communication included: every share lies in [0, 1] and they add up to at most 1.
+  double sum = 0;
+  for (const auto &c : d.causes) {
+    PERFSIFT_CHECK(c.share >= 0 && c.share <= 1 + 1e-9, d.model + " cause " + c.id + " of " + d.worst + " at share " +
+                                                            std::to_string(c.share) + " of the lost time");
+    sum += c.share;
+  }
+  PERFSIFT_CHECK(sum <= 1 + 1e-6,
+                 d.model + " causes of " + d.worst + " add up to " + std::to_string(sum) + " of the lost time");
 }
 
 namespace {
@@ -128,7 +140,8 @@ Evaluated evaluate(Context &ctx, const config::Values &cfg, const ReplayModel &m
     if (ev.r.divide_and_conquer() > best) ev.model = "divide-and-conquer";
   }
   if (ev.model == "master-worker")
-    ev.d = diagnose_master_worker(ctx, cfg, model, msgs, std::max(0, ev.r.mw.master), ev.r.mw.confidence);
+    ev.d = diagnose_master_worker(ctx, cfg, model, msgs, ev.r.masters.empty() ? std::vector<int32_t>{0} : ev.r.masters,
+                                  ev.r.mw.confidence);
   if (ev.model == "wavefront") {
     if (ev.r.grid.px == 0)
       throw std::runtime_error("diagnosis.model = wavefront: " + std::to_string(ctx.nranks()) +
@@ -210,10 +223,14 @@ void write_recognition(const Context &ctx, const Recognition &r, StageOutput &ou
   char buf[256];
   rm.push_back("master-worker");
   rc.push_back(r.mw.confidence);
+  std::string masters;
+  for (const int32_t m : r.masters) masters += (masters.empty() ? "" : ", ") + std::to_string(m);
   std::snprintf(buf, sizeof buf,
-                "rank %d: %.0f%% of messages go to or from it; it talks to %.0f%% of the other ranks; requests and "
+                "%s %s: %.0f%% of messages go to or from %s; %s to %.0f%% of the other ranks; requests and "
                 "replies %.0f%% balanced",
-                r.mw.master, 100 * r.mw.touching, 100 * r.mw.served, 100 * r.mw.balance);
+                r.masters.size() > 1 ? "ranks" : "rank", masters.c_str(), 100 * r.mw.touching,
+                r.masters.size() > 1 ? "them" : "it", r.masters.size() > 1 ? "they talk" : "it talks",
+                100 * r.mw.served, 100 * r.mw.balance);
   rd.push_back(r.mw.master >= 0 ? buf : "fewer than 3 ranks or no messages");
   rm.push_back("wavefront");
   rc.push_back(r.wavefront());
@@ -226,8 +243,9 @@ void write_recognition(const Context &ctx, const Recognition &r, StageOutput &ou
   rc.push_back(r.divide_and_conquer());
   std::snprintf(
       buf, sizeof buf,
-      "%.0f%% of messages between bisection partners; ranks meet partners on %.0f%% of the levels; %.0f%% forwarded",
-      100 * r.dc.pow2, 100 * r.dc.levels, 100 * r.forwarding);
+      "%.0f%% of messages between bisection partners; ranks meet partners on %.0f%% of the levels; %.0f%% forwarded; "
+      "tree of the splits %.0f%%",
+      100 * r.dc.pow2, 100 * r.dc.levels, 100 * r.forwarding, 100 * r.tree);
   rd.push_back(ctx.nranks() >= 4 ? buf : "fewer than 4 ranks");
   out.table("recognition", rec);
 }
@@ -286,19 +304,6 @@ void run_diagnosis(Context &ctx, const config::Values &cfg, StageOutput &out) {
   Diagnosis d = ev.d;
   if (const std::string path = cfg.get_string("diagnosis.reference"); !path.empty())
     compare_with_reference(ctx, cfg, model, ev.model, path, d, out);
-  // The models keep every share in [0, 1] and an entity's shares summed at most 1 by
-  // construction; should a trace still break that, say so rather than print 800 000 %.
-  double sum = 0;
-  for (auto &c : d.causes) {
-    sum += c.share;
-    if (c.share >= 0 && c.share <= 1 + 1e-9) continue;
-    ctx.warnings.push_back("diagnosis: cause " + c.id + " came out at share " + std::to_string(c.share) +
-                           " of the lost time; shown clamped to [0, 1]");
-    c.share = std::clamp(c.share, 0.0, 1.0);
-  }
-  if (sum > 1 + 1e-6)
-    ctx.warnings.push_back("diagnosis: the causes of " + d.worst + " add up to " + std::to_string(sum) +
-                           " of its lost time, more than all of it");
   for (const auto &f : d.findings) ctx.findings.push_back(f);
   write_diagnosis(d, out);
 }

@@ -36,6 +36,7 @@ double efficiency(const WfRank &w) {
 struct Step {
   int32_t event;
   bool send;
+  int32_t partner;
   int fx, fy;                    // flow direction of the data
   int64_t wait_begin, wait_end;  // a receive's wait for a late sender (its blocking call, until the send)
 };
@@ -48,38 +49,72 @@ std::vector<Step> wavefront_steps(const kernels::replay::RankProgram &p, const R
   for (size_t k = 0; k < p.sends.size(); ++k)
     if (p.sends[k].dst >= 0) {
       const auto [qx, qy] = grid_xy(p.sends[k].dst, px);
-      steps.push_back(
-          {side.send_done[k] >= 0 ? side.send_done[k] : side.send_event[k], true, sign(qx - x), sign(qy - y), 0, 0});
+      steps.push_back({side.send_done[k] >= 0 ? side.send_done[k] : side.send_event[k], true, p.sends[k].dst,
+                       sign(qx - x), sign(qy - y), 0, 0});
     }
   for (const MatchedMessage *m : received) {
     const auto [qx, qy] = grid_xy(m->src, px);
     const auto b = kernels::waitstates::receiver_call(m->timing);
     const int64_t late = kernels::waitstates::late_sender(m->timing);
-    steps.push_back(
-        {m->recv_done >= 0 ? m->recv_done : m->recv_event, false, sign(x - qx), sign(y - qy), b.enter, b.enter + late});
+    steps.push_back({m->recv_done >= 0 ? m->recv_done : m->recv_event, false, m->src, sign(x - qx), sign(y - qy),
+                     b.enter, b.enter + late});
   }
   std::stable_sort(steps.begin(), steps.end(), [](const Step &a, const Step &b) { return a.event < b.event; });
   return steps;
 }
 
+// A run of receives or of sends, and the direction its data flows in.
+struct Block {
+  bool send;
+  size_t begin, end;
+  int fx = 0, fy = 0;
+};
+
+// The steps in blocks. A receive from a partner already in the block starts a new one: the
+// next wave from the same upstream neighbour (the last stage of a sweep receives and never
+// sends, wave after wave).
+std::vector<Block> blocks_of(const std::vector<Step> &steps) {
+  std::vector<Block> blocks;
+  for (size_t i = 0; i < steps.size();) {
+    Block bl{steps[i].send, i, i};
+    std::vector<int32_t> partners;
+    size_t k = i;
+    for (; k < steps.size() && steps[k].send == bl.send; ++k) {
+      if (!bl.send) {
+        if (std::find(partners.begin(), partners.end(), steps[k].partner) != partners.end()) break;
+        partners.push_back(steps[k].partner);
+      }
+      bl.fx = bl.fx ? bl.fx : steps[k].fx;
+      bl.fy = bl.fy ? bl.fy : steps[k].fy;
+    }
+    bl.end = k;
+    blocks.push_back(bl);
+    i = k;
+  }
+  return blocks;
+}
+
 // Each receive block's wait: filling up (the first block), after a change of direction, or a
 // handshake. Receives completed by one call (a Waitall of Irecvs) wait once: each wait
-// counts only where it reaches beyond the earlier ones.
+// counts only where it reaches beyond the earlier ones. A receive block's direction is the
+// sweep's: the receives' flow completed by the sends that follow (a rank on the grid's edge
+// receives along one axis only, and shows the other by where it sends).
 void split_waiting(const std::vector<Step> &steps, WfRank &w) {
+  const auto blocks = blocks_of(steps);
   int lx = 0, ly = 0;  // the last flow direction seen
   bool first_block = true;
   int64_t waited_until = INT64_MIN;
-  for (size_t i = 0; i < steps.size();) {
-    size_t k = i;
-    const bool send = steps[i].send;
-    int bx = 0, by = 0;
-    int64_t wait = 0;
-    for (; k < steps.size() && steps[k].send == send; ++k) {
-      bx = bx ? bx : steps[k].fx;
-      by = by ? by : steps[k].fy;
-      if (!steps[k].send) wait += hc::add_uncovered(waited_until, steps[k].wait_begin, steps[k].wait_end);
-    }
-    if (!send) {
+  for (size_t j = 0; j < blocks.size(); ++j) {
+    const Block &bl = blocks[j];
+    int bx = bl.fx, by = bl.fy;
+    if (!bl.send) {
+      if (j + 1 < blocks.size() && blocks[j + 1].send) {
+        bx = bx ? bx : blocks[j + 1].fx;
+        by = by ? by : blocks[j + 1].fy;
+      }
+      int64_t wait = 0;
+      for (size_t k = bl.begin; k < bl.end; ++k)
+        wait += hc::add_uncovered(waited_until, steps[k].wait_begin, steps[k].wait_end);
       const bool reversed = (bx && lx && bx != lx) || (by && ly && by != ly);
       if (first_block)
         w.fill += wait;
@@ -91,7 +126,6 @@ void split_waiting(const std::vector<Step> &steps, WfRank &w) {
     first_block = false;
     lx = bx ? bx : lx;
     ly = by ? by : ly;
-    i = k;
   }
 }
 
