@@ -58,16 +58,23 @@ std::string ms(double s) {
 }  // namespace
 
 std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const FixEffects *effects) {
-  // Same place, same culprits: one problem; its head is the member whose fix gains most.
+  // Same place, same culprits: one problem; so are findings whose fix is the same change
+  // (one what-if question: one gain, which two problems would count twice). The head is the
+  // member whose fix gains most.
   std::vector<Problem> problems;
   std::map<std::pair<std::string, std::string>, size_t> at;
+  std::map<std::string, size_t> fixed_by;  // a fix's question -> its problem
   for (auto &f : findings) {
     auto [it, fresh] = at.emplace(std::make_pair(f.where, f.ranks), problems.size());
+    if (fresh && !f.question.empty())
+      if (auto q = fixed_by.find(f.question); q != fixed_by.end()) it->second = q->second, fresh = false;
     if (fresh) {
+      if (!f.question.empty()) fixed_by.emplace(f.question, problems.size());
       problems.push_back({f, {evidence_of(f)}, {}});
       continue;
     }
     Problem &p = problems[it->second];
+    if (!f.question.empty()) fixed_by.emplace(f.question, it->second);
     p.evidence.push_back(evidence_of(f));
     const double lost = std::max(p.head.lost_s, f.lost_s);
     if (priced_or(f, -1) > priced_or(p.head, -1)) {

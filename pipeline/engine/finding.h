@@ -75,10 +75,10 @@ struct Problem {
   std::vector<Evidence> symptoms;  // waiting that the cause's fix removes (replay), not name matching
 };
 
-// Merges findings into problems. Findings with the same `where` and `ranks` become one
-// problem; a waiting finding (its fix "zero-wait callsite X") becomes a symptom of the
-// problem whose fix removes at least half of the baseline waiting at X in the replay (the
-// one that removes most), when `effects` is known.
+// Merges findings into problems. Findings with the same `where` and `ranks`, or the same
+// fix (`question`), become one problem; a waiting finding (its fix "zero-wait callsite X")
+// becomes a symptom of the problem whose fix removes at least half of the baseline waiting
+// at X in the replay (the one that removes most), when `effects` is known.
 std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const FixEffects *effects);
 
 // A method output that is not a problem, and why.
