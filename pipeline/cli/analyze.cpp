@@ -304,13 +304,17 @@ void write_run(io::ResultsWriter &writer, const pipeline::Context &ctx, const io
 void run_plan(const Analysis &a, pipeline::Context &ctx, io::ResultsWriter &writer) {
   for (const auto &step : a.plan) {
     if (step.builder) {
+      ctx.progress().stage_begin("building " + std::string(step.builder->product));
       step.builder->build(ctx);  // collective, at the same boundary on every process
+      ctx.progress().stage_end();
       continue;
     }
     const auto &stage = *step.stage;
     writer.group(stage.name, stage.description);
     pipeline::StageOutput out(writer, stage.name);
+    ctx.progress().stage_begin(stage.name);
     stage.run(ctx, a.cfg, out);
+    ctx.progress().stage_end();
   }
 }
 

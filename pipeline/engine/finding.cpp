@@ -32,17 +32,11 @@ namespace {
 
 Evidence evidence_of(const Finding &f) { return {f.stage, f.kind, f.where, f.ranks, f.lost_s, f.cause}; }
 
-// The call site a "zero-wait callsite X" fix names, or -1.
-int64_t waiting_site(const Finding &f) {
-  static const std::string prefix = "zero-wait callsite ";
-  if (f.question.rfind(prefix, 0) != 0) return -1;
-  try {
-    size_t used = 0;
-    const long long site = std::stoll(f.question.substr(prefix.size()), &used);
-    return used == f.question.size() - prefix.size() && site >= 0 ? site : -1;
-  } catch (const std::exception &) {
-    return -1;
-  }
+// Where a waiting finding's fix removes waiting (a place of `effects`), or -1.
+int64_t waiting_place(const Finding &f, const FixEffects &effects) {
+  const auto it = effects.place_of.find(f.question);
+  return it == effects.place_of.end() || it->second >= effects.baseline_wait.size() ? -1
+                                                                                    : static_cast<int64_t>(it->second);
 }
 
 double priced_or(const Finding &f, double otherwise) {
@@ -87,14 +81,14 @@ std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const Fi
   // Waiting whose removal the replay credits to another problem's fix is that problem's symptom.
   std::vector<uint8_t> is_symptom(problems.size(), 0);
   for (size_t w = 0; w < problems.size(); ++w) {
-    const int64_t site = waiting_site(problems[w].head);
-    if (site < 0 || static_cast<size_t>(site) >= effects->baseline_wait.size()) continue;
+    const int64_t site = waiting_place(problems[w].head, *effects);
+    if (site < 0) continue;
     const int64_t before = effects->baseline_wait[static_cast<size_t>(site)];
     if (before <= 0) continue;
     size_t cause = problems.size();
     int64_t best = before / 2;  // at least half of it must go
     for (size_t c = 0; c < problems.size(); ++c) {
-      if (c == w || is_symptom[c] || waiting_site(problems[c].head) >= 0) continue;
+      if (c == w || is_symptom[c] || waiting_place(problems[c].head, *effects) >= 0) continue;
       auto it = effects->wait_under.find(problems[c].head.question);
       if (it == effects->wait_under.end() || static_cast<size_t>(site) >= it->second.size()) continue;
       const int64_t removed = before - it->second[static_cast<size_t>(site)];

@@ -54,10 +54,14 @@ std::vector<Finding> all_findings(std::vector<Finding> findings, const Bottlenec
 // Product of the whatif stage: the waiting per call site (ns, summed over ranks) in the
 // baseline replay and under each priced fix that changes work (balance, scale): the
 // replay's answer to "does this fix remove that waiting?".
+// Waiting is placed at its call site, and at its innermost region (for waiting whose call
+// site is unknown: stores without call sites, imports): places [0, sites) are call sites,
+// [sites, sites + regions) regions.
 struct FixEffects {
   static constexpr std::string_view kProduct = "fix effects";
-  std::vector<int64_t> baseline_wait;                      // per call site
-  std::map<std::string, std::vector<int64_t>> wait_under;  // per fix question, per call site
+  std::vector<int64_t> baseline_wait;                      // per place
+  std::map<std::string, std::vector<int64_t>> wait_under;  // per fix question, per place
+  std::map<std::string, size_t> place_of;                  // a waiting finding's fix ("zero-wait ...") -> its place
 };
 
 // What one method saw of a problem.
@@ -76,9 +80,10 @@ struct Problem {
 };
 
 // Merges findings into problems. Findings with the same `where` and `ranks`, or the same
-// fix (`question`), become one problem; a waiting finding (its fix "zero-wait callsite X")
-// becomes a symptom of the problem whose fix removes at least half of the baseline waiting
-// at X in the replay (the one that removes most), when `effects` is known.
+// fix (`question`), become one problem; a waiting finding (its fix "zero-wait callsite X" or
+// "zero-wait region R") becomes a symptom of the problem whose fix removes at least half of
+// the baseline waiting at X (or R) in the replay (the one that removes most), when `effects`
+// is known.
 std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const FixEffects *effects);
 
 // A method output that is not a problem, and why.

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
+#include <string>
 
 namespace perfsift::pipeline {
 
@@ -33,6 +35,35 @@ void Progress::end() {
   const double elapsed = std::chrono::duration<double>(Clock::now() - m_start).count();
   std::fprintf(stderr, m_tty ? "\rperfsift: %s done in %.1f s        \n" : "perfsift: %s done in %.1f s\n",
                m_what.c_str(), elapsed);
+}
+
+namespace {
+
+// This process's peak resident memory in bytes (VmHWM), 0 when the kernel does not say.
+long long peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  return 0;
+}
+
+// Writing 5 to clear_refs resets the high-water mark to the current size (Linux 4.0+).
+void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+}  // namespace
+
+void Progress::stage_begin(const std::string &stage) {
+  if (!m_enabled) return;
+  m_stage = stage;
+  m_stage_start = Clock::now();
+  reset_peak_rss();
+}
+
+void Progress::stage_end() {
+  if (!m_enabled) return;
+  const double elapsed = std::chrono::duration<double>(Clock::now() - m_stage_start).count();
+  std::fprintf(stderr, "perfsift: stage %s done in %.1f s, peak %.0f MB on analysis rank 0\n", m_stage.c_str(), elapsed,
+               peak_rss_bytes() / 1048576.0);
 }
 
 }  // namespace perfsift::pipeline

@@ -14,6 +14,10 @@ class Progress {
   void begin(const std::string &what);
   void update(double fraction);  // 0..1, throttled to a few lines per second
   void end();
+  // A stage around its steps: its time and this process's peak memory while it ran
+  // (the kernel's high-water mark, reset when the stage starts), on one line at its end.
+  void stage_begin(const std::string &stage);
+  void stage_end();
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -22,6 +26,8 @@ class Progress {
   std::string m_what;
   Clock::time_point m_start, m_last;
   int m_last_percent = -1;
+  std::string m_stage;
+  Clock::time_point m_stage_start;
 };
 
 }  // namespace perfsift::pipeline

@@ -20,6 +20,7 @@
 #include "kernels/wait_states.h"
 #include "pipeline/format/text.h"
 #include "pipeline/replay/matched_messages.h"
+#include "pipeline/replay/questions.h"
 #include "pipeline/engine/op_traits.h"
 #include "pipeline/replay/replay_model.h"
 #include "pipeline/format/results_view.h"
@@ -329,7 +330,11 @@ void waitstates_findings(Context &ctx, const config::Values &cfg, const WaitStat
     f.ranks = kernels::format_ranges_brief(kernels::to_ranges(waiting));
     f.lost_s = worst;
     f.stage = "waitstates";
-    if (w.site < sites.size()) f.question = "zero-wait callsite " + std::to_string(w.site);
+    // The fix: no waiting at this call site, or in this region where the call site is unknown
+    if (w.site < sites.size())
+      f.question = "zero-wait callsite " + std::to_string(w.site);
+    else if (w.region >= 0 && static_cast<size_t>(w.region) < ctx.store().regions().size())
+      f.question = "zero-wait region " + quote_region(ctx.store().regions()[static_cast<size_t>(w.region)].path);
     f.cause = format_seconds(total) + " of " + std::string(pattern_key(w.pattern)) + " waiting on " +
               std::to_string(waiting.size()) + (waiting.size() == 1 ? " rank" : " ranks") + " (up to " +
               format_seconds(worst) + " on one)" +

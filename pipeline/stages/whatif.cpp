@@ -74,7 +74,9 @@ struct WhatifResult {
   // Waiting per call site (this process's part until summed) of the baseline and of every
   // fix that changes work: which waiting each fix removes.
   std::vector<uint8_t> effect_of;               // per question: its per-site waiting is measured
-  std::vector<std::vector<int64_t>> site_wait;  // per question (empty when not measured)
+  std::vector<std::vector<int64_t>> site_wait;  // per question, per place (empty when not measured)
+  size_t sites = 0;                             // places [0, sites) are call sites, then regions
+  std::map<std::string, size_t> place_of;       // waiting fixes (FixEffects::place_of)
 };
 
 // A finding's fix that changes work (balance, scale) rather than waiting or the network.
@@ -85,12 +87,30 @@ bool changes_work(const Asked &a, const Question &q) {
   return true;
 }
 
-// Adds each event's waiting to its call site (timings and sides of the same ranks).
+// Adds each event's waiting to its places (FixEffects): its call site, and its innermost
+// region after the `sites` call sites (timings and sides of the same ranks).
 void add_site_wait(const std::vector<std::vector<rp::EventTiming>> &timings, const std::vector<ReplayModel::Side> &side,
-                   std::vector<int64_t> &wait) {
+                   size_t sites, std::vector<int64_t> &wait) {
   for (size_t s = 0; s < timings.size() && s < side.size(); ++s)
-    for (size_t i = 0; i < timings[s].size() && i < side[s].site.size(); ++i)
-      if (side[s].site[i] < wait.size()) wait[side[s].site[i]] += timings[s][i].exit - timings[s][i].nowait_exit;
+    for (size_t i = 0; i < timings[s].size() && i < side[s].site.size(); ++i) {
+      const int64_t w = timings[s][i].exit - timings[s][i].nowait_exit;
+      if (side[s].site[i] < sites) wait[side[s].site[i]] += w;
+      const int32_t region = i < side[s].region.size() ? side[s].region[i] : -1;
+      if (region >= 0 && sites + static_cast<size_t>(region) < wait.size())
+        wait[sites + static_cast<size_t>(region)] += w;
+    }
+}
+
+// The place (FixEffects) a waiting fix names: "zero-wait callsite X" or "zero-wait region R"
+// for every rank; -1 for any other question.
+int64_t waiting_place(const Question &q, size_t sites, size_t regions) {
+  if (q.clauses.size() != 1 || q.clauses[0].action != Action::ZeroWait || !q.clauses[0].sel.ranks.empty()) return -1;
+  const Selector &s = q.clauses[0].sel;
+  if (s.kind == Selector::Kind::Callsite && s.callsite >= 0 && static_cast<size_t>(s.callsite) < sites)
+    return s.callsite;
+  if (s.kind == Selector::Kind::Region && s.region_id >= 0 && static_cast<size_t>(s.region_id) < regions)
+    return static_cast<int64_t>(sites) + s.region_id;
+  return -1;
 }
 
 // The standard questions: ideal network, no waiting, and every step region and step balanced (collective).
@@ -143,7 +163,7 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
     ctx.progress().end();
     r.predicted[k] = o.makespan_ns;
     r.released[k] = o.released;
-    if (r.effect_of[k]) add_site_wait(o.timings, model.side, r.site_wait[k]);
+    if (r.effect_of[k]) add_site_wait(o.timings, model.side, r.sites, r.site_wait[k]);
     if (k == 0) {
       model.baseline = o.timings;
       model.replayed = true;
@@ -169,7 +189,7 @@ void replay_spread_questions(Context &ctx, const std::vector<Question> &parsed, 
     const auto o = rp::replay_serial(whole->programs, sc, r.effect_of[k] != 0);
     r.predicted[k] = o.makespan;
     r.released[k] = o.released;
-    if (r.effect_of[k]) add_site_wait(o.timings, whole->side, r.site_wait[k]);
+    if (r.effect_of[k]) add_site_wait(o.timings, whole->side, r.sites, r.site_wait[k]);
   }
   for (auto *v : {&r.predicted, &r.selected, &r.released})
     MPI_Allreduce(MPI_IN_PLACE, v->data(), static_cast<int>(n), MPI_INT64_T, MPI_MAX, ctx.comm());
@@ -195,11 +215,16 @@ WhatifResult compute_whatif(Context &ctx, const config::Values &cfg) {
   for (const auto &a : r.asked) parsed.push_back(parse_question(a.text, r.paths));
   r.effect_of.assign(n, 0);
   r.site_wait.assign(n, {});
-  for (size_t k = 0; k < n; ++k)
+  r.sites = ctx.store().callsites().size();
+  const size_t places = r.sites + r.paths.size();
+  for (size_t k = 0; k < n; ++k) {
     if (k == 0 || changes_work(r.asked[k], parsed[k])) {
       r.effect_of[k] = 1;
-      r.site_wait[k].assign(ctx.store().callsites().size(), 0);
+      r.site_wait[k].assign(places, 0);
     }
+    if (const int64_t at = waiting_place(parsed[k], r.sites, r.paths.size()); at >= 0)
+      r.place_of[r.asked[k].text] = static_cast<size_t>(at);
+  }
   r.predicted.assign(n, INT64_MIN);
   r.selected.assign(n, INT64_MIN);
   r.released.assign(n, INT64_MIN);
@@ -349,6 +374,7 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   whatif_findings(ctx, result);
   FixEffects effects;
   effects.baseline_wait = result.site_wait[0];
+  effects.place_of = result.place_of;
   for (size_t k = 1; k < result.asked.size(); ++k)
     if (result.effect_of[k]) effects.wait_under[result.asked[k].text] = result.site_wait[k];
   ctx.products().publish(std::move(effects));
