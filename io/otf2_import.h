@@ -1,0 +1,35 @@
+// OTF2 archives (as Score-P writes them) read into the trace store's in-memory form:
+// one RankTrace per MPI rank, ready for write_trace_store. The mapping, and what is not
+// mapped, is in docs/otf2.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "io/trace_model.h"
+
+namespace perfsift::io {
+
+struct Otf2Import {
+  RunInfo run;
+  std::vector<RankTrace> traces;            // ranks [first, last) of the request, in rank order
+  std::vector<std::string> op_names;        // the given names, then MPI regions not among them
+  std::map<std::string, int64_t> unmapped;  // what could not be mapped, counted by kind
+  int64_t events_read = 0;                  // OTF2 event records read (all locations read)
+  // One line naming every kind in `unmapped` with its count; empty when all was mapped.
+  std::string warning(const std::string &archive) const;
+};
+
+// Whether PATH names an OTF2 archive: an anchor file (*.otf2) or a directory holding one.
+bool looks_like_otf2(const std::string &path);
+
+// Reads the archive whose anchor file (or directory holding exactly one *.otf2) is
+// `path`; ranks [first, last) are kept (all by default; every process of a parallel
+// import reads the definitions and its own ranks' events). MPI regions are named by
+// `op_names` where listed. A damaged archive throws io::Error naming the file and the fix.
+Otf2Import read_otf2(const std::string &path, const std::vector<std::string> &op_names, int32_t first = 0,
+                     int32_t last = INT32_MAX);
+
+}  // namespace perfsift::io
