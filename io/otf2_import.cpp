@@ -545,12 +545,12 @@ RankReader &rr(void *ud) { return *static_cast<RankReader *>(ud); }
   OTF2_CallbackCode name(OTF2_LocationRef, [[maybe_unused]] OTF2_TimeStamp t, uint64_t, void *ud, \
                          OTF2_AttributeList *, __VA_ARGS__) {                                     \
     RankReader &r = rr(ud);                                                                       \
-    ++r.mapped;
+    ++r.mapped, r.seen(t);
 #define EVT_CB0(name)                                                                             \
   OTF2_CallbackCode name(OTF2_LocationRef, [[maybe_unused]] OTF2_TimeStamp t, uint64_t, void *ud, \
                          OTF2_AttributeList *) {                                                  \
     RankReader &r = rr(ud);                                                                       \
-    ++r.mapped;
+    ++r.mapped, r.seen(t);
 #define EVT_END                 \
   return OTF2_CALLBACK_SUCCESS; \
   }
@@ -611,8 +611,9 @@ template <class Fn, int K>
 struct Count;
 template <int K, class... A>
 struct Count<OTF2_CallbackCode (*)(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void *, OTF2_AttributeList *, A...), K> {
-  static OTF2_CallbackCode fn(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void *ud, OTF2_AttributeList *, A...) {
+  static OTF2_CallbackCode fn(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void *ud, OTF2_AttributeList *, A...) {
     ++rr(ud).unmapped[kUnmappedKinds[K]];
+    rr(ud).seen(t);
     return OTF2_CALLBACK_SUCCESS;
   }
 };

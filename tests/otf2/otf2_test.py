@@ -177,6 +177,22 @@ class Otf2Test(unittest.TestCase):
         solve = [r for r in d["profile"]["regions"] if r["path"] == "main/solve"][0]
         self.assertAlmostEqual(solve["wall_max_s"], 0.5, delta=1e-3)
 
+    def test_killed_rank(self):
+        """A rank whose records end inside MPI_Allreduce (killed): imported as truncated, its
+        open call flagged as interrupted and closed at its last record; analyze says so."""
+        perfsift("import", "archives/killed/traces.otf2", "-o", "killed.h5")
+        with h5py.File("killed.h5", "r") as f:
+            self.assertEqual(list(f.attrs["truncated_ranks"]), [1])
+        last = events("killed.h5")[1][-1]
+        self.assertEqual(last[0], "MPI_Allreduce")
+        self.assertEqual(last[2] - last[1], 5000000)
+        with h5py.File("killed.h5", "r") as f:
+            rank1 = [e for e in f["events"][...] if e["rank"] == 1]
+            self.assertTrue(rank1[-1]["flags"] & 64, "the open call is flagged: the rank died inside it")
+            self.assertFalse(any(e["flags"] & 64 for e in rank1[:-1]))
+        d = analyze("killed.h5", "killed_r")
+        self.assertTrue(any("stop early" in w for w in d["warnings"]), d["warnings"])
+
     def test_broken_archives(self):
         """A missing .def, a truncated event file, a file that is not OTF2, a path that does
         not exist: one line naming the file and the fix, exit 2, no output (import and

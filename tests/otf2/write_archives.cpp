@@ -4,7 +4,7 @@
 // a PAPI metric; events: ProgramBegin, Enter/Leave with the PAPI counter before each,
 // the MPI records inside the MPI regions) with known behaviour, for otf2_test.py.
 //
-// usage: write_archives DIR   ->  DIR/late_sender/traces.otf2, DIR/imbalance/traces.otf2
+// usage: write_archives DIR   ->  DIR/{late_sender,imbalance,killed}/traces.otf2
 //
 // late_sender (2 ranks): 4 rounds; rank 1 computes 50 ms in "compute", then MPI_Send to
 //   rank 0, which waits in MPI_Recv from the round's start: 4 x 50 ms of Late Sender wait
@@ -13,6 +13,7 @@
 //   second thread (both not mapped: the import warns about them).
 // imbalance (4 ranks): 5 iterations of "solve" (ranks 0-1 compute 100 ms, ranks 2-3 20 ms)
 //   and MPI_Allreduce: ranks 2-3 wait 80 ms per iteration.
+// killed (2 ranks): rank 1's records end 5 ms into an MPI_Allreduce (Score-P killed with it).
 #include <otf2/otf2.h>
 
 #include <algorithm>
@@ -148,9 +149,11 @@ class Archive {
       l.call(kInit, 1000000);
     }
   }
-  // Every rank: MPI_Finalize (0.5 ms), leave main, ProgramEnd; then the definitions.
-  void end() {
+  // Every rank but the killed ones: MPI_Finalize (0.5 ms), leave main, ProgramEnd; then the
+  // definitions.
+  void end(int killed = -1) {
     for (auto &l : locs) {
+      if (static_cast<int>(l.id) == killed) continue;
       l.call(kFinalize, 500000);
       l.leave(kMain);
       ok(OTF2_EvtWriter_ProgramEnd(l.w, nullptr, l.ts(), 0), "ProgramEnd");
@@ -341,6 +344,20 @@ void imbalance(const std::string &dir) {
   a.end();
 }
 
+// Rank 1 is killed 5 ms into MPI_Allreduce (its records end there); rank 0 ends normally.
+void killed(const std::string &dir) {
+  Archive a(dir, 2, false);
+  a.begin();
+  Loc &r0 = a.rank(0), &r1 = a.rank(1);
+  r0.compute(kSolve, 10000000);
+  r1.compute(kSolve, 10000000);
+  r1.enter(kAllreduce);
+  ok(OTF2_EvtWriter_MpiCollectiveBegin(r1.w, nullptr, r1.ts()), "MpiCollectiveBegin");
+  r1.t += 5000000;
+  r1.metric();  // its last record
+  a.end(1);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -351,5 +368,6 @@ int main(int argc, char **argv) {
   const std::string dir = argv[1];
   late_sender(dir + "/late_sender");
   imbalance(dir + "/imbalance");
+  killed(dir + "/killed");
   return 0;
 }
