@@ -63,6 +63,13 @@ std::optional<io::Otf2Import> import_archive(MPI_Comm comm, const std::string &a
 void say_warning(const io::Otf2Import &in, const std::string &archive) {
   const std::string w = in.warning(archive);
   if (!w.empty()) std::fprintf(stderr, "perfsift: warning: %s\n", w.c_str());
+  int64_t calls = 0;
+  for (const auto &t : in.traces) calls += static_cast<int64_t>(t.events.size());
+  if (calls == 0)
+    std::fprintf(stderr,
+                 "perfsift: warning: %s: no MPI calls in the archive (no region of paradigm MPI was entered): only "
+                 "the profile of its regions can be analysed; trace with Score-P's MPI adapter enabled\n",
+                 archive.c_str());
 }
 
 // Results beside the archive: DIR/traces.otf2 -> DIR/traces-results.h5; an experiment

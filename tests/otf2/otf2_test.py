@@ -193,6 +193,13 @@ class Otf2Test(unittest.TestCase):
         d = analyze("killed.h5", "killed_r")
         self.assertTrue(any("stop early" in w for w in d["warnings"]), d["warnings"])
 
+    def test_no_mpi(self):
+        """A trace without MPI calls imports with a warning saying so, and analyses."""
+        _, err = perfsift("import", "archives/no_mpi", "-o", "nompi.h5")
+        self.assertIn("no MPI calls in the archive", err)
+        self.assertEqual([len(r) for r in events("nompi.h5")], [0])
+        analyze("nompi.h5", "nompi_r")
+
     def test_broken_archives(self):
         """A missing .def, a truncated event file, a file that is not OTF2, a path that does
         not exist: one line naming the file and the fix, exit 2, no output (import and

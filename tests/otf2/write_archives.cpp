@@ -4,7 +4,7 @@
 // a PAPI metric; events: ProgramBegin, Enter/Leave with the PAPI counter before each,
 // the MPI records inside the MPI regions) with known behaviour, for otf2_test.py.
 //
-// usage: write_archives DIR   ->  DIR/{late_sender,imbalance,killed}/traces.otf2
+// usage: write_archives DIR   ->  DIR/{late_sender,imbalance,killed,no_mpi}/traces.otf2
 //
 // late_sender (2 ranks): 4 rounds; rank 1 computes 50 ms in "compute", then MPI_Send to
 //   rank 0, which waits in MPI_Recv from the round's start: 4 x 50 ms of Late Sender wait
@@ -14,6 +14,7 @@
 // imbalance (4 ranks): 5 iterations of "solve" (ranks 0-1 compute 100 ms, ranks 2-3 20 ms)
 //   and MPI_Allreduce: ranks 2-3 wait 80 ms per iteration.
 // killed (2 ranks): rank 1's records end 5 ms into an MPI_Allreduce (Score-P killed with it).
+// no_mpi (1 process): user regions only.
 #include <otf2/otf2.h>
 
 #include <algorithm>
@@ -358,6 +359,16 @@ void killed(const std::string &dir) {
   a.end(1);
 }
 
+// A serial program's trace: one process, user regions only, no MPI call.
+void no_mpi(const std::string &dir) {
+  Archive a(dir, 1, false);
+  Loc &l = a.rank(0);
+  l.enter(kMain);
+  l.compute(kSolve, 1000000);
+  l.leave(kMain);
+  a.end(0);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -369,5 +380,6 @@ int main(int argc, char **argv) {
   late_sender(dir + "/late_sender");
   imbalance(dir + "/imbalance");
   killed(dir + "/killed");
+  no_mpi(dir + "/no_mpi");
   return 0;
 }
