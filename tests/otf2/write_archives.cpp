@@ -9,7 +9,8 @@
 // late_sender (2 ranks): 4 rounds; rank 1 computes 50 ms in "compute", then MPI_Send to
 //   rank 0, which waits in MPI_Recv from the round's start: 4 x 50 ms of Late Sender wait
 //   on rank 0. Then an Irecv/Isend/Test/Waitall exchange, an MPI_Sendrecv, 1 ms in a region
-//   named `io/write "x"`, MPI_Barrier, MPI_Finalize. Rank 0 also has an OpenMP fork and a
+//   named `io/write "x"`, on rank 0 an Irecv it cancels (MPI_Cancel, MPI_Wait), MPI_Barrier,
+//   MPI_Finalize. Rank 0 also has an OpenMP fork and a
 //   second thread (both not mapped: the import warns about them).
 // imbalance (4 ranks): 5 iterations of "solve" (ranks 0-1 compute 100 ms, ranks 2-3 20 ms)
 //   and MPI_Allreduce: ranks 2-3 wait 80 ms per iteration.
@@ -58,6 +59,8 @@ enum Region : uint32_t {
   kSendrecv,
   kBarrier,
   kAllreduce,
+  kCancel,
+  kWait,
   kRegions
 };
 struct RegionInfo {
@@ -82,6 +85,8 @@ const RegionInfo kRegionInfo[kRegions] = {
     {"MPI_Sendrecv", OTF2_REGION_ROLE_POINT2POINT, OTF2_PARADIGM_MPI},
     {"MPI_Barrier", OTF2_REGION_ROLE_BARRIER, OTF2_PARADIGM_MPI},
     {"MPI_Allreduce", OTF2_REGION_ROLE_COLL_ALL2ALL, OTF2_PARADIGM_MPI},
+    {"MPI_Cancel", OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_MPI},
+    {"MPI_Wait", OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_MPI},
 };
 constexpr OTF2_CommRef kWorld = 0, kSelf = 1;
 
@@ -326,6 +331,16 @@ void late_sender(const std::string &dir) {
     l.leave(kSendrecv);
     l.compute(kOddName, 1000000);
   }
+  // Rank 0 posts a receive nobody sends to, cancels it and waits for it.
+  r0.enter(kIrecv);
+  ok(OTF2_EvtWriter_MpiIrecvRequest(r0.w, nullptr, r0.ts(), 3), "MpiIrecvRequest");
+  r0.t += 2000;
+  r0.leave(kIrecv);
+  r0.call(kCancel, 1000);
+  r0.enter(kWait);
+  r0.t += 3000;
+  ok(OTF2_EvtWriter_MpiRequestCancelled(r0.w, nullptr, r0.ts(), 3), "MpiRequestCancelled");
+  r0.leave(kWait);
   a.collective(kBarrier, OTF2_COLLECTIVE_OP_BARRIER, 0);
   a.end();
 }
