@@ -170,7 +170,11 @@ class Otf2Test(unittest.TestCase):
         """The imbalance archive: ranks 0-1 compute 100 ms per iteration in main/solve, ranks
         2-3 20 ms, then wait 80 ms in MPI_Allreduce: first the load imbalance of main/solve
         on ranks 0,1 (5 x 40 ms above the mean, all of it gained by balancing), then the
-        wait at N x N on ranks 2,3 (5 x 80 ms each)."""
+        wait at N x N on ranks 2,3 (5 x 80 ms each). Rank 3's clock offset is applied."""
+        perfsift("import", self.imbalance, "-o", "imb_store.h5")
+        ev = events("imb_store.h5")
+        # rank 3's clock runs 3 ms ahead; its ClockOffset records bring it onto rank 2's times
+        self.assertEqual([e[1:3] for e in ev[3]], [e[1:3] for e in ev[2]])
         d = analyze(self.imbalance, "imb")
         f, g = d["findings"][:2]
         self.assertEqual((f["kind"], f["where"], f["ranks"]), ("load-imbalance", "main/solve", "0,1"))

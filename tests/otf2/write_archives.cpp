@@ -13,7 +13,8 @@
 //   MPI_Finalize. Rank 0 also has an OpenMP fork and a
 //   second thread (both not mapped: the import warns about them).
 // imbalance (4 ranks): 5 iterations of "solve" (ranks 0-1 compute 100 ms, ranks 2-3 20 ms)
-//   and MPI_Allreduce: ranks 2-3 wait 80 ms per iteration.
+//   and MPI_Allreduce: ranks 2-3 wait 80 ms per iteration. Rank 3's clock runs 3 ms ahead,
+//   corrected by ClockOffset records in its local definitions.
 // killed (2 ranks): rank 1's records end 5 ms into an MPI_Allreduce (Score-P killed with it).
 // no_mpi (1 process): user regions only.
 #include <otf2/otf2.h>
@@ -96,7 +97,8 @@ struct Loc {
   uint64_t id = 0;
   int64_t t = 0;  // ns
   double cycles = 0;
-  OTF2_TimeStamp ts() const { return kOffset + static_cast<uint64_t>(t) * (kTicksPerSecond / 1000000000); }
+  int64_t ahead = 0;  // ns this location's clock runs ahead of the global clock (Score-P: ClockOffset)
+  OTF2_TimeStamp ts() const { return kOffset + static_cast<uint64_t>(t + ahead) * (kTicksPerSecond / 1000000000); }
   void metric() {
     OTF2_Type type = OTF2_TYPE_UINT64;
     OTF2_MetricValue v;
@@ -173,8 +175,14 @@ class Archive {
     }
     ok(OTF2_Archive_CloseEvtFiles(ar), "CloseEvtFiles");
     ok(OTF2_Archive_OpenDefFiles(ar), "OpenDefFiles");
-    for (auto &[id, n] : counts) {
-      OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(ar, id);
+    for (auto *l : all()) {
+      OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(ar, l->id);
+      if (l->ahead) {  // as Score-P's clock synchronisation at init and finalize: global = local + offset
+        const int64_t off = -l->ahead * static_cast<int64_t>(kTicksPerSecond / 1000000000);
+        const Loc start{nullptr, l->id, 0, 0, l->ahead};
+        ok(OTF2_DefWriter_WriteClockOffset(dw, start.ts(), off, 0.0), "WriteClockOffset");
+        ok(OTF2_DefWriter_WriteClockOffset(dw, l->ts(), off, 0.0), "WriteClockOffset");
+      }
       ok(OTF2_Archive_CloseDefWriter(ar, dw), "CloseDefWriter");
     }
     ok(OTF2_Archive_CloseDefFiles(ar), "CloseDefFiles");
@@ -347,6 +355,7 @@ void late_sender(const std::string &dir) {
 
 void imbalance(const std::string &dir) {
   Archive a(dir, 4, false);
+  a.rank(3).ahead = 3000000;  // rank 3's clock is 3 ms ahead; its ClockOffset records say so
   a.begin();
   for (int it = 0; it < 5; ++it) {
     for (int r = 0; r < 4; ++r) {
