@@ -825,14 +825,16 @@ bool looks_like_otf2(const std::string &path) {
   return false;
 }
 
-Otf2Import read_otf2(const std::string &path, const std::vector<std::string> &op_names, int32_t first, int32_t last) {
+Otf2Import read_otf2(const std::string &path, const std::vector<std::string> &op_names, int part, int parts) {
   const Reader reader(anchor_of(path));
   const std::string &anchor = reader.anchor();
   Defs d;
   read_global_defs(reader, d);
   Otf2Import out;
+  // What the definitions lack is counted by part 0 only; each part counts its own events.
+  std::map<std::string, int64_t> global_unmapped;
   if (!d.have_clock || d.resolution == 0) {
-    ++out.unmapped["missing clock properties (times taken as ns)"];
+    ++global_unmapped["missing clock properties (times taken as ns)"];
     d.resolution = 1000000000ull;
   }
   const RankMap ranks = map_ranks(d);
@@ -841,13 +843,17 @@ Otf2Import read_otf2(const std::string &path, const std::vector<std::string> &op
                 ": no MPI ranks: the archive defines no process location group; perfsift reads traces of "
                 "MPI programs (Score-P with MPI measurement enabled)");
   const auto nranks = static_cast<int32_t>(ranks.location_of.size());
-  first = std::clamp(first, 0, nranks);
-  last = std::clamp(last, first, nranks);
+  parts = std::max(parts, 1);
+  part = std::clamp(part, 0, parts - 1);
+  // Blocks rounded up: part 0 always holds rank 0 (whose ProgramBegin names the command).
+  const auto first = static_cast<int32_t>((static_cast<int64_t>(nranks) * part + parts - 1) / parts);
+  const auto last = static_cast<int32_t>((static_cast<int64_t>(nranks) * (part + 1) + parts - 1) / parts);
   for (const auto &[lid, l] : d.locations)
     if (!ranks.rank_of.count(lid) && l.events > 0)
-      out.unmapped["events of threads besides each rank's first (OpenMP, pthreads, GPUs)"] +=
+      global_unmapped["events of threads besides each rank's first (OpenMP, pthreads, GPUs)"] +=
           static_cast<int64_t>(l.events);
-  const Comms comms = map_comms(d, nranks, out.unmapped);
+  const Comms comms = map_comms(d, nranks, global_unmapped);
+  if (part == 0) out.unmapped = global_unmapped;
 
   // Counters: accumulated metric members, in definition order (named as recorded: PAPI_TOT_CYC).
   std::vector<std::string> metric_names;

@@ -14,7 +14,7 @@ namespace perfsift::io {
 
 struct Otf2Import {
   RunInfo run;
-  std::vector<RankTrace> traces;            // ranks [first, last) of the request, in rank order
+  std::vector<RankTrace> traces;            // the part's ranks, in rank order
   std::vector<std::string> op_names;        // the given names, then MPI regions not among them
   std::map<std::string, int64_t> unmapped;  // what could not be mapped, counted by kind
   int64_t events_read = 0;                  // OTF2 event records read (all locations read)
@@ -26,10 +26,11 @@ struct Otf2Import {
 bool looks_like_otf2(const std::string &path);
 
 // Reads the archive whose anchor file (or directory holding exactly one *.otf2) is
-// `path`; ranks [first, last) are kept (all by default; every process of a parallel
-// import reads the definitions and its own ranks' events). MPI regions are named by
-// `op_names` where listed. A damaged archive throws io::Error naming the file and the fix.
-Otf2Import read_otf2(const std::string &path, const std::vector<std::string> &op_names, int32_t first = 0,
-                     int32_t last = INT32_MAX);
+// `path`: its definitions, and the events of part `part` of `parts` contiguous blocks of
+// ranks (all by default: a parallel import reads one block per process; `unmapped` then
+// counts the definitions in part 0 and each part's own events, to be summed). MPI regions
+// are named by `op_names` where listed, then in definition order: every part has the same
+// `op_names`. A damaged archive throws io::Error naming the file and the fix.
+Otf2Import read_otf2(const std::string &path, const std::vector<std::string> &op_names, int part = 0, int parts = 1);
 
 }  // namespace perfsift::io

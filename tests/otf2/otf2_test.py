@@ -150,6 +150,12 @@ class Otf2Test(unittest.TestCase):
                                    (1, -1, 0, 8, 0), (1, 0, 0, 64, 0), (1, 1, -1, 0, 0)])
             test = [e for e in f["events"][...] if text(f["ops"][e["op"]]) == "MPI_Test"]
             self.assertTrue(all(e["flags"] & 8 for e in test), "a Test that completed nothing is flagged")
+        # In parallel (each process reads its block of ranks; with 3, one reads none): the same store.
+        run(["mpirun", "-n", "3", ARGS["perfsift"], "import", self.late, "-o", "late3.h5"])
+        with h5py.File("late.h5", "r") as f, h5py.File("late3.h5", "r") as g:
+            for table in ("events", "requests", "completions", "steps", "regions/path", "comms/key", "ops",
+                          "profile/PAPI_TOT_CYC"):
+                self.assertEqual(f[table][...].tobytes(), g[table][...].tobytes(), table)
 
     def test_analyze_late_sender(self):
         """analyze finds the Late Sender on rank 0 with 4 x 50 ms of waiting; analysing the
@@ -189,8 +195,10 @@ class Otf2Test(unittest.TestCase):
         """A rank whose records end inside MPI_Allreduce (killed): imported as truncated, its
         open call flagged as interrupted and closed at its last record; analyze says so."""
         perfsift("import", "archives/killed/traces.otf2", "-o", "killed.h5")
-        with h5py.File("killed.h5", "r") as f:
-            self.assertEqual(list(f.attrs["truncated_ranks"]), [1])
+        run(["mpirun", "-n", "2", ARGS["perfsift"], "import", "archives/killed/traces.otf2", "-o", "killed2.h5"])
+        for store in ("killed.h5", "killed2.h5"):  # in parallel, process 1 reads rank 1
+            with h5py.File(store, "r") as f:
+                self.assertEqual(list(f.attrs["truncated_ranks"]), [1], store)
         last = events("killed.h5")[1][-1]
         self.assertEqual(last[0], "MPI_Allreduce")
         self.assertEqual(last[2] - last[1], 5000000)
