@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <set>
 #include <system_error>
 #include <unordered_map>
 
@@ -155,7 +154,6 @@ OTF2_CB_END
 struct RankMap {
   std::vector<uint64_t> location_of;  // rank -> location
   std::unordered_map<uint64_t, int32_t> rank_of;
-  std::vector<int32_t> world;  // group members (COMM_GROUP) are indices into this list of ranks
 };
 
 RankMap map_ranks(const Defs &d) {
@@ -165,16 +163,20 @@ RankMap map_ranks(const Defs &d) {
       m.location_of = g.members;
       break;
     }
-  if (m.location_of.empty())
-    for (const auto &[gid, g] : d.location_groups) {
-      if (g.type != OTF2_LOCATION_GROUP_TYPE_PROCESS) continue;
-      for (const auto &[lid, l] : d.locations)
-        if (l.group == gid && (l.type == OTF2_LOCATION_TYPE_CPU_THREAD || l.type == OTF2_LOCATION_TYPE_UNKNOWN)) {
-          m.location_of.push_back(lid);
-          break;
-        }
+  if (m.location_of.empty()) {
+    std::map<uint32_t, uint64_t> first;  // process location group -> its first CPU thread
+    for (const auto &[lid, l] : d.locations) {
+      auto g = d.location_groups.find(l.group);
+      if (g != d.location_groups.end() && g->second.type == OTF2_LOCATION_GROUP_TYPE_PROCESS &&
+          (l.type == OTF2_LOCATION_TYPE_CPU_THREAD || l.type == OTF2_LOCATION_TYPE_UNKNOWN))
+        first.emplace(l.group, lid);
     }
-  for (size_t r = 0; r < m.location_of.size(); ++r) m.rank_of[m.location_of[r]] = static_cast<int32_t>(r);
+    for (const auto &[gid, lid] : first) m.location_of.push_back(lid);
+  }
+  for (size_t r = 0; r < m.location_of.size(); ++r)
+    if (!m.rank_of.emplace(m.location_of[r], static_cast<int32_t>(r)).second || !d.locations.count(m.location_of[r]))
+      throw Error("the archive's group of MPI_COMM_WORLD's locations names location " +
+                  std::to_string(m.location_of[r]) + " twice or never defines it");
   return m;
 }
 
@@ -299,7 +301,6 @@ struct RankReader {
   double mpi_time = 0, sent = 0, recv = 0;
   std::vector<double> counters;
   int64_t first_t = INT64_MAX, last_t = INT64_MIN;
-  int64_t mapped = 0;
 
   int64_t ns(OTF2_TimeStamp t) const {
     const long double ticks = static_cast<long double>(t) - static_cast<long double>(d.offset);
@@ -545,12 +546,12 @@ RankReader &rr(void *ud) { return *static_cast<RankReader *>(ud); }
   OTF2_CallbackCode name(OTF2_LocationRef, [[maybe_unused]] OTF2_TimeStamp t, uint64_t, void *ud, \
                          OTF2_AttributeList *, __VA_ARGS__) {                                     \
     RankReader &r = rr(ud);                                                                       \
-    ++r.mapped, r.seen(t);
+    r.seen(t);
 #define EVT_CB0(name)                                                                             \
   OTF2_CallbackCode name(OTF2_LocationRef, [[maybe_unused]] OTF2_TimeStamp t, uint64_t, void *ud, \
                          OTF2_AttributeList *) {                                                  \
     RankReader &r = rr(ud);                                                                       \
-    ++r.mapped, r.seen(t);
+    r.seen(t);
 #define EVT_END                 \
   return OTF2_CALLBACK_SUCCESS; \
   }
@@ -837,7 +838,12 @@ Otf2Import read_otf2(const std::string &path, const std::vector<std::string> &op
     ++global_unmapped["missing clock properties (times taken as ns)"];
     d.resolution = 1000000000ull;
   }
-  const RankMap ranks = map_ranks(d);
+  RankMap ranks;
+  try {
+    ranks = map_ranks(d);
+  } catch (const Error &e) {
+    throw Error(anchor + ": " + e.what() + "; the archive is damaged: copy it again or re-run the measurement");
+  }
   if (ranks.location_of.empty())
     throw Error(anchor +
                 ": no MPI ranks: the archive defines no process location group; perfsift reads traces of "
