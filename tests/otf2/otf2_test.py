@@ -181,6 +181,9 @@ class Otf2Test(unittest.TestCase):
         ev = events("imb_store.h5")
         # rank 3's clock runs 3 ms ahead; its ClockOffset records bring it onto rank 2's times
         self.assertEqual([e[1:3] for e in ev[3]], [e[1:3] for e in ev[2]])
+        # the broadcast: root 1 (as world rank) on every rank; the root sends 1 KiB, the others receive it
+        bcast = [[e for e in r if e[0] == "MPI_Bcast"] for r in ev]
+        self.assertEqual([[(e[3], e[5]) for e in b] for b in bcast], [[(1, 1024)]] * 4)
         d = analyze(self.imbalance, "imb")
         f, g = d["findings"][:2]
         self.assertEqual((f["kind"], f["where"], f["ranks"]), ("load-imbalance", "main/solve", "0,1"))

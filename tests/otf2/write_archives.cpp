@@ -14,7 +14,7 @@
 //   second thread (both not mapped: the import warns about them).
 // imbalance (4 ranks): 5 iterations of "solve" (ranks 0-1 compute 100 ms, ranks 2-3 20 ms)
 //   and MPI_Allreduce: ranks 2-3 wait 80 ms per iteration. Rank 3's clock runs 3 ms ahead,
-//   corrected by ClockOffset records in its local definitions.
+//   corrected by ClockOffset records in its local definitions. Then rank 1 broadcasts 1 KiB.
 // killed (2 ranks): rank 1's records end 5 ms into an MPI_Allreduce (Score-P killed with it).
 // no_mpi (1 process): user regions only.
 #include <otf2/otf2.h>
@@ -62,6 +62,7 @@ enum Region : uint32_t {
   kAllreduce,
   kCancel,
   kWait,
+  kBcast,
   kRegions
 };
 struct RegionInfo {
@@ -88,6 +89,7 @@ const RegionInfo kRegionInfo[kRegions] = {
     {"MPI_Allreduce", OTF2_REGION_ROLE_COLL_ALL2ALL, OTF2_PARADIGM_MPI},
     {"MPI_Cancel", OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_MPI},
     {"MPI_Wait", OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_MPI},
+    {"MPI_Bcast", OTF2_REGION_ROLE_COLL_ONE2ALL, OTF2_PARADIGM_MPI},
 };
 constexpr OTF2_CommRef kWorld = 0, kSelf = 1;
 
@@ -191,15 +193,17 @@ class Archive {
   }
 
   // Every rank enters the collective now and leaves 50 us after the last has entered.
-  void collective(Region r, OTF2_CollectiveOp op, uint64_t bytes) {
+  void collective(Region r, OTF2_CollectiveOp op, uint64_t bytes, uint32_t root = OTF2_UNDEFINED_UINT32) {
     int64_t last = 0;
     for (auto &l : locs) last = std::max(last, l.t);
     for (auto &l : locs) {
       l.enter(r);
       ok(OTF2_EvtWriter_MpiCollectiveBegin(l.w, nullptr, l.ts()), "MpiCollectiveBegin");
       l.t = last + 50000;
-      ok(OTF2_EvtWriter_MpiCollectiveEnd(l.w, nullptr, l.ts(), op, kWorld, OTF2_UNDEFINED_UINT32, bytes, bytes),
-         "MpiCollectiveEnd");
+      const bool is_root = root == static_cast<uint32_t>(l.id);  // rooted: the root sends, the others receive
+      const uint64_t sent = root == OTF2_UNDEFINED_UINT32 || is_root ? bytes : 0;
+      const uint64_t received = root == OTF2_UNDEFINED_UINT32 || !is_root ? bytes : 0;
+      ok(OTF2_EvtWriter_MpiCollectiveEnd(l.w, nullptr, l.ts(), op, kWorld, root, sent, received), "MpiCollectiveEnd");
       l.leave(r);
     }
   }
@@ -366,6 +370,7 @@ void imbalance(const std::string &dir) {
     }
     a.collective(kAllreduce, OTF2_COLLECTIVE_OP_ALLREDUCE, 8);
   }
+  a.collective(kBcast, OTF2_COLLECTIVE_OP_BCAST, 1024, 1);  // rank 1 broadcasts 1 KiB
   a.end();
 }
 
