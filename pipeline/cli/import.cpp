@@ -47,6 +47,18 @@ std::vector<std::string> gather(MPI_Comm comm, const std::string &s) {
   return out;
 }
 
+// Whether the directory of OUTPUT exists (collective); process 0 throws when not.
+bool directory_exists(MPI_Comm comm, const std::string &output) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  const fs::path dir = fs::path(output).parent_path();
+  if (dir.empty() || fs::is_directory(dir)) return true;
+  if (me == 0)
+    throw std::runtime_error(output + ": the directory " + dir.string() +
+                             " does not exist; create it or choose another -o");
+  return false;
+}
+
 // What an import tells the user, summed over the processes (on process 0).
 struct Summary {
   io::Otf2Import in;  // process 0's part, with the run's facts and every part's unmapped records
@@ -61,6 +73,7 @@ std::optional<Summary> import_archive(MPI_Comm comm, const std::string &archive,
   int me = 0, np = 1;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &np);
+  if (!directory_exists(comm, store)) return std::nullopt;
   std::vector<std::string> ops;
   for (const auto &op : collect::kOps) ops.emplace_back(op.name);
   Summary sum;
@@ -103,7 +116,12 @@ std::optional<Summary> import_archive(MPI_Comm comm, const std::string &archive,
         i = l + 1;
       }
   }
-  io::write_trace_store(comm, store, in.run, in.traces, in.op_names);
+  try {  // the writer agrees on its errors: every process throws the same; process 0 says it
+    io::write_trace_store(comm, store, in.run, in.traces, in.op_names);
+  } catch (const std::exception &) {
+    if (me == 0) throw;
+    return std::nullopt;
+  }
   in.traces.clear();
   return sum;
 }
@@ -152,6 +170,7 @@ int run_analyze_input(const AnalyzeOptions &o) {
   MPI_Comm_rank(comm, &me);
   AnalyzeOptions a = o;
   a.output = o.output.empty() ? default_results(o.store) : o.output;
+  if (!directory_exists(comm, a.output)) return 2;
   // The temporary store: beside the results, named by process 0's id.
   a.store = bcast(comm, me == 0 ? a.output + ".otf2-import-" + std::to_string(::getpid()) + ".h5" : "");
   const auto imported = import_archive(comm, o.store, a.store);

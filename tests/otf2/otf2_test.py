@@ -221,8 +221,8 @@ class Otf2Test(unittest.TestCase):
 
     def test_broken_archives(self):
         """A missing .def, a truncated event file, a file that is not OTF2, a path that does
-        not exist: one line naming the file and the fix, exit 2, no output (import and
-        analyze)."""
+        not exist, an output directory that does not exist: one line naming the file and the
+        fix, exit 2, no output (import and analyze)."""
         shutil.copytree("archives/late_sender", "nodef")
         os.remove("nodef/traces.def")
         shutil.copytree("archives/late_sender", "trunc")
@@ -243,6 +243,12 @@ class Otf2Test(unittest.TestCase):
             self.assertEqual(len(perfsift_lines(err)), 1, err)
             self.assertIn(says, err)
             self.assertFalse(glob.glob("broken-r.h5*"), "no output")
+        # an output directory that does not exist
+        for cmd in ([ARGS["perfsift"], "import", self.late, "-o", "nodir/x.h5"],
+                    ["mpirun", "-n", "2", ARGS["perfsift"], "analyze", self.late, "-o", "nodir/r.h5"]):
+            _, err = run(cmd, expect=2)
+            self.assertEqual(perfsift_lines(err), ["perfsift: nodir/" + cmd[-1].split("/")[-1] +
+                                                   ": the directory nodir does not exist; create it or choose another -o"])
 
     def test_round_trip_export(self):
         """A measured store (tests/apps/late_sender under the collector), analysed, exported
