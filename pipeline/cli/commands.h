@@ -67,6 +67,14 @@ struct AnalyzeOptions {
   bool progress = false;
 };
 int run_analyze(const AnalyzeOptions &o);
+// analyze of a trace store, or of an OTF2 archive through a temporary store (import.cpp).
+int run_analyze_input(const AnalyzeOptions &o);
+
+struct ImportOptions {
+  std::string archive;  // OTF2 anchor file or the directory holding it
+  std::string output;
+};
+int run_import(const ImportOptions &o);
 
 struct ReportOptions {
   std::string results;

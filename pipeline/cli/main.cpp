@@ -73,7 +73,15 @@ void add_analyze(CLI::App &app, Commands &commands) {
   analyze->add_option("--reference", ao->reference,
                       "a reference run's trace store: diagnose this run relative to it (scaling studies)");
   analyze->add_flag("--progress", ao->progress, "show progress on stderr even when it is not a terminal");
-  commands.push_back({analyze, [ao] { return cli::run_analyze(*ao); }});
+  commands.push_back({analyze, [ao] { return cli::run_analyze_input(*ao); }});
+}
+
+void add_import(CLI::App &app, Commands &commands) {
+  auto io = std::make_shared<cli::ImportOptions>();
+  auto *imp = app.add_subcommand("import", "Read an OTF2 archive (Score-P's traces.otf2) into a trace store");
+  imp->add_option("archive", io->archive, "OTF2 anchor file, or the experiment directory holding it")->required();
+  imp->add_option("-o,--output", io->output, "trace store to write")->required();
+  commands.push_back({imp, [io] { return cli::run_import(*io); }});
 }
 
 void add_report(CLI::App &app, Commands &commands) {
@@ -241,6 +249,7 @@ int main(int argc, char **argv) {
       "perfsift: automatic performance diagnosis of MPI programs.\n"
       "  perfsift collect -o run.h5 -- mpirun -n 4 ./app   record a run (no recompile)\n"
       "  perfsift info run.h5                              summarise a trace store\n"
+      "  perfsift import traces.otf2 -o run.h5             a trace store from a Score-P OTF2 archive\n"
       "  perfsift recover run.h5.spill -o run.h5           rebuild a store after a crash\n"
       "  mpirun -n 2 perfsift analyze run.h5 -o res.h5     find, explain and price problems\n"
       "  perfsift report res.h5 --format json              render results again\n"
@@ -252,7 +261,7 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
   Commands commands;
   for (auto add : {add_collect, add_info, add_recover, add_analyze, add_report, add_export, add_calibrate, add_train,
-                   add_pipeline_help, add_synth})
+                   add_pipeline_help, add_synth, add_import})
     add(app, commands);
 
   CLI11_PARSE(app, argc, argv);
