@@ -202,8 +202,9 @@ void add_synth(CLI::App &app, Commands &commands) {
       ->capture_default_str();
   synth->add_option("--message-bytes", so->message_bytes, "bytes of each ring message (network: 2 us + bytes / 5 GB/s)")
       ->capture_default_str();
-  synth->add_option("--startup", so->startup_s,
-                    "seconds every rank spends in MPI_Init (launcher and wire-up: measured, not the program's)")
+  synth
+      ->add_option("--startup", so->startup_s,
+                   "seconds every rank spends in MPI_Init (launcher and wire-up: measured, not the program's)")
       ->capture_default_str();
   synth->add_option(
       "--inject", so->inject,

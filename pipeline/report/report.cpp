@@ -245,13 +245,15 @@ std::vector<std::string> answer_lines(const io::ResultsStore &rs, size_t width) 
            ? "all ranks"
            : "rank" + std::string(ranks.find_first_of(",-") == std::string::npos ? " " : "s ") + clip(ranks, 40)) +
       ": " + format_seconds(lost) + " at stake" + share(lost) + "; ";
-  if (std::isnan(gain))
+  if (std::isnan(gain) && !question.empty())
+    text += "the replay cannot price its fix (" + clip(question, 60) + "): see why.";
+  else if (std::isnan(gain))
     text += "no fix was priced (the whatif stage did not run or states none).";
   else
     text += "the fix" + (question.empty() ? std::string() : " (" + clip(question, 60) + ")") +
             " is predicted to save " + format_seconds(gain) + share(gain) + ".";
   std::vector<std::string> lines = wrap(text, width, 2);
-  for (const auto &w : wrap("Why: " + column<std::string>(f, "cause")[0], width - 2, 2)) lines.push_back("  " + w);
+  for (const auto &w : wrap("Why: " + column<std::string>(f, "cause")[0], width - 2, 3)) lines.push_back("  " + w);
   return lines;
 }
 

@@ -16,6 +16,7 @@
 #include <set>
 #include <omp.h>
 
+#include "kernels/rank_set.h"
 #include "pipeline/format/text.h"
 #include "pipeline/replay/matched_messages.h"
 #include "pipeline/replay/replay_model.h"
@@ -350,6 +351,52 @@ void write_whatif(Context &ctx, const WhatifResult &r, StageOutput &out) {
 }
 
 // Warns of unmatched messages and prices the findings that stated their fix (predicted_gain_s).
+// Ranks with data that never enter `region` (collective: every process asks the same).
+std::vector<int32_t> ranks_never_in(const Context &ctx, int32_t region) {
+  const auto &visits = ctx.profile(io::kMetricNames[io::kVisits]);
+  const size_t nregions = static_cast<size_t>(ctx.nregions());
+  std::vector<int32_t> mine;
+  for (int32_t r = ctx.first(); r < ctx.last(); ++r) {
+    const size_t at = static_cast<size_t>(r - ctx.first()) * nregions + static_cast<size_t>(region);
+    if (!ctx.missing(r) && at < visits.size() && !(visits[at] > 0)) mine.push_back(r);
+  }
+  return ctx.allgatherv(mine);
+}
+
+// A balance of region R moves work between the ranks that run R; ranks that never enter it
+// have nowhere to take work, so the replay cannot price a fix whose time at stake counts
+// them (a receiver idling while another rank computes): its answer is kept as figures,
+// not as the fix's payoff.
+class UnpricedWhereRanksNeverEnter {
+ public:
+  UnpricedWhereRanksNeverEnter(const Context &ctx, const WhatifResult &r) : m_ctx(ctx), m_r(r) {}
+  // Collective: findings and bottlenecks are the same on every process, in the same order.
+  void apply(const std::string &question, double &gain, std::string &text) {
+    if (question.empty() || std::isnan(gain)) return;
+    auto it = m_outside.find(question);
+    if (it == m_outside.end()) {
+      const Question q = parse_question(question, m_r.paths);
+      std::vector<int32_t> never;
+      if (q.clauses.size() == 1 && q.clauses[0].action == Action::Balance &&
+          q.clauses[0].sel.kind == Selector::Kind::Region && q.clauses[0].sel.region_id >= 0)
+        never = ranks_never_in(m_ctx, q.clauses[0].sel.region_id);
+      it = m_outside.emplace(question, std::move(never)).first;
+    }
+    if (it->second.empty()) return;
+    const bool one = it->second.size() == 1;
+    text += std::string(one ? "; rank " : "; ranks ") + kernels::format_ranges_brief(kernels::to_ranges(it->second)) +
+            (one ? " never enters it" : " never enter it") +
+            ", so the replay cannot move work there (balancing among the ranks that run it: " + format_seconds(gain) +
+            ")";
+    gain = std::nan("");
+  }
+
+ private:
+  const Context &m_ctx;
+  const WhatifResult &m_r;
+  std::map<std::string, std::vector<int32_t>> m_outside;  // per balance question
+};
+
 void whatif_findings(Context &ctx, const WhatifResult &r) {
   const ReplayModel &model = *r.model;
   if (model.unmatched_sends + model.unmatched_receives > 0)
@@ -362,10 +409,14 @@ void whatif_findings(Context &ctx, const WhatifResult &r) {
     gain_of[r.asked[k].text] = baseline_s - static_cast<double>(r.predicted[k]) * 1e-9;
   for (auto &f : ctx.findings)
     if (auto it = gain_of.find(f.question); !f.question.empty() && it != gain_of.end()) f.predicted_gain_s = it->second;
+  UnpricedWhereRanksNeverEnter unpriced(ctx, r);
+  for (auto &f : ctx.findings) unpriced.apply(f.question, f.predicted_gain_s, f.cause);
   if (auto *found = ctx.products().find<Bottlenecks>())
     for (auto &b : found->items)
-      if (auto it = gain_of.find(b.question); !b.question.empty() && it != gain_of.end())
+      if (auto it = gain_of.find(b.question); !b.question.empty() && it != gain_of.end()) {
         b.predicted_gain_s = it->second;
+        unpriced.apply(b.question, b.predicted_gain_s, b.symptom);
+      }
 }
 
 void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
