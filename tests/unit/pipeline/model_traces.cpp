@@ -146,6 +146,13 @@ struct Terms {
   }
 };
 
+// Every rank leaves MPI_Init at the same moment; returns each rank's clock, set there.
+std::vector<int64_t> start_all(Tracer &tr, Terms &terms, int32_t n) {
+  const int64_t t0 = kMs;
+  for (int32_t r = 0; r < n; ++r) tr.init(r, t0), terms.start[static_cast<size_t>(r)] = t0;
+  return std::vector<int64_t>(static_cast<size_t>(n), t0);
+}
+
 }  // namespace
 
 const std::vector<std::string> &generated_op_names() {
@@ -188,9 +195,8 @@ GeneratedRun master_worker_run(uint64_t seed) {
 
   Tracer tr(n);
   Terms terms(n);
-  const int64_t t0 = kMs;
-  std::vector<int64_t> clock(static_cast<size_t>(n), t0);
-  for (int32_t r = 0; r < n; ++r) tr.init(r, t0), terms.start[static_cast<size_t>(r)] = t0;
+  std::vector<int64_t> clock = start_all(tr, terms, n);
+  const int64_t t0 = clock.front();  // the end of MPI_Init
   // A worker's waits: [begin, end) and, for a task, the master's setup of it.
   struct Wait {
     int64_t b, e, pb, pe;
@@ -359,9 +365,7 @@ GeneratedRun wavefront_run(uint64_t seed) {
 
   Tracer tr(n);
   Terms terms(n);
-  const int64_t t0 = kMs;
-  std::vector<int64_t> clock(static_cast<size_t>(n), t0);
-  for (int32_t r = 0; r < n; ++r) tr.init(r, t0), terms.start[static_cast<size_t>(r)] = t0;
+  std::vector<int64_t> clock = start_all(tr, terms, n);
   static const int dirs[4][2] = {{1, 1}, {-1, 1}, {-1, -1}, {1, -1}};
   // send start of the message from (x, y) to its downstream neighbours in the current block
   std::vector<int64_t> sent(static_cast<size_t>(n), 0);
@@ -461,9 +465,7 @@ GeneratedRun divide_conquer_run(uint64_t seed) {
 
   Tracer tr(n);
   Terms terms(n);
-  const int64_t t0 = kMs;
-  std::vector<int64_t> clock(static_cast<size_t>(n), t0);
-  for (int32_t r = 0; r < n; ++r) tr.init(r, t0), terms.start[static_cast<size_t>(r)] = t0;
+  std::vector<int64_t> clock = start_all(tr, terms, n);
   auto work = [&](int32_t r, double amount) {
     const auto w = static_cast<int64_t>(amount);
     clock[static_cast<size_t>(r)] += w;
