@@ -8,6 +8,7 @@
 // Cost: O(owned ranks x regions) per process, one reduction of O(regions); the k-means
 // is O(5 regions log regions) on every process (identical inputs, identical results).
 #include <algorithm>
+#include <set>
 #include <limits>
 #include <cstdio>
 #include <ostream>
@@ -143,25 +144,51 @@ void disparity_bottlenecks(Context &ctx, const DisparityRows &rows, const Dispar
   auto &bottlenecks = ctx.products().get_or_publish<Bottlenecks>().items;
   const auto &cpu = ctx.profile(io::kMetricNames[io::kCpu]);
   const auto &read = ctx.profile(io::kMetricNames[io::kIoBytesRead]),
-             &written = ctx.profile(io::kMetricNames[io::kIoBytesWritten]);
-  for (int32_t g = 1; g < nreg; ++g) {
-    if (!res.cccr[g]) continue;
-    // wall; time off the CPU in a rank's region that moved file bytes (its I/O)
-    std::vector<kernels::Summary> w(2);
-    for (int32_t l = 0; l < owned; ++l)
-      if (!ctx.missing(first + l)) {
+             &written = ctx.profile(io::kMetricNames[io::kIoBytesWritten]),
+             &mpi = ctx.profile(io::kMetricNames[io::kMpiTime]);
+  // Time off the CPU and outside MPI in a rank's region that moved file bytes: its file I/O
+  // (waiting in MPI is not; busy polling counts as CPU, so this is a lower bound).
+  auto io_off_cpu = [&](size_t at) {
+    const bool did_io = read[at] > 0 || written[at] > 0;
+    const double in_mpi = at < mpi.size() && !std::isnan(mpi[at]) ? mpi[at] : 0.0;
+    return did_io && !std::isnan(cpu[at]) ? std::max(0.0, rows.wall[at] - in_mpi - cpu[at]) : 0.0;
+  };
+  // Per region (inclusive): wall time, and file I/O off the CPU; means over ranks with data.
+  std::vector<kernels::Summary> wall_of(static_cast<size_t>(nreg)), io_of(static_cast<size_t>(nreg));
+  for (int32_t l = 0; l < owned; ++l)
+    if (!ctx.missing(first + l))
+      for (int32_t g = 0; g < nreg; ++g) {
         const size_t at = static_cast<size_t>(l) * nreg + g;
-        w[0].add(rows.wall[at], first + l);
-        const bool did_io = read[at] > 0 || written[at] > 0;
-        w[1].add(did_io && !std::isnan(cpu[at]) ? std::max(0.0, rows.wall[at] - cpu[at]) : 0.0, first + l);
+        wall_of[static_cast<size_t>(g)].add(rows.wall[at], first + l);
+        io_of[static_cast<size_t>(g)].add(io_off_cpu(at), first + l);
       }
-    ctx.allreduce(w);
+  ctx.allreduce(wall_of);
+  ctx.allreduce(io_of);
+  auto mean = [](const kernels::Summary &s) { return s.count ? s.mean() : 0.0; };
+  // Where a region's I/O is: down the children that hold at least half of it, so that a
+  // parent region does not report its child's I/O as its own.
+  const auto &children = ctx.children();
+  auto io_holder = [&](int32_t g) {
+    for (;;) {
+      int32_t best = -1;
+      for (int32_t k : children[static_cast<size_t>(g)])
+        if (best < 0 || mean(io_of[static_cast<size_t>(k)]) > mean(io_of[static_cast<size_t>(best)])) best = k;
+      if (best < 0 || mean(io_of[static_cast<size_t>(best)]) < 0.5 * mean(io_of[static_cast<size_t>(g)])) return g;
+      g = best;
+    }
+  };
+  std::set<int32_t> io_reported;
+  for (int32_t cccr = 1; cccr < nreg; ++cccr) {
+    if (!res.cccr[cccr]) continue;
     char buf[160];
     // A region already at the best CPI has nothing to gain from its instructions; what it
     // may lose is its file I/O's time off the CPU, which the CPI model cannot price.
-    const bool cpi_known = rows.have_cpi && !std::isnan(cpi[g]) && cpi[g] > 0;
-    const bool priced = cpi_known && res.cpi_best / cpi[g] < 0.999;
-    const double off_cpu = w[1].count ? w[1].mean() : 0.0;
+    const bool cpi_known = rows.have_cpi && !std::isnan(cpi[cccr]) && cpi[cccr] > 0;
+    const bool priced = cpi_known && res.cpi_best / cpi[cccr] < 0.999;
+    const int32_t g = priced ? cccr : io_holder(cccr);
+    if (!priced && !io_reported.insert(g).second) continue;  // two CCCRs above the same I/O
+    std::vector<kernels::Summary> w = {wall_of[static_cast<size_t>(g)], io_of[static_cast<size_t>(g)]};
+    const double off_cpu = mean(w[1]);
     if (priced)
       std::snprintf(buf, sizeof buf, "CRNM %.3g, CPI %.2f against %.2f at best", res.crnm[g - 1], cpi[g], res.cpi_best);
     else if (cpi_known)

@@ -52,6 +52,7 @@ std::map<int32_t, int64_t> step_regions(const Context &ctx, const ReplayModel &m
 
 struct Asked {
   std::string text, origin;
+  bool fixes_finding = false;  // some finding's fix (whatever origin asked it first)
 };
 
 // Set-up: every question names what the store holds.
@@ -80,9 +81,12 @@ struct WhatifResult {
   std::map<std::string, size_t> place_of;       // waiting fixes (FixEffects::place_of)
 };
 
-// A finding's fix that changes work (balance, scale) rather than waiting or the network.
+// A finding's fix whose effect on waiting elsewhere is measured: it changes work (balance,
+// scale) or the network, not waiting itself.
 bool changes_work(const Asked &a, const Question &q) {
-  if (a.origin != "finding" || q.baseline || q.ideal_network || q.clauses.empty()) return false;
+  if (!a.fixes_finding || q.baseline) return false;
+  if (q.ideal_network) return true;
+  if (q.clauses.empty()) return false;
   for (const auto &c : q.clauses)
     if (c.action == Action::ZeroWait || c.action == Action::Zero) return false;
   return true;
@@ -144,9 +148,12 @@ std::vector<Asked> ask_questions(const Context &ctx, const config::Values &cfg, 
     for (const auto &b : found->items)
       if (!b.question.empty()) asked.push_back({b.question, "finding"});
   std::vector<Asked> unique;
-  std::set<std::string> seen;
-  for (auto &a : asked)
-    if (seen.insert(a.text).second) unique.push_back(a);
+  std::map<std::string, size_t> seen;
+  for (auto &a : asked) {
+    auto [it, fresh] = seen.emplace(a.text, unique.size());
+    if (fresh) unique.push_back(a);
+    unique[it->second].fixes_finding = unique[it->second].fixes_finding || a.origin == "finding";
+  }
   return unique;
 }
 
