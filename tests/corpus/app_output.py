@@ -81,7 +81,7 @@ def meep(text):
         raise ValueError("no 'Field time usage:' block in the meep output")
     times = {}
     for line in text[start:].splitlines()[1:]:
-        m = re.match(r"\s+([A-Za-z][^:]*):\s+([\d.eE+-]+) s(?:\s+\+/-\s+([\d.eE+-]+) s)?", line)
+        m = re.match(r"\s+(\S[^:]*):\s+([\d.eE+-]+) s(?:\s+\+/-\s+([\d.eE+-]+) s)?", line)
         if not m:
             if line.strip():
                 break
