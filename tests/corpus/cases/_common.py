@@ -37,3 +37,18 @@ def top(d):
 
 def models(d):
     return [g["model"] for g in d.get("diagnosis", [])]
+
+
+def top_findings(d, n=3):
+    """The first n findings (ranked by the predicted gain of their fix), Hercule's model
+    diagnoses left out: the driver checks those against the case's MODELS."""
+    return [f for f in d["findings"][:n] if f["stage"] != "diagnosis"]
+
+
+def waited(f):
+    """Seconds of waiting a wait-state finding reports (its lost time)."""
+    return f["lost_s"]
+
+
+def within(ours, theirs, lo=0.5, hi=1.5):
+    return lo * theirs <= ours <= hi * theirs

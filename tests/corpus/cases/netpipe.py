@@ -2,8 +2,8 @@
 1 B to 64 KiB, no perturbations.
 
 Known answer, from NetPIPE's own lines 'N: B bytes R times --> X Mbps in T usec': NetPIPE
-does nothing but communicate, each size R times. perfsift's top finding must be the time
-in MPI, its MPI share above 90 %, and the trace must hold, for each size NetPIPE printed,
+does nothing but communicate, each size R times. The time in MPI must be among perfsift's
+top three findings (the others waiting states), its MPI share above 90 %, and the trace must hold, for each size NetPIPE printed,
 at least R messages of that size from rank 0 (its ping-pong: one send and one receive per
 repetition) — the messages the replay matched.
 """
@@ -34,8 +34,10 @@ def parse(text):
 
 
 def agree(d, app, results):
-    t = c.top(d)
-    assert t["kind"] == "mpi-time", f"perfsift's top finding is {t['kind']}; NetPIPE only communicates"
+    tops = [f["kind"] for f in c.top_findings(d)]
+    assert "mpi-time" in tops, f"perfsift's top findings are {tops}; NetPIPE only communicates"
+    others = [k for k in tops if k not in ("mpi-time", "late-sender", "late-receiver", "wait-at-barrier", "wait-at-nxn")]
+    assert not others, f"{others} among the top findings; NetPIPE only communicates"
     share = 100 * c.mpi_share(d)
     assert share >= 90, f"perfsift's MPI share {share:.1f} %; NetPIPE only communicates"
     with h5py.File("run.h5", "r") as f:
