@@ -39,10 +39,13 @@ def models(d):
     return [g["model"] for g in d.get("diagnosis", [])]
 
 
-def top_findings(d, n=3):
-    """The first n findings (ranked by the predicted gain of their fix), Hercule's model
-    diagnoses left out: the driver checks those against the case's MODELS."""
-    return [f for f in d["findings"][:n] if f["stage"] != "diagnosis"]
+def top_findings(d, n=3, min_share=0.05):
+    """The first n findings (ranked by the predicted gain of their fix) with at least
+    min_share of the run at stake — smaller ones are within what an oversubscribed machine
+    shifts between runs — Hercule's model diagnoses left out: the driver checks those
+    against the case's MODELS."""
+    floor = min_share * d["run"]["wall_time_s"]
+    return [f for f in d["findings"][:n] if f["stage"] != "diagnosis" and (f.get("lost_s") or 0) >= floor]
 
 
 def waited(f):

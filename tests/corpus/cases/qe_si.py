@@ -4,9 +4,10 @@ and FFT grid split between the ranks (R & G space division).
 
 Known answer, from pw.x's own timing report (clocks.f90, printed at the end): PWSCF's WALL
 and, under 'Parallel routines', fft_scatt_xy / fft_scatt_yz: the FFTs' data exchange,
-where pw.x communicates with MPI_Alltoall. perfsift's MPI_Alltoall time per rank must lie
-within 50-110 % of fft_scatt_xy + fft_scatt_yz (those clocks also pack the data around
-the call), and perfsift's time-in-MPI finding must name MPI_Alltoall among its leading
+where pw.x communicates with MPI_Alltoall. perfsift's MPI_Alltoall time per rank (the
+mean of both ranks) must lie within 50-125 % of fft_scatt_xy + fft_scatt_yz (those clocks
+also pack the data around the call, and pw.x prints rank 0's clocks only, to 0.01 s: the
+bound has 0.01 s more), and perfsift's time-in-MPI finding must name MPI_Alltoall among its leading
 operations. The rest of pw.x's MPI time (barriers and broadcasts while rank 0, pw.x's
 I/O node, reads the input and pseudopotential and writes ./tmp/si.save: 'Reading input
 from', 'Writing output data file' in its output) lies outside the clocked routines: what
@@ -68,7 +69,7 @@ def agree(d, app, results):
     scatter = sum(k[n]["wall_s"] for n in ("fft_scatt_xy", "fft_scatt_yz") if n in k)
     pwscf = app["PWSCF_wall_s"]
     a2a = c.op_time_per_rank(d, "MPI_Alltoall")
-    assert 0.5 * scatter <= a2a <= 1.1 * scatter, (f"MPI_Alltoall {a2a:.3f} s per rank outside 50-110 % of pw.x's "
+    assert 0.5 * scatter <= a2a <= 1.25 * scatter + 0.01, (f"MPI_Alltoall {a2a:.3f} s per rank outside 50-125 % (+ 0.01 s) of pw.x's "
                                                    f"fft_scatt_xy + fft_scatt_yz {scatter:.3f} s WALL")
     mpi = [f for f in d["findings"] if f["kind"] == "mpi-time"]
     assert mpi and "MPI_Alltoall" in mpi[0]["cause"], f"no time-in-MPI finding naming MPI_Alltoall: {[f['kind'] for f in d['findings']]}"
