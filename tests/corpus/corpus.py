@@ -66,7 +66,7 @@ def load_case(name):
     path = HERE / "cases" / f"{name}.py"
     if not path.exists():
         raise SystemExit(f"corpus.py: no case {name}: {path} does not exist (cases: "
-                         f"{', '.join(sorted(p.stem for p in (HERE / 'cases').glob('*.py')))})")
+                         f"{', '.join(sorted(p.stem for p in (HERE / 'cases').glob('[!_]*.py')))})")
     spec = importlib.util.spec_from_file_location(f"corpus_case_{name}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
