@@ -4,11 +4,12 @@ so ranks 2 and 3 wait for ranks 0 and 1 every step.
 
 Known answer, from LAMMPS's own output: the breakdown table's Pair row (min time about 0,
 the empty ranks; max time on the full ranks; %varavg large) and 'Nlocal: A ave M max m min'
-(m = 0 or a few evaporated atoms). perfsift must split the ranks as LAMMPS's decomposition
-does: its rank clusters by computation put {0,1} apart from {2,3}, and a reported problem
-or note names the empty ranks 2,3 (waiting) or the full ranks 0,1 (computing). The time
-at stake must be of the order of the Pair spread: the waiting perfsift measures on ranks
-2,3 is at least half of LAMMPS's Pair max minus min.
+(m = 0 or a few evaporated atoms). perfsift must split the ranks as LAMMPS's decomposition does: its rank clusters by
+computation (stage dissimilarity) never put an empty rank (2, 3) with a full one (0, 1)
+— the oversubscribed machine may split the full ranks further, one of them getting less
+of a core — and a dissimilarity or load-imbalance problem names full ranks only (those
+carrying the excess) or empty ranks only. The waiting perfsift measures on ranks 2,3
+must be at least half of LAMMPS's Pair max minus min.
 """
 import sys
 from pathlib import Path
@@ -58,24 +59,30 @@ def parse(text):
     return out
 
 
-def mentions(ranks, group):
-    """A rank list such as '2,3', '2-3' or '0-1' names exactly the ranks in group."""
+def ranks_of(text):
+    """'2,3', '2-3' or '0-1' as a set of ranks."""
     got = set()
-    for part in ranks.split(","):
+    for part in text.split(","):
         a, _, b = part.partition("-")
         got |= set(range(int(a), int(b or a) + 1))
-    return got == set(group)
+    return got
+
+
+FULL, EMPTY = {0, 1}, {2, 3}
 
 
 def agree(d, app, results):
     p = app["sections"]["Pair"]
     spread = p["max_s"] - p["min_s"]
     assert p["min_s"] < 0.2 * p["max_s"], f"LAMMPS's Pair row shows no empty ranks: {p}"
-    said = [(f["kind"], f["ranks"]) for f in d["findings"]]
-    said += [(e["kind"], e["ranks"]) for f in d["findings"] for e in f["evidence"] + f["symptoms"]]
-    said += [(n["kind"], n["ranks"]) for n in d.get("notes", [])]
-    named = [k for k, r in said if mentions(r, (2, 3)) or mentions(r, (0, 1))]
-    assert named, f"no finding or note names ranks 2,3 or 0,1 (LAMMPS: Nlocal min {app.get('nlocal_min')}): {said}"
+    clusters = [set(cl) for cl in d["dissimilarity"]["clusters"]]
+    assert len(clusters) >= 2 and all(cl <= FULL or cl <= EMPTY for cl in clusters), \
+        f"perfsift's rank clusters {d['dissimilarity']['clusters']} mix the full ranks 0,1 with the empty ranks 2,3"
+    named = [(f["kind"], f["ranks"]) for f in d["findings"] if f["kind"] in ("dissimilarity", "load-imbalance")]
+    assert named, f"no dissimilarity or load-imbalance problem: {[f['kind'] for f in d['findings']]}"
+    for kind, ranks in named:
+        r = ranks_of(ranks)
+        assert r <= FULL or r <= EMPTY, f"{kind} on ranks {ranks}: mixes full and empty ranks (LAMMPS: Nlocal min {app.get('nlocal_min')})"
     ws = d["waitstates"]
     waited = {r: sum(ws[pt]["by_rank"][r] for pt in ("late_sender", "late_receiver", "wait_at_barrier", "wait_at_nxn",
                                                       "late_broadcast", "early_reduce")) for r in range(RANKS)}
@@ -83,5 +90,5 @@ def agree(d, app, results):
     assert empty_wait >= 0.5 * spread, (f"the empty ranks 2,3 wait {empty_wait:.3f} s, less than half of LAMMPS's Pair "
                                         f"spread {spread:.3f} s (max {p['max_s']} - min {p['min_s']})")
     return (f"LAMMPS Pair min {p['min_s']:.3f} / avg {p['avg_s']:.3f} / max {p['max_s']:.3f} s, %varavg {p['varavg_pct']}; "
-            f"Nlocal min {app.get('nlocal_min')} max {app.get('nlocal_max')}; perfsift: ranks 2,3 wait "
-            f"{waited[2]:.3f}/{waited[3]:.3f} s, ranks 0,1 {waited[0]:.3f}/{waited[1]:.3f} s; named by {sorted(set(named))}")
+            f"Nlocal min {app.get('nlocal_min')} max {app.get('nlocal_max')}; perfsift: clusters {d['dissimilarity']['clusters']}, "
+            f"{named[0][0]} on ranks {named[0][1]}; ranks 2,3 wait {waited[2]:.3f}/{waited[3]:.3f} s")
