@@ -48,10 +48,10 @@ MPI_ENV = {
 SKIP = 77
 MAX_REPLAY_ERROR = 0.05
 # Open MPI polls while it waits (yield_when_idle only yields the core), so a rank that had a
-# core to itself shows CPU time close to its wall time. A run whose ranks got less than
-# half a core each measured the scheduler: time a rank spent runnable but descheduled
-# inside an MPI call, which no message model can replay (docs/corpus.md).
-MIN_CPU_SHARE = 0.5
+# core to itself shows CPU time close to its wall time; wall minus CPU is the time it was
+# descheduled. Descheduled inside an MPI call, a rank delays its partners by time no
+# message model can replay; when the replay's miss is no larger than the most any rank
+# spent descheduled, the machine, not the replay, may explain it (docs/corpus.md).
 
 
 class CheckFailed(Exception):
@@ -210,32 +210,37 @@ class Case:
     def replay(self, d):
         b = d["whatif"][0]
         self.row["replay_error_pct"] = 100.0 * b["error"]
-        msg = f"replayed {b['predicted_s']:.3f} s, measured {b['measured_s']:.3f} s, error {b['error']:+.2%}"
-        if abs(b["error"]) <= MAX_REPLAY_ERROR:
+        # The program proper (MPI_Init's end to MPI_Finalize's start) where the results have it.
+        measured = b.get("program_measured_s", b["measured_s"])
+        predicted = b.get("program_predicted_s", b["predicted_s"])
+        miss = abs(predicted - measured)
+        msg = f"replayed {predicted:.3f} s, measured {measured:.3f} s, error {b['error']:+.2%}"
+        if abs(b["error"]) <= MAX_REPLAY_ERROR or miss <= 0.002:
             return msg
-        share = cpu_share("run.h5")
+        share, off_cpu = cpu_share("run.h5")
         self.row["cpu_share_pct"] = 100.0 * share
-        cores = os.cpu_count() or 1
-        if share < MIN_CPU_SHARE or self.mod.RANKS > cores:
+        if miss <= off_cpu:
             self.row["replay_not_checkable"] = True
             raise NotCheckable(
-                f"{msg}; the ranks ran on {share:.0%} of a core on average (CPU / wall of (program) in run.h5's "
-                f"/profile; {cores} cores, {self.mod.RANKS} ranks, load average {self.load:.1f} before the run): the "
+                f"{msg}; the replay misses by {miss:.3f} s, and a rank spent up to {off_cpu:.3f} s descheduled (wall - CPU "
+                f"of (program) in run.h5's /profile; the ranks ran on {share:.0%} of a core on average; "
+                f"{os.cpu_count()} cores, {self.mod.RANKS} ranks, load average {self.load:.1f} before the run): the "
                 f"measured run includes time the ranks waited for a core inside MPI calls, which the LogGPS replay "
                 f"of dedicated cores cannot reproduce; run it with a core per rank on an idle machine to check the replay")
-        raise CheckFailed(msg + f"; the ranks had {share:.0%} of a core on average, so the run was not starved: "
-                          f"the replay is wrong")
+        raise CheckFailed(msg + f"; the replay misses by {miss:.3f} s, more than any rank spent descheduled "
+                          f"({off_cpu:.3f} s; {share:.0%} of a core on average): the replay is wrong")
 
 
 def cpu_share(store):
-    """Mean over ranks of CPU time / wall time of the whole program (/profile, region 0:
-    (program))."""
+    """(mean over ranks of CPU / wall, the largest wall - CPU of a rank in s) of the whole
+    program (/profile, the (program) region's column)."""
     import h5py
     with h5py.File(store, "r") as f:
         paths = [p.decode() if isinstance(p, bytes) else p for p in f["regions/path"][...]]
         col = paths.index("(program)")
         cpu, wall = f["profile/cpu"][:, col], f["profile/wall"][:, col]
-    return float(sum(c / w for c, w in zip(cpu, wall) if w > 0) / max(1, len(wall)))
+    share = float(sum(c / w for c, w in zip(cpu, wall) if w > 0) / max(1, len(wall)))
+    return share, float(max(max(w - c, 0.0) for c, w in zip(cpu, wall)))
 
 
 def same_for_every_k(reports):
