@@ -1,4 +1,4 @@
-"""Quantum ESPRESSO pw.x: an SCF of bulk silicon (2 atoms, LDA, the Si.pz-vbc.UPF
+"""Quantum ESPRESSO pw.x: an SCF of bulk silicon (2 atoms, LDA, ecutwfc 16 Ry, 3 x 3 x 3 k-points, the Si.pz-vbc.UPF
 pseudopotential quantum-espresso-data ships with the EPW example), 2 ranks: plane waves
 and FFT grid split between the ranks (R & G space division).
 
@@ -7,7 +7,7 @@ and, under 'Parallel routines', fft_scatt_xy / fft_scatt_yz: the FFTs' data exch
 where pw.x communicates with MPI_Alltoall. perfsift's MPI_Alltoall time per rank (the
 mean of both ranks) must lie within 50-125 % of fft_scatt_xy + fft_scatt_yz (those clocks
 also pack the data around the call, and pw.x prints rank 0's clocks only, to 0.01 s: the
-bound has 0.01 s more), and perfsift's time-in-MPI finding must name MPI_Alltoall among its leading
+bounds have 0.01 s more on each side), and perfsift's time-in-MPI finding must name MPI_Alltoall among its leading
 operations. The rest of pw.x's MPI time (barriers and broadcasts while rank 0, pw.x's
 I/O node, reads the input and pseudopotential and writes ./tmp/si.save: 'Reading input
 from', 'Writing output data file' in its output) lies outside the clocked routines: what
@@ -34,7 +34,7 @@ INPUT = """ &control
     calculation = 'scf', prefix = 'si', outdir = './tmp', pseudo_dir = './'
  /
  &system
-    ibrav = 2, celldm(1) = 10.20, nat = 2, ntyp = 1, ecutwfc = 14.0
+    ibrav = 2, celldm(1) = 10.20, nat = 2, ntyp = 1, ecutwfc = 16.0
  /
  &electrons
     conv_thr = 1.0d-8
@@ -45,7 +45,7 @@ ATOMIC_POSITIONS alat
  Si 0.00 0.00 0.00
  Si 0.25 0.25 0.25
 K_POINTS automatic
- 2 2 2 1 1 1
+ 3 3 3 1 1 1
 """
 
 
@@ -69,7 +69,7 @@ def agree(d, app, results):
     scatter = sum(k[n]["wall_s"] for n in ("fft_scatt_xy", "fft_scatt_yz") if n in k)
     pwscf = app["PWSCF_wall_s"]
     a2a = c.op_time_per_rank(d, "MPI_Alltoall")
-    assert 0.5 * scatter <= a2a <= 1.25 * scatter + 0.01, (f"MPI_Alltoall {a2a:.3f} s per rank outside 50-125 % (+ 0.01 s) of pw.x's "
+    assert 0.5 * scatter - 0.01 <= a2a <= 1.25 * scatter + 0.01, (f"MPI_Alltoall {a2a:.3f} s per rank outside 50-125 % (-+ 0.01 s) of pw.x's "
                                                    f"fft_scatt_xy + fft_scatt_yz {scatter:.3f} s WALL")
     mpi = [f for f in d["findings"] if f["kind"] == "mpi-time"]
     assert mpi and "MPI_Alltoall" in mpi[0]["cause"], f"no time-in-MPI finding naming MPI_Alltoall: {[f['kind'] for f in d['findings']]}"
