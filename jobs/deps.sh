@@ -11,8 +11,11 @@ PERFSIFT_DEBIAN_PACKAGES=(
 )
 # Only for tests/fuzz/run_fuzzers.sh (not CI): clang with libFuzzer, ASan and UBSan, and its OpenMP.
 PERFSIFT_FUZZ_PACKAGES=(clang libclang-rt-14-dev libomp-dev)
+# Only for the real-application corpus (tests/corpus/run_all.sh, docs/corpus.md): Debian's
+# MPI applications and their example inputs. CI runs the cases whose packages are present.
+PERFSIFT_CORPUS_PACKAGES=(lammps lammps-examples hpcc quantum-espresso quantum-espresso-data netpipe-openmpi meep-openmpi)
 
-# Extra packages may follow: perfsift_ensure_deps "${PERFSIFT_FUZZ_PACKAGES[@]}".
+# Extra packages may follow: perfsift_ensure_deps "${PERFSIFT_FUZZ_PACKAGES[@]}" (or the corpus's).
 perfsift_ensure_deps() {
   local missing=()
   for p in "${PERFSIFT_DEBIAN_PACKAGES[@]}" "$@"; do

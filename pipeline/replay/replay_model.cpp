@@ -116,6 +116,8 @@ class ProgramBuilder {
   std::vector<int64_t> finalize_exit;                          // per owned rank
   std::vector<int32_t> finalize_coll;                          // per owned rank: its Finalize collective, -1 none
   int64_t local_max_finalize_enter = rp::kUnknown, local_end = 0;
+  // Receives cancelled with MPI_Cancel (the completion says so): no message ever meets them.
+  int64_t cancelled_receives = 0;
 
  private:
   // The event being added.
@@ -297,6 +299,7 @@ void ProgramBuilder::activate_requests(const Call &c) {
       const int32_t row = b.completion_of_id[static_cast<size_t>(q.id)];
       const io::CompletionRecord *done = row < 0 ? nullptr : &m_rec.completions[static_cast<size_t>(row)];
       const bool resolved = done && done->source >= 0 && !done->cancelled;
+      if (done && done->cancelled) ++cancelled_receives;
       const int32_t m =
           add_recv(c, resolved ? done->source : -1, resolved ? done->tag : q.tag, q.comm, resolved ? done->bytes : 0);
       b.slot_message[static_cast<size_t>(slot)] = {false, m};
@@ -387,7 +390,8 @@ int64_t match_messages(const Context &ctx, ReplayModel &model, ProgramBuilder &b
 }
 
 // Collective: the run-wide figures (message and call counts, the measured end).
-void count_run_figures(const Context &ctx, ReplayModel &model, int64_t unmatched_sends, int64_t local_end) {
+void count_run_figures(const Context &ctx, ReplayModel &model, int64_t unmatched_sends, int64_t cancelled_receives,
+                       int64_t local_end) {
   int64_t sends = 0, receives = 0, collectives = 0, local_events = 0, events = 0;
   for (const auto &p : model.programs) {
     sends += static_cast<int64_t>(p.sends.size());
@@ -396,11 +400,13 @@ void count_run_figures(const Context &ctx, ReplayModel &model, int64_t unmatched
     events += static_cast<int64_t>(p.events.size());
     for (const auto &e : p.events) local_events += e.items == 0;
   }
-  // Receives whose source is unknown never entered `waiting`; count them as unmatched too.
-  int64_t unmatched_receives = 0;
+  // Receives whose source is unknown never entered `waiting`; count them as unmatched too,
+  // except the cancelled ones (MPI_Cancel: no partner by design, counted apart).
+  int64_t unmatched_receives = -cancelled_receives;
   for (const auto &p : model.programs)
     for (const auto &m : p.recvs) unmatched_receives += m.src < 0;
-  std::vector<int64_t> sums = {sends, receives, unmatched_sends, unmatched_receives, collectives, local_events, events};
+  std::vector<int64_t> sums = {sends,       receives,     unmatched_sends, unmatched_receives,
+                               collectives, local_events, events,          cancelled_receives};
   ctx.allreduce_sum(sums);
   model.sends = sums[0];
   model.receives = sums[1];
@@ -409,6 +415,7 @@ void count_run_figures(const Context &ctx, ReplayModel &model, int64_t unmatched
   model.collectives = sums[4];
   model.local_events = sums[5];
   model.events = sums[6];
+  model.cancelled_receives = sums[7];
   MPI_Allreduce(&local_end, &model.measured_ns, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
 }
 
@@ -439,7 +446,7 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
   shrink_programs(*model);
   set_finalize_remainders(ctx, *model, built);
   const int64_t unmatched_sends = match_messages(ctx, *model, built);
-  count_run_figures(ctx, *model, unmatched_sends, built.local_end);
+  count_run_figures(ctx, *model, unmatched_sends, built.cancelled_receives, built.local_end);
   return model;
 }
 
@@ -504,6 +511,7 @@ std::shared_ptr<ReplayModel> gather_whole(const Context &ctx, const ReplayModel 
   w->receives = m.receives;
   w->unmatched_sends = m.unmatched_sends;
   w->unmatched_receives = m.unmatched_receives;
+  w->cancelled_receives = m.cancelled_receives;
   w->collectives = m.collectives;
   w->local_events = m.local_events;
   w->comm_owners = m.comm_owners;

@@ -38,6 +38,7 @@ struct ReplayModel {
   int64_t measured_ns = 0;  // the last rank's last exit
   int64_t events = 0, sends = 0, receives = 0, unmatched_sends = 0, unmatched_receives = 0;
   int64_t collectives = 0, local_events = 0;
+  int64_t cancelled_receives = 0;  // receives cancelled with MPI_Cancel: not in unmatched_receives
   // Per communicator index: the analysis processes owning a member (arrival routing).
   std::vector<std::vector<int>> comm_owners;
   // Baseline replay of the owned ranks (filled by the whatif stage; `replayed` says it ran,

@@ -345,6 +345,7 @@ void write_whatif(Context &ctx, const WhatifResult &r, StageOutput &out) {
   out.attribute("receives", model.receives);
   out.attribute("unmatched_sends", model.unmatched_sends);
   out.attribute("unmatched_receives", model.unmatched_receives);
+  out.attribute("cancelled_receives", model.cancelled_receives);
   out.attribute("collective_calls", model.collectives);
   out.attribute("local_calls", model.local_events);
   out.attribute("traces_stored", static_cast<int64_t>(r.traces));
@@ -502,8 +503,8 @@ void whatif_json(JsonWriter &j, const io::ResultsStore &rs) {
         }
       j.end_object();
       j.key("matching").begin_object();
-      for (const char *k :
-           {"events", "sends", "receives", "unmatched_sends", "unmatched_receives", "collective_calls", "local_calls"})
+      for (const char *k : {"events", "sends", "receives", "unmatched_sends", "unmatched_receives",
+                            "cancelled_receives", "collective_calls", "local_calls"})
         j.key(k).value(attr_or<int64_t>(a, k, 0));
       j.end_object();
     }
