@@ -961,11 +961,15 @@ bool Runtime::spill_whole_rank(io::RankTrace &t) {
 void Runtime::emergency_flush(bool on_watcher) {
   static std::atomic<bool> once{false};
   if (!m_active || m_finished || m_checkpointing || once.exchange(true)) return;
-  // On the watcher the lock's holder can only be a recording thread stopped in the
-  // handler inside a spill (a thread blocked behind it waits); at exit the watcher may
-  // hold it for a moment.
+  // On the watcher the lock's holder is a thread inside a spill: one that runs on
+  // releases it within milliseconds; one stopped in the handler never does (half a
+  // second, then the flush gives up). At exit the watcher may hold it for a moment.
   std::unique_lock<std::mutex> lock(m_spill_mutex, std::defer_lock);
-  const bool locked = on_watcher ? lock.try_lock() : (lock.lock(), true);
+  bool locked = !on_watcher && (lock.lock(), true);
+  for (int tries = 0; on_watcher && !locked && tries < 500; ++tries) {
+    locked = lock.try_lock();
+    if (!locked) usleep(1000);
+  }
   m_finished = true;
   g_tracing = false;
   m_active = false;

@@ -51,7 +51,7 @@ static void *work(void *arg) {
   if (g_crash) {
     pthread_barrier_wait(&g_loops_done); /* every thread of the rank is past its loop */
     if (g_rank == 1 && t == 1) {
-      usleep(200 * 1000); /* the others are inside MPI_Recv / MPI_Barrier by now */
+      usleep(500 * 1000); /* the others are inside MPI_Recv / MPI_Barrier by now */
       *(volatile int *)(uintptr_t)g_zero = 1;
     }
     if (g_rank == 1) MPI_Recv(&in, 1, MPI_INT, prev, 300, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
