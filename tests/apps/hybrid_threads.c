@@ -1,4 +1,4 @@
-/* MPI from several threads of every rank: hybrid_threads [MODE].
+/* MPI from several threads of every rank: hybrid_threads [MODE [SCALE]].
  * MPI_Init_thread(MPI_THREAD_MULTIPLE); every rank runs 3 threads (the main one and two
  * pthreads), thread t exchanging with both ring neighbours on its own tag 100 + t:
  * 4 + 3t iterations of MPI_Isend to the next rank, MPI_Recv from the previous one and
@@ -13,7 +13,8 @@
  * MODE crash: after the loops, rank 1's thread 1 writes through a null pointer while
  * rank 1's other threads are blocked in MPI_Recv (tag 300, never sent) and the other
  * ranks in MPI_Barrier; the launcher ends them. Every completed call before the crash is
- * in the recovered store; the blocked calls are kept, marked interrupted. */
+ * in the recovered store; the blocked calls are kept, marked interrupted.
+ * SCALE (default 1) multiplies the iterations: with a small buffer, every thread spills. */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -24,7 +25,7 @@
 
 enum { kThreads = 3 };
 
-static int g_rank, g_size, g_crash;
+static int g_rank, g_size, g_crash, g_scale = 1;
 static MPI_Request g_cross; /* posted by the main thread, completed by thread 2 */
 static pthread_barrier_t g_loops_done;
 static volatile int g_zero = 0;
@@ -32,7 +33,7 @@ static volatile int g_zero = 0;
 static void *work(void *arg) {
   const int t = (int)(intptr_t)arg;
   const int next = (g_rank + 1) % g_size, prev = (g_rank + g_size - 1) % g_size;
-  const int n = 4 + 3 * t;
+  const int n = (4 + 3 * t) * g_scale;
   int out = g_rank, in = -1;
   for (int i = 0; i < n; ++i) {
     MPI_Request send;
@@ -67,6 +68,7 @@ int main(int argc, char **argv) {
     MPI_Abort(MPI_COMM_WORLD, 77);
   }
   g_crash = argc > 1 && strcmp(argv[1], "crash") == 0;
+  if (argc > 2 && atoi(argv[2]) > 0) g_scale = atoi(argv[2]);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   int cross_in = -1;

@@ -9,6 +9,9 @@ thread (the threads are told apart by their tags; the store numbers them by firs
            names an MPI_Wait of the thread that made it, the cross-thread request (posted
            by the main thread, completed by another) included. Then `perfsift analyze`
            (2 processes) succeeds, warning that the replay covers thread 0 only.
+  spill:   the same with 2,000 times the iterations and a 1 MiB buffer: every thread
+           spills its buffer many times (and the watcher flushes once a second) while the
+           others record; the store holds the same counts, scaled.
   crash:   rank 1's thread 1 dies (SIGSEGV) while rank 1's other threads are blocked in
            MPI_Recv and the other ranks in MPI_Barrier. The store collect recovers, and
            the one `perfsift recover` builds from the spill files, hold every completed
@@ -35,8 +38,12 @@ ENV = dict(
 )
 
 
+SCALE = {"collect": 1, "spill": 2000, "crash": 1}
+MODE = "collect"
+
+
 def loops(t):
-    return 4 + 3 * t
+    return (4 + 3 * t) * SCALE[MODE]
 
 
 def check_store(path, crashed):
@@ -132,13 +139,22 @@ def check_store(path, crashed):
     return errors
 
 
-def collect(perfsift, app, store, mode):
+def collect(perfsift, app, store, mode, env=ENV):
     shutil.rmtree(store + ".spill", ignore_errors=True)
     for p in (store, store + ".recovered.h5"):
         if os.path.exists(p):
             os.remove(p)
-    return subprocess.run([perfsift, "collect", "-o", store, "--", "mpirun", "-n", str(NRANKS), app, mode],
-                          env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    return subprocess.run(
+        [perfsift, "collect", "-o", store, "--", "mpirun", "-n", str(NRANKS), app, mode, str(SCALE[MODE])],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+
+
+def run_spill(perfsift, app, work):
+    store = os.path.join(work, "threads_spill.h5")
+    p = collect(perfsift, app, store, "normal", dict(ENV, PERFSIFT_BUFFER_MB="1"))
+    if p.returncode != 0 or not os.path.exists(store):
+        return ["collect failed:\n" + p.stdout]
+    return check_store(store, False)
 
 
 def run_collect(perfsift, app, work):
@@ -181,9 +197,11 @@ def run_crash(perfsift, app, work):
 
 
 def main():
+    global MODE
     mode, perfsift, app, work = sys.argv[1:5]
+    MODE = mode
     os.makedirs(work, exist_ok=True)
-    errors = (run_collect if mode == "collect" else run_crash)(perfsift, app, work)
+    errors = {"collect": run_collect, "spill": run_spill, "crash": run_crash}[mode](perfsift, app, work)
     for e in errors:
         print(e)
     print(f"{mode}: {'FAIL' if errors else 'ok'}")
