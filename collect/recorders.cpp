@@ -354,7 +354,7 @@ const RequestState *Pending::request(int i) const {
 void Pending::completed(int i) {
   if (m_claimed) {
     m_claims[i].taken = true;
-  } else if (const RequestState *st = runtime().find_completing(m_data[i]); st && !st->persistent) {
+  } else {
     runtime().drop_completing(m_data[i]);
   }
 }

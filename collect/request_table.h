@@ -45,9 +45,10 @@ class RequestTable {
       if (pred(m_pool[n].value)) return &m_pool[n].value;
     return &m_pool[s.head].value;
   }
-  // Removes the value find_prefer(key, pred) names, copied to `out`; false when none.
-  template <class Pred>
-  bool take_prefer(Key key, Pred pred, Value &out) {
+  // Removes the value find_prefer(key, pred) names, copied to `out`, unless `keep`
+  // holds for it; false when there is none.
+  template <class Pred, class Keep>
+  bool take_prefer(Key key, Pred pred, Value &out, Keep keep) {
     const size_t i = find_slot(key);
     Slot &s = m_slots[i];
     if (s.head < 0) return false;
@@ -55,6 +56,7 @@ class RequestTable {
     while (n >= 0 && !pred(m_pool[n].value)) prev = n, n = m_pool[n].next;
     if (n < 0) prev = -1, n = s.head;
     out = m_pool[n].value;
+    if (keep(out)) return true;
     if (prev < 0)
       s.head = m_pool[n].next;
     else

@@ -542,7 +542,7 @@ RequestState *Runtime::find_completing(MPI_Request handle) {
 
 void Runtime::drop_completing(MPI_Request handle) {
   RequestState gone;
-  m_live_requests.take_prefer(handle, started_here(), gone);
+  m_live_requests.take_prefer(handle, started_here(), gone, [](const RequestState &s) { return s.persistent; });
 }
 
 bool Runtime::claim_request(MPI_Request handle, RequestState &out) {
@@ -550,7 +550,8 @@ bool Runtime::claim_request(MPI_Request handle, RequestState &out) {
   const RequestState *st = find_completing(handle);
   if (!st) return false;
   out = *st;
-  if (!out.persistent) m_live_requests.take_prefer(handle, started_here(), out);
+  if (!out.persistent)
+    m_live_requests.take_prefer(handle, started_here(), out, [](const RequestState &) { return false; });
   return true;
 }
 

@@ -102,7 +102,8 @@ class Runtime {
   RequestState *find_request(MPI_Request handle);
   void drop_request(MPI_Request handle);
   // Completion: the handle's live request, the calling thread's own first (several live
-  // requests may share a handle value: Open MPI's requests completed at once), and its removal.
+  // requests may share a handle value: Open MPI's requests completed at once), and its
+  // removal (persistent ones stay).
   RequestState *find_completing(MPI_Request handle);
   void drop_completing(MPI_Request handle);
   // Before a completion call: the handle's live request, taken out of the table (a
