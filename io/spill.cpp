@@ -362,6 +362,11 @@ SpillContents read_spill(const std::string &path, bool merge_threads) {
 void merge_thread_streams(RankTrace &t) {
   // Thread numbers as read (a damaged file may hold any): dense stream indices.
   auto thread_of = [](int64_t ev) { return ev < 0 ? 0 : static_cast<int32_t>(ev >> kThreadEventShift); };
+  auto on_thread0 = [&](const auto &r) { return thread_of(r.event) == 0; };
+  if (std::all_of(t.events.begin(), t.events.end(), [](const Event &e) { return e.thread == 0; }) &&
+      std::all_of(t.requests.begin(), t.requests.end(), on_thread0) &&
+      std::all_of(t.completions.begin(), t.completions.end(), on_thread0))
+    return;  // one thread: indices are the rank's already
   std::vector<int32_t> ids;
   for (const auto &e : t.events) ids.push_back(e.thread);
   for (const auto &r : t.requests) ids.push_back(thread_of(r.event));
