@@ -189,7 +189,7 @@ def gen_c(fn, params):
     body.append(f"  const int rc = P{name}({call});")
     body.append("  call.exit();")
     if after:
-        body.append(f"  if (rc == MPI_SUCCESS) {{ {after} }}")
+        body.append(f"  if (rc == MPI_SUCCESS) {{ const SharedTables shared; {after} }}")
     body.append("  return rc;")
     body.append("}")
     return "\n".join(body)
@@ -312,7 +312,7 @@ def gen_fortran(fn, params):
     out.append("  call.exit();")
     out += ["  " + l for l in post]
     if after:
-        out.append(f"  if (*ierr == MPI_SUCCESS) {{ {after} }}")
+        out.append(f"  if (*ierr == MPI_SUCCESS) {{ const SharedTables shared; {after} }}")
     out.append("}")
     for alias in (lower + "__", lower, name.upper()):
         out.append(f'extern "C" PERFSIFT_EXPORT void {alias}({fparams}) __attribute__((alias("{lower}_")));')

@@ -32,8 +32,9 @@ namespace {
 // needs both. The handler only writes the signal number to a pipe (async-signal-safe),
 // waits for the watcher's acknowledgement, then lets the signal take its course: the
 // previous handler (Open MPI's stack trace, the program's own) or the default action.
-// The traced thread is the one that is stopped meanwhile: a termination signal that
-// lands on another thread is passed to it, so the flush never races its recording.
+// The thread that initialised MPI is the one stopped meanwhile: a termination signal
+// that lands on another thread is passed to it. Other threads may go on recording: the
+// flush copies their records out (Runtime::emergency_flush).
 int g_request_pipe[2] = {-1, -1};
 int g_ack_pipe[2] = {-1, -1};
 pthread_t g_traced_thread;
@@ -119,8 +120,7 @@ void install_crash_handlers() {
 }
 
 void after_init(int64_t t0, Op op, void *site) {
-  t_in_call = false;  // this thread is now the traced one
-  runtime().start(t0, op, site);
+  runtime().start(t0, op, site);  // this thread becomes thread 0
   if (runtime().active()) install_crash_handlers();
 }
 
@@ -152,7 +152,7 @@ extern "C" PERFSIFT_EXPORT int MPI_Finalize(void) {
 // Levels: 1 begin region NAME, -1 end it; 2 begin step of NAME, -2 end it. Other
 // levels carry no name (the MPI standard leaves them to tools) and are passed on.
 extern "C" PERFSIFT_EXPORT int MPI_Pcontrol(const int level, ...) {
-  if (!t_in_call && runtime().active() && (level == 1 || level == -1 || level == 2 || level == -2)) {
+  if (!t_in_call && on_thread0() && runtime().active() && (level == 1 || level == -1 || level == 2 || level == -2)) {
     va_list ap;
     va_start(ap, level);
     const char *name = va_arg(ap, const char *);
@@ -168,16 +168,16 @@ extern "C" PERFSIFT_EXPORT int MPI_Pcontrol(const int level, ...) {
 // ---------------------------------------------------------------- region API
 
 extern "C" PERFSIFT_EXPORT void perfsift_region_begin(const char *name) {
-  if (!t_in_call) runtime().region_begin(name, false);
+  if (!t_in_call && on_thread0()) runtime().region_begin(name, false);
 }
 extern "C" PERFSIFT_EXPORT void perfsift_region_end(const char *name) {
-  if (!t_in_call) runtime().region_end(name, false);
+  if (!t_in_call && on_thread0()) runtime().region_end(name, false);
 }
 extern "C" PERFSIFT_EXPORT void perfsift_step_begin(const char *region) {
-  if (!t_in_call) runtime().region_begin(region, true);
+  if (!t_in_call && on_thread0()) runtime().region_begin(region, true);
 }
 extern "C" PERFSIFT_EXPORT void perfsift_step_end(const char *region) {
-  if (!t_in_call) runtime().region_end(region, true);
+  if (!t_in_call && on_thread0()) runtime().region_end(region, true);
 }
 
 // ---------------------------------------------------------------- Fortran
@@ -246,13 +246,13 @@ const std::string &function_region(void *fn) {
 }  // namespace
 
 extern "C" PERFSIFT_EXPORT __attribute__((no_instrument_function)) void __cyg_profile_func_enter(void *fn, void *) {
-  if (t_in_call || !runtime().active() || !runtime().config().function_regions) return;
+  if (t_in_call || !on_thread0() || !runtime().active() || !runtime().config().function_regions) return;
   const std::string &name = function_region(fn);
   if (!name.empty()) runtime().region_begin(name.c_str(), false);
 }
 
 extern "C" PERFSIFT_EXPORT __attribute__((no_instrument_function)) void __cyg_profile_func_exit(void *fn, void *) {
-  if (t_in_call || !runtime().active() || !runtime().config().function_regions) return;
+  if (t_in_call || !on_thread0() || !runtime().active() || !runtime().config().function_regions) return;
   const std::string &name = function_region(fn);
   if (!name.empty()) runtime().region_end(name.c_str(), false);
 }

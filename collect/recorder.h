@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "io/trace_model.h"
@@ -23,14 +24,34 @@ using io::Event;
 // ---------------------------------------------------------------- state the hot path reads
 extern bool g_tracing;         // between our MPI_Init and MPI_Finalize, config valid
 extern uint32_t g_group_mask;  // bit per Group
-// Inside a traced MPI call, or not the traced thread. initial-exec: a preloaded library
-// may use static TLS, and it spares the hot path a __tls_get_addr call.
+// Inside a traced MPI call (on this thread): nested calls are not traced. initial-exec:
+// a preloaded library may use static TLS, and it spares the hot path a __tls_get_addr call.
 extern thread_local bool t_in_call __attribute__((tls_model("initial-exec")));
+// MPI_THREAD_MULTIPLE: calls on several threads may overlap, and the recorders that
+// update the rank's shared tables (requests, communicators, messages) take this mutex.
+extern bool g_shared_lock;
+extern std::mutex g_shared_mutex;
+
+// Held while a recorder runs (generated wrappers); a no-op below MPI_THREAD_MULTIPLE.
+class SharedTables {
+ public:
+  SharedTables() : m_locked(g_shared_lock) {
+    if (m_locked) g_shared_mutex.lock();
+  }
+  ~SharedTables() {
+    if (m_locked) g_shared_mutex.unlock();
+  }
+  SharedTables(const SharedTables &) = delete;
+  SharedTables &operator=(const SharedTables &) = delete;
+
+ private:
+  bool m_locked;
+};
 
 inline bool tracing(Group g) { return g_tracing && !t_in_call && (g_group_mask >> static_cast<unsigned>(g) & 1u); }
 
 // One traced call: stamps entry on construction, exit on exit(), commits on destruction.
-// The event is written in place, in the next free slot of the rank's buffer.
+// The event is written in place, in the next free slot of the calling thread's buffer.
 struct Call {
   Event &ev;
   Call(Op op, void *site);
@@ -39,18 +60,46 @@ struct Call {
 };
 
 // ---------------------------------------------------------------- request bookkeeping
-// Handles captured before a completion call (which overwrites them with MPI_REQUEST_NULL).
+struct RequestState {
+  int64_t id = -1;
+  int32_t peer = -1, tag = -1, comm = -1, kind = 0;
+  int64_t bytes = 0;
+  bool persistent = false;
+  int32_t thread = 0;  // the thread that started it
+};
+
+// Handles captured before a completion call (which overwrites them with
+// MPI_REQUEST_NULL), each with the live request it names, claimed from the rank's table
+// before the call: once the call frees a request, MPI may hand its handle value to a
+// request another thread starts, which must not be taken for this one. The claims no
+// completion took go back to the table when the call is done. Below
+// MPI_THREAD_MULTIPLE calls cannot overlap: the table is read when the call is done, as
+// it ever was (no claims: a failed MPI_Test costs nothing).
 class Pending {
  public:
   Pending(int count, const MPI_Request *requests);
+  ~Pending();
+  Pending(const Pending &) = delete;
+  Pending &operator=(const Pending &) = delete;
   int count() const { return m_count; }
   MPI_Request operator[](int i) const { return m_data[i]; }
+  // The request handle i named, or null (not started by a traced call).
+  const RequestState *request(int i) const;
+  void completed(int i);  // handle i's request is done: out of the table (unless persistent)
 
  private:
+  struct Claim {
+    RequestState st;
+    bool has = false, taken = false;
+  };
   int m_count;
+  bool m_claimed;
   MPI_Request m_small[8];
+  alignas(Claim) unsigned char m_small_claims[8 * sizeof(Claim)];  // constructed only when claiming
   std::vector<MPI_Request> m_large;
+  std::vector<Claim> m_large_claims;
   const MPI_Request *m_data;
+  Claim *m_claims = nullptr;
 };
 
 // A status array the wrapper can always write: the user's, or ours when ignored.
@@ -82,12 +131,12 @@ void on_imrecv(Event &ev, int count, MPI_Datatype type, MPI_Message matched, MPI
 void on_probe(Event &ev, int source, int tag, MPI_Comm comm, int found, const MPI_Status *status);
 void on_mprobe(Event &ev, int source, int tag, MPI_Comm comm, int found, const MPI_Status *status, MPI_Message message);
 void on_nothing_completed(Event &ev);
-void on_completed(Event &ev, const Pending &pending, int index, const MPI_Status *status);
-void on_completed_all(Event &ev, const Pending &pending, const MPI_Status *statuses);
-void on_completed_index(Event &ev, const Pending &pending, int index, const MPI_Status *status);
-void on_completed_some(Event &ev, const Pending &pending, int outcount, const int *indices, const MPI_Status *statuses);
-void on_request_free(Event &ev, const Pending &pending);
-void on_cancel(Event &ev, const Pending &pending);
+void on_completed(Event &ev, Pending &pending, int index, const MPI_Status *status);
+void on_completed_all(Event &ev, Pending &pending, const MPI_Status *statuses);
+void on_completed_index(Event &ev, Pending &pending, int index, const MPI_Status *status);
+void on_completed_some(Event &ev, Pending &pending, int outcount, const int *indices, const MPI_Status *statuses);
+void on_request_free(Event &ev, Pending &pending);
+void on_cancel(Event &ev, Pending &pending);
 void on_coll(Event &ev, MPI_Comm comm, int root, int64_t sent, int64_t recv);
 void on_icoll(Event &ev, MPI_Comm comm, int root, int64_t sent, int64_t recv, MPI_Request request);
 void on_comm_new(Event &ev, MPI_Comm parent, MPI_Comm created);

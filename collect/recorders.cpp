@@ -1,5 +1,7 @@
 // The recorders behind each wrapper template: translate MPI arguments into event
 // fields (world ranks, communicator indices, bytes, request linkage).
+#include <new>
+
 #include "recorder.h"
 #include "runtime.h"
 
@@ -171,11 +173,14 @@ void start_request(Event &ev, MPI_Request request, int32_t kind, int64_t bytes, 
   ev.request = rt.new_request(request, st, rt.next_event_index());
 }
 
-// A request reached completion inside this event.
-void complete_one(Event &ev, MPI_Request handle, const MPI_Status *status) {
+// The request `p` claimed for handle i reached completion inside this event.
+void complete_one(Event &ev, Pending &p, int i, const MPI_Status *status) {
   Runtime &rt = runtime();
-  RequestState *st = rt.find_request(handle);
-  if (!st) return;  // created before tracing started, or not by a traced call
+  const RequestState *found = p.request(i);
+  if (!found) return;  // created before tracing started, or not by a traced call
+  const RequestState state = *found;
+  const RequestState *st = &state;
+  p.completed(i);
   CompletionRecord c;
   c.event = rt.next_event_index();
   c.request = st->id;
@@ -194,7 +199,6 @@ void complete_one(Event &ev, MPI_Request handle, const MPI_Status *status) {
   }
   if (ev.request < 0) ev.request = st->id;
   rt.add_completion(c);
-  if (!st->persistent) rt.drop_request(handle);
 }
 
 }  // namespace
@@ -321,7 +325,7 @@ void on_probe(Event &ev, int source, int tag, MPI_Comm comm, int found, const MP
 
 // ---------------------------------------------------------------- completion
 
-Pending::Pending(int count, const MPI_Request *requests) : m_count(count > 0 ? count : 0) {
+Pending::Pending(int count, const MPI_Request *requests) : m_count(count > 0 ? count : 0), m_claimed(g_shared_lock) {
   if (m_count <= 8) {
     for (int i = 0; i < m_count; ++i) m_small[i] = requests[i];
     m_data = m_small;
@@ -329,17 +333,53 @@ Pending::Pending(int count, const MPI_Request *requests) : m_count(count > 0 ? c
     m_large.assign(requests, requests + m_count);
     m_data = m_large.data();
   }
+  if (!m_claimed) return;
+  if (m_count <= 8) {
+    m_claims = reinterpret_cast<Claim *>(m_small_claims);
+    for (int i = 0; i < m_count; ++i) new (&m_claims[i]) Claim{};
+  } else {
+    m_large_claims.resize(static_cast<size_t>(m_count));
+    m_claims = m_large_claims.data();
+  }
+  const SharedTables shared;
+  Runtime &rt = runtime();
+  for (int i = 0; i < m_count; ++i) m_claims[i].has = rt.claim_request(m_data[i], m_claims[i].st);
 }
 
-void on_completed(Event &ev, const Pending &p, int index, const MPI_Status *status) {
-  if (index >= 0 && index < p.count()) complete_one(ev, p[index], status);
+const RequestState *Pending::request(int i) const {
+  if (!m_claimed) return runtime().find_completing(m_data[i]);
+  return m_claims[i].has ? &m_claims[i].st : nullptr;
 }
 
-void on_completed_all(Event &ev, const Pending &p, const MPI_Status *statuses) {
-  for (int i = 0; i < p.count(); ++i) complete_one(ev, p[i], statuses ? &statuses[i] : nullptr);
+void Pending::completed(int i) {
+  if (m_claimed) {
+    m_claims[i].taken = true;
+  } else {
+    runtime().drop_completing(m_data[i]);
+  }
 }
 
-void on_completed_index(Event &ev, const Pending &p, int index, const MPI_Status *status) {
+Pending::~Pending() {
+  if (!m_claimed) return;
+  bool left = false;
+  for (int i = 0; i < m_count; ++i) left |= m_claims[i].has && !m_claims[i].taken && !m_claims[i].st.persistent;
+  if (!left) return;
+  const SharedTables shared;
+  Runtime &rt = runtime();
+  for (int i = m_count - 1; i >= 0; --i)  // back in their order, first in line
+    if (m_claims[i].has && !m_claims[i].taken && !m_claims[i].st.persistent)
+      rt.return_request(m_data[i], m_claims[i].st);
+}
+
+void on_completed(Event &ev, Pending &p, int index, const MPI_Status *status) {
+  if (index >= 0 && index < p.count()) complete_one(ev, p, index, status);
+}
+
+void on_completed_all(Event &ev, Pending &p, const MPI_Status *statuses) {
+  for (int i = 0; i < p.count(); ++i) complete_one(ev, p, i, statuses ? &statuses[i] : nullptr);
+}
+
+void on_completed_index(Event &ev, Pending &p, int index, const MPI_Status *status) {
   if (index == MPI_UNDEFINED) {
     ev.flags |= io::kNoMatch;
     return;
@@ -347,7 +387,7 @@ void on_completed_index(Event &ev, const Pending &p, int index, const MPI_Status
   on_completed(ev, p, index, status);
 }
 
-void on_completed_some(Event &ev, const Pending &p, int outcount, const int *indices, const MPI_Status *statuses) {
+void on_completed_some(Event &ev, Pending &p, int outcount, const int *indices, const MPI_Status *statuses) {
   if (outcount == MPI_UNDEFINED || outcount == 0) {
     ev.flags |= io::kNoMatch;
     return;
@@ -355,16 +395,17 @@ void on_completed_some(Event &ev, const Pending &p, int outcount, const int *ind
   for (int i = 0; i < outcount; ++i) on_completed(ev, p, indices[i], statuses ? &statuses[i] : nullptr);
 }
 
-void on_request_free(Event &ev, const Pending &p) {
-  if (p.count() > 0) {
-    if (RequestState *st = runtime().find_request(p[0])) ev.request = st->id;
-    runtime().drop_request(p[0]);
-  }
+void on_request_free(Event &ev, Pending &p) {
+  const RequestState *st = p.count() > 0 ? p.request(0) : nullptr;
+  if (!st) return;
+  ev.request = st->id;
+  const bool persistent = st->persistent;
+  p.completed(0);
+  if (persistent) runtime().drop_request(p[0]);  // freed: completion leaves persistent ones in the table
 }
 
-void on_cancel(Event &ev, const Pending &p) {
-  if (p.count() > 0)
-    if (RequestState *st = runtime().find_request(p[0])) ev.request = st->id;
+void on_cancel(Event &ev, Pending &p) {
+  if (p.count() > 0 && p.request(0)) ev.request = p.request(0)->id;  // still to be completed: returned
 }
 
 // ---------------------------------------------------------------- collectives

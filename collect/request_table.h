@@ -34,6 +34,56 @@ class RequestTable {
     }
   }
 
+  // The first value under `key` for which `pred` holds, else the first one; null when
+  // none. (Threads: a handle value several live requests share is the calling thread's
+  // own request first.)
+  template <class Pred>
+  Value *find_prefer(Key key, Pred pred) {
+    const Slot &s = m_slots[find_slot(key)];
+    if (s.head < 0) return nullptr;
+    for (int32_t n = s.head; n >= 0; n = m_pool[n].next)
+      if (pred(m_pool[n].value)) return &m_pool[n].value;
+    return &m_pool[s.head].value;
+  }
+  // Removes the value find_prefer(key, pred) names, copied to `out`, unless `keep`
+  // holds for it; false when there is none.
+  template <class Pred, class Keep>
+  bool take_prefer(Key key, Pred pred, Value &out, Keep keep) {
+    const size_t i = find_slot(key);
+    Slot &s = m_slots[i];
+    if (s.head < 0) return false;
+    int32_t prev = -1, n = s.head;
+    while (n >= 0 && !pred(m_pool[n].value)) prev = n, n = m_pool[n].next;
+    if (n < 0) prev = -1, n = s.head;
+    out = m_pool[n].value;
+    if (keep(out)) return true;
+    if (prev < 0)
+      s.head = m_pool[n].next;
+    else
+      m_pool[prev].next = m_pool[n].next;
+    if (s.tail == n) s.tail = prev;
+    m_pool[n].next = m_free;
+    m_free = n;
+    if (s.head < 0) erase_slot(i);
+    return true;
+  }
+
+  // Puts `v` first in line under `key` (a claimed value returned).
+  void push_front(Key key, const Value &v) {
+    if ((m_used + 1) * 4 > m_slots.size() * 3) grow();
+    const size_t i = find_slot(key);
+    const int32_t n = new_node(v);
+    Slot &s = m_slots[i];
+    if (s.head < 0) {
+      s.key = key;
+      s.head = s.tail = n;
+      ++m_used;
+    } else {
+      m_pool[n].next = s.head;
+      s.head = n;
+    }
+  }
+
   Value *front(Key key) {
     Slot &s = m_slots[find_slot(key)];
     return s.head < 0 ? nullptr : &m_pool[s.head].value;

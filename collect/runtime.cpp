@@ -27,9 +27,17 @@ namespace perfsift::collect {
 
 bool g_tracing = false;
 uint32_t g_group_mask = ~0u;
-// True on every thread but the one that initialised MPI, and on that one inside a
-// traced call: one flag keeps other threads and nested calls out of the trace.
-thread_local bool t_in_call __attribute__((tls_model("initial-exec"))) = true;
+bool g_shared_lock = false;
+std::mutex g_shared_mutex;
+// Inside a traced call: keeps nested calls out of the trace.
+thread_local bool t_in_call __attribute__((tls_model("initial-exec"))) = false;
+thread_local ThreadState *t_thread __attribute__((tls_model("initial-exec"))) = nullptr;
+
+namespace {
+// A thread that could not be given buffers records into this slot and drops it.
+ThreadState g_untraced;
+thread_local Event t_discard;
+}  // namespace
 
 namespace {
 
@@ -130,33 +138,80 @@ Call::~Call() {
 }
 
 Event &Runtime::open_slot() {
-  Event &ev = *m_events.end();  // a slot is always free: a full buffer spills at once
+  ThreadState *ts = t_thread;
+  if (__builtin_expect(ts == nullptr, 0)) ts = register_thread();
+  if (__builtin_expect(ts->index < 0, 0)) return t_discard = Event{};
+  Event &ev = *ts->events.end();  // a slot is always free: a full buffer spills at once
   ev = Event{};
-  m_in_flight = &ev;
+  ev.thread = ts->index;
+  __atomic_store_n(&ts->in_flight, &ev, __ATOMIC_RELEASE);
   return ev;
 }
 
 void Runtime::commit_slot() {
-  m_in_flight = nullptr;
-  Event &ev = *m_events.end();
-  account(ev);
-  m_events.commit_one();
-  if (m_events.full() || ev.t_exit >= m_spill_due) spill_buffers();
+  ThreadState &ts = *t_thread;
+  if (ts.index < 0) return;
+  __atomic_store_n(&ts.in_flight, nullptr, __ATOMIC_RELEASE);
+  Event &ev = *ts.events.end();
+  account(ts, ev);
+  ts.events.commit_one();
+  if (ts.events.full() || ev.t_exit >= ts.spill_due) spill_buffers(ts);
 }
 
-void Runtime::account(Event &ev) {
-  ev.region = m_stack.empty() ? 0 : m_stack.back().region;
-  ev.step = static_cast<int32_t>(current_step());
-  m_cum[io::kMpiTime] += ev.t_exit - ev.t_enter;
-  m_cum[io::kMpiBytesSent] += ev.bytes - ev.bytes_recv;
-  m_cum[io::kMpiBytesRecv] += ev.bytes_recv;
+void Runtime::account(ThreadState &ts, Event &ev) {
+  if (ts.index == 0) {
+    ev.region = m_stack.empty() ? 0 : m_stack.back().region;
+    ev.step = static_cast<int32_t>(current_step());
+  } else {
+    ev.region = m_main_region.load(std::memory_order_relaxed);
+    ev.step = m_main_step.load(std::memory_order_relaxed);
+  }
+  int64_t *cum = ts.index == 0 ? m_cum : ts.cum;
+  cum[io::kMpiTime] += ev.t_exit - ev.t_enter;
+  cum[io::kMpiBytesSent] += ev.bytes - ev.bytes_recv;
+  cum[io::kMpiBytesRecv] += ev.bytes_recv;
+}
+
+void Runtime::publish_region() {
+  m_main_region.store(m_stack.empty() ? 0 : m_stack.back().region, std::memory_order_relaxed);
+  m_main_step.store(static_cast<int32_t>(current_step()), std::memory_order_relaxed);
 }
 
 void Runtime::commit(Event &ev) {
   if (!m_active) return;
-  account(ev);
-  m_events.push_back(ev);
-  if (m_events.full() || ev.t_exit >= m_spill_due) spill_buffers();
+  ThreadState &ts = *m_threads[0];
+  account(ts, ev);
+  ts.events.push_back(ev);
+  if (ts.events.full() || ev.t_exit >= ts.spill_due) spill_buffers(ts);
+}
+
+// A thread's first traced call: its buffers, mapped but not populated (pages arrive as
+// they are used; populating every thread's buffer up front would cost buffer_mb each).
+ThreadState *Runtime::register_thread() {
+  const std::lock_guard<std::mutex> lock(m_register_mutex);
+  const int n = m_nthreads.load(std::memory_order_relaxed);
+  ThreadState *ts = n < kMaxThreads ? new (std::nothrow) ThreadState : nullptr;
+  if (ts && !allocate_thread(*ts, false)) {
+    delete ts;
+    ts = nullptr;
+  }
+  if (!ts) {
+    ++m_untraced_threads;
+    t_thread = &g_untraced;
+    return &g_untraced;
+  }
+  ts->index = n;
+  m_threads[n] = ts;
+  m_nthreads.store(n + 1, std::memory_order_release);
+  t_thread = ts;
+  return ts;
+}
+
+// Requests and completions: as many slots as events (a call adds at most one of each on
+// average), reserved but not populated: most programs use a fraction.
+bool Runtime::allocate_thread(ThreadState &ts, bool populate) {
+  return ts.events.allocate(m_capacity, populate) && ts.requests.allocate(m_capacity, false) &&
+         ts.completions.allocate(m_capacity, false);
 }
 
 // ---------------------------------------------------------------- start
@@ -179,6 +234,9 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   setup_papi();
   register_comm(MPI_COMM_WORLD);
   register_comm(MPI_COMM_SELF);
+  int level = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&level);
+  g_shared_lock = level == MPI_THREAD_MULTIPLE;
   open_root_region(t_before_init);
   begin_tracing(t_before_init, init_op, site);
 }
@@ -241,16 +299,20 @@ void Runtime::record_run_facts(int64_t t_before_init) {
   m_run.hostname_list = host_names(m_private, m_nranks);
 }
 
-// The event buffers and the spill file; false (tracing off) when memory cannot be mapped.
+// Thread 0's buffers (populated: see pod_buffer.h) and the spill file; false (tracing
+// off) when memory cannot be mapped.
 bool Runtime::allocate_buffers() {
   m_capacity = std::max<size_t>(1024, static_cast<size_t>(m_cfg.buffer_mb) * 1024 * 1024 / sizeof(Event));
-  // Requests and completions: as many slots as events (a call adds at most one of each
-  // on average), reserved but not populated: most programs use a fraction.
-  if (!m_events.allocate(m_capacity, true) || !m_requests.allocate(m_capacity, false) ||
-      !m_completions.allocate(m_capacity, false)) {
+  auto *ts = new ThreadState;
+  if (!allocate_thread(*ts, true)) {
+    delete ts;
     warn("cannot map " + std::to_string(m_cfg.buffer_mb) + " MiB of event buffers; tracing is off (lower buffer_mb)");
     return false;
   }
+  ts->index = 0;
+  m_threads[0] = ts;
+  m_nthreads.store(1, std::memory_order_release);
+  t_thread = ts;
   std::string err;
   if (!m_spill.open(m_cfg.spill_dir, io::make_spill_header(m_rank, m_nranks, m_start_ns), &err))
     warn(err + "; events beyond the buffer will be counted as lost");
@@ -267,6 +329,7 @@ void Runtime::open_root_region(int64_t t_before_init) {
   std::copy(std::begin(m_cum), std::end(m_cum), f.cum0);
   read_papi(f.papi0);
   m_stack.push_back(f);
+  publish_region();
 }
 
 void Runtime::begin_tracing(int64_t t_before_init, Op init_op, void *site) {
@@ -412,6 +475,7 @@ int32_t Runtime::world_rank(int32_t idx, int peer, bool remote) {
 int64_t Runtime::new_request(MPI_Request handle, const RequestState &s, int64_t event_index) {
   RequestState st = s;
   st.id = m_next_request++;
+  st.thread = t_thread ? t_thread->index : 0;
   // A persistent request's next activation replaces its state; others queue.
   m_live_requests.push(handle, st, [](const RequestState &s) { return s.persistent; });
   io::RequestRecord r;
@@ -422,8 +486,11 @@ int64_t Runtime::new_request(MPI_Request handle, const RequestState &s, int64_t 
   r.comm = st.comm;
   r.kind = st.kind;
   r.bytes = st.bytes;
-  m_requests.push_back(r);
-  if (m_requests.full()) buffer_full(m_requests);
+  ThreadState &ts = *t_thread;
+  if (ts.index >= 0) {
+    ts.requests.push_back(r);
+    if (ts.requests.full()) buffer_full(ts, ts.requests);
+  }
   return st.id;
 }
 
@@ -431,10 +498,37 @@ RequestState *Runtime::find_request(MPI_Request handle) { return m_live_requests
 
 void Runtime::drop_request(MPI_Request handle) { m_live_requests.pop(handle); }
 
+namespace {
+struct StartedHere {
+  int32_t thread;
+  bool operator()(const RequestState &s) const { return s.thread == thread; }
+};
+StartedHere started_here() { return {t_thread ? t_thread->index : 0}; }
+}  // namespace
+
+RequestState *Runtime::find_completing(MPI_Request handle) {
+  return m_live_requests.find_prefer(handle, started_here());
+}
+
+void Runtime::drop_completing(MPI_Request handle) {
+  RequestState gone;
+  m_live_requests.take_prefer(handle, started_here(), gone, [](const RequestState &s) { return s.persistent; });
+}
+
+bool Runtime::claim_request(MPI_Request handle, RequestState &out) {
+  if (handle == MPI_REQUEST_NULL) return false;
+  const RequestState *st = find_completing(handle);
+  if (!st) return false;
+  out = *st;
+  if (!out.persistent)
+    m_live_requests.take_prefer(handle, started_here(), out, [](const RequestState &) { return false; });
+  return true;
+}
+
 // ---------------------------------------------------------------- regions
 
 void Runtime::region_begin(const char *name, bool step) {
-  if (!m_active || !name) return;
+  if (!m_active || !name || t_thread != m_threads[0]) return;  // regions: thread 0's only
   const int32_t parent = m_stack.empty() ? 0 : m_stack.back().region;
   int32_t id = -1;
   for (const auto &[n, c] : m_regions[parent].children)
@@ -454,6 +548,7 @@ void Runtime::region_begin(const char *name, bool step) {
   if (step) f.step = m_regions[id].steps++;
   read_papi(f.papi0);
   m_stack.push_back(std::move(f));
+  publish_region();
 }
 
 // Adds the open top frame's deltas to its region; pops it unless `keep_on_stack`.
@@ -476,10 +571,14 @@ void Runtime::close_frame(bool keep_on_stack) {
   }
   // Every user region's execution (step or not): the replay locates computation by them.
   if (f.region != 0) m_steps.push_back({f.region, f.step, f.t0, t1});
-  if (!keep_on_stack) m_stack.pop_back();
+  if (!keep_on_stack) {
+    m_stack.pop_back();
+    publish_region();
+  }
 }
 
 void Runtime::region_end(const char *name, bool) {
+  if (m_active && t_thread != m_threads[0]) return;  // regions: thread 0's only
   if (!m_active || !name || m_stack.size() <= 1) {
     if (m_active) ++m_region_mismatches;
     return;
@@ -499,51 +598,59 @@ void Runtime::region_end(const char *name, bool) {
 
 // Events and steps hold return addresses and clock ticks while in memory; call-site ids
 // and nanoseconds once they leave it. Each record is converted once (records kept in
-// memory after a failed spill are already converted).
-void Runtime::prepare_for_disk() {
-  resolve_sites(m_events.span().subspan(m_prepared_events));
+// memory after a failed spill are already converted). Steps are thread 0's.
+void Runtime::prepare_for_disk(ThreadState &ts) {
+  resolve_sites(ts.events.span().subspan(ts.prepared_events));
   clock_refresh();
-  for (auto &e : m_events.span().subspan(m_prepared_events)) {
+  for (auto &e : ts.events.span().subspan(ts.prepared_events)) {
     e.t_enter = ticks_to_ns(e.t_enter);
     e.t_exit = ticks_to_ns(e.t_exit);
   }
+  ts.prepared_events = ts.events.size();
+  if (ts.index != 0) return;
   for (size_t i = m_prepared_steps; i < m_steps.size(); ++i) {
     m_steps[i].t_begin = ticks_to_ns(m_steps[i].t_begin);
     m_steps[i].t_end = ticks_to_ns(m_steps[i].t_end);
   }
-  m_prepared_events = m_events.size();
   m_prepared_steps = m_steps.size();
 }
 
-void Runtime::spill_buffers() {
+void Runtime::spill_buffers(ThreadState &ts) {
   const std::lock_guard<std::mutex> lock(m_spill_mutex);
-  spill_locked();
+  spill_locked(ts);
 }
 
-// The records the watcher has not written yet go to the file; then the buffers are empty.
-void Runtime::spill_locked() {
+// The records of `ts` the watcher has not written yet go to the file; then its buffers
+// are empty. Thread 0 takes the steps along.
+void Runtime::spill_locked(ThreadState &ts) {
+  if (m_emergency) return;                // the crash flush closed the file; the rank is going
   const io::FileSizeSignalIgnored guard;  // past `ulimit -f`: an error, not a dead rank
-  prepare_for_disk();
-  m_spill_due = INT64_MAX;
-  const bool ok =
-      m_spill.is_open() &&
-      m_spill.write_records(m_events.span().subspan(m_written_events), m_requests.span().subspan(m_written_requests),
-                            m_completions.span().subspan(m_written_completions), m_steps);
+  prepare_for_disk(ts);
+  ts.spill_due = INT64_MAX;
+  const bool main = ts.index == 0;
+  const bool ok = m_spill.is_open() &&
+                  m_spill.write_records(
+                      ts.events.span().subspan(ts.written_events), ts.requests.span().subspan(ts.written_requests),
+                      ts.completions.span().subspan(ts.written_completions),
+                      main ? std::span<const io::StepRecord>(m_steps) : std::span<const io::StepRecord>());
   if (ok) {
-    m_spilled_events += static_cast<int64_t>(m_events.size());
-    m_events.clear();
-    m_requests.clear();
-    m_completions.clear();
-    m_steps.clear();
-    m_written_events = m_written_requests = m_written_completions = 0;
-    m_prepared_events = m_prepared_steps = 0;
+    ts.spilled_events += static_cast<int64_t>(ts.events.size());
+    ts.events.clear();
+    ts.requests.clear();
+    ts.completions.clear();
+    ts.written_events = ts.written_requests = ts.written_completions = 0;
+    ts.prepared_events = 0;
+    if (main) {
+      m_steps.clear();
+      m_prepared_steps = 0;
+    }
   } else {
     // No spill file (or it stopped taking data: disk full; a torn chunk ends it for
     // good): keep growing rather than drop; count so the report can say so.
     m_spill.close();
     ++m_spill_failures;
-    if ((m_events.full() && !m_events.grow()) || (m_requests.full() && !m_requests.grow()) ||
-        (m_completions.full() && !m_completions.grow())) {
+    if ((ts.events.full() && !ts.events.grow()) || (ts.requests.full() && !ts.requests.grow()) ||
+        (ts.completions.full() && !ts.completions.grow())) {
       warn("out of memory for events and no spill file; tracing stops here");
       m_active = false;
       g_tracing = false;
@@ -594,39 +701,51 @@ void Runtime::resolve_sites(std::span<Event> events) {
   }
 }
 
-// The watcher, once a second (see runtime.h). It holds the spill lock; the traced
-// thread only appends records meanwhile, and those below size_acquire() are whole.
+// The watcher, once a second (see runtime.h). It holds the spill lock; the recording
+// threads only append records meanwhile, and those below size_acquire() are whole.
 void Runtime::idle_flush() {
   std::unique_lock<std::mutex> lock(m_spill_mutex, std::try_to_lock);
-  if (!lock || !m_active || m_finished || m_checkpointing || m_idle_off || !m_spill.is_open() || m_prepared_events)
-    return;
-  const size_t ne = m_events.size_acquire(), nr = m_requests.size_acquire(), nc = m_completions.size_acquire();
-  if (ne == m_written_events && nr == m_written_requests && nc == m_written_completions) return;
-  std::vector<Event> events(m_events.data() + m_written_events, m_events.data() + ne);
-  resolve_sites(events);
-  for (auto &e : events) {
-    e.t_enter = ticks_to_ns(e.t_enter);
-    e.t_exit = ticks_to_ns(e.t_exit);
-  }
-  const io::FileSizeSignalIgnored guard;
-  if (m_spill.write_records(events, {m_requests.data() + m_written_requests, nr - m_written_requests},
-                            {m_completions.data() + m_written_completions, nc - m_written_completions}, {})) {
-    m_written_events = ne;
-    m_written_requests = nr;
-    m_written_completions = nc;
-  } else {
-    m_spill.close();  // a torn chunk ends the file; the traced thread keeps its records in memory
-    ++m_spill_failures;
+  if (!lock || !m_active || m_finished || m_checkpointing || m_idle_off || m_emergency || !m_spill.is_open()) return;
+  const int n = thread_count();
+  for (int k = 0; k < n && m_spill.is_open(); ++k) {
+    ThreadState &ts = *m_threads[k];
+    if (ts.prepared_events) continue;  // after a failed spill: the file is closed anyway
+    const size_t ne = ts.events.size_acquire(), nr = ts.requests.size_acquire(), nc = ts.completions.size_acquire();
+    if (ne == ts.written_events && nr == ts.written_requests && nc == ts.written_completions) continue;
+    std::vector<Event> events(ts.events.data() + ts.written_events, ts.events.data() + ne);
+    resolve_sites(events);
+    for (auto &e : events) {
+      e.t_enter = ticks_to_ns(e.t_enter);
+      e.t_exit = ticks_to_ns(e.t_exit);
+    }
+    const io::FileSizeSignalIgnored guard;
+    if (m_spill.write_records(events, {ts.requests.data() + ts.written_requests, nr - ts.written_requests},
+                              {ts.completions.data() + ts.written_completions, nc - ts.written_completions}, {})) {
+      ts.written_events = ne;
+      ts.written_requests = nr;
+      ts.written_completions = nc;
+    } else {
+      m_spill.close();  // a torn chunk ends the file; the threads keep their records in memory
+      ++m_spill_failures;
+    }
   }
 }
 
+// The whole rank: what the spill file holds, then every thread's records still in
+// memory, merged into one stream (io::merge_thread_streams).
 io::RankTrace Runtime::build_trace() {
   io::SpillState st = snapshot_state(true);
   io::RankTrace t = std::move(st.profile_part);
-  if (m_spilled_events > 0 || m_written_events > 0 || m_written_requests > 0 || m_written_completions > 0) {
+  const int n = thread_count();
+  bool spilled = false;
+  for (int k = 0; k < n; ++k) {
+    const ThreadState &ts = *m_threads[k];
+    spilled |= ts.spilled_events > 0 || ts.written_events > 0 || ts.written_requests > 0 || ts.written_completions > 0;
+  }
+  if (spilled) {
     m_spill.close();
     try {
-      io::SpillContents back = io::read_spill(m_spill.path());
+      io::SpillContents back = io::read_spill(m_spill.path(), false);
       t.events = std::move(back.trace.events);
       t.requests = std::move(back.trace.requests);
       t.completions = std::move(back.trace.completions);
@@ -635,12 +754,16 @@ io::RankTrace Runtime::build_trace() {
       warn(std::string("reading back spilled events failed: ") + e.what());
     }
   }
-  prepare_for_disk();
-  t.events.insert(t.events.end(), m_events.begin() + m_written_events, m_events.end());
-  t.requests.insert(t.requests.end(), m_requests.begin() + m_written_requests, m_requests.end());
-  t.completions.insert(t.completions.end(), m_completions.begin() + m_written_completions, m_completions.end());
+  for (int k = 0; k < n; ++k) {
+    ThreadState &ts = *m_threads[k];
+    prepare_for_disk(ts);
+    t.events.insert(t.events.end(), ts.events.begin() + ts.written_events, ts.events.end());
+    t.requests.insert(t.requests.end(), ts.requests.begin() + ts.written_requests, ts.requests.end());
+    t.completions.insert(t.completions.end(), ts.completions.begin() + ts.written_completions, ts.completions.end());
+  }
   t.steps.insert(t.steps.end(), m_steps.begin(), m_steps.end());
   t.callsites = m_sites;
+  io::merge_thread_streams(t);
   return t;
 }
 
@@ -673,6 +796,10 @@ void Runtime::close_tracing(void *site) {
   }
   fin.t_exit = now_ticks();
   commit(fin);
+  // The other threads' MPI time and bytes count in the whole program's profile (they
+  // have left MPI: MPI_Finalize may not overlap other calls).
+  for (int k = 1; k < thread_count(); ++k)
+    for (int m = 0; m < io::kBuiltinMetricCount; ++m) m_cum[m] += m_threads[k]->cum[m];
   close_frame(false);  // the root region
   g_tracing = false;
   if (m_papi_set >= 0) {
@@ -688,7 +815,7 @@ void Runtime::checkpoint() {
   const std::lock_guard<std::mutex> lock(m_spill_mutex);
   m_checkpointing = true;
   m_idle_off = true;
-  if (m_spill.is_open()) spill_locked();
+  for (int k = 0; k < thread_count() && m_spill.is_open(); ++k) spill_locked(*m_threads[k]);
   if (m_spill.is_open()) {
     const io::FileSizeSignalIgnored guard;
     io::SpillState st = snapshot_state(true);
@@ -716,6 +843,11 @@ void Runtime::warn_about_run_problems() {
   if (failures > 0)
     warn("the spill file could not be written " + std::to_string(failures) +
          " times; events were kept in memory instead");
+  int64_t untraced = 0;
+  PMPI_Reduce(&m_untraced_threads, &untraced, 1, MPI_INT64_T, MPI_SUM, 0, m_private);
+  if (untraced > 0)
+    warn(std::to_string(untraced) + " threads calling MPI could not be given event buffers (more than " +
+         std::to_string(kMaxThreads) + " threads, or out of memory); their calls are not in the trace");
 }
 
 // Collective: the store, written together; when that fails anywhere, every rank keeps its
@@ -793,38 +925,70 @@ bool Runtime::spill_whole_rank(io::RankTrace &t) {
 
 // Signal / exit without MPI_Finalize: flush whatever the rank has. Raw clock times;
 // recover applies the init offset.
-// Runs on the watcher thread while the traced thread waits in the signal handler, or
-// at exit. A spill or checkpoint the signal interrupted is not repeated (its records
-// would be written twice); the rank keeps what reached the file.
+// Runs on the watcher thread while the thread that took the signal waits in the
+// handler, or at exit. A spill or checkpoint the signal interrupted is not repeated (its
+// records would be written twice); the rank keeps what reached the file. Every thread's
+// records are copied out, not taken: the other threads may still be recording.
 void Runtime::emergency_flush(bool on_watcher) {
   static std::atomic<bool> once{false};
   if (!m_active || m_finished || m_checkpointing || once.exchange(true)) return;
-  // On the watcher the lock's holder can only be the traced thread, stopped in the
-  // handler inside a spill; at exit the watcher may hold it for a moment.
+  // On the watcher the lock's holder is a thread inside a spill: one that runs on
+  // releases it within milliseconds; one stopped in the handler never does (half a
+  // second, then the flush gives up). At exit the watcher may hold it for a moment.
   std::unique_lock<std::mutex> lock(m_spill_mutex, std::defer_lock);
-  const bool locked = on_watcher ? lock.try_lock() : (lock.lock(), true);
+  bool locked = !on_watcher && (lock.lock(), true);
+  for (int tries = 0; on_watcher && !locked && tries < 500; ++tries) {
+    locked = lock.try_lock();
+    if (!locked) usleep(1000);
+  }
   m_finished = true;
   g_tracing = false;
   m_active = false;
   m_clock.local_fin_ns = 0;
   m_clock.offset_fin_ns = m_clock.offset_init_ns;
-  if (m_in_flight) {  // the rank died inside this call: keep it, marked
-    m_in_flight->t_exit = now_ticks();
-    m_in_flight->flags |= io::kInterrupted;
-    account(*m_in_flight);
-    m_events.commit_one();
-    m_in_flight = nullptr;
+  const io::FileSizeSignalIgnored guard;
+  const bool writing = m_spill.is_open() && locked;
+  if (writing) {
+    clock_refresh();
+    for (int k = 0; k < thread_count(); ++k) flush_thread_copy(*m_threads[k]);
   }
   while (!m_stack.empty()) close_frame(false);
-  if (!m_spill.is_open() || !locked) return;
-  const io::FileSizeSignalIgnored guard;
-  prepare_for_disk();  // addresses mean nothing in another process
-  m_spill.write_records(m_events.span().subspan(m_written_events), m_requests.span().subspan(m_written_requests),
-                        m_completions.span().subspan(m_written_completions), m_steps);
+  if (!writing) return;
+  for (size_t i = m_prepared_steps; i < m_steps.size(); ++i) {  // addresses mean nothing in another process
+    m_steps[i].t_begin = ticks_to_ns(m_steps[i].t_begin);
+    m_steps[i].t_end = ticks_to_ns(m_steps[i].t_end);
+  }
+  m_prepared_steps = m_steps.size();
+  m_spill.write_records({}, {}, {}, m_steps);
   io::SpillState st = snapshot_state(false);
   st.profile_part.callsites = m_sites;
   m_spill.write_state(st);
   m_spill.close();
+  m_emergency = true;
+}
+
+void Runtime::flush_thread_copy(ThreadState &ts) {
+  // In-flight first, then the size: a call committed in between is in [written, ne).
+  const Event *flying = __atomic_load_n(&ts.in_flight, __ATOMIC_ACQUIRE);
+  const size_t ne = ts.events.size_acquire(), nr = ts.requests.size_acquire(), nc = ts.completions.size_acquire();
+  std::vector<Event> events(ts.events.data() + ts.written_events, ts.events.data() + ne);
+  if (flying && flying == ts.events.data() + ne) {  // the thread is inside this call: keep it, marked
+    Event e = *flying;
+    e.t_exit = now_ticks();
+    e.flags |= io::kInterrupted;
+    e.region = m_main_region.load(std::memory_order_relaxed);
+    e.step = m_main_step.load(std::memory_order_relaxed);
+    events.push_back(e);
+  }
+  const size_t prepared = ts.prepared_events > ts.written_events ? ts.prepared_events - ts.written_events : 0;
+  std::span<Event> fresh = std::span<Event>(events).subspan(std::min(prepared, events.size()));
+  resolve_sites(fresh);
+  for (auto &e : fresh) {
+    e.t_enter = ticks_to_ns(e.t_enter);
+    e.t_exit = ticks_to_ns(e.t_exit);
+  }
+  m_spill.write_records(events, {ts.requests.data() + ts.written_requests, nr - ts.written_requests},
+                        {ts.completions.data() + ts.written_completions, nc - ts.written_completions}, {});
 }
 
 }  // namespace perfsift::collect

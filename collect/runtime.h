@@ -1,10 +1,20 @@
-// The collector's per-process state: configuration, event buffer, region tree,
+// The collector's per-process state: configuration, event buffers, region tree,
 // request and communicator registries, PAPI event set, clocks and spill file.
-// Single-threaded by design: only the thread that initialised MPI is traced.
+//
+// Threads: every thread that calls MPI records into its own buffers (ThreadState),
+// registered once, on its first traced call; recording takes no lock. Thread 0 is the
+// one that initialised MPI: it alone keeps the region stack and the profile (other
+// threads' events take its innermost region and step). The rank-wide tables (requests
+// by handle, communicators, matched messages) are shared: under MPI_THREAD_MULTIPLE
+// the recorders update them under one mutex (SharedTables in recorder.h); at lower
+// thread levels calls never overlap and no lock is taken. Spilling, the watcher's
+// idle flush, the Finalize checkpoint and the crash flush walk every registered
+// thread's buffers under the spill mutex; a thread's buffers outlive the thread.
 #pragma once
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -39,12 +49,29 @@ struct Frame {
   int32_t outer_step;  // innermost step number outside this frame
 };
 
-struct RequestState {
-  int64_t id = -1;
-  int32_t peer = -1, tag = -1, comm = -1, kind = 0;
-  int64_t bytes = 0;
-  bool persistent = false;
+// One thread's records. The owner appends; the watcher reads what lies below
+// size_acquire(); spills, growth and clears happen under the spill mutex.
+struct ThreadState {
+  int32_t index = -1;  // -1: a thread left untraced (no room for its buffers)
+  PodBuffer<Event> events;
+  PodBuffer<io::RequestRecord> requests;
+  PodBuffer<io::CompletionRecord> completions;
+  Event *in_flight = nullptr;  // the call under way, for a death inside it (atomic access)
+  int64_t spilled_events = 0;
+  // A spill deferred to the next commit (a buffer filled inside a call): clock ticks.
+  int64_t spill_due = INT64_MAX;
+  // Records below the watermarks are in the spill file; those below `prepared_events`
+  // have site ids and ns times (only after a failed spill).
+  size_t written_events = 0, written_requests = 0, written_completions = 0;
+  size_t prepared_events = 0;
+  int64_t cum[io::kBuiltinMetricCount] = {};  // threads other than 0: their running totals
 };
+
+// The calling thread's state, null until its first traced call.
+extern thread_local ThreadState *t_thread __attribute__((tls_model("initial-exec")));
+// Regions (the region API, MPI_Pcontrol, -finstrument-functions) are thread 0's: other
+// threads' markers are ignored (thread 0's region tree and profile are not shared).
+inline bool on_thread0() { return t_thread && t_thread->index == 0; }
 
 class Runtime {
  public:
@@ -61,7 +88,7 @@ class Runtime {
   void idle_flush();
 
   // --- used by the recorders
-  // The hot path: the next free slot, then its commit.
+  // The hot path: the next free slot of the calling thread, then its commit.
   Event &open_slot();
   void commit_slot();
   // Events made outside a Call (MPI_Init, MPI_Finalize).
@@ -74,6 +101,17 @@ class Runtime {
   int64_t new_request(MPI_Request handle, const RequestState &state, int64_t event_index);
   RequestState *find_request(MPI_Request handle);
   void drop_request(MPI_Request handle);
+  // Completion: the handle's live request, the calling thread's own first (several live
+  // requests may share a handle value: Open MPI's requests completed at once), and its
+  // removal (persistent ones stay).
+  RequestState *find_completing(MPI_Request handle);
+  void drop_completing(MPI_Request handle);
+  // Before a completion call: the handle's live request, taken out of the table (a
+  // persistent one stays), so that another thread cannot take it for a request MPI
+  // starts under the same handle value once this one is freed. False when none.
+  bool claim_request(MPI_Request handle, RequestState &out);
+  // A claimed request the call did not complete goes back, first in line.
+  void return_request(MPI_Request handle, const RequestState &st) { m_live_requests.push_front(handle, st); }
   void remember_message(MPI_Message m, int32_t comm) { m_message_comm[m] = comm; }
   int32_t take_message(MPI_Message m) {
     auto it = m_message_comm.find(m);
@@ -82,12 +120,22 @@ class Runtime {
     m_message_comm.erase(it);
     return c;
   }
-  int64_t next_event_index() const { return m_spilled_events + static_cast<int64_t>(m_events.size()); }
-  void add_completion(const io::CompletionRecord &c) {
-    m_completions.push_back(c);
-    if (m_completions.full()) buffer_full(m_completions);
+  // The calling thread's next event, in io::thread_event form.
+  static int64_t next_event_index() {
+    const ThreadState &ts = *t_thread;
+    return io::thread_event(ts.index, ts.spilled_events + static_cast<int64_t>(ts.events.size()));
   }
-  void add_io_bytes(int64_t bytes, bool write) { m_cum[write ? io::kIoBytesWritten : io::kIoBytesRead] += bytes; }
+  void add_completion(const io::CompletionRecord &c) {
+    ThreadState &ts = *t_thread;
+    if (ts.index < 0) return;
+    ts.completions.push_back(c);
+    if (ts.completions.full()) buffer_full(ts, ts.completions);
+  }
+  void add_io_bytes(int64_t bytes, bool write) {
+    ThreadState *ts = t_thread;
+    if (!ts || ts->index < 0) return;
+    (ts->index == 0 ? m_cum : ts->cum)[write ? io::kIoBytesWritten : io::kIoBytesRead] += bytes;
+  }
 
   // --- regions
   void region_begin(const char *name, bool step);
@@ -116,21 +164,29 @@ class Runtime {
   void read_papi(std::vector<long long> &out);
   void close_frame(bool keep_on_stack);
   void measure_clock(int64_t &offset, int64_t &error, int64_t &local);
-  void spill_buffers();
-  void spill_locked();
-  void prepare_for_disk();  // call sites resolved and times in ns, for records not yet so
+  void spill_buffers(ThreadState &ts);
+  void spill_locked(ThreadState &ts);
+  void prepare_for_disk(ThreadState &ts);  // call sites resolved and times in ns, for records not yet so
   // A buffer other than the events' is full: spill now, or, inside a call (whose event
   // slot a spill would move), grow it and spill when the call is committed.
   template <class T>
-  void buffer_full(PodBuffer<T> &b) {
-    if (!m_in_flight) return spill_buffers();
+  void buffer_full(ThreadState &ts, PodBuffer<T> &b) {
+    if (!ts.in_flight) return spill_buffers(ts);
     const std::lock_guard<std::mutex> lock(m_spill_mutex);  // grow() may move the records
-    if (!b.grow()) return spill_locked();
-    m_spill_due = 0;
+    if (!b.grow()) return spill_locked(ts);
+    ts.spill_due = 0;
   }
+  ThreadState *register_thread();
+  bool allocate_thread(ThreadState &ts, bool populate);
+  int thread_count() const { return m_nthreads.load(std::memory_order_acquire); }
+  // Thread 0's innermost region and step, for the other threads' events.
+  void publish_region();
+  // The crash flush of one thread: its committed records not yet written, and the call
+  // it is in (marked interrupted), as copies.
+  void flush_thread_copy(ThreadState &ts);
   // finish(): every record and the state to the spill file before the collective steps.
   void checkpoint();
-  void account(Event &ev);  // region, step and running totals of a finished call
+  void account(ThreadState &ts, Event &ev);  // region, step and running totals of a finished call
   io::SpillState snapshot_state(bool complete);
   io::RankTrace build_trace();
   void resolve_sites(std::span<Event> events);
@@ -144,24 +200,23 @@ class Runtime {
   int64_t m_start_ns = 0;  // rank 0's raw init time
   io::RunInfo m_run;
 
-  PodBuffer<Event> m_events;
-  Event *m_in_flight = nullptr;  // the call under way, for a death inside it
+  // Registered threads, in order of registration (index 0: the one that initialised MPI).
+  static constexpr int kMaxThreads = 4096;
+  ThreadState *m_threads[kMaxThreads] = {};
+  std::atomic<int> m_nthreads{0};
+  std::mutex m_register_mutex;
+  int64_t m_untraced_threads = 0;
+  std::atomic<int32_t> m_main_region{0}, m_main_step{-1};
   size_t m_capacity = 0;
-  int64_t m_spilled_events = 0;
-  // A spill deferred to the next commit (a buffer filled inside a call): clock ticks.
-  int64_t m_spill_due = INT64_MAX;
   // The spill file, its writes and the records' ids and times are the watcher's and the
-  // traced thread's in turn. Records below the watermarks are in the file already; those
-  // below m_prepared have site ids and ns times (only after a failed spill).
+  // recording threads' in turn.
   std::mutex m_spill_mutex;
-  size_t m_written_events = 0, m_written_requests = 0, m_written_completions = 0;
-  size_t m_prepared_events = 0, m_prepared_steps = 0;
+  size_t m_prepared_steps = 0;
+  bool m_emergency = false;               // the crash flush ran: nothing more goes to the spill file
   bool m_idle_off = false;                // finish() has checkpointed: the watcher stays out
   volatile bool m_checkpointing = false;  // finish() is saving the rank: its spill file will be whole
   bool m_checkpointed = false;  // the spill file holds the whole rank up to MPI_Finalize  // a spill is under way: an
                                 // emergency flush must not repeat it
-  PodBuffer<io::RequestRecord> m_requests;
-  PodBuffer<io::CompletionRecord> m_completions;
   std::vector<io::StepRecord> m_steps;
   io::SpillWriter m_spill;
   int64_t m_spill_failures = 0;

@@ -9,9 +9,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <queue>
 #include <string_view>
 #include <sstream>
 #include <stdexcept>
@@ -198,10 +201,14 @@ const char *chunk_name(uint32_t type) {
   }
 }
 
-size_t record_size(uint32_t type) {
+// Version 1 events: the fields of Event up to `flags`, one thread per rank.
+constexpr size_t kEventV1Bytes = 72;
+static_assert(offsetof(Event, thread) == kEventV1Bytes);
+
+size_t record_size(uint32_t type, int32_t version) {
   switch (type) {
     case kChunkEvents:
-      return sizeof(Event);
+      return version == 1 ? kEventV1Bytes : sizeof(Event);
     case kChunkRequests:
       return sizeof(RequestRecord);
     case kChunkCompletions:
@@ -223,10 +230,20 @@ size_t append_array(std::vector<T> &dst, std::string_view payload) {
   return n;
 }
 
-size_t append_records(RankTrace &t, uint32_t type, std::string_view payload) {
+size_t append_v1_events(std::vector<Event> &dst, std::string_view payload) {
+  const size_t n = payload.size() / kEventV1Bytes;
+  for (size_t i = 0; i < n; ++i) {
+    Event e;
+    std::memcpy(static_cast<void *>(&e), payload.data() + i * kEventV1Bytes, kEventV1Bytes);
+    dst.push_back(e);
+  }
+  return n;
+}
+
+size_t append_records(RankTrace &t, uint32_t type, std::string_view payload, int32_t version) {
   switch (type) {
     case kChunkEvents:
-      return append_array(t.events, payload);
+      return version == 1 ? append_v1_events(t.events, payload) : append_array(t.events, payload);
     case kChunkRequests:
       return append_array(t.requests, payload);
     case kChunkCompletions:
@@ -266,8 +283,8 @@ void check_header(const std::string &path, const std::string &data, SpillHeader 
     throw Error(path + ": " + std::to_string(data.size()) + " bytes, shorter than the " +
                 std::to_string(sizeof(SpillHeader)) + "-byte spill header; it has no data");
   std::memcpy(&h, data.data(), sizeof h);
-  if (h.version != kSpillVersion)
-    throw Error(path + ": spill format version " + std::to_string(h.version) + "; this perfsift reads version " +
+  if (h.version != kSpillVersion && h.version != 1)
+    throw Error(path + ": spill format version " + std::to_string(h.version) + "; this perfsift reads version 1 and " +
                 std::to_string(kSpillVersion) + ": recover it with the perfsift that collected the run");
   if (h.nranks <= 0 || h.nranks > kSpillMaxRanks || h.rank < 0 || h.rank >= h.nranks)
     throw Error(path + ": damaged spill header: rank " + std::to_string(h.rank) + " of " + std::to_string(h.nranks) +
@@ -278,7 +295,7 @@ void check_header(const std::string &path, const std::string &data, SpillHeader 
 
 SpillState deserialize_state(const std::string &bytes) { return deserialize_state_view(bytes); }
 
-SpillContents read_spill(const std::string &path) {
+SpillContents read_spill(const std::string &path, bool merge_threads) {
   const std::string data = slurp(path);
   SpillContents out;
   check_header(path, data, out.header);
@@ -312,7 +329,8 @@ SpillContents read_spill(const std::string &path) {
       if (h.type == kChunkState) {
         out.warning += "; the rank's closing state (profile, communicators, call sites) is lost";
       } else {
-        const size_t kept = append_records(out.trace, h.type, std::string_view(data).substr(pos + sizeof h, body));
+        const size_t kept =
+            append_records(out.trace, h.type, std::string_view(data).substr(pos + sizeof h, body), out.header.version);
         out.warning += "; kept its " + std::to_string(kept) + " complete records";
       }
       break;
@@ -328,16 +346,75 @@ SpillContents read_spill(const std::string &path) {
       }
       take_state(out, st);
     } else {
-      if (h.bytes % record_size(h.type) != 0) {
+      if (h.bytes % record_size(h.type, out.header.version) != 0) {
         damaged(std::string("a ") + name + " chunk of " + std::to_string(h.bytes) + " bytes is not a whole number of " +
-                std::to_string(record_size(h.type)) + "-byte records");
+                std::to_string(record_size(h.type, out.header.version)) + "-byte records");
         break;
       }
-      append_records(out.trace, h.type, payload);
+      append_records(out.trace, h.type, payload, out.header.version);
     }
     pos += sizeof h + payload.size();
   }
+  if (merge_threads) merge_thread_streams(out.trace);
   return out;
+}
+
+void merge_thread_streams(RankTrace &t) {
+  // Thread numbers as read (a damaged file may hold any): dense stream indices.
+  auto thread_of = [](int64_t ev) { return ev < 0 ? 0 : static_cast<int32_t>(ev >> kThreadEventShift); };
+  auto on_thread0 = [&](const auto &r) { return thread_of(r.event) == 0; };
+  if (std::all_of(t.events.begin(), t.events.end(), [](const Event &e) { return e.thread == 0; }) &&
+      std::all_of(t.requests.begin(), t.requests.end(), on_thread0) &&
+      std::all_of(t.completions.begin(), t.completions.end(), on_thread0))
+    return;  // one thread: indices are the rank's already
+  std::vector<int32_t> ids;
+  for (const auto &e : t.events) ids.push_back(e.thread);
+  for (const auto &r : t.requests) ids.push_back(thread_of(r.event));
+  for (const auto &c : t.completions) ids.push_back(thread_of(c.event));
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (ids.empty() || (ids.size() == 1 && ids[0] == 0)) return;  // one thread: indices are the rank's already
+  auto stream = [&](int32_t thread) {
+    return static_cast<size_t>(std::lower_bound(ids.begin(), ids.end(), thread) - ids.begin());
+  };
+  // Each thread's events in file order (their own order), then merged by entry time.
+  std::vector<std::vector<int64_t>> of_thread(ids.size());
+  for (size_t i = 0; i < t.events.size(); ++i) of_thread[stream(t.events[i].thread)].push_back(static_cast<int64_t>(i));
+  std::vector<size_t> next(of_thread.size(), 0);
+  std::vector<Event> merged;
+  merged.reserve(t.events.size());
+  std::vector<std::vector<int64_t>> global(of_thread.size());
+  using Head = std::pair<int64_t, size_t>;  // (entry time, stream): earliest first, then lowest thread
+  std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
+  auto push_head = [&](size_t k) {
+    if (next[k] < of_thread[k].size()) heads.push({t.events[static_cast<size_t>(of_thread[k][next[k]])].t_enter, k});
+  };
+  for (size_t k = 0; k < of_thread.size(); ++k) {
+    global[k].reserve(of_thread[k].size());
+    push_head(k);
+  }
+  while (!heads.empty()) {
+    const size_t k = heads.top().second;
+    heads.pop();
+    global[k].push_back(static_cast<int64_t>(merged.size()));
+    merged.push_back(t.events[static_cast<size_t>(of_thread[k][next[k]++])]);
+    push_head(k);
+  }
+  // A record's event beyond its thread's last (lost in a crash): past the rank's last.
+  auto remap = [&](int64_t ev) -> int64_t {
+    if (ev < 0) return ev;
+    const auto &g = global[stream(thread_of(ev))];
+    const int64_t local = ev & kThreadEventMask;
+    if (local < static_cast<int64_t>(g.size())) return g[static_cast<size_t>(local)];
+    return static_cast<int64_t>(merged.size());
+  };
+  for (auto &r : t.requests) r.event = remap(r.event);
+  for (auto &c : t.completions) c.event = remap(c.event);
+  std::stable_sort(t.requests.begin(), t.requests.end(),
+                   [](const RequestRecord &a, const RequestRecord &b) { return a.event < b.event; });
+  std::stable_sort(t.completions.begin(), t.completions.end(),
+                   [](const CompletionRecord &a, const CompletionRecord &b) { return a.event < b.event; });
+  t.events = std::move(merged);
 }
 
 }  // namespace perfsift::io

@@ -18,7 +18,9 @@
 namespace perfsift::io {
 
 inline constexpr char kSpillMagic[8] = {'P', 'S', 'S', 'P', 'I', 'L', 'L', '1'};
-inline constexpr int32_t kSpillVersion = 1;
+// Version 2: events carry their thread (80 bytes); version 1 files (72-byte events, one
+// thread) are still read.
+inline constexpr int32_t kSpillVersion = 2;
 inline constexpr int32_t kSpillMaxRanks = 1 << 22;  // a header claiming more is damaged
 
 enum SpillChunk : uint32_t { kChunkEvents = 1, kChunkRequests, kChunkCompletions, kChunkSteps, kChunkState };
@@ -81,6 +83,15 @@ struct SpillContents {
   RunInfo run;
   std::string warning;
 };
-SpillContents read_spill(const std::string &path);
+// With `merge_threads` the threads' events are merged into one stream by entry time and
+// the request and completion event fields become indices within the rank (see below).
+SpillContents read_spill(const std::string &path, bool merge_threads = true);
+
+// The collector's per-thread streams as one rank: the events of each thread keep their
+// order and are merged by entry time; request and completion `event` fields (thread_event
+// form) become indices into the merged events, and both tables are ordered by them. A
+// single-threaded rank is left as it is. A record naming an event that was lost (a
+// thread's call cut by a crash) gets the index past the rank's last event.
+void merge_thread_streams(RankTrace &t);
 
 }  // namespace perfsift::io

@@ -24,7 +24,7 @@ enum EventFlag : uint16_t {
   kInterrupted = 1u << 6,     // the rank died inside this call; t_exit is the time of death
 };
 
-// One MPI call. 72 bytes in memory; shuffled and deflated on disk.
+// One MPI call. 80 bytes in memory; shuffled and deflated on disk.
 struct Event {
   int64_t t_enter = 0;  // ns since the run's start, after clock correction
   int64_t t_exit = 0;
@@ -39,12 +39,25 @@ struct Event {
   int32_t step = -1;   // step number of the innermost active step region, or -1
   uint16_t op = 0;     // index into /ops
   uint16_t flags = 0;
+  int32_t thread = 0;  // the rank's thread that made the call: 0 initialised MPI, others by first call
+  int32_t reserved = 0;
 };
+
+// Collector and spill files: the `event` of a request or completion names its thread's
+// event (thread << 40 | index among that thread's events); merge_thread_streams turns
+// these into indices within the rank. Thread 0's indices are the same either way.
+static_assert(sizeof(Event) == 80);
+
+inline constexpr int kThreadEventShift = 40;
+inline constexpr int64_t kThreadEventMask = (int64_t{1} << kThreadEventShift) - 1;
+inline int64_t thread_event(int32_t thread, int64_t index) {
+  return (static_cast<int64_t>(thread) << kThreadEventShift) | index;
+}
 
 // A request activation: Isend/Irecv/Start/nonblocking collective.
 struct RequestRecord {
   int64_t id = 0;     // unique within the rank
-  int64_t event = 0;  // index of the activating event within the rank
+  int64_t event = 0;  // index of the activating event within the rank (see thread_event)
   int32_t peer = -1;  // world rank, -2 for MPI_ANY_SOURCE, -1 for none
   int32_t tag = -1;
   int32_t comm = -1;
@@ -56,11 +69,11 @@ enum RequestKind : int32_t { kReqSend = 1, kReqRecv = 2, kReqCollective = 3, kRe
 // A request completed by a Wait/Test family call (or the receive half of a Sendrecv,
 // request = -1).
 struct CompletionRecord {
-  int64_t event = 0;  // index of the completing event within the rank
-  int64_t request = -1;
-  int32_t source = -1;  // status source as world rank (receives), -1 otherwise
-  int32_t tag = -1;     // status tag (receives)
-  int64_t bytes = 0;    // received bytes (receives)
+  int64_t event = 0;     // index of the completing event within the rank (see thread_event)
+  int64_t request = -1;  // a request may complete on another thread than the one that started it
+  int32_t source = -1;   // status source as world rank (receives), -1 otherwise
+  int32_t tag = -1;      // status tag (receives)
+  int64_t bytes = 0;     // received bytes (receives)
   int32_t cancelled = 0;
   int32_t pad = 0;
 };

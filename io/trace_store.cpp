@@ -403,6 +403,8 @@ struct Rows {
   std::vector<DiskCompletion> completions;
   std::vector<DiskStep> steps;
   std::vector<DiskClock> clocks;
+  std::vector<int32_t> event_threads;        // per event: its thread (written when any is not 0)
+  bool threaded = false;                     // some rank of the run has events of several threads
   std::vector<int64_t> counts;               // per rank: events requests completions steps (all processes)
   std::vector<std::vector<double>> profile;  // per owned rank: [metric][region]
 };
@@ -444,6 +446,8 @@ void append_records(const RankTrace &t, const IdMap &ids, Rows &rows) {
                 e.request};
     if (e.flags & kTagIsComm) d.tag = ids.comm_of(e.tag);
     rows.events.push_back(d);
+    rows.event_threads.push_back(e.thread);
+    rows.threaded |= e.thread != 0;
   }
   for (const auto &r : t.requests)
     rows.requests.push_back(
@@ -486,6 +490,9 @@ Rows local_rows(MPI_Comm comm, const std::vector<RankTrace> &owned, const Tables
     rows.profile.push_back(profile_row(t, ids, g));
   }
   MPI_Allreduce(MPI_IN_PLACE, rows.counts.data(), static_cast<int>(rows.counts.size()), MPI_INT64_T, MPI_SUM, comm);
+  int threaded = rows.threaded ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &threaded, 1, MPI_INT, MPI_MAX, comm);
+  rows.threaded = threaded != 0;
   return rows;
 }
 
@@ -640,6 +647,11 @@ void write_records(const Out &out, hid_t file, const Rows &rows, int32_t first_r
               "one row per MPI call, by rank then enter time; see docs/trace-store.md");
   out.ints(file, "events_offsets", H5T_NATIVE_INT64, ev_off, "rows",
            "rank r's events are rows [r] to [r+1] of /events");
+  // Only runs with several threads calling MPI on some rank: a store without it has
+  // every event on thread 0 (and reads as before).
+  if (rows.threaded)
+    write_table(ck, file, "events_thread", H5T_NATIVE_INT32, rows.event_threads, ev_off[first], ev_off[nranks], true,
+                "", "per row of /events: the rank's thread that made the call (0: the one that initialised MPI)");
   write_table(ck, file, "requests", rt, rows.requests, rq_off[first], rq_off[nranks], true, "",
               "request activations (Isend, Irecv, Start, nonblocking collectives)");
   out.ints(file, "requests_offsets", H5T_NATIVE_INT64, rq_off, "rows", "rank slices of /requests");
@@ -936,6 +948,44 @@ void TraceStore::open(MPI_Comm comm, bool parallel) {
     throw Error(m_path + ": /events_offsets does not start at 0 and rise rank by rank (damaged store)");
   m_comms = read_comms(ck, f);
   m_callsites = read_callsites(ck, f);
+  const htri_t threads = H5Lexists(f, "events_thread", H5P_DEFAULT);
+  m_has_threads = threads > 0;
+  if (m_has_threads) {
+    Handle ds(ck(H5Dopen2(f, "events_thread", H5P_DEFAULT), "cannot open /events_thread"), H5Dclose);
+    Handle fs(H5Dget_space(ds), H5Sclose);
+    const hsize_t n = H5Sget_simple_extent_type(fs) == H5S_NULL ? 0 : space_elements(ck, fs, 1, "/events_thread");
+    if (n != static_cast<hsize_t>(m_event_offsets.back()))
+      throw Error(m_path + ": /events_thread has " + std::to_string(n) + " rows for " +
+                  std::to_string(m_event_offsets.back()) + " events (damaged store)");
+  }
+}
+
+// Rows [lo, hi) of /events_thread, or nothing when the store has none. Collective when
+// the store was opened in parallel (an empty range selects nothing).
+std::vector<int32_t> TraceStore::read_threads(int64_t lo, int64_t hi) const {
+  if (!m_has_threads) return {};
+  SilenceHdf5 quiet;
+  Ctx ck(m_path);
+  Handle ds(ck(H5Dopen2(m_file, "events_thread", H5P_DEFAULT), "cannot open /events_thread"), H5Dclose);
+  Handle fs(H5Dget_space(ds), H5Sclose);
+  const hsize_t start = static_cast<hsize_t>(std::max<int64_t>(lo, 0));
+  const hsize_t count = hi > lo ? static_cast<hsize_t>(hi - lo) : 0;
+  std::vector<int32_t> out(std::max<hsize_t>(count, 1));
+  hsize_t mcount = out.size();
+  Handle ms(H5Screate_simple(1, &mcount, nullptr), H5Sclose);
+  if (count) {
+    ck.ok(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, nullptr, &count, nullptr), "selecting /events_thread");
+  } else {
+    H5Sselect_none(fs);
+    H5Sselect_none(ms);
+  }
+  Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+  if (m_parallel) H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+  if (m_event_offsets.back() > 0)
+    ck.ok(H5Dread(ds, H5T_NATIVE_INT32, ms, fs, dxpl, out.data()),
+          "reading /events_thread (truncated or corrupt store?)");
+  out.resize(count);
+  return out;
 }
 
 std::vector<double> TraceStore::profile(const std::string &metric) const { return profile(metric, 0, m_run.nranks); }
@@ -989,9 +1039,20 @@ void TraceStore::scan_events(int32_t first, int32_t last, int64_t rows_per_read,
     r = next;
   }
   if (!m_chunks) m_chunks = std::make_shared<ChunkIndex>(chunk_index(ck, m_file));
+  // Threads of the block's events (stores of multi-threaded runs only): one read.
+  const std::vector<int32_t> thread_of = read_threads(row_begin, row_end);
+  const EventSink with_threads = [&](int64_t first_row, const std::vector<Event> &events) {
+    if (thread_of.empty()) return fn(first_row, events);
+    std::vector<Event> copy = events;
+    for (size_t i = 0; i < copy.size(); ++i) {
+      const int64_t k = first_row + static_cast<int64_t>(i) - row_begin;
+      if (k >= 0 && k < static_cast<int64_t>(thread_of.size())) copy[i].thread = thread_of[static_cast<size_t>(k)];
+    }
+    fn(first_row, copy);
+  };
   // PERFSIFT_HDF5_READ=1 forces the H5Dread path (tests compare both).
   if (m_chunks->usable && !std::getenv("PERFSIFT_HDF5_READ"))
-    return scan_raw_chunks(row_begin, row_end, rows_per_read, threads, fn);
+    return scan_raw_chunks(row_begin, row_end, rows_per_read, threads, with_threads);
   int64_t rounds = static_cast<int64_t>(reads.size());
   if (m_parallel) MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, m_comm);
   Handle ds(ck(H5Dopen2(m_file, "events", H5P_DEFAULT), "missing dataset /events (truncated store?)"), H5Dclose);
@@ -1024,7 +1085,7 @@ void TraceStore::scan_events(int32_t first, int32_t last, int64_t rows_per_read,
     if (!count) continue;
     events.resize(count);
     for (hsize_t i = 0; i < count; ++i) events[i] = to_event(rows[i]);
-    fn(static_cast<int64_t>(start), events);
+    with_threads(static_cast<int64_t>(start), events);
   }
 }
 
@@ -1168,6 +1229,11 @@ std::vector<T> TraceStore::slice(const char *table, int32_t first, int32_t last)
 std::vector<Event> TraceStore::events(int32_t first, int32_t last) const {
   std::vector<Event> out;
   for (const auto &d : slice<DiskEvent>("events", first, last)) out.push_back(to_event(d));
+  if (m_has_threads) {
+    const auto threads =
+        read_threads(m_event_offsets[first], m_event_offsets[first] + static_cast<int64_t>(out.size()));
+    for (size_t i = 0; i < threads.size() && i < out.size(); ++i) out[i].thread = threads[i];
+  }
   return out;
 }
 

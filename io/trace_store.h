@@ -63,6 +63,8 @@ class TraceStore {
   const std::vector<CommRow> &comms() const { return m_comms; }
   const std::vector<CallSite> &callsites() const { return m_callsites; }
   const std::vector<int64_t> &event_offsets() const { return m_event_offsets; }
+  // The store has /events_thread: some rank called MPI from several threads (Event::thread).
+  bool has_threads() const { return m_has_threads; }
 
   // Profile metric as [nranks][nregions], row-major.
   std::vector<double> profile(const std::string &metric) const;
@@ -93,6 +95,7 @@ class TraceStore {
   void open(MPI_Comm comm, bool parallel);
   template <class T>
   std::vector<T> slice(const char *table, int32_t first, int32_t last) const;
+  std::vector<int32_t> read_threads(int64_t lo, int64_t hi) const;
   void scan_raw_chunks(int64_t row_begin, int64_t row_end, int64_t rows_per_read, int threads,
                        const EventSink &fn) const;
   mutable std::shared_ptr<ChunkIndex> m_chunks;
@@ -107,6 +110,7 @@ class TraceStore {
   std::vector<CommRow> m_comms;
   std::vector<CallSite> m_callsites;
   std::vector<int64_t> m_event_offsets;
+  bool m_has_threads = false;
 };
 
 }  // namespace perfsift::io

@@ -33,14 +33,16 @@ std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel
     const auto &p = model.programs[s];
     const auto &side = model.side[s];
     for (size_t k = 0; k < p.sends.size(); ++k) {
-      const auto &msg = p.sends[k];
-      if (msg.dst < 0 || msg.recv_index < 0) continue;
+      // Ranks with several threads: every match, also those the replay leaves out.
+      const int32_t dst = side.send_dst.empty() ? p.sends[k].dst : side.send_dst[k];
+      const int32_t recv_index = side.send_recv.empty() ? p.sends[k].recv_index : side.send_recv[k];
+      if (dst < 0 || recv_index < 0) continue;
       Routed x{};
-      x.recv_index = msg.recv_index;
+      x.recv_index = recv_index;
       MatchedMessage &m = x.m;
       const auto ev = static_cast<size_t>(side.send_event[k]);
       m.src = p.rank;
-      m.dst = msg.dst;
+      m.dst = dst;
       m.send_event = static_cast<int32_t>(ev);
       m.send_done = side.send_done[k];
       m.send_region = side.region[ev];
@@ -56,7 +58,7 @@ std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel
         m.timing.send_wait_enter = side.enter[d];
         m.timing.send_wait_exit = side.exit[d];
       }
-      route[static_cast<size_t>(ctx.owner_of(msg.dst))].push_back(x);
+      route[static_cast<size_t>(ctx.owner_of(dst))].push_back(x);
     }
   }
   std::vector<MatchedMessage> out;
