@@ -73,7 +73,7 @@ desk PERFSIFT_ANALYSIS_TASKS=2 timeout 300 bash "$submit" --host cluster --dir "
   --fetch-to "$work/desk/first" -- -n 2 -- "$app" "$arg" > "$work/first.txt"
 cat "$work/first.txt"
 grep -q "submitted on cluster" "$work/first.txt"
-grep -q "^perfsift-submit: job [0-9]* running" "$work/first.txt"
+grep -q "^perfsift-submit: job [0-9]* \(pending\|running\)" "$work/first.txt"   # watched (a short job may finish between polls)
 job1=$(sed -n 's/^perfsift-submit: job \([0-9]*\) submitted.*/\1/p' "$work/first.txt")
 page=$(sed -n 's/^perfsift-submit: open in a browser: //p' "$work/first.txt")
 test -f "$page" && grep -q "<html" "$page"
