@@ -8,7 +8,7 @@ if(NOT PERFSIFT_FUZZ_REPLAY)
   add_custom_target(fuzzers)
 endif()
 set(PERFSIFT_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
-set(PERFSIFT_FUZZ_CI_SECONDS 8 CACHE STRING "Seconds of random mutations per fuzz target in the test run")
+set(PERFSIFT_FUZZ_CI_SECONDS 4 CACHE STRING "Seconds of random mutations per fuzz target in the test run")
 
 function(perfsift_fuzzer name)
   if(PERFSIFT_FUZZ_REPLAY)
