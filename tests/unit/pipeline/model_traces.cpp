@@ -153,6 +153,16 @@ std::vector<int64_t> start_all(Tracer &tr, Terms &terms, int32_t n) {
   return std::vector<int64_t>(static_cast<size_t>(n), t0);
 }
 
+// Every rank enters MPI_Finalize at its clock; its wait there for the last one is `term`.
+void finalize_all(Tracer &tr, Terms &terms, const std::vector<int64_t> &clock, const char *term) {
+  for (size_t u = 0; u < clock.size(); ++u) {
+    terms.fin_enter[u] = clock[u];
+    tr.finalize(static_cast<int32_t>(u), clock[u]);
+  }
+  const int64_t end = *std::max_element(terms.fin_enter.begin(), terms.fin_enter.end());
+  for (size_t u = 0; u < clock.size(); ++u) terms.ns[u][term] += end - terms.fin_enter[u];
+}
+
 }  // namespace
 
 const std::vector<std::string> &generated_op_names() {
@@ -429,14 +439,7 @@ GeneratedRun wavefront_run(uint64_t seed) {
     }
   }
   // Sends to the second downstream neighbour start one call later: close enough (1 us).
-  for (int32_t r = 0; r < n; ++r) {
-    const auto u = static_cast<size_t>(r);
-    terms.fin_enter[u] = clock[u];
-    tr.finalize(r, clock[u]);
-  }
-  const int64_t end = *std::max_element(terms.fin_enter.begin(), terms.fin_enter.end());
-  for (int32_t r = 0; r < n; ++r)
-    terms.ns[static_cast<size_t>(r)]["empty_up"] = end - terms.fin_enter[static_cast<size_t>(r)];
+  finalize_all(tr, terms, clock, "empty_up");
   run.traces = tr.done();
   terms.into(run, {});
   return run;
@@ -498,14 +501,7 @@ GeneratedRun divide_conquer_run(uint64_t seed) {
     work(lo, static_cast<double>(merge_ns) * frac);
   };
   divide(0, n, 1.0);
-  for (int32_t r = 0; r < n; ++r) {
-    const auto u = static_cast<size_t>(r);
-    terms.fin_enter[u] = clock[u];
-    tr.finalize(r, clock[u]);
-  }
-  const int64_t end = *std::max_element(terms.fin_enter.begin(), terms.fin_enter.end());
-  for (int32_t r = 0; r < n; ++r)
-    terms.ns[static_cast<size_t>(r)]["merge_wait"] += end - terms.fin_enter[static_cast<size_t>(r)];
+  finalize_all(tr, terms, clock, "merge_wait");
   run.traces = tr.done();
   terms.into(run, {});
   return run;
