@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "pipeline/engine/op_traits.h"
 #include "pipeline/engine/context.h"
 
 namespace perfsift::pipeline {
@@ -100,9 +101,8 @@ Context::Context(MPI_Comm comm, const io::TraceStore &store, const config::Value
 void Context::find_program_window() {
   const auto &off = m_store.event_offsets();
   const auto &ops = m_store.ops();
-  auto is_op = [&](uint16_t op, std::initializer_list<const char *> names) {
-    return op < ops.size() && std::any_of(names.begin(), names.end(), [&](const char *n) { return ops[op] == n; });
-  };
+  const auto traits = classify_ops(ops);
+  auto is = [&](uint16_t op, auto test) { return op < traits.size() && test(traits[op]); };
   std::vector<int64_t> rows;
   for (int32_t r = m_first; r < m_last; ++r)
     if (off[r + 1] > off[r]) {
@@ -116,10 +116,13 @@ void Context::find_program_window() {
   bool any_init = false;
   for (size_t i = 0; i + 1 < ends.size(); i += 2) {
     const io::Event &first = ends[i], &last = ends[i + 1];
-    const bool init = is_op(first.op, {"MPI_Init", "MPI_Init_thread"});
+    const bool init = is(first.op, [](const OpTraits &t) { return t.init; });
     any_init = any_init || init;
     mine[0] = std::min(mine[0], (init ? first.t_exit : first.t_enter) * 1e-9);
-    mine[1] = std::min(mine[1], -(is_op(last.op, {"MPI_Finalize"}) ? last.t_enter : last.t_exit) * 1e-9);
+    mine[1] = std::min(
+        mine[1],
+        -(is(last.op, [](const OpTraits &t) { return t.cls == OpClass::Finalize; }) ? last.t_enter : last.t_exit) *
+            1e-9);
     mine[2] = std::min(mine[2], -last.t_exit * 1e-9);
   }
   MPI_Allreduce(mine, all, 3, MPI_DOUBLE, MPI_MIN, m_comm);

@@ -4,10 +4,14 @@
 
 namespace perfsift::pipeline {
 
+bool is_init_op(const std::string &name) { return name == "MPI_Init" || name == "MPI_Init_thread"; }
+bool is_lifecycle_op(const std::string &name) { return is_init_op(name) || name == "MPI_Finalize"; }
+
 // From the generated operation table (collect/mpi_functions.toml), by name.
 std::vector<OpTraits> classify_ops(const std::vector<std::string> &names) {
   std::vector<OpTraits> out(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
+    out[i].init = is_init_op(names[i]);
     for (const auto &info : collect::kOps) {
       if (names[i] != info.name) continue;
       const std::string kind = info.kind, flow = info.flow;

@@ -18,10 +18,17 @@ struct OpTraits {
   kernels::CollectiveFlow flow = kernels::CollectiveFlow::All;
   bool linear = false;  // collectives: P - 1 rounds
   bool templ = false;   // persistent-request templates (*_init): MPI_Start activates them
+  bool init = false;    // MPI_Init, MPI_Init_thread: start-up, not the program
   bool sends() const { return cls == OpClass::Send || cls == OpClass::Sendrecv; }
+  // Start-up and shut-down: outside the program's time, not communication a program can tune.
+  bool lifecycle() const { return init || cls == OpClass::Finalize; }
 };
 
 // Traits per operation code of a store's /ops table; unknown names are local calls.
 std::vector<OpTraits> classify_ops(const std::vector<std::string> &names);
+
+// By name, for code that holds names only: MPI_Init or MPI_Init_thread; those or MPI_Finalize.
+bool is_init_op(const std::string &name);
+bool is_lifecycle_op(const std::string &name);
 
 }  // namespace perfsift::pipeline

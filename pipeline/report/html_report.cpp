@@ -19,6 +19,7 @@
 #include <string>
 
 #include "kernels/rank_set.h"
+#include "pipeline/engine/op_traits.h"
 #include "pipeline/report/html_template.h"
 #include "pipeline/format/json_writer.h"
 #include "pipeline/report/report.h"
@@ -231,7 +232,11 @@ void timeline_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &
   int64_t largest = 0;
   for (const auto &[k, n] : per_question) largest = std::max(largest, n);
   j.key("timeline").begin_object();
-  j.key("ops").values(attr_or<std::vector<std::string>>(a, "trace_operations", {}));
+  const auto ops = attr_or<std::vector<std::string>>(a, "trace_operations", {});
+  j.key("ops").values(ops);
+  std::vector<int64_t> lifecycle;  // start-up and shut-down: drawn grey, not the program
+  for (const auto &op : ops) lifecycle.push_back(is_lifecycle_op(op));
+  j.key("lifecycle_ops").values(lifecycle);
   j.key("regions").values(attr_or<std::vector<std::string>>(a, "trace_regions", {}));
   j.key("questions").begin_array();
   for (const auto &[k, n] : per_question) {

@@ -86,7 +86,6 @@ const F=D.findings, fc=n=>F.columns.indexOf(n);
 
 // ---- timelines
 const T=D.timeline||{absent:"no timeline: the results file has none"};const views=[];
-const STARTUP=/^MPI_(Init|Init_thread|Finalize)$/;  // start-up and shut-down: grey, not the program
 let view=null;
 function Timeline(host,qid,label){this.q=qid;const ev=T.events[String(qid)]||[];this.ev=ev;this.label=label;
  this.byKey=new Map();ev.forEach((e,i)=>this.byKey.set(e[0]+":"+e[1],i));
@@ -98,7 +97,7 @@ Timeline.prototype.draw=function(){const s=this.svg;while(s.firstChild)s.removeC
  const a=view.a,b=view.b,sc=(this.w-40)/(b-a),L=this.lane;const x=t=>40+(t-a)*sc;
  for(let r=0;r<this.ranks;r++){const t=svgEl("text",{x:2,y:r*L+L-1});t.textContent=String(r);s.appendChild(t)}
  let lit=0;this.ev.forEach((e,i)=>{if(e[3]<a||e[2]>b)return;const key=e[0]+":"+e[1];
-  const c=(this.hl.has(i)?" hl":"")+(this.dom.has(key)?" dom":"")+(STARTUP.test(T.ops[e[4]]||"")?" startup":"");if(this.hl.has(i))lit++;
+  const c=(this.hl.has(i)?" hl":"")+(this.dom.has(key)?" dom":"")+((T.lifecycle_ops||[])[e[4]]?" startup":"");if(this.hl.has(i))lit++;
   const r=svgEl("rect",{x:x(e[2]),y:e[0]*L+2,width:Math.max(0.6,(e[3]-e[2])*sc),height:L-3,class:"mpi"+c});
   const t=svgEl("title",{});t.textContent="rank "+e[0]+" call "+e[1]+": "+(T.ops[e[4]]||"?")+" in "+(T.regions[e[5]]||"?")+", "+fmt((e[3]-e[2])*1e-9);r.appendChild(t);s.appendChild(r)});
  if(T.messages)for(const m of T.messages){const i=this.byKey.get(m[0]+":"+m[1]),j=this.byKey.get(m[2]+":"+m[3]);if(i===undefined||j===undefined)continue;

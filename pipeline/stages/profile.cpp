@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "ops.h"
+#include "pipeline/engine/op_traits.h"
 #include "pipeline/format/text.h"
 #include "pipeline/format/results_view.h"
 #include "pipeline/engine/stage_info.h"
@@ -46,7 +47,6 @@ struct Channel {
 using SentByReceiver = std::vector<std::pair<int32_t, Channel>>;  // sorted by receiver
 
 // MPI start-up and shut-down dominate short runs and no change to the program removes them.
-bool is_startup(const std::string &op) { return op == "MPI_Init" || op == "MPI_Init_thread" || op == "MPI_Finalize"; }
 
 // The owned profile rows the stage reads, [owned][nregions]; NaN when the store lacks the metric.
 struct OwnedRows {
@@ -234,7 +234,7 @@ void analysed_time(const Context &ctx, const OwnedRows &rows, ProfileResult &res
     if (ctx.missing(first + l)) continue;
     int64_t startup = 0;
     for (size_t k : res.used)
-      if (is_startup(ops[k])) startup += res.rank_op[static_cast<size_t>(l) * nops + k].time_ns;
+      if (is_lifecycle_op(ops[k])) startup += res.rank_op[static_cast<size_t>(l) * nops + k].time_ns;
     base_s[0].add(rows.at(rows.wall, l, 0) - startup * 1e-9, first + l);
   }
   ctx.allreduce(base_s);
@@ -476,7 +476,7 @@ void mpi_time_finding(Context &ctx, const ProfileResult &res, double min_mpi_sha
   int64_t comm_ns = 0;
   std::vector<size_t> order;
   for (size_t u = 0; u < used.size(); ++u) {
-    if (is_startup(ops[used[u]])) continue;
+    if (is_lifecycle_op(ops[used[u]])) continue;
     comm_ns += op_sums[u * 2];
     order.push_back(u);
   }

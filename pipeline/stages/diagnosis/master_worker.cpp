@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "pipeline/engine/op_traits.h"
 #include "pipeline/engine/check.h"
 #include "pipeline/format/text.h"
 #include "pipeline/stages/diagnosis/diagnosis.h"
@@ -161,7 +162,7 @@ std::vector<hc::Span> mpi_spans(const Context &ctx, const ReplayModel::Side &sid
   std::vector<hc::Span> out;
   for (size_t e = 0; e < side.op.size(); ++e) {
     const std::string &op = ops[side.op[e]];
-    if (op == "MPI_Init" || op == "MPI_Init_thread") continue;
+    if (is_init_op(op)) continue;
     out.push_back({side.enter[e], side.exit[e]});
   }
   if (times.end > times.finalize_enter) out.push_back({times.finalize_enter, times.end});

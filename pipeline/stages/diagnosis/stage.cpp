@@ -25,6 +25,7 @@
 #include <map>
 #include <ostream>
 
+#include "pipeline/engine/op_traits.h"
 #include "pipeline/engine/check.h"
 #include "pipeline/format/results_view.h"
 #include "pipeline/format/text.h"
@@ -40,7 +41,7 @@ std::vector<RankTimes> rank_times(const Context &ctx, const ReplayModel &model) 
   const auto &ops = ctx.store().ops();
   std::vector<uint8_t> is_init(ops.size()), is_final(ops.size());
   for (size_t o = 0; o < ops.size(); ++o) {
-    is_init[o] = ops[o] == "MPI_Init" || ops[o] == "MPI_Init_thread";
+    is_init[o] = is_init_op(ops[o]);
     is_final[o] = ops[o] == "MPI_Finalize";
   }
   std::vector<RankTimes> mine;
