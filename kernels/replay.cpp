@@ -5,6 +5,8 @@
 #include "kernels/replay.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace perfsift::kernels::replay {
 
@@ -30,6 +32,17 @@ Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenari
     st.recv_send_start.assign(p.recvs.size(), kUnknown);
     st.recv_posted.assign(p.recvs.size(), kUnknown);
     if (m_record) m_timings[s].reserve(p.events.size());
+    if (p.laned()) {
+      if (scenario.resume)
+        throw std::logic_error("replay: resuming is for single-stream programs (rank " + std::to_string(p.rank) +
+                               " has several lanes)");
+      const size_t lanes = static_cast<size_t>(*std::max_element(p.lane.begin(), p.lane.end())) + 1;
+      st.lane_now.assign(lanes, 0);
+      st.lane_enter.assign(lanes, 0);
+      st.lane_started.assign(lanes, 0);
+      st.lane_started[0] = 1;
+      if (m_record) m_timings[s].resize(p.events.size());  // completed out of event order
+    }
     if (!p.events.empty()) ++m_unfinished;
   }
   m_converge = scenario.resume && scenario.stop_when_converged;
@@ -384,17 +397,53 @@ int64_t Engine::item_done(int32_t s, const Item &it, int64_t enter, bool nowait)
   return enter;
 }
 
-// Kept whole (86 lines): the replay's inner loop (bench_replay), one switch over the
-// event kinds whose cases share the rank's state and its early returns.
+uint8_t Engine::event_flags(int32_t s, int64_t i) const {
+  uint8_t flags = 0;
+  if (!m_sc.event_flags.empty() && !m_sc.event_flags[static_cast<size_t>(s)].empty())
+    flags = m_sc.event_flags[static_cast<size_t>(s)][static_cast<size_t>(i)];
+  if (m_prog[static_cast<size_t>(s)].rank == m_sc.zero_wait_rank && i == m_sc.zero_wait_event) flags |= kZeroWait;
+  return flags;
+}
+
+bool Engine::complete_event(int32_t s, const Event &e, int64_t enter, uint8_t flags, int64_t &exit,
+                            int64_t &nowait_exit) {
+  const RankProgram &p = m_prog[static_cast<size_t>(s)];
+  const RankState &st = m_state[static_cast<size_t>(s)];
+  exit = nowait_exit = enter;
+  if (flags & kZeroEvent) return true;  // the event costs nothing and waits for nothing
+  if (e.items == 0) {
+    exit = nowait_exit = enter + p.owns[static_cast<size_t>(e.first_item)];
+    return true;
+  }
+  const bool skip_wait = (flags & kZeroWait) || st.release;
+  for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
+    const Item &it = p.items[static_cast<size_t>(k)];
+    int64_t t = item_done(s, it, enter, skip_wait);
+    if (t == kUnknown) {
+      if (it.type == ItemType::Collective)
+        m_coll_waiters[p.colls[static_cast<size_t>(it.index)].instance].push_back(p.rank);
+      else if (it.type == ItemType::Complete) {
+        const int64_t a = st.slot_ref[static_cast<size_t>(it.index)];
+        if (a >= 0 && p.items[static_cast<size_t>(a)].type == ItemType::PostCollective)
+          m_coll_waiters[p.colls[static_cast<size_t>(p.items[static_cast<size_t>(a)].index)].instance].push_back(
+              p.rank);
+      }
+      return false;
+    }
+    exit = std::max(exit, t);
+    nowait_exit = std::max(nowait_exit, skip_wait ? t : item_done(s, it, enter, true));
+  }
+  return true;
+}
+
+// Kept whole: the replay's inner loop (bench_replay), whose convergence bookkeeping
+// shares the rank's state and its early returns.
 bool Engine::try_event(int32_t s) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
   RankState &st = m_state[static_cast<size_t>(s)];
   const size_t i = static_cast<size_t>(st.cursor);
   const Event &e = p.events[i];
-  uint8_t flags = 0;
-  if (!m_sc.event_flags.empty() && !m_sc.event_flags[static_cast<size_t>(s)].empty())
-    flags = m_sc.event_flags[static_cast<size_t>(s)][i];
-  if (p.rank == m_sc.zero_wait_rank && st.cursor == m_sc.zero_wait_event) flags |= kZeroWait;
+  const uint8_t flags = event_flags(s, st.cursor);
   if (!st.posted) {
     const bool modified = !m_sc.gaps.empty() && !m_sc.gaps[static_cast<size_t>(s)].empty();
     const int64_t gap = modified ? m_sc.gaps[static_cast<size_t>(s)][i] : e.gap;
@@ -404,30 +453,7 @@ bool Engine::try_event(int32_t s) {
   }
   const int64_t enter = st.enter;
   int64_t exit = enter, nowait_exit = enter;
-  if (flags & kZeroEvent) {
-    // The event costs nothing and waits for nothing.
-  } else if (e.items == 0) {
-    exit = nowait_exit = enter + p.owns[static_cast<size_t>(e.first_item)];
-  } else {
-    const bool skip_wait = (flags & kZeroWait) || st.release;
-    for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
-      const Item &it = p.items[static_cast<size_t>(k)];
-      int64_t t = item_done(s, it, enter, skip_wait);
-      if (t == kUnknown) {
-        if (it.type == ItemType::Collective)
-          m_coll_waiters[p.colls[static_cast<size_t>(it.index)].instance].push_back(p.rank);
-        else if (it.type == ItemType::Complete) {
-          const int64_t a = st.slot_ref[static_cast<size_t>(it.index)];
-          if (a >= 0 && p.items[static_cast<size_t>(a)].type == ItemType::PostCollective)
-            m_coll_waiters[p.colls[static_cast<size_t>(p.items[static_cast<size_t>(a)].index)].instance].push_back(
-                p.rank);
-        }
-        return false;
-      }
-      exit = std::max(exit, t);
-      nowait_exit = std::max(nowait_exit, skip_wait ? t : item_done(s, it, enter, true));
-    }
-  }
+  if (!complete_event(s, e, enter, flags, exit, nowait_exit)) return false;
   if (m_record) m_timings[static_cast<size_t>(s)].push_back({enter, exit, nowait_exit});
   bool back_on_snapshot = false;
   if (m_converge) {
@@ -526,8 +552,45 @@ int64_t Engine::converged_makespan() const {
   return t;
 }
 
+bool Engine::try_lane_step(int32_t s) {
+  const RankProgram &p = m_prog[static_cast<size_t>(s)];
+  RankState &st = m_state[static_cast<size_t>(s)];
+  const int32_t code = p.steps[static_cast<size_t>(st.step)];
+  const size_t i = static_cast<size_t>(code >> 1);
+  const Event &e = p.events[i];
+  const size_t lane = p.lane[i];
+  if (!(code & 1)) {               // post
+    if (!st.lane_started[lane]) {  // a thread's first call: from lane 0's clock
+      st.lane_now[lane] = st.lane_now[0];
+      st.lane_started[lane] = 1;
+    }
+    const bool modified = !m_sc.gaps.empty() && !m_sc.gaps[static_cast<size_t>(s)].empty();
+    const int64_t gap = modified ? m_sc.gaps[static_cast<size_t>(s)][i] : e.gap;
+    st.lane_enter[lane] = st.lane_now[lane] + gap;
+    post_items(s, e, st.lane_enter[lane]);
+    ++st.step;
+    return true;
+  }
+  const int64_t enter = st.lane_enter[lane];
+  int64_t exit = enter, nowait_exit = enter;
+  if (!complete_event(s, e, enter, event_flags(s, static_cast<int64_t>(i)), exit, nowait_exit)) return false;
+  if (m_record) m_timings[static_cast<size_t>(s)][i] = {enter, exit, nowait_exit};
+  st.lane_now[lane] = exit;
+  st.release = false;
+  m_end[static_cast<size_t>(s)] = std::max(m_end[static_cast<size_t>(s)], exit);
+  ++st.step;
+  if (++st.cursor == static_cast<int64_t>(p.events.size())) {
+    --m_unfinished;
+    return false;
+  }
+  return true;
+}
+
 void Engine::step(int32_t s) {
-  while (try_event(s)) {}
+  if (m_prog[static_cast<size_t>(s)].laned())
+    while (try_lane_step(s)) {}
+  else
+    while (try_event(s)) {}
 }
 
 bool Engine::advance() {
@@ -538,10 +601,10 @@ bool Engine::advance() {
     RankState &st = m_state[static_cast<size_t>(s)];
     st.queued = false;
     if (st.cursor >= static_cast<int64_t>(m_prog[static_cast<size_t>(s)].events.size())) continue;
-    const int64_t before = st.cursor;
+    const int64_t before = st.cursor, before_step = st.step;
     const bool was_posted = st.posted;
     step(s);
-    moved |= st.cursor != before || st.posted != was_posted;
+    moved |= st.cursor != before || st.posted != was_posted || st.step != before_step;
   }
   return moved;
 }

@@ -91,6 +91,16 @@ struct RankProgram {
   std::vector<Collective> colls;
   std::vector<int64_t> owns;  // durations of local events
   int32_t request_slots = 0;
+  // A rank calling MPI from several threads: each event's lane (its thread; 0 the one that
+  // initialised MPI), and the lanes' steps in measured order, two per event: event << 1 to
+  // post it, event << 1 | 1 to complete it. Each lane runs its own clock (an event enters
+  // at its lane's previous exit plus its gap; a lane's first event at lane 0's clock plus
+  // its gap); posting and completing in measured order keeps every dependency between the
+  // lanes (a message, a request completed by another thread) ahead of its use. Both empty
+  // for a single stream.
+  std::vector<uint8_t> lane;
+  std::vector<int32_t> steps;
+  bool laned() const { return !steps.empty(); }
   // A local event keeping `duration`.
   void add_local(int64_t gap, int64_t duration) {
     events.push_back({gap, static_cast<int32_t>(owns.size()), 0, 0});
@@ -209,7 +219,10 @@ class Engine {
     int64_t next_inject = std::numeric_limits<int64_t>::min() / 4;
     bool posted = false;
     bool queued = false;
-    bool release = false;                  // release_stuck applies to the current event
+    bool release = false;                       // release_stuck applies to the current event
+    int64_t step = 0;                           // laned programs: the next of RankProgram::steps
+    std::vector<int64_t> lane_now, lane_enter;  // laned programs: per lane, previous exit and current enter
+    std::vector<uint8_t> lane_started;
     std::vector<int32_t> slot_ref;         // request slot -> item that activated it
     std::vector<int64_t> send_start;       // per send: when it started
     std::vector<int64_t> recv_post;        // per send: when the receiver posted (rendezvous)
@@ -228,6 +241,11 @@ class Engine {
   void step(int32_t s);  // process rank slot s until it blocks or ends
   void resume_from(const Snapshot &snap, int64_t at);
   bool try_event(int32_t s);
+  bool try_lane_step(int32_t s);  // laned programs: one post or completion of RankProgram::steps
+  // The event's completion from `enter`: false when a dependency is missing (the rank then
+  // waits for it); else its exit, and its exit had nothing been waited for.
+  bool complete_event(int32_t s, const Event &e, int64_t enter, uint8_t flags, int64_t &exit, int64_t &nowait_exit);
+  uint8_t event_flags(int32_t s, int64_t i) const;
   void post_items(int32_t s, const Event &e, int64_t enter);
   // Completion time of an item, or kUnknown when a dependency is missing.
   int64_t item_done(int32_t s, const Item &it, int64_t enter, bool nowait);

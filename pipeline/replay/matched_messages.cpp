@@ -33,9 +33,7 @@ std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel
     const auto &p = model.programs[s];
     const auto &side = model.side[s];
     for (size_t k = 0; k < p.sends.size(); ++k) {
-      // Ranks with several threads: every match, also those the replay leaves out.
-      const int32_t dst = side.send_dst.empty() ? p.sends[k].dst : side.send_dst[k];
-      const int32_t recv_index = side.send_recv.empty() ? p.sends[k].recv_index : side.send_recv[k];
+      const int32_t dst = p.sends[k].dst, recv_index = p.sends[k].recv_index;
       if (dst < 0 || recv_index < 0) continue;
       Routed x{};
       x.recv_index = recv_index;

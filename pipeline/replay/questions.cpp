@@ -357,12 +357,15 @@ Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel:
   L.call.assign(n, -1);
   L.participates.assign(static_cast<size_t>(std::max(1, ngroups_hint)), 0);
   if (!in_ranks(sel.ranks, p.rank)) return L;
+  // Threads other than the one that initialised MPI (laned programs) run beside it: their
+  // calls and computation are not the rank's time in a region; they replay as measured.
+  auto other_lane = [&](size_t i) { return !p.lane.empty() && p.lane[i] != 0; };
   if (sel.kind == Selector::Kind::Callsite || sel.kind == Selector::Kind::Event) {
     for (size_t i = 0; i < n; ++i) {
       const bool hit = sel.kind == Selector::Kind::Callsite
                            ? side.site[i] == static_cast<uint32_t>(sel.callsite)
                            : (p.rank == sel.rank && static_cast<int64_t>(i) == sel.index);
-      if (!hit) continue;
+      if (!hit || other_lane(i)) continue;
       L.call[i] = 0;
       if (p.events[i].gap > 0) L.parts.push_back({static_cast<int64_t>(i), 0, p.events[i].gap});
       L.participates[0] = 1;
@@ -375,6 +378,7 @@ Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel:
       L.participates[static_cast<size_t>(x.group)] = 1;
   size_t k = 0;
   for (size_t i = 0; i < n; ++i) {
+    if (other_lane(i)) continue;
     const int64_t b = side.enter[i], a = b - std::max<int64_t>(0, p.events[i].gap);
     while (k < iv.size() && iv[k].end <= a) ++k;
     for (size_t j = k; j < iv.size() && iv[j].begin < b; ++j) {

@@ -30,11 +30,10 @@ using kernels::MessageKey;
 struct SendKey {
   MessageKey key;
   int32_t send_index;
-  int32_t off_replay = 0;  // the send is on a thread other than 0 (see ReplayModel::threaded_ranks)
   int64_t bytes;
 };
 struct MatchReply {
-  int32_t src, send_index, dst, recv_index, replayed;
+  int32_t src, send_index, dst, recv_index;
 };
 
 // Per communicator: its members with data (what a collective on it waits for); sets the
@@ -80,9 +79,10 @@ OwnedRecords read_owned_records(const Context &ctx) {
 
 // Per-rank building state, kept across event slices.
 struct Building {
-  int64_t prev_exit = 0;  // of thread 0's previous event
-  int32_t max_thread = 0;
-  std::vector<uint8_t> slot_off_replay;  // request slot -> posted by another thread than 0
+  // Per lane (thread, in order of first call; lane 0 initialised MPI): its previous exit.
+  std::vector<int64_t> prev_exit = {0};
+  std::vector<int32_t> lane_thread = {0};  // lane -> thread number
+  int64_t lane0_exit_before = 0;           // lane 0's exit before its latest (a new lane's origin)
   size_t next_request = 0, next_completion = 0;
   // Request ids are small and dense per rank (the collector numbers them): vectors.
   std::vector<int32_t> slot_of_id;        // id -> request slot, -1 none
@@ -116,12 +116,13 @@ class ProgramBuilder {
   std::vector<std::vector<SendKey>> route;                     // per analysis process: sends to its ranks
   kernels::ReceiveIndex<std::pair<int32_t, int32_t>> waiting;  // key -> (slot, recv index)
   std::vector<int64_t> finalize_exit;                          // per owned rank
-  int64_t off_replay_events = 0;                               // events of threads other than 0
-  std::vector<int64_t> max_thread_of_rank() const {
+  std::vector<int64_t> lanes_of_rank() const {
     std::vector<int64_t> out;
-    for (const auto &b : m_building) out.push_back(b.max_thread);
+    for (const auto &b : m_building) out.push_back(static_cast<int64_t>(b.lane_thread.size()));
     return out;
   }
+  // After the last event: the lanes' post and completion steps of ranks with several.
+  void order_lanes();
   std::vector<int32_t> finalize_coll;  // per owned rank: its Finalize collective, -1 none
   int64_t local_max_finalize_enter = rp::kUnknown, local_end = 0;
   // Receives cancelled with MPI_Cancel (the completion says so): no message ever meets them.
@@ -135,8 +136,7 @@ class ProgramBuilder {
     int64_t i;  // its index within the rank
     const io::Event &e;
     OpTraits t;
-    bool inter;       // intercommunicator or interrupted: no messages
-    bool off_replay;  // on a thread other than 0: matched and tabled, not replayed
+    bool inter;  // intercommunicator or interrupted: no messages
   };
   void add_event(int32_t rank, size_t s, int64_t i, const io::Event &e);
   void add_call_items(const Call &c);
@@ -196,13 +196,26 @@ void ProgramBuilder::add_event(int32_t rank, size_t s, int64_t i, const io::Even
                i,
                e,
                e.op < m_traits.size() ? m_traits[e.op] : OpTraits{},
-               (e.flags & (io::kInterComm | io::kInterrupted)) != 0,
-               e.thread != 0};
+               (e.flags & (io::kInterComm | io::kInterrupted)) != 0};
+  // The event's lane; a thread's first call starts from lane 0's clock as the replay
+  // has it then: its latest exit, or the one before while that call is still under way.
+  size_t lane =
+      static_cast<size_t>(std::find(b.lane_thread.begin(), b.lane_thread.end(), e.thread) - b.lane_thread.begin());
+  if (lane == b.lane_thread.size()) {
+    if (lane == 255)
+      lane = 0;  // more threads than lanes: the rest share lane 0
+    else {
+      b.lane_thread.push_back(e.thread);
+      b.prev_exit.push_back(b.prev_exit[0] < e.t_enter ? b.prev_exit[0] : b.lane0_exit_before);
+    }
+  }
+  if (lane > 0 && p.lane.empty()) p.lane.assign(p.events.size(), 0);
+  if (!p.lane.empty()) p.lane.push_back(static_cast<uint8_t>(lane));
   rp::Event out;
-  out.gap = c.off_replay ? 0 : e.t_enter - b.prev_exit;
+  out.gap = e.t_enter - b.prev_exit[lane];
   out.first_item = static_cast<int32_t>(p.items.size());
-  if (!c.off_replay) b.prev_exit = e.t_exit;
-  b.max_thread = std::max(b.max_thread, e.thread);
+  if (lane == 0) b.lane0_exit_before = b.prev_exit[0];
+  b.prev_exit[lane] = e.t_exit;
   local_end = std::max(local_end, e.t_exit);
   side.enter.push_back(e.t_enter);
   side.exit.push_back(e.t_exit);
@@ -213,12 +226,6 @@ void ProgramBuilder::add_event(int32_t rank, size_t s, int64_t i, const io::Even
   add_call_items(c);
   activate_requests(c);
   complete_requests(c);
-  if (c.off_replay) {  // its messages are matched (sends, recvs): the replay skips the call
-    p.items.resize(static_cast<size_t>(out.first_item));
-    ++off_replay_events;
-    p.add_local(0, 0);
-    return;
-  }
   out.items = static_cast<uint16_t>(p.items.size() - static_cast<size_t>(out.first_item));
   if (out.items == 0)
     p.add_local(out.gap, e.t_exit - e.t_enter);
@@ -251,7 +258,7 @@ int32_t ProgramBuilder::add_send(const Call &c, int32_t dst, int32_t tag, int32_
   side.send_event.push_back(static_cast<int32_t>(c.i));
   side.send_done.push_back(-1);
   const MessageKey key = m_building[c.s].sends.next(comm, c.rank, dst, tag);
-  route[static_cast<size_t>(m_ctx.owner_of(dst))].push_back({key, idx, c.off_replay ? 1 : 0, bytes});
+  route[static_cast<size_t>(m_ctx.owner_of(dst))].push_back({key, idx, bytes});
   return idx;
 }
 
@@ -262,7 +269,6 @@ int32_t ProgramBuilder::add_recv(const Call &c, int32_t src, int32_t tag, int32_
   p.recvs.push_back({bytes, -1, -1, c.e.t_exit - c.e.t_enter});
   side.recv_event.push_back(static_cast<int32_t>(c.i));
   side.recv_done.push_back(-1);
-  side.recv_off_replay.push_back(c.off_replay ? 1 : 0);
   if (src >= 0 && src < m_ctx.nranks())
     waiting.add(m_building[c.s].recvs.next(comm, src, c.rank, tag), {static_cast<int32_t>(c.s), idx});
   return idx;
@@ -309,8 +315,6 @@ void ProgramBuilder::activate_requests(const Call &c) {
     const int32_t slot = p.request_slots++;
     b.slot_of_id[static_cast<size_t>(q.id)] = slot;
     b.slot_message.resize(static_cast<size_t>(p.request_slots), {false, -1});
-    b.slot_off_replay.resize(static_cast<size_t>(p.request_slots), 0);
-    b.slot_off_replay[static_cast<size_t>(slot)] = c.off_replay ? 1 : 0;
     if (q.kind == io::kReqSend && q.peer >= 0) {
       const int32_t m = add_send(c, q.peer, q.tag, q.comm, q.bytes);
       b.slot_message[static_cast<size_t>(slot)] = {true, m};
@@ -352,10 +356,36 @@ void ProgramBuilder::complete_requests(const Call &c) {
     if (static_cast<size_t>(done.request) < b.slot_of_id.size() &&
         b.slot_of_id[static_cast<size_t>(done.request)] >= 0) {
       const int32_t slot = b.slot_of_id[static_cast<size_t>(done.request)];
-      // A request another thread than 0 posted was never posted in the replay.
-      if (!b.slot_off_replay[static_cast<size_t>(slot)]) p.items.push_back({rp::ItemType::Complete, slot});
+      p.items.push_back({rp::ItemType::Complete, slot});
       const auto [is_send, m] = b.slot_message[static_cast<size_t>(slot)];
       if (m >= 0) (is_send ? side.send_done : side.recv_done)[static_cast<size_t>(m)] = static_cast<int32_t>(c.i);
+    }
+  }
+}
+
+// Merges each lane's post (measured enter) and completion (measured exit) steps by time;
+// at equal times a post goes first (a call entered when another ended may be what that
+// one waited for). Each lane keeps its own order.
+void ProgramBuilder::order_lanes() {
+  for (size_t s = 0; s < m_model.programs.size(); ++s) {
+    rp::RankProgram &p = m_model.programs[s];
+    if (p.lane.empty()) continue;
+    const ReplayModel::Side &side = m_model.side[s];
+    const size_t lanes = m_building[s].lane_thread.size();
+    std::vector<std::vector<int32_t>> of_lane(lanes);
+    for (size_t i = 0; i < p.events.size(); ++i) of_lane[p.lane[i]].push_back(static_cast<int32_t>(i));
+    std::vector<size_t> next(lanes, 0);  // per lane: 2 x its events done + phase
+    auto time_of = [&](size_t l) {
+      const size_t i = static_cast<size_t>(of_lane[l][next[l] / 2]);
+      return std::pair{next[l] % 2 ? side.exit[i] : side.enter[i], static_cast<int>(next[l] % 2)};
+    };
+    p.steps.reserve(2 * p.events.size());
+    while (p.steps.size() < 2 * p.events.size()) {
+      size_t best = lanes;
+      for (size_t l = 0; l < lanes; ++l)
+        if (next[l] < 2 * of_lane[l].size() && (best == lanes || time_of(l) < time_of(best))) best = l;
+      p.steps.push_back(of_lane[best][next[best] / 2] << 1 | static_cast<int32_t>(next[best] % 2));
+      ++next[best];
     }
   }
 }
@@ -395,37 +425,15 @@ int64_t match_messages(const Context &ctx, ReplayModel &model, ProgramBuilder &b
       continue;
     }
     const auto [slot, ri] = *found;
-    ReplayModel::Side &side = model.side[static_cast<size_t>(slot)];
     rp::RecvMessage &m = model.programs[static_cast<size_t>(slot)].recvs[static_cast<size_t>(ri)];
     m.bytes = k.bytes;
-    // One end on a thread other than 0: matched for the message tables, not replayed.
-    const bool replayed = !k.off_replay && !side.recv_off_replay[static_cast<size_t>(ri)];
-    if (replayed) {
-      m.src = k.key.src;
-      m.send_index = k.send_index;
-    } else {
-      side.recv_off_replay[static_cast<size_t>(ri)] = 1;
-    }
-    replies[static_cast<size_t>(ctx.owner_of(k.key.src))].push_back(
-        {k.key.src, k.send_index, k.key.dst, ri, replayed ? 1 : 0});
+    m.src = k.key.src;
+    m.send_index = k.send_index;
+    replies[static_cast<size_t>(ctx.owner_of(k.key.src))].push_back({k.key.src, k.send_index, k.key.dst, ri});
   }
-  const bool threaded = ctx.store().has_threads();
-  if (threaded)
-    for (size_t s = 0; s < model.programs.size(); ++s) {
-      model.side[s].send_dst.assign(model.programs[s].sends.size(), -1);
-      model.side[s].send_recv.assign(model.programs[s].sends.size(), -1);
-    }
   for (const MatchReply &r : ctx.alltoallv(replies)) {
     const size_t s = static_cast<size_t>(r.src - ctx.first());
     rp::SendMessage &m = model.programs[s].sends[static_cast<size_t>(r.send_index)];
-    if (threaded) {
-      model.side[s].send_dst[static_cast<size_t>(r.send_index)] = r.dst;
-      model.side[s].send_recv[static_cast<size_t>(r.send_index)] = r.recv_index;
-    }
-    if (!r.replayed) {
-      ++model.off_replay_messages;  // summed over processes in count_run_figures
-      continue;
-    }
     m.dst = r.dst;
     m.recv_index = r.recv_index;
   }
@@ -444,25 +452,12 @@ void count_run_figures(const Context &ctx, ReplayModel &model, int64_t unmatched
     for (const auto &e : p.events) local_events += e.items == 0;
   }
   // Receives whose source is unknown never entered `waiting`; count them as unmatched too,
-  // except the cancelled ones (MPI_Cancel: no partner by design, counted apart) and those
-  // the replay leaves out (one end on a thread other than 0).
+  // except the cancelled ones (MPI_Cancel: no partner by design, counted apart).
   int64_t unmatched_receives = -cancelled_receives;
-  for (size_t s = 0; s < model.programs.size(); ++s) {
-    const auto &recvs = model.programs[s].recvs;
-    const auto &off = model.side[s].recv_off_replay;
-    for (size_t i = 0; i < recvs.size(); ++i) unmatched_receives += recvs[i].src < 0 && !(i < off.size() && off[i]);
-  }
-  std::vector<int64_t> sums = {sends,
-                               receives,
-                               unmatched_sends,
-                               unmatched_receives,
-                               collectives,
-                               local_events,
-                               events,
-                               cancelled_receives,
-                               model.threaded_ranks,
-                               model.off_replay_events,
-                               model.off_replay_messages};
+  for (const auto &p : model.programs)
+    for (const auto &r : p.recvs) unmatched_receives += r.src < 0;
+  std::vector<int64_t> sums = {sends,        receives, unmatched_sends,    unmatched_receives,  collectives,
+                               local_events, events,   cancelled_receives, model.threaded_ranks};
   ctx.allreduce_sum(sums);
   model.sends = sums[0];
   model.receives = sums[1];
@@ -473,8 +468,6 @@ void count_run_figures(const Context &ctx, ReplayModel &model, int64_t unmatched
   model.events = sums[6];
   model.cancelled_receives = sums[7];
   model.threaded_ranks = sums[8];
-  model.off_replay_events = sums[9];
-  model.off_replay_messages = sums[10];
   MPI_Allreduce(MPI_IN_PLACE, &model.max_threads, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
   MPI_Allreduce(&local_end, &model.measured_ns, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
 }
@@ -489,18 +482,8 @@ ProductBuilder matched_run_builder() {
             ctx.progress().begin("matching messages");
             auto model = build_replay_model(ctx, kernels::LogGPS{});
             ctx.progress().end();
-            if (model->threaded_ranks > 0) ctx.warnings.push_back(threads_warning(*model));
             ctx.products().publish(MatchedRun{std::move(model)});
           }};
-}
-
-std::string threads_warning(const ReplayModel &m) {
-  return std::to_string(m.threaded_ranks) + " ranks call MPI from several threads (up to " +
-         std::to_string(m.max_threads) +
-         "): message matching, wait states and the message tables cover every thread, but the replay (what-if, "
-         "bounds, domino, diagnosis) follows each rank's thread 0 only: it leaves out " +
-         std::to_string(m.off_replay_events) + " calls of the other threads and " +
-         std::to_string(m.off_replay_messages) + " messages with an end on them (a partial result)";
 }
 
 std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernels::LogGPS &params) {
@@ -515,11 +498,11 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
   ctx.scan_events("building the replay program", add_slice);
   shrink_programs(*model);
   set_finalize_remainders(ctx, *model, built);
-  for (int64_t t : built.max_thread_of_rank()) {
-    model->threaded_ranks += t > 0;
-    model->max_threads = std::max(model->max_threads, t + 1);
+  built.order_lanes();
+  for (int64_t lanes : built.lanes_of_rank()) {
+    model->threaded_ranks += lanes > 1;
+    model->max_threads = std::max(model->max_threads, lanes);
   }
-  model->off_replay_events = built.off_replay_events;
   const int64_t unmatched_sends = match_messages(ctx, *model, built);
   count_run_figures(ctx, *model, unmatched_sends, built.cancelled_receives, built.local_end);
   return model;
@@ -558,6 +541,8 @@ void each_field(Program &p, Side &d, Timings &t, F &&f) {
   f(p.recvs);
   f(p.colls);
   f(p.owns);
+  f(p.lane);
+  f(p.steps);
   f(t);
   f(d.enter);
   f(d.region);

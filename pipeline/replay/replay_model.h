@@ -32,12 +32,6 @@ struct ReplayModel {
     std::vector<int32_t> send_done, recv_done;
     std::vector<int32_t> coll_event;         // per collective: its event
     std::vector<io::StepRecord> executions;  // region executions (/steps), by end time
-    // Ranks calling MPI from several threads (store with /events_thread) only: per send,
-    // its matched receiver and receive index whether or not the replay follows it
-    // (the message tables judge every thread's messages); per receive, whether the
-    // replay left it unmatched because one end is on a thread other than 0.
-    std::vector<int32_t> send_dst, send_recv;
-    std::vector<uint8_t> recv_off_replay;
   };
   std::vector<Side> side;
   // Run-wide figures (identical on every process).
@@ -45,12 +39,9 @@ struct ReplayModel {
   int64_t events = 0, sends = 0, receives = 0, unmatched_sends = 0, unmatched_receives = 0;
   int64_t collectives = 0, local_events = 0;
   int64_t cancelled_receives = 0;  // receives cancelled with MPI_Cancel: not in unmatched_receives
-  // Ranks calling MPI from several threads. The replay is one sequential stream per rank:
-  // it follows thread 0 (the thread that initialised MPI) of such ranks; the other
-  // threads' calls take no time in it and their messages and collectives are left out
-  // (messages between thread 0 and another thread are unmatched for the replay, and not
-  // counted as unmatched). Message matching and the message tables cover every thread.
-  int64_t threaded_ranks = 0, max_threads = 1, off_replay_events = 0, off_replay_messages = 0;
+  // Ranks calling MPI from several threads, and the most threads one rank has: their
+  // programs are laned (kernels::replay::RankProgram::lane), one clock per thread.
+  int64_t threaded_ranks = 0, max_threads = 1;
   // Per communicator index: the analysis processes owning a member (arrival routing).
   std::vector<std::vector<int>> comm_owners;
   // Baseline replay of the owned ranks (filled by the whatif stage; `replayed` says it ran,
@@ -77,8 +68,6 @@ struct ReplayBaseline {
 // Collective: reads the owned ranks' events, requests, completions and region executions
 // and matches messages across processes.
 std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernels::LogGPS &params);
-// The warning for a model with threaded_ranks > 0: what the replay leaves out.
-std::string threads_warning(const ReplayModel &m);
 
 struct ReplayOutcome {
   int64_t makespan_ns = 0;

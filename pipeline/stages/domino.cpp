@@ -115,6 +115,13 @@ DominoResult compute_domino(Context &ctx, const config::Values &cfg) {
                 " (every process would hold them all)";
     return r;
   }
+  if (model.threaded_ranks > 0) {
+    // Candidates resume from a snapshot of one stream per rank; lanes run side by side.
+    r.skipped = std::to_string(model.threaded_ranks) +
+                " ranks call MPI from several threads: the domino search resumes replays of one call sequence "
+                "per rank (the what-if questions and bounds replay every thread)";
+    return r;
+  }
   ctx.progress().begin("domino: gathering the run");
   const auto whole = gather_whole(ctx, model);
   ctx.progress().end();

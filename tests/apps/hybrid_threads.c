@@ -10,6 +10,9 @@
  * on tag 100 + t; thread 2 also one MPI_Send and one MPI_Wait completing the main
  * thread's MPI_Irecv (tag 200); the main thread also MPI_Init_thread, MPI_Irecv,
  * MPI_Barrier, MPI_Finalize.
+ * Rank 0's thread 1 computes 30 ms (a sleep) before its first send, so rank 1's thread 1
+ * waits about 30 ms in its first MPI_Recv (tag 101): a late sender between two threads
+ * that are not the main ones, which the replay must reproduce.
  * MODE crash: after the loops, rank 1's thread 1 writes through a null pointer while
  * rank 1's other threads are blocked in MPI_Recv (tag 300, never sent) and the other
  * ranks in MPI_Barrier; the launcher ends them. Every completed call before the crash is
@@ -37,6 +40,7 @@ static void *work(void *arg) {
   int out = g_rank, in = -1;
   for (int i = 0; i < n; ++i) {
     MPI_Request send;
+    if (g_rank == 0 && t == 1 && i == 0) usleep(30 * 1000);
     MPI_Isend(&out, 1, MPI_INT, next, 100 + t, MPI_COMM_WORLD, &send);
     MPI_Recv(&in, 1, MPI_INT, prev, 100 + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Wait(&send, MPI_STATUS_IGNORE);
