@@ -115,7 +115,24 @@ DivideConquerScore score_divide_and_conquer(const std::vector<PairCount> &pairs,
   for (const auto &l : levels) cover += std::min(1.0, static_cast<double>(l.size()) / depth);
   s.pow2 = static_cast<double>(pow2) / static_cast<double>(total);
   s.levels = cover / nranks;
-  s.confidence = s.pow2 * s.levels;
+  std::vector<std::set<int32_t>> partners(static_cast<size_t>(nranks));
+  std::map<std::pair<int32_t, int32_t>, int64_t> per_pair;
+  for (const auto &p : pairs) {
+    if (p.src == p.dst || p.src < 0 || p.dst < 0 || p.src >= nranks || p.dst >= nranks) continue;
+    partners[static_cast<size_t>(p.src)].insert(p.dst);
+    partners[static_cast<size_t>(p.dst)].insert(p.src);
+    per_pair[{std::min(p.src, p.dst), std::max(p.src, p.dst)}] += p.messages;
+  }
+  int32_t split_levels = 0;  // ceil(log2 P)
+  while ((int64_t{1} << split_levels) < nranks) ++split_levels;
+  int32_t few = 0;
+  for (const auto &q : partners) few += static_cast<int32_t>(q.size()) <= split_levels;
+  s.few_partners = static_cast<double>(few) / nranks;
+  std::vector<int64_t> counts;
+  for (const auto &[k, n] : per_pair) counts.push_back(n);
+  std::nth_element(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(counts.size() / 2), counts.end());
+  s.median_pair_messages = counts[counts.size() / 2];
+  s.confidence = s.pow2 * s.levels * s.few_partners;
   return s;
 }
 

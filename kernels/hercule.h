@@ -46,9 +46,13 @@ struct GridScore {
 GridScore best_grid(const std::vector<PairCount> &pairs, int32_t nranks);
 
 struct DivideConquerScore {
-  double confidence = 0;  // pow2 x levels (the caller discounts forwarding)
+  double confidence = 0;  // pow2 x levels x few_partners (the caller discounts forwarding)
   double pow2 = 0;        // share of messages between bisection partners (split_level >= 0)
   double levels = 0;      // mean over ranks of the distinct one-bit distances they use, of log2(P)
+  // Ranks meeting at most one partner per level (ceil(log2 P)), of all ranks: an
+  // all-to-all's ranks meet every other rank, which no recursion does.
+  double few_partners = 0;
+  int64_t median_pair_messages = 0;  // messages per communicating pair (both ways), median
 };
 // Recursive halving (or doubling) of process groups: every exchange is between the two
 // halves of a group, rank for rank, and each rank meets a partner at every level.

@@ -41,6 +41,11 @@ struct Recognition {
   // cycle), made of the recursive bisection's splits (lo hands mid its half): the splits
   // used of all splits, times the pairs that are splits of all pairs. 0 below 4 ranks.
   double tree = 0;
+  // The splitting partners are also the neighbours of a 2-D grid (2 x 2 ranks: a 2-level
+  // butterfly is a 2-D halo) and meet every step (kHaloPairMessages or more messages per
+  // pair): a halo exchange repeated each time step, not a recursion. Halves dc.confidence.
+  bool halo_like = false;
+  static constexpr int64_t kHaloPairMessages = 32;
   double wavefront() const { return grid.neighbour_share * forwarding; }
   // Splitting partners exchange (or hand results up); they do not forward data on, unless
   // the splitting is tree-shaped: a parent hands a child its half, which hands a half on

@@ -209,6 +209,9 @@ Recognition recognise(const Context &ctx, const ReplayModel &model, const std::v
   score_farms(ctx, pairs, msgs, r);
   r.grid = hc::best_grid(pairs, ctx.nranks());
   r.dc = hc::score_divide_and_conquer(pairs, ctx.nranks());
+  r.halo_like =
+      r.grid.px > 0 && r.grid.neighbour_share >= 0.99 && r.dc.median_pair_messages >= Recognition::kHaloPairMessages;
+  if (r.halo_like) r.dc.confidence *= 0.5;
   r.tree = tree_score(pairs, ctx.nranks());
   r.forwarding = forwarding_share(ctx, model);
   return r;

@@ -242,12 +242,17 @@ void write_recognition(const Context &ctx, const Recognition &r, StageOutput &ou
   rd.push_back(r.grid.px ? buf : "no 2-D grid layout (the rank count is prime or below 4)");
   rm.push_back("divide-and-conquer");
   rc.push_back(r.divide_and_conquer());
-  std::snprintf(
-      buf, sizeof buf,
-      "%.0f%% of messages between bisection partners; ranks meet partners on %.0f%% of the levels; %.0f%% forwarded; "
-      "tree of the splits %.0f%%",
-      100 * r.dc.pow2, 100 * r.dc.levels, 100 * r.forwarding, 100 * r.tree);
-  rd.push_back(ctx.nranks() >= 4 ? buf : "fewer than 4 ranks");
+  std::snprintf(buf, sizeof buf,
+                "%.0f%% of messages between bisection partners; ranks meet partners on %.0f%% of the levels; %.0f%% "
+                "of ranks meet at most one partner per level; %.0f%% forwarded; tree of the splits %.0f%%",
+                100 * r.dc.pow2, 100 * r.dc.levels, 100 * r.dc.few_partners, 100 * r.forwarding, 100 * r.tree);
+  std::string dc_text = buf;
+  if (r.halo_like)
+    dc_text += "; halved: the partners are also neighbours of a " + std::to_string(r.grid.px) + " x " +
+               std::to_string(r.grid.py) + " grid meeting " + std::to_string(r.dc.median_pair_messages) +
+               " times per pair (a halo exchange every step, not a recursion; diagnosis.model = "
+               "\"divide-and-conquer\" diagnoses it as one)";
+  rd.push_back(ctx.nranks() >= 4 ? dc_text : "fewer than 4 ranks");
   out.table("recognition", rec);
 }
 

@@ -63,8 +63,3 @@ def agree(d, app, results):
                                            f"times {ra:.2f} s (MPIRandomAccess_time + MPIRandomAccess_LCG_time)")
     return (f"hpcc MPIRandomAccess_time + _LCG_time = {ra:.2f} s (HPL_time {timed['HPL_time']:.2f} s, PTRANS_time "
             f"{timed['PTRANS_time']:.4f} s); perfsift: {op} {secs:.2f} s/rank ({secs / ra:.0%})")
-
-EXPECTED_FAILURES = {
-    "Hercule recognises no model the app does not follow":
-        "divide-and-conquer recognised on a 2 x 2 process grid. Hercule recognition (pipeline/stages/diagnosis/recognition.cpp, kernels/hercule.cpp score_divide_and_conquer) looks at the communication graph only: on 4 ranks every pair of a 2 x 2 process grid (row partners 0-1, 2-3, column partners 0-2, 1-3) is a bisection partner of recursive halving, so pow2 = levels = 1, and the only other factor, 1 - forwarding share, is high for halo exchanges; the phase order divide-and-conquer has (each level once per phase, levels in order) is not checked",
-}

@@ -148,6 +148,28 @@ TEST(Hercule, ExchangesAreNotForwarding) {
   EXPECT_EQ(forwarding_blocks(swap), (std::pair<int64_t, int64_t>{0, 2}));
 }
 
+TEST(Hercule, AllToAllIsNotDivideAndConquer) {
+  // 4 ranks, every pair talking (hpcc's RandomAccess): 2 of 3 partners are bisection
+  // partners, but each rank meets 3 partners where recursion meets one per level (2).
+  std::vector<PairCount> all;
+  for (int32_t a = 0; a < 4; ++a)
+    for (int32_t b = 0; b < 4; ++b)
+      if (a != b) all.push_back({a, b, 100});
+  const auto s = score_divide_and_conquer(all, 4);
+  EXPECT_NEAR(s.pow2, 2.0 / 3.0, 1e-12);
+  EXPECT_EQ(s.few_partners, 0);
+  EXPECT_EQ(s.confidence, 0);
+  EXPECT_EQ(s.median_pair_messages, 200);
+  // A 2 x 2 halo (row and column partners only), 600 steps: bisection partners only, one
+  // per level; what tells it from a recursion is the 1,200 messages per pair (recognise()).
+  std::vector<PairCount> halo;
+  for (auto [a, b] : std::vector<std::pair<int32_t, int32_t>>{{0, 1}, {2, 3}, {0, 2}, {1, 3}})
+    halo.push_back({a, b, 600}), halo.push_back({b, a, 600});
+  const auto h = score_divide_and_conquer(halo, 4);
+  EXPECT_DOUBLE_EQ(h.confidence, 1.0);
+  EXPECT_EQ(h.median_pair_messages, 1200);
+}
+
 TEST(Hercule, RecursiveHalvingIsDivideAndConquer) {
   EXPECT_EQ(split_level(5, 4, 8), 0);
   EXPECT_EQ(split_level(1, 5, 8), 2);
