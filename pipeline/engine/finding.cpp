@@ -49,6 +49,82 @@ std::string ms(double s) {
   return b;
 }
 
+// Appends `from` to `to` as evidence (or as symptoms), keeping the larger time at stake.
+void fold(Problem &to, Problem &&from, bool as_symptom) {
+  auto &list = as_symptom ? to.symptoms : to.evidence;
+  for (auto &e : from.evidence) list.push_back(std::move(e));
+  for (auto &e : from.symptoms) to.symptoms.push_back(std::move(e));
+  if (!as_symptom) to.head.lost_s = std::max(to.head.lost_s, from.head.lost_s);
+}
+
+// The master ranks a master-worker finding names: "master_bottleneck (master rank 0)" -> "0".
+std::string master_ranks(const std::string &where) {
+  const auto at = where.find("master rank");
+  if (at == std::string::npos) return "";
+  auto from = where.find(' ', at + 7);
+  if (from == std::string::npos) return "";
+  ++from;
+  const auto to = where.find(')', from);
+  return where.substr(from, to == std::string::npos ? std::string::npos : to - from);
+}
+
+void fold_model_and_region_findings(std::vector<Problem> &problems) {
+  std::vector<uint8_t> gone(problems.size(), 0);
+  // A region-wide finding (no culprits) at a region a problem with culprits is at: one cause.
+  for (size_t d = 0; d < problems.size(); ++d) {
+    if (problems[d].head.ranks != "all") continue;
+    for (size_t p = 0; p < problems.size(); ++p)
+      if (p != d && !gone[p] && problems[p].head.ranks != "all" && problems[p].head.where == problems[d].head.where) {
+        fold(problems[p], std::move(problems[d]), false);
+        gone[d] = 1;
+        break;
+      }
+  }
+  // A recognised model's causes are one problem (the largest at its head).
+  size_t model = problems.size();
+  for (size_t k = 0; k < problems.size(); ++k) {
+    if (gone[k] || problems[k].head.stage != "diagnosis") continue;
+    if (model == problems.size()) {
+      model = k;
+      continue;
+    }
+    if (problems[k].head.lost_s > problems[model].head.lost_s) std::swap(problems[k], problems[model]);
+    fold(problems[model], std::move(problems[k]), false);
+    gone[k] = 1;
+  }
+  if (model < problems.size()) {
+    // The model's waiting (a pipeline filling, workers waiting for the master) and the
+    // master's own excess are how the model's cause shows: its symptoms. The best priced
+    // of them bounds what the model's fix can buy.
+    Problem &m = problems[model];
+    const std::string masters = m.head.kind == "master-worker" ? master_ranks(m.head.where) : "";
+    const Finding *priced = nullptr;
+    for (size_t k = 0; k < problems.size(); ++k) {
+      if (k == model || gone[k]) continue;
+      const Finding &f = problems[k].head;
+      const bool waiting = f.kind == "late-sender" || f.kind == "late-receiver";
+      const bool master_excess =
+          !masters.empty() && f.ranks == masters && (f.kind == "load-imbalance" || f.kind == "dissimilarity");
+      if (!waiting && !master_excess) continue;
+      if (!std::isnan(f.predicted_gain_s) && (!priced || f.predicted_gain_s > priced->predicted_gain_s)) priced = &f;
+      gone[k] = 1;
+    }
+    if (priced && std::isnan(m.head.predicted_gain_s)) {
+      m.head.question = priced->question;
+      m.head.predicted_gain_s = priced->predicted_gain_s;
+      m.head.cause +=
+          "; priced by removing the waiting it causes (" + priced->question + "): at most what restructuring buys";
+    }
+    for (size_t k = 0; k < problems.size(); ++k)
+      if (k != model && gone[k] && problems[k].head.stage != "diagnosis" && problems[k].head.ranks != "all")
+        fold(m, std::move(problems[k]), true);
+  }
+  std::vector<Problem> kept;
+  for (size_t k = 0; k < problems.size(); ++k)
+    if (!gone[k]) kept.push_back(std::move(problems[k]));
+  problems = std::move(kept);
+}
+
 }  // namespace
 
 std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const FixEffects *effects) {
@@ -77,7 +153,10 @@ std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const Fi
     }
     p.head.lost_s = lost;
   }
-  if (!effects) return problems;
+  if (!effects) {
+    fold_model_and_region_findings(problems);
+    return problems;
+  }
   // Waiting whose removal the replay credits to another problem's fix is that problem's symptom.
   std::vector<uint8_t> is_symptom(problems.size(), 0);
   for (size_t w = 0; w < problems.size(); ++w) {
@@ -101,6 +180,7 @@ std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const Fi
   std::vector<Problem> kept;
   for (size_t k = 0; k < problems.size(); ++k)
     if (!is_symptom[k]) kept.push_back(std::move(problems[k]));
+  fold_model_and_region_findings(kept);
   return kept;
 }
 

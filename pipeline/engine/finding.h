@@ -83,7 +83,10 @@ struct Problem {
 // fix (`question`), become one problem; a waiting finding (its fix "zero-wait callsite X" or
 // "zero-wait region R") becomes a symptom of the problem whose fix removes at least half of
 // the baseline waiting at X (or R) in the replay (the one that removes most), when `effects`
-// is known.
+// is known. Then (fold_model_and_region_findings) a region-wide finding (disparity, ranks
+// "all") joins the problem with culprits at the same region, and a recognised parallel
+// model's causes are one problem, whose symptoms are the point-to-point waiting
+// (late-sender, late-receiver) and the master's own excess (master-worker).
 std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const FixEffects *effects);
 
 // A method output that is not a problem, and why.

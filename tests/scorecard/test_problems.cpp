@@ -58,3 +58,54 @@ TEST(Problems, SameFixSamePlaceAndUnpriced) {
   EXPECT_EQ(problems[1].head.where, "io");
   EXPECT_EQ(problems[2].head.kind, "wavefront");
 }
+
+// A region-wide finding (disparity, ranks "all") at the region of a problem with culprits
+// is that problem's evidence (scorecard case 1057: I/O injected in phase04/kernel02 on
+// ranks 0,3,9 was a load imbalance there and, again, a disparity on all ranks).
+TEST(Problems, RegionWideFindingJoinsTheCulpritsProblem) {
+  const auto problems =
+      merge_into_problems({finding("disparity", "phase04/kernel02", "all", 0.196, "", std::nan("")),
+                           finding("load-imbalance", "phase04/kernel02", "0,3,9", 0.457, "balance region x", 0.456),
+                           finding("disparity", "phase01", "all", 0.05, "", std::nan(""))},
+                          nullptr);
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_EQ(problems[0].head.kind, "load-imbalance");
+  ASSERT_EQ(problems[0].evidence.size(), 2u);
+  EXPECT_EQ(problems[0].evidence[1].kind, "disparity");
+  EXPECT_EQ(problems[1].head.where, "phase01");  // no problem with culprits there: its own
+}
+
+// A recognised model's causes are one problem; the pipeline's waiting (late senders at
+// its receives) and the master's own excess are its symptoms, the best priced of them
+// bounding its gain (scorecard: sweep4 and master_worker reported the waiting first).
+TEST(Problems, ModelCausesAreOneProblemWithTheirWaitingAsSymptoms) {
+  auto model = [](const std::string &kind, const std::string &where, const std::string &ranks, double lost) {
+    Finding f = finding(kind, where, ranks, lost, "", std::nan(""));
+    f.stage = "diagnosis";
+    return f;
+  };
+  const auto wave = merge_into_problems(
+      {finding("late-sender", "(program) > main (sweep4.c:32)", "0-5", 0.30, "zero-wait callsite 2", 0.21),
+       model("wavefront", "fill_up (2 x 3 pipeline)", "4", 0.12),
+       model("wavefront", "direction_change (2 x 3 pipeline)", "4", 0.08),
+       finding("load-imbalance", "setup", "1", 0.05, "balance region setup", 0.02)},
+      nullptr);
+  ASSERT_EQ(wave.size(), 2u);
+  EXPECT_EQ(wave[0].head.kind, "wavefront");
+  EXPECT_EQ(wave[0].head.where, "fill_up (2 x 3 pipeline)");
+  EXPECT_EQ(wave[0].evidence.size(), 2u);
+  ASSERT_EQ(wave[0].symptoms.size(), 1u);
+  EXPECT_EQ(wave[0].symptoms[0].kind, "late-sender");
+  EXPECT_DOUBLE_EQ(wave[0].head.predicted_gain_s, 0.21);
+  EXPECT_EQ(wave[0].head.question, "zero-wait callsite 2");
+  EXPECT_EQ(wave[1].head.where, "setup");
+  const auto mw = merge_into_problems({model("master-worker", "master_bottleneck (master rank 0)", "3", 0.2),
+                                       finding("load-imbalance", "(program)", "0", 0.15, "balance all", 0.1),
+                                       finding("load-imbalance", "(program)", "2", 0.01, "balance all 2", 0.005)},
+                                      nullptr);
+  ASSERT_EQ(mw.size(), 2u);
+  EXPECT_EQ(mw[0].head.kind, "master-worker");
+  ASSERT_EQ(mw[0].symptoms.size(), 1u);
+  EXPECT_EQ(mw[0].symptoms[0].ranks, "0");
+  EXPECT_EQ(mw[1].head.ranks, "2");
+}
