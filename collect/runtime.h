@@ -39,6 +39,16 @@ struct RegionNode {
   int32_t steps = 0;        // step executions so far
 };
 
+// What the OS tells about the calling thread without hardware counters: its CPU time
+// (CLOCK_THREAD_CPUTIME_ID) and getrusage(RUSAGE_THREAD)'s context switches and page
+// faults, with the process's resident-set high-water mark. Two system calls.
+struct OsSample {
+  int64_t thread_cpu_ns = 0;
+  int64_t nvcsw = 0, nivcsw = 0, minflt = 0, majflt = 0;
+  int64_t maxrss_kb = 0;
+};
+OsSample os_sample();
+
 struct Frame {
   int32_t region;
   int64_t t0;
@@ -47,6 +57,7 @@ struct Frame {
   std::vector<long long> papi0;
   int32_t step;        // step number when this frame is a step, else -1
   int32_t outer_step;  // innermost step number outside this frame
+  OsSample os0;        // at the frame's open
 };
 
 // One thread's records. The owner appends; the watcher reads what lies below
