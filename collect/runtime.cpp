@@ -348,7 +348,7 @@ void Runtime::open_root_region(int64_t t_before_init) {
   Frame f{0, t_before_init, cpu_seconds(), {}, {}, -1, -1, {}};
   std::copy(std::begin(m_cum), std::end(m_cum), f.cum0);
   read_papi(f.papi0);
-  f.os0 = os_sample();
+  f.os0 = os_at(now_ticks());
   m_stack.push_back(f);
   publish_region();
 }
@@ -568,9 +568,21 @@ void Runtime::region_begin(const char *name, bool step) {
   std::copy(std::begin(m_cum), std::end(m_cum), f.cum0);
   if (step) f.step = m_regions[id].steps++;
   read_papi(f.papi0);
-  f.os0 = os_sample();  // last: the frame's own bookkeeping stays outside
+  f.os0 = os_at(f.t0);
   m_stack.push_back(std::move(f));
   publish_region();
+}
+
+OsSample Runtime::os_at(int64_t ticks) {
+  const double since_ns = static_cast<double>(ticks - m_os_ticks) * g_clock.ns_per_tick;
+  if (m_os_sampled && since_ns >= 0 && since_ns < kOsSampleGapNs) {
+    m_os_last.thread_cpu_ns += static_cast<int64_t>(since_ns);
+  } else {
+    m_os_last = os_sample();
+    m_os_sampled = true;
+  }
+  m_os_ticks = ticks;
+  return m_os_last;
 }
 
 // Adds the open top frame's deltas to its region; pops it unless `keep_on_stack`.
@@ -578,10 +590,10 @@ void Runtime::close_frame(bool keep_on_stack) {
   // The OS's figures are per thread: the crash flush may close the frames on another
   // thread, whose figures would not be thread 0's (those regions keep what they have).
   const bool own_thread = t_thread == m_threads[0];
-  const OsSample os1 = own_thread ? os_sample() : OsSample{};  // first: the bookkeeping stays outside
   Frame &f = m_stack.back();
   RegionNode &r = m_regions[f.region];
   const int64_t t1 = now_ticks();
+  const OsSample os1 = own_thread ? os_at(t1) : OsSample{};
   clock_refresh();
   r.acc[io::kVisits] += 1;
   r.acc[io::kWall] += ticks_to_s(t1 - f.t0);
@@ -590,7 +602,8 @@ void Runtime::close_frame(bool keep_on_stack) {
   for (int m = io::kMpiBytesSent; m < io::kFirstOsMetric; ++m) r.acc[m] += static_cast<double>(m_cum[m] - f.cum0[m]);
   const OsSample &os0 = f.os0;
   if (own_thread) {
-    r.acc[io::kThreadCpu] += static_cast<double>(os1.thread_cpu_ns - os0.thread_cpu_ns) * 1e-9;
+    // An estimate (os_at) may run ahead of the next sample: never below zero.
+    r.acc[io::kThreadCpu] += static_cast<double>(std::max<int64_t>(0, os1.thread_cpu_ns - os0.thread_cpu_ns)) * 1e-9;
     r.acc[io::kCtxSwitchVoluntary] += static_cast<double>(os1.nvcsw - os0.nvcsw);
     r.acc[io::kCtxSwitchInvoluntary] += static_cast<double>(os1.nivcsw - os0.nivcsw);
     r.acc[io::kPageFaultsMinor] += static_cast<double>(os1.minflt - os0.minflt);
