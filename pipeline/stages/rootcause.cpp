@@ -53,11 +53,16 @@ void os_attributes(Context &ctx, std::vector<Attribute> &out, std::vector<std::s
     for (double x : ctx.profile("thread_cpu")) recorded[0] += x > 0;
   ctx.allreduce_sum(recorded);
   const auto &wall = ctx.profile(io::kMetricNames[io::kWall]);
+  // Rates below kMinRate count as none: a few switches or faults in a region are noise
+  // that would otherwise split ranks that do the same.
+  constexpr double kMinRate = 10.0;
   auto per_second = [&](const char *m) {
     std::vector<double> v(cells, 0.0);
     const auto &x = ctx.profile(m);
-    for (size_t i = 0; i < cells && i < x.size() && i < wall.size(); ++i)
-      v[i] = wall[i] > 0 && x[i] > 0 ? x[i] / wall[i] : 0.0;
+    for (size_t i = 0; i < cells && i < x.size() && i < wall.size(); ++i) {
+      const double rate = wall[i] > 0 && x[i] > 0 ? x[i] / wall[i] : 0.0;
+      v[i] = rate >= kMinRate ? rate : 0.0;
+    }
     return v;
   };
   struct Os {
