@@ -67,8 +67,22 @@ def text_list(values):
     return [v.decode() if isinstance(v, bytes) else str(v) for v in values]
 
 
+def ranks_of(text):
+    """'0,2-3' -> {0, 2, 3}; 'all' and None -> {}."""
+    out = set()
+    for part in (text or "").split(","):
+        if part and part != "all":
+            a, _, b = part.partition("-")
+            out.update(range(int(a), int(b or a) + 1))
+    return out
+
+
 def analyse(perfsift, store, name):
-    run(["mpirun", "-n", 2, perfsift, "analyze", store, "-o", f"{name}.h5", "--json", f"{name}.json"], out=f"{name}.txt")
+    # Rank vectors by CPU time (the busy threads' CPU counts to their process): "auto"
+    # takes wall time when a loaded machine keeps CPU time far below the computation's.
+    Path("cpu.toml").write_text('[dissimilarity]\nmetric = "cpu"\n')
+    run(["mpirun", "-n", 2, perfsift, "analyze", store, "-c", "cpu.toml", "-o", f"{name}.h5", "--json", f"{name}.json"],
+        out=f"{name}.txt")
     print(Path(f"{name}.txt").read_text(errors="replace"), end="")
     cr.contract(f"{name}.h5", f"{name}.json")
     with open(f"{name}.json") as j:
@@ -119,13 +133,14 @@ def test_collect(perfsift, app):
     dis = d["dissimilarity"]
     check(dis["clusters"] == [[0, 1], [2, 3]], dis["clusters"])
     check(sorted(dis["cccr"]) == ["iteration/descheduled", "iteration/faulting"], dis["cccr"])
-    # The slow ranks of each region, as the methods report them (a finding or a note)
+    # The slow ranks of each region, as the methods report them (findings or notes: the
+    # imbalance notes may name the slowest rank of the group alone): within the group.
     where = {}
     for x in cr.reported(d):
-        where.setdefault(x["where"], set()).add(x.get("ranks"))
+        where.setdefault(x["where"], set()).update(ranks_of(x.get("ranks")))
     print("reported ranks per region:", where)
-    check(where.get("iteration/faulting") == {"0,1"}, where)
-    check(where.get("iteration/descheduled", set()) - {"all"} == {"2,3"}, where)
+    check(where.get("iteration/faulting") and where["iteration/faulting"] <= {0, 1}, where)
+    check(where.get("iteration/descheduled") and where["iteration/descheduled"] <= {2, 3}, where)
     per = {r["path"]: r["causes"] for r in d["rootcause"]["dissimilarity_per_region"]}
     print("per-region causes:", json.dumps(per, indent=1))
     check("minor page faults" in per["iteration/faulting"], per)
