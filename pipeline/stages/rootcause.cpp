@@ -81,8 +81,8 @@ void os_attributes(Context &ctx, std::vector<Attribute> &out, std::vector<std::s
        "many minor page faults (first touch of fresh or released memory)",
        "minor page faults differ between rank groups"},
   };
-  const std::string why = have ? " (thread CPU time is zero everywhere: not recorded)"
-                               : " (no OS figures in the store: written before they were recorded, or imported)";
+  const std::string why = have ? " (thread CPU time zero everywhere: not recorded, as in synthetic or imported stores)"
+                               : " (no OS figures in the store: written before the collector recorded them)";
   if (recorded[0] == 0) {
     for (const auto &r : rates) dropped.push_back(r.name + why);
     dropped.push_back("time off the CPU" + why);
@@ -519,8 +519,9 @@ void rootcause_text(std::ostream &os, const io::ResultsStore &rs) {
   for (const auto &u : attr_or<std::vector<std::string>>(a, "attributes", {})) used += (used.empty() ? "" : ", ") + u;
   os << "  attributes: " << (used.empty() ? "-" : used) << "\n";
   if (!dropped.empty()) {
+    // The names; each one's reason is in the results (rootcause attribute `dropped`).
     std::string lacking;
-    for (const auto &d : dropped) lacking += (lacking.empty() ? "" : "; ") + d;
+    for (const auto &d : dropped) lacking += (lacking.empty() ? "" : ", ") + d.substr(0, d.find(" ("));
     os << "  lacking data: " << lacking << "\n";
   }
   for (const char *kind : {"dissimilarity", "disparity"}) {

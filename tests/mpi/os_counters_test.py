@@ -8,9 +8,10 @@ usage: os_counters_test.py MODE PERFSIFT WORK_DIR [APP | STORE]
              analyze names minor page faults for `faulting` (ranks 0,1) and involuntary
              context switches for `descheduled` (ranks 2,3).
   old_layout the store of `collect` (STORE) without the OS's datasets, as the collector
-             wrote stores before them, and a synthetic store (zero thread CPU time):
-             both analyse; rootcause names the OS attributes as lacking data; disparity
-             falls back to the wall-time share.
+             wrote stores before them, a synthetic store (zero thread CPU time) and a
+             store written before the OS figures (tests/fuzz/corpus): all analyse;
+             rootcause names the OS attributes as lacking data; disparity falls back
+             to the wall-time share.
 
 Run with Debian's /usr/bin/python3, which has h5py. Structure, not timing: the machine
 may be shared, so the checks compare the two rank groups, never a duration.
@@ -159,7 +160,9 @@ def test_old_layout(perfsift, store):
         for m in OS_METRICS:
             del f[f"profile/{m}"]
     run([perfsift, "info", "old.h5"], out="info.txt")
-    for name, path in (("old", "old.h5"), ("synth", "synth.h5")):
+    # A store written before the OS figures (kept in the fuzzing corpus)
+    shutil.copy(HERE.parent / "fuzz" / "corpus" / "trace_store" / "synth_2ranks.h5", "written_before.h5")
+    for name, path in (("old", "old.h5"), ("synth", "synth.h5"), ("written_before", "written_before.h5")):
         if name == "synth":
             run([perfsift, "synth", "-o", "synth.h5", "--ranks", 4, "--regions", "solve,io", "--events-per-rank", 200,
                  "--inject", "imbalance:region=solve,ranks=2-3,factor=4"])
