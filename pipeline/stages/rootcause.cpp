@@ -515,15 +515,14 @@ void rootcause_text(std::ostream &os, const io::ResultsStore &rs) {
   os << "\nRoot causes (rough sets):";
   if (!dropped.empty()) os << " " << dropped.size() << " attribute(s) lack data";
   os << "\n";
-  std::string used;
+  // The attributes used and those lacking data (each one's reason is in the results,
+  // rootcause attribute `dropped`), wrapped to the report's width.
+  std::string used, lacking;
   for (const auto &u : attr_or<std::vector<std::string>>(a, "attributes", {})) used += (used.empty() ? "" : ", ") + u;
-  os << "  attributes: " << (used.empty() ? "-" : used) << "\n";
-  if (!dropped.empty()) {
-    // The names; each one's reason is in the results (rootcause attribute `dropped`).
-    std::string lacking;
-    for (const auto &d : dropped) lacking += (lacking.empty() ? "" : ", ") + d.substr(0, d.find(" ("));
-    os << "  lacking data: " << lacking << "\n";
-  }
+  for (const auto &d : dropped) lacking += (lacking.empty() ? "" : ", ") + d.substr(0, d.find(" ("));
+  for (const auto &w : wrap("attributes: " + (used.empty() ? std::string("-") : used), 96, 3)) os << "  " << w << "\n";
+  if (!lacking.empty())
+    for (const auto &w : wrap("lacking data: " + lacking, 96, 3)) os << "  " << w << "\n";
   for (const char *kind : {"dissimilarity", "disparity"}) {
     const std::string k = kind;
     const auto reducts = attr_or<std::vector<std::string>>(a, k + "_reducts", {});
