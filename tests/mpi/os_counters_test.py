@@ -131,6 +131,14 @@ def test_collect(perfsift, app):
         check(a in attrs["attributes"], f"{a} not among the attributes {attrs['attributes']}")
     check(not any(a in " ".join(attrs["dropped"]) for a in OS_ATTRIBUTES), attrs["dropped"])
     check("thread-CPU" in attrs["measure"], attrs)
+    # Disparity without CPI: mean over ranks of wall share x wall per thread-CPU second (1..10)
+    with h5py.File(store, "r") as f, h5py.File("r.h5", "r") as r:
+        paths = text_list(f["regions/path"][:])
+        wall, tcpu = f["profile/wall"][:], f["profile/thread_cpu"][:]
+        crnm = dict(zip(text_list(r["disparity/regions/path"][:]), r["disparity/regions/crnm"][:]))
+    for g, path in enumerate(paths[1:], 1):
+        want = np.mean(wall[:, g] / wall[:, 0] * np.clip(wall[:, g] / tcpu[:, g], 1, 10))
+        check(abs(crnm[path] - want) <= 1e-9 + 1e-6 * want, f"disparity CRNM of {path}: {crnm[path]}, want {want}")
     dis = d["dissimilarity"]
     check(dis["clusters"] == [[0, 1], [2, 3]], dis["clusters"])
     check(sorted(dis["cccr"]) == ["iteration/descheduled", "iteration/faulting"], dis["cccr"])
@@ -146,7 +154,9 @@ def test_collect(perfsift, app):
     print("per-region causes:", json.dumps(per, indent=1))
     check("minor page faults" in per["iteration/faulting"], per)
     check("involuntary context switches" in per["iteration/descheduled"], per)
-    check("descheduled while runnable" in per["iteration/descheduled"], per)
+    # by their rate, or by the time off the CPU without blocking ("descheduled while
+    # runnable"): which discerns depends on the machine's other load
+    check("descheduling" in per["iteration/descheduled"] or "descheduled" in per["iteration/descheduled"], per)
     check("page faults" not in per["iteration/descheduled"], per)
     check("memory growth" not in per["iteration/faulting"] + per["iteration/descheduled"], per)
     text = " ".join(Path("r.txt").read_text(errors="replace").split())  # lines are wrapped
