@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <papi.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,6 +47,25 @@ double cpu_seconds() {
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
+
+}  // namespace
+
+OsSample os_sample() {
+  OsSample s;
+  timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) s.thread_cpu_ns = ts.tv_sec * int64_t{1000000000} + ts.tv_nsec;
+  rusage ru;
+  if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+    s.nvcsw = ru.ru_nvcsw;
+    s.nivcsw = ru.ru_nivcsw;
+    s.minflt = ru.ru_minflt;
+    s.majflt = ru.ru_majflt;
+    s.maxrss_kb = ru.ru_maxrss;  // the process's (Linux fills it from the mm for every `who`)
+  }
+  return s;
+}
+
+namespace {
 
 std::string iso_utc_now() {
   char buf[64];
@@ -325,9 +345,10 @@ void Runtime::open_root_region(int64_t t_before_init) {
   root.name = root.path = io::kRootRegionPath;
   root.acc.assign(io::kBuiltinMetricCount + m_papi_names.size(), 0.0);
   m_regions.push_back(root);
-  Frame f{0, t_before_init, cpu_seconds(), {}, {}, -1, -1};
+  Frame f{0, t_before_init, cpu_seconds(), {}, {}, -1, -1, {}};
   std::copy(std::begin(m_cum), std::end(m_cum), f.cum0);
   read_papi(f.papi0);
+  f.os0 = os_at(now_ticks());
   m_stack.push_back(f);
   publish_region();
 }
@@ -543,26 +564,52 @@ void Runtime::region_begin(const char *name, bool step) {
     m_regions.push_back(std::move(node));
     m_regions[parent].children.emplace_back(name, id);
   }
-  Frame f{id, now_ticks(), cpu_seconds(), {}, {}, -1, static_cast<int32_t>(current_step())};
+  Frame f{id, now_ticks(), cpu_seconds(), {}, {}, -1, static_cast<int32_t>(current_step()), {}};
   std::copy(std::begin(m_cum), std::end(m_cum), f.cum0);
   if (step) f.step = m_regions[id].steps++;
   read_papi(f.papi0);
+  f.os0 = os_at(f.t0);
   m_stack.push_back(std::move(f));
   publish_region();
 }
 
+OsSample Runtime::os_at(int64_t ticks) {
+  const double since_ns = static_cast<double>(ticks - m_os_ticks) * g_clock.ns_per_tick;
+  if (m_os_sampled && since_ns >= 0 && since_ns < kOsSampleGapNs) {
+    m_os_last.thread_cpu_ns += static_cast<int64_t>(since_ns);
+  } else {
+    m_os_last = os_sample();
+    m_os_sampled = true;
+  }
+  m_os_ticks = ticks;
+  return m_os_last;
+}
+
 // Adds the open top frame's deltas to its region; pops it unless `keep_on_stack`.
 void Runtime::close_frame(bool keep_on_stack) {
+  // The OS's figures are per thread: the crash flush may close the frames on another
+  // thread, whose figures would not be thread 0's (those regions keep what they have).
+  const bool own_thread = t_thread == m_threads[0];
   Frame &f = m_stack.back();
   RegionNode &r = m_regions[f.region];
   const int64_t t1 = now_ticks();
+  const OsSample os1 = own_thread ? os_at(t1) : OsSample{};
   clock_refresh();
   r.acc[io::kVisits] += 1;
   r.acc[io::kWall] += ticks_to_s(t1 - f.t0);
   r.acc[io::kCpu] += cpu_seconds() - f.cpu0;
   r.acc[io::kMpiTime] += ticks_to_s(m_cum[io::kMpiTime] - f.cum0[io::kMpiTime]);
-  for (int m = io::kMpiBytesSent; m < io::kBuiltinMetricCount; ++m)
-    r.acc[m] += static_cast<double>(m_cum[m] - f.cum0[m]);
+  for (int m = io::kMpiBytesSent; m < io::kFirstOsMetric; ++m) r.acc[m] += static_cast<double>(m_cum[m] - f.cum0[m]);
+  const OsSample &os0 = f.os0;
+  if (own_thread) {
+    // An estimate (os_at) may run ahead of the next sample: never below zero.
+    r.acc[io::kThreadCpu] += static_cast<double>(std::max<int64_t>(0, os1.thread_cpu_ns - os0.thread_cpu_ns)) * 1e-9;
+    r.acc[io::kCtxSwitchVoluntary] += static_cast<double>(os1.nvcsw - os0.nvcsw);
+    r.acc[io::kCtxSwitchInvoluntary] += static_cast<double>(os1.nivcsw - os0.nivcsw);
+    r.acc[io::kPageFaultsMinor] += static_cast<double>(os1.minflt - os0.minflt);
+    r.acc[io::kPageFaultsMajor] += static_cast<double>(os1.majflt - os0.majflt);
+    r.acc[io::kMaxRssGrowth] += static_cast<double>(std::max<int64_t>(0, os1.maxrss_kb - os0.maxrss_kb)) * 1024.0;
+  }
   if (!m_papi_names.empty()) {
     std::vector<long long> now;
     read_papi(now);

@@ -39,6 +39,19 @@ struct RegionNode {
   int32_t steps = 0;        // step executions so far
 };
 
+// What the OS tells about the calling thread without hardware counters: its CPU time
+// (CLOCK_THREAD_CPUTIME_ID) and getrusage(RUSAGE_THREAD)'s context switches and page
+// faults, with the process's resident-set high-water mark. Two system calls (about a
+// microsecond each on a loaded VM), so region boundaries take one only when the last is
+// kOsSampleGapNs old (Runtime::os_at).
+struct OsSample {
+  int64_t thread_cpu_ns = 0;
+  int64_t nvcsw = 0, nivcsw = 0, minflt = 0, majflt = 0;
+  int64_t maxrss_kb = 0;
+};
+OsSample os_sample();
+inline constexpr double kOsSampleGapNs = 100e3;
+
 struct Frame {
   int32_t region;
   int64_t t0;
@@ -47,6 +60,7 @@ struct Frame {
   std::vector<long long> papi0;
   int32_t step;        // step number when this frame is a step, else -1
   int32_t outer_step;  // innermost step number outside this frame
+  OsSample os0;        // at the frame's open
 };
 
 // One thread's records. The owner appends; the watcher reads what lies below
@@ -163,6 +177,12 @@ class Runtime {
   void setup_papi();
   void read_papi(std::vector<long long> &out);
   void close_frame(bool keep_on_stack);
+  // The OS's figures at a region boundary at `ticks`: sampled when the last sample is at
+  // least kOsSampleGapNs old; else the last one, its CPU time advanced by the time since
+  // (a thread between two close boundaries is taken as on the CPU, without switches or
+  // faults; the next sample brings what it missed). A tight loop of short regions thus
+  // costs no system call per boundary; regions shorter than the gap are estimates.
+  OsSample os_at(int64_t ticks);
   void measure_clock(int64_t &offset, int64_t &error, int64_t &local);
   void spill_buffers(ThreadState &ts);
   void spill_locked(ThreadState &ts);
@@ -225,6 +245,9 @@ class Runtime {
   std::vector<RegionNode> m_regions;
   std::vector<Frame> m_stack;
   int64_t m_region_mismatches = 0;
+  OsSample m_os_last;  // thread 0's last OS sample, at m_os_ticks
+  int64_t m_os_ticks = 0;
+  bool m_os_sampled = false;
 
   RequestTable<MPI_Request, RequestState> m_live_requests;
   // Matched messages (MPI_Mprobe/Improbe) carry their communicator to MPI_(I)mrecv.

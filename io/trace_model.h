@@ -85,7 +85,9 @@ struct StepRecord {
   int64_t t_end = 0;
 };
 
-// Metrics of the profile cube, in the order of /profile.
+// Metrics of the profile cube, in the order of /profile. The last six are what the OS
+// gives per region without hardware counters (thread 0's, the thread that keeps the
+// regions); stores written before them lack those datasets and read as before.
 enum Metric : int {
   kVisits,
   kWall,
@@ -95,12 +97,33 @@ enum Metric : int {
   kMpiBytesRecv,
   kIoBytesRead,
   kIoBytesWritten,
+  kThreadCpu,             // CPU time of the thread (CLOCK_THREAD_CPUTIME_ID), s
+  kCtxSwitchVoluntary,    // the thread blocked (I/O, sleep, a blocking wait)
+  kCtxSwitchInvoluntary,  // the thread was descheduled while runnable
+  kPageFaultsMinor,       // faults served without I/O (first touch, copy on write)
+  kPageFaultsMajor,       // faults that read from disk
+  kMaxRssGrowth,          // growth of the process's resident-set high-water mark, bytes
   kBuiltinMetricCount
 };
-inline constexpr std::array<const char *, kBuiltinMetricCount> kMetricNames = {
-    "visits", "wall", "cpu", "mpi_time", "mpi_bytes_sent", "mpi_bytes_recv", "io_bytes_read", "io_bytes_written"};
-inline constexpr std::array<const char *, kBuiltinMetricCount> kMetricUnits = {"count", "s",     "s",     "s",
-                                                                               "bytes", "bytes", "bytes", "bytes"};
+// The first OS metric: the collector samples the OS for these, the others come from its
+// running totals.
+inline constexpr int kFirstOsMetric = kThreadCpu;
+inline constexpr std::array<const char *, kBuiltinMetricCount> kMetricNames = {"visits",
+                                                                               "wall",
+                                                                               "cpu",
+                                                                               "mpi_time",
+                                                                               "mpi_bytes_sent",
+                                                                               "mpi_bytes_recv",
+                                                                               "io_bytes_read",
+                                                                               "io_bytes_written",
+                                                                               "thread_cpu",
+                                                                               "ctx_switches_voluntary",
+                                                                               "ctx_switches_involuntary",
+                                                                               "page_faults_minor",
+                                                                               "page_faults_major",
+                                                                               "max_rss_growth"};
+inline constexpr std::array<const char *, kBuiltinMetricCount> kMetricUnits = {
+    "count", "s", "s", "s", "bytes", "bytes", "bytes", "bytes", "s", "count", "count", "count", "count", "bytes"};
 
 struct CommRecord {
   uint64_t key = 0;              // identical on every member rank

@@ -2,8 +2,11 @@
 // CRNM = (region wall / program wall) x CPI per rank and region, averaged over ranks;
 // an exact 1-D k-means puts the averages into five severities (very low 0 .. very
 // high 4); high and very high regions are CCRs; a leaf CCR, or a CCR more severe than
-// each child, is a CCCR. Without cycle and instruction counters CPI is unknown: the
-// CRNM falls back to the wall-time share, and the results and report say so.
+// each child, is a CCCR. Without cycle and instruction counters CPI is unknown: where the
+// store has the OS's thread CPU time, the counter-free CRNM is the wall share x wall per
+// thread-CPU second (bounded to 1..10), so that a region that waits off the CPU
+// (descheduled, faulting, in file I/O or asleep) weighs more, as a high CPI would; else
+// the CRNM is the wall-time share. The results and report say which.
 //
 // Cost: O(owned ranks x regions) per process, one reduction of O(regions); the k-means
 // is O(5 regions log regions) on every process (identical inputs, identical results).
@@ -27,9 +30,28 @@ const char *kSeverityNames[] = {"very low", "low", "medium", "high", "very high"
 
 // The owned profile rows the stage reads, [owned][nregions].
 struct DisparityRows {
-  const std::vector<double> &wall, &cyc, &ins;
+  const std::vector<double> &wall, &cyc, &ins, &thread_cpu;
   bool have_cpi;  // from the store, not the slices: a process may own no ranks and hold empty slices
+  bool have_os;   // thread CPU time recorded (some rank's is positive): the counter-free CRNM
 };
+
+// The counter-free CPI: wall seconds per thread-CPU second, 1 (always on the CPU) to 10.
+constexpr double kMaxStall = 10.0;
+double stall_factor(double wall, double thread_cpu) {
+  if (!(wall > 0)) return 1.0;
+  if (!(thread_cpu > 0)) return kMaxStall;
+  return std::clamp(wall / thread_cpu, 1.0, kMaxStall);
+}
+
+// Collective: whether any rank recorded thread CPU time (stores written before the
+// collector did, and imported or synthetic ones, have none or zeros).
+bool os_recorded(const Context &ctx) {
+  std::vector<int64_t> n(1, 0);
+  if (ctx.has_metric(io::kMetricNames[io::kThreadCpu]))
+    for (double x : ctx.profile(io::kMetricNames[io::kThreadCpu])) n[0] += x > 0;
+  ctx.allreduce_sum(n);
+  return n[0] > 0;
+}
 
 // What the stage found, per region (the program, region 0, has no CRNM).
 struct DisparityResult {
@@ -54,7 +76,10 @@ std::vector<double> mean_crnm(const Context &ctx, const DisparityRows &rows) {
     if (!(program > 0)) continue;
     for (int32_t g = 1; g < nreg; ++g) {
       double cpi = 1.0;
-      if (rows.have_cpi) cpi = ins[row + g] > 0 ? cyc[row + g] / ins[row + g] : 0.0;
+      if (rows.have_cpi)
+        cpi = ins[row + g] > 0 ? cyc[row + g] / ins[row + g] : 0.0;
+      else if (rows.have_os)
+        cpi = stall_factor(wall[row + g], rows.thread_cpu[row + g]);
       // A region not on this rank's path counts as zero (the paper's 'if' branches).
       sum[g].add(std::isnan(wall[row + g]) ? 0.0 : wall[row + g] / program * cpi);
       ++count[g];
@@ -110,19 +135,29 @@ DisparityResult compute_disparity(const Context &ctx, const DisparityRows &rows)
   return res;
 }
 
-void write_disparity(const Context &ctx, bool have_cpi, const DisparityResult &res, StageOutput &out) {
+void write_disparity(const Context &ctx, const DisparityRows &rows, const DisparityResult &res, StageOutput &out) {
+  const bool have_cpi = rows.have_cpi, have_os = rows.have_os;
   const auto &regions = ctx.store().regions();
   std::string fallback;
-  if (!have_cpi) fallback = "CPI unknown (PAPI_TOT_CYC and PAPI_TOT_INS not recorded): CRNM is the wall-time share";
-  out.attribute("measure", std::string(have_cpi ? "CRNM = wall share x CPI" : "wall share (no CPI)"));
+  if (!have_cpi && have_os)
+    fallback =
+        "CPI unknown (PAPI_TOT_CYC and PAPI_TOT_INS not recorded): CRNM is the wall-time share x wall per thread-CPU "
+        "second (1 to 10), the OS's stand-in for CPI";
+  else if (!have_cpi)
+    fallback = "CPI unknown (PAPI_TOT_CYC and PAPI_TOT_INS not recorded): CRNM is the wall-time share";
+  out.attribute("measure", std::string(have_cpi  ? "CRNM = wall share x CPI"
+                                       : have_os ? "wall share x wall per thread-CPU second (no CPI)"
+                                                 : "wall share (no CPI)"));
   out.attribute("fallback", fallback);
   io::Table t;
   t.description =
       "per region: mean CRNM over ranks, severity by exact 1-D k-means (0 very low .. 4 very high), CCR and CCCR";
   auto &path = t.strings("path", "region path");
   auto &c = t.floats("crnm", "ratio",
-                     have_cpi ? "mean of (region wall / program wall) x CPI over ranks"
-                              : "mean of region wall / program wall over ranks (CPI not recorded)");
+                     have_cpi  ? "mean of (region wall / program wall) x CPI over ranks"
+                     : have_os ? "mean of (region wall / program wall) x (region wall / region thread CPU, 1 to 10) "
+                                 "over ranks (CPI not recorded)"
+                               : "mean of region wall / program wall over ranks (CPI not recorded)");
   auto &sv = t.ints("severity", "", "0 very low, 1 low, 2 medium, 3 high, 4 very high");
   auto &is_ccr = t.ints("ccr", "", "1 for a critical code region (high or very high)");
   auto &is_cccr = t.ints("cccr", "", "1 for a CCR that is a leaf or more severe than each of its children");
@@ -154,16 +189,20 @@ void disparity_bottlenecks(Context &ctx, const DisparityRows &rows, const Dispar
     return did_io && !std::isnan(cpu[at]) ? std::max(0.0, rows.wall[at] - in_mpi - cpu[at]) : 0.0;
   };
   // Per region (inclusive): wall time, and file I/O off the CPU; means over ranks with data.
-  std::vector<kernels::Summary> wall_of(static_cast<size_t>(nreg)), io_of(static_cast<size_t>(nreg));
+  std::vector<kernels::Summary> wall_of(static_cast<size_t>(nreg)), io_of(static_cast<size_t>(nreg)),
+      tcpu_of(static_cast<size_t>(nreg));
   for (int32_t l = 0; l < owned; ++l)
     if (!ctx.missing(first + l))
       for (int32_t g = 0; g < nreg; ++g) {
         const size_t at = static_cast<size_t>(l) * nreg + g;
         wall_of[static_cast<size_t>(g)].add(rows.wall[at], first + l);
         io_of[static_cast<size_t>(g)].add(io_off_cpu(at), first + l);
+        if (rows.have_os)
+          tcpu_of[static_cast<size_t>(g)].add(std::isnan(rows.thread_cpu[at]) ? 0.0 : rows.thread_cpu[at], first + l);
       }
   ctx.allreduce(wall_of);
   ctx.allreduce(io_of);
+  ctx.allreduce(tcpu_of);
   auto mean = [](const kernels::Summary &s) { return s.count ? s.mean() : 0.0; };
   // Where a region's I/O is: down the children that hold at least half of it, so that a
   // parent region does not report its child's I/O as its own.
@@ -194,6 +233,10 @@ void disparity_bottlenecks(Context &ctx, const DisparityRows &rows, const Dispar
     else if (cpi_known)
       std::snprintf(buf, sizeof buf, "CRNM %.3g at the best CPI (%.2f); %s per rank off the CPU in file I/O",
                     res.crnm[g - 1], cpi[g], format_seconds(off_cpu).c_str());
+    else if (rows.have_os && w[0].mean() > 0)
+      std::snprintf(buf, sizeof buf, "CRNM %.3g (no CPI), thread CPU / wall %.2f; %s per rank off the CPU in file I/O",
+                    res.crnm[g - 1], mean(tcpu_of[static_cast<size_t>(g)]) / w[0].mean(),
+                    format_seconds(off_cpu).c_str());
     else
       std::snprintf(buf, sizeof buf,
                     "wall share %.3g; %s per rank off the CPU in file I/O; CPU time at stake unknown without CPI",
@@ -213,11 +256,15 @@ void disparity_bottlenecks(Context &ctx, const DisparityRows &rows, const Dispar
 }
 
 void run_disparity(Context &ctx, const config::Values &, StageOutput &out) {
-  const DisparityRows rows{ctx.profile("wall"), ctx.profile("PAPI_TOT_CYC"), ctx.profile("PAPI_TOT_INS"),
-                           ctx.has_metric("PAPI_TOT_CYC") && ctx.has_metric("PAPI_TOT_INS")};
+  const DisparityRows rows{ctx.profile("wall"),
+                           ctx.profile("PAPI_TOT_CYC"),
+                           ctx.profile("PAPI_TOT_INS"),
+                           ctx.profile(io::kMetricNames[io::kThreadCpu]),
+                           ctx.has_metric("PAPI_TOT_CYC") && ctx.has_metric("PAPI_TOT_INS"),
+                           os_recorded(ctx)};
   const DisparityResult res = compute_disparity(ctx, rows);
   ctx.products().publish(res.severity);
-  write_disparity(ctx, rows.have_cpi, res, out);
+  write_disparity(ctx, rows, res, out);
   disparity_bottlenecks(ctx, rows, res);
 }
 
@@ -226,8 +273,15 @@ void disparity_text(std::ostream &os, const io::ResultsStore &rs) {
   const auto &path = column<std::string>(t, "path");
   const auto &sev = column<int64_t>(t, "severity");
   const auto &cccr = column<int64_t>(t, "cccr");
-  const auto fb = attr_or<std::string>(rs.attributes("disparity"), "fallback", "");
-  os << "\nDisparity by " << (fb.empty() ? "CRNM (wall share x CPI)" : "wall share (CPI not recorded)") << ":\n";
+  const auto attrs = rs.attributes("disparity");
+  const auto fb = attr_or<std::string>(attrs, "fallback", "");
+  const auto measure = attr_or<std::string>(attrs, "measure", "");
+  os << "\nDisparity by "
+     << (fb.empty() ? "CRNM (wall share x CPI)"
+         : measure.find("thread-CPU") != std::string::npos
+             ? "wall share x wall per thread-CPU second (CPI not recorded)"
+             : "wall share (CPI not recorded)")
+     << ":\n";
   for (int level = 4; level >= 3; --level) {
     std::string list;
     for (size_t i = 0; i < path.size(); ++i)

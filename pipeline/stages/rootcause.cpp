@@ -1,7 +1,9 @@
 // Stage `rootcause` (AutoAnalyzer 4.4): why the bottlenecks of `dissimilarity` and
 // `disparity` are bottlenecks, by rough sets. Attributes: L1 and L2 miss rates, disk
-// I/O bytes, network bytes, instructions retired — those without data are dropped and
-// named.
+// I/O bytes, network bytes, instructions retired, and what the OS records without
+// hardware counters: involuntary and voluntary context switches per second (descheduled,
+// blocking), major and minor page faults per second, the time off the CPU (1 - thread
+// CPU / wall) and memory growth — those without data are dropped and named.
 //  - Dissimilarity: objects are ranks; an attribute's value is the rank's cluster when
 //    the ranks are clustered (simplified OPTICS) by that attribute per region; the
 //    decision is the rank's cluster by time. One table over all regions, and one per
@@ -34,6 +36,79 @@ struct Attribute {
   std::string name, cause_high, cause_differs;
   std::vector<double> values;  // [owned][nregions]
 };
+
+// The OS's figures per region (no PMU needed): rates per second of the region's wall
+// time, its time off the CPU and its memory growth. Stores written before the collector
+// recorded them, and imported or synthetic ones (all zero thread CPU time), have none.
+// Collective (every process learns whether any rank recorded them).
+void os_attributes(Context &ctx, std::vector<Attribute> &out, std::vector<std::string> &dropped) {
+  const int32_t nreg = ctx.nregions();
+  const size_t cells = static_cast<size_t>(ctx.owned()) * nreg;
+  const char *os_metrics[] = {"thread_cpu",        "ctx_switches_involuntary", "ctx_switches_voluntary",
+                              "page_faults_major", "page_faults_minor",        "max_rss_growth"};
+  bool have = true;
+  for (const char *m : os_metrics) have = have && ctx.has_metric(m);
+  std::vector<int64_t> recorded(1, 0);
+  if (have)
+    for (double x : ctx.profile("thread_cpu")) recorded[0] += x > 0;
+  ctx.allreduce_sum(recorded);
+  const auto &wall = ctx.profile(io::kMetricNames[io::kWall]);
+  // Rates below kMinRate count as none: a few switches or faults in a region are noise
+  // that would otherwise split ranks that do the same.
+  constexpr double kMinRate = 10.0;
+  auto per_second = [&](const char *m) {
+    std::vector<double> v(cells, 0.0);
+    const auto &x = ctx.profile(m);
+    for (size_t i = 0; i < cells && i < x.size() && i < wall.size(); ++i) {
+      const double rate = wall[i] > 0 && x[i] > 0 ? x[i] / wall[i] : 0.0;
+      v[i] = rate >= kMinRate ? rate : 0.0;
+    }
+    return v;
+  };
+  struct Os {
+    const char *name, *metric, *high, *differs;
+  };
+  const Os rates[] = {
+      {"involuntary context switches per second", "ctx_switches_involuntary",
+       "descheduled: many involuntary context switches (other work on its CPU)",
+       "involuntary context switches (descheduling) differ between rank groups"},
+      {"voluntary context switches per second", "ctx_switches_voluntary",
+       "blocking: many voluntary context switches (I/O, sleep, blocking waits)",
+       "voluntary context switches (blocking) differ between rank groups"},
+      {"major page faults per second", "page_faults_major", "many major page faults (pages read from disk)",
+       "major page faults differ between rank groups"},
+      {"minor page faults per second", "page_faults_minor",
+       "many minor page faults (first touch of fresh or released memory)",
+       "minor page faults differ between rank groups"},
+  };
+  const std::string why = have ? " (thread CPU time zero everywhere: not recorded, as in synthetic or imported stores)"
+                               : " (no OS figures in the store: written before the collector recorded them)";
+  if (recorded[0] == 0) {
+    for (const auto &r : rates) dropped.push_back(r.name + why);
+    dropped.push_back("time off the CPU" + why);
+    dropped.push_back("memory growth" + why);
+    return;
+  }
+  for (const auto &r : rates) out.push_back({r.name, r.high, r.differs, per_second(r.metric)});
+  {
+    std::vector<double> v(cells, 0.0);
+    const auto &cpu = ctx.profile("thread_cpu");
+    for (size_t i = 0; i < cells && i < cpu.size() && i < wall.size(); ++i)
+      if (wall[i] > 0 && !std::isnan(cpu[i])) v[i] = std::clamp(1.0 - cpu[i] / wall[i], 0.0, 1.0);
+    out.push_back({"time off the CPU", "waiting off the CPU (low thread CPU / wall)",
+                   "thread CPU / wall differs between rank groups", v});
+  }
+  {
+    // In MiB; less than 1 MiB counts as none (page tables, an allocator's arena): noise
+    // that would otherwise split ranks that do the same.
+    std::vector<double> v(cells, 0.0);
+    const auto &grow = ctx.profile("max_rss_growth");
+    for (size_t i = 0; i < cells && i < grow.size(); ++i)
+      if (grow[i] >= 1048576.0) v[i] = grow[i] / 1048576.0;
+    out.push_back({"memory growth", "memory growth (the resident-set high-water mark rises)",
+                   "memory growth differs between rank groups", v});
+  }
+}
 
 // The attributes this store has data for; the others are named in `dropped`.
 std::vector<Attribute> attributes(Context &ctx, std::vector<std::string> &dropped) {
@@ -83,6 +158,7 @@ std::vector<Attribute> attributes(Context &ctx, std::vector<std::string> &droppe
         {"instructions retired", "many instructions retired", "instructions retired differ between rank groups", *i});
   else
     dropped.push_back("instructions retired (no PAPI_TOT_INS counter)");
+  os_attributes(ctx, out, dropped);
   for (auto &a : out)
     for (auto &x : a.values)
       if (std::isnan(x)) x = 0;
@@ -262,18 +338,63 @@ struct RankTables {
   }
 };
 
+// Collective: per region, the context switches of all ranks, voluntary and involuntary
+// (empty without the OS's figures).
+struct Switches {
+  std::vector<int64_t> voluntary, involuntary;
+};
+Switches region_switches(const Context &ctx) {
+  Switches s;
+  if (!ctx.has_metric("ctx_switches_voluntary") || !ctx.has_metric("ctx_switches_involuntary")) return s;
+  const int32_t nreg = ctx.nregions();
+  s.voluntary.assign(static_cast<size_t>(nreg), 0);
+  s.involuntary.assign(static_cast<size_t>(nreg), 0);
+  const auto &v = ctx.profile("ctx_switches_voluntary"), &iv = ctx.profile("ctx_switches_involuntary");
+  for (int32_t l = 0; l < ctx.owned(); ++l)
+    if (!ctx.missing(ctx.first() + l))
+      for (int32_t g = 0; g < nreg; ++g) {
+        const size_t at = static_cast<size_t>(l) * nreg + g;
+        if (at < v.size() && v[at] > 0) s.voluntary[g] += static_cast<int64_t>(v[at]);
+        if (at < iv.size() && iv[at] > 0) s.involuntary[g] += static_cast<int64_t>(iv[at]);
+      }
+  ctx.allreduce_sum(s.voluntary);
+  ctx.allreduce_sum(s.involuntary);
+  return s;
+}
+
+// Time off the CPU is descheduling when the thread rarely blocked there: off the CPU
+// while runnable, every switch away an involuntary one. Otherwise it blocked.
+std::string off_cpu_words(const Attribute &a, const Switches &sw, int32_t g) {
+  if (a.name != "time off the CPU" || static_cast<size_t>(g) >= sw.involuntary.size()) return a.cause_differs;
+  if (sw.involuntary[g] > 0 && sw.involuntary[g] >= sw.voluntary[g])
+    return a.cause_differs + ": descheduled while runnable (involuntary context switches " +
+           std::to_string(sw.involuntary[g]) + ", voluntary " + std::to_string(sw.voluntary[g]) + ")";
+  if (sw.voluntary[g] > 0)
+    return a.cause_differs + ": blocked (voluntary context switches " + std::to_string(sw.voluntary[g]) +
+           ", involuntary " + std::to_string(sw.involuntary[g]) + ")";
+  return a.cause_differs;
+}
+
 // Collective: per dissimilarity bottleneck, the attributes of a minimal reduct of the
 // table restricted to its region.
 Causes dissimilarity_causes(const RankTables &tables, const std::vector<Bottleneck> &bottlenecks,
                             const std::vector<std::string> &dropped) {
+  const Switches sw = region_switches(tables.ctx);
   Causes found;
   for (const auto &b : bottlenecks) {
     if (b.kind != "dissimilarity") continue;
     // A call-site region has no profile of its own: the whole program's column stands in.
     const int32_t g = region_of(tables.ctx, b.where);
     const auto rg = tables.analyse({g}).result;
+    // The attributes of every smallest reduct: equally good explanations (a minimal
+    // reduct alone would name whichever comes first).
+    std::set<int> in_smallest;
+    for (const auto &red : rg.reducts)
+      if (red.size() == rg.minimal_reduct.size())
+        for (int a : red) in_smallest.insert(a);
+    if (in_smallest.empty()) in_smallest.insert(rg.minimal_reduct.begin(), rg.minimal_reduct.end());
     std::string words;
-    for (int a : rg.minimal_reduct) words += (words.empty() ? "" : "; ") + tables.attrs[a].cause_differs;
+    for (int a : in_smallest) words += (words.empty() ? "" : "; ") + off_cpu_words(tables.attrs[a], sw, g);
     if (!words.empty() && g == 0) words += " (whole program: call-site regions have no counters of their own)";
     if (words.empty())
       words = dropped.empty() ? "none of the recorded attributes differs between the rank groups"
@@ -394,6 +515,14 @@ void rootcause_text(std::ostream &os, const io::ResultsStore &rs) {
   os << "\nRoot causes (rough sets):";
   if (!dropped.empty()) os << " " << dropped.size() << " attribute(s) lack data";
   os << "\n";
+  // The attributes used and those lacking data (each one's reason is in the results,
+  // rootcause attribute `dropped`), wrapped to the report's width.
+  std::string used, lacking;
+  for (const auto &u : attr_or<std::vector<std::string>>(a, "attributes", {})) used += (used.empty() ? "" : ", ") + u;
+  for (const auto &d : dropped) lacking += (lacking.empty() ? "" : ", ") + d.substr(0, d.find(" ("));
+  for (const auto &w : wrap("attributes: " + (used.empty() ? std::string("-") : used), 96, 3)) os << "  " << w << "\n";
+  if (!lacking.empty())
+    for (const auto &w : wrap("lacking data: " + lacking, 96, 3)) os << "  " << w << "\n";
   for (const char *kind : {"dissimilarity", "disparity"}) {
     const std::string k = kind;
     const auto reducts = attr_or<std::vector<std::string>>(a, k + "_reducts", {});
