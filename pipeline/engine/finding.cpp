@@ -49,12 +49,20 @@ std::string ms(double s) {
   return b;
 }
 
-// Appends `from` to `to` as evidence (or as symptoms), keeping the larger time at stake.
-void fold(Problem &to, Problem &&from, bool as_symptom) {
+// Appends `from` to `to` as evidence (or as symptoms), keeping the larger time at stake
+// unless `from` is wider than `to` (an enclosing region: its time holds more than the cause).
+void fold(Problem &to, Problem &&from, bool as_symptom, bool wider = false) {
   auto &list = as_symptom ? to.symptoms : to.evidence;
   for (auto &e : from.evidence) list.push_back(std::move(e));
   for (auto &e : from.symptoms) to.symptoms.push_back(std::move(e));
-  if (!as_symptom) to.head.lost_s = std::max(to.head.lost_s, from.head.lost_s);
+  if (!as_symptom && !wider) to.head.lost_s = std::max(to.head.lost_s, from.head.lost_s);
+}
+
+// `inner` is a region path strictly below `outer` (findings at call sites name "R > site").
+bool strictly_inside(const std::string &inner, const std::string &outer) {
+  return !outer.empty() && inner.find(" > ") == std::string::npos && outer.find(" > ") == std::string::npos &&
+         outer.front() != '(' && inner.size() > outer.size() + 1 && inner.compare(0, outer.size(), outer) == 0 &&
+         inner[outer.size()] == '/';
 }
 
 // The master ranks a master-worker finding names: "master_bottleneck (master rank 0)" -> "0".
@@ -77,6 +85,19 @@ void fold_model_and_region_findings(std::vector<Problem> &problems) {
       if (p != d && !gone[p] && problems[p].head.ranks != "all" && problems[p].head.where == problems[d].head.where) {
         fold(problems[p], std::move(problems[d]), false);
         gone[d] = 1;
+        break;
+      }
+  }
+  // A problem at a region whose culprits are those of a problem in one of its subregions:
+  // the same excess, seen from the enclosing region (scorecard: a dissimilarity at phase00
+  // naming the ranks of the imbalance in phase00/kernel03). Evidence of the inner one.
+  for (size_t o = 0; o < problems.size(); ++o) {
+    if (gone[o] || problems[o].head.ranks == "all") continue;
+    for (size_t i = 0; i < problems.size(); ++i)
+      if (i != o && !gone[i] && problems[i].head.ranks == problems[o].head.ranks &&
+          strictly_inside(problems[i].head.where, problems[o].head.where)) {
+        fold(problems[i], std::move(problems[o]), false, true);
+        gone[o] = 1;
         break;
       }
   }

@@ -79,6 +79,13 @@ struct WhatifResult {
   std::vector<std::vector<int64_t>> site_wait;  // per question, per place (empty when not measured)
   size_t sites = 0;                             // places [0, sites) are call sites, then regions
   std::map<std::string, size_t> place_of;       // waiting fixes (FixEffects::place_of)
+  // Masked fixes (price_masked_fixes): a balance fix predicting no gain alone, priced on top
+  // of the other findings' balance fixes: its marginal gain and what it was priced on.
+  struct Masked {
+    double gain_s;
+    std::string on_top_of;
+  };
+  std::map<std::string, Masked> masked;
 };
 
 // A finding's fix whose effect on waiting elsewhere is measured: it changes work (balance,
@@ -161,9 +168,9 @@ std::vector<Asked> ask_questions(const Context &ctx, const config::Values &cfg, 
 // before `keep_end` keep their timings: the baseline's become the model's, and the stored
 // traces' are kept.
 void replay_distributed_questions(Context &ctx, const std::vector<Question> &parsed, size_t end, size_t keep_end,
-                                  WhatifResult &r) {
+                                  WhatifResult &r, size_t begin = 0) {
   ReplayModel &model = *r.model;
-  for (size_t k = 0; k < end; ++k) {
+  for (size_t k = begin; k < end; ++k) {
     const rp::Scenario sc = build_scenario(&ctx, model, parsed[k], r.selected[k]);
     const bool keep = k < keep_end;
     ctx.progress().begin("whatif: " + r.asked[k].text);
@@ -204,6 +211,78 @@ void replay_spread_questions(Context &ctx, const std::vector<Question> &parsed, 
   ctx.progress().end();
 }
 
+// A balance fix is masked when another imbalance sets the pace: balancing one region gives
+// the ranks that carry the other one more work, and alone it predicts no gain (or a loss)
+// although it is real. Each such finding's fix (at most whatif.masked_fixes, in asking
+// order) is priced on top of the other findings' balance fixes: "G" against "G and F",
+// two more questions each, asked with origin "masked" (collective).
+void price_masked_fixes(Context &ctx, const config::Values &cfg, std::vector<Question> &parsed, bool spread,
+                        WhatifResult &r) {
+  const int64_t cap = cfg.get_int("whatif.masked_fixes");
+  const double baseline = static_cast<double>(r.predicted[0]);
+  const double no_gain = std::max(1.0, 1e-3 * baseline);  // ns, as set_aside_non_problems
+  auto is_balance = [&](size_t k) {
+    const Question &q = parsed[k];
+    return r.asked[k].fixes_finding && !q.baseline && !q.ideal_network && !q.clauses.empty() &&
+           std::all_of(q.clauses.begin(), q.clauses.end(), [](const Clause &c) { return c.action == Action::Balance; });
+  };
+  // Only fixes of one region each: regions apart (neither inside the other) change
+  // different computation, so "G and F" adds F's change to G's.
+  auto region_of = [&](size_t k) -> const std::string * {
+    const Question &q = parsed[k];
+    if (q.clauses.size() != 1 || q.clauses[0].sel.kind != Selector::Kind::Region || q.clauses[0].sel.region_id < 0 ||
+        static_cast<size_t>(q.clauses[0].sel.region_id) >= r.paths.size() || !q.clauses[0].sel.ranks.empty())
+      return nullptr;
+    return &r.paths[static_cast<size_t>(q.clauses[0].sel.region_id)];
+  };
+  auto inside = [](const std::string &a, const std::string &b) {  // a is b or below it
+    return a.size() >= b.size() && a.compare(0, b.size(), b) == 0 && (a.size() == b.size() || a[b.size()] == '/');
+  };
+  auto apart = [&](const std::string &a, const std::string &b) { return !inside(a, b) && !inside(b, a); };
+  std::vector<size_t> fixes;
+  for (size_t k = 1; k < r.asked.size(); ++k)
+    if (is_balance(k) && region_of(k)) fixes.push_back(k);
+  const size_t first_new = r.asked.size();
+  std::vector<std::pair<size_t, std::string>> masked;  // (question, what it is priced on)
+  for (size_t m : fixes) {
+    if (static_cast<int64_t>(masked.size()) >= cap) break;
+    if (baseline - static_cast<double>(r.predicted[m]) > no_gain) continue;
+    std::string others;
+    std::vector<const std::string *> taken = {region_of(m)};
+    for (size_t g : fixes) {
+      const std::string *at = region_of(g);
+      if (g == m || !std::all_of(taken.begin(), taken.end(), [&](const std::string *t) { return apart(*at, *t); }))
+        continue;
+      taken.push_back(at);
+      others += (others.empty() ? "" : " and ") + r.asked[g].text;
+    }
+    if (others.empty()) continue;
+    masked.emplace_back(m, others);
+    for (const std::string &text : {others, others + " and " + r.asked[m].text})
+      if (std::none_of(r.asked.begin(), r.asked.end(), [&](const Asked &a) { return a.text == text; })) {
+        r.asked.push_back({text, "masked"});
+        parsed.push_back(parse_question(text, r.paths));
+      }
+  }
+  const size_t n = r.asked.size();
+  if (n == first_new && masked.empty()) return;
+  r.predicted.resize(n, INT64_MIN);
+  r.selected.resize(n, INT64_MIN);
+  r.released.resize(n, INT64_MIN);
+  r.effect_of.resize(n, 0);
+  r.site_wait.resize(n);
+  if (spread)
+    replay_spread_questions(ctx, parsed, first_new, r);
+  else
+    replay_distributed_questions(ctx, parsed, n, 0, r, first_new);
+  std::map<std::string, int64_t> predicted;
+  for (size_t k = 0; k < n; ++k) predicted[r.asked[k].text] = r.predicted[k];
+  for (const auto &[m, others] : masked) {
+    const double on_top = static_cast<double>(predicted[others] - predicted[others + " and " + r.asked[m].text]);
+    r.masked[r.asked[m].text] = {on_top * 1e-9, others};
+  }
+}
+
 // Asks and replays every question (collective).
 WhatifResult compute_whatif(Context &ctx, const config::Values &cfg) {
   WhatifResult r;
@@ -240,6 +319,7 @@ WhatifResult compute_whatif(Context &ctx, const config::Values &cfg) {
   const bool spread = ctx.nprocs() > 1 && r.model->events <= cfg.get_int("whatif.spread_max_events");
   replay_distributed_questions(ctx, parsed, spread ? std::min(distributed_end, n) : n, distributed_end, r);
   if (spread && distributed_end < n) replay_spread_questions(ctx, parsed, distributed_end, r);
+  price_masked_fixes(ctx, cfg, parsed, spread, r);
   for (size_t k = 0; k < n; ++k)  // each process holds its ranks' part, or the questions it replayed
     if (r.effect_of[k])
       MPI_Allreduce(MPI_IN_PLACE, r.site_wait[k].data(), static_cast<int>(r.site_wait[k].size()), MPI_INT64_T, MPI_SUM,
@@ -417,12 +497,23 @@ void whatif_findings(Context &ctx, const WhatifResult &r) {
     gain_of[r.asked[k].text] = baseline_s - static_cast<double>(r.predicted[k]) * 1e-9;
   for (auto &f : ctx.findings)
     if (auto it = gain_of.find(f.question); !f.question.empty() && it != gain_of.end()) f.predicted_gain_s = it->second;
+  // A masked fix: its gain on top of the other fixes, and why alone it shows none.
+  auto unmask = [&](const std::string &question, double &gain, std::string &text) {
+    const auto it = r.masked.find(question);
+    if (it == r.masked.end() || !(it->second.gain_s > gain)) return;
+    text += "; masked: alone its fix predicts " + format_seconds(gain) +
+            " (another imbalance sets the pace), on top of " + it->second.on_top_of + " it saves " +
+            format_seconds(it->second.gain_s);
+    gain = it->second.gain_s;
+  };
+  for (auto &f : ctx.findings) unmask(f.question, f.predicted_gain_s, f.cause);
   UnpricedWhereRanksNeverEnter unpriced(ctx, r);
   for (auto &f : ctx.findings) unpriced.apply(f.question, f.predicted_gain_s, f.cause);
   if (auto *found = ctx.products().find<Bottlenecks>())
     for (auto &b : found->items)
       if (auto it = gain_of.find(b.question); !b.question.empty() && it != gain_of.end()) {
         b.predicted_gain_s = it->second;
+        unmask(b.question, b.predicted_gain_s, b.symptom);
         unpriced.apply(b.question, b.predicted_gain_s, b.symptom);
       }
 }
@@ -529,6 +620,10 @@ StageInfo whatif_stage() {
         "also ask ideal-network, zero-wait all, and balance every step region and step"},
        {"max_step_questions", config::Type::Int, int64_t{64}, "", "at most this many single-step balance questions", 0,
         1e6},
+       {"masked_fixes", config::Type::Int, int64_t{6}, "",
+        "findings' balance fixes predicting no gain alone that are priced on top of the other balance fixes "
+        "(two questions each)",
+        0, 1e6},
        {"trace_max_events", config::Type::Int, int64_t{2000000}, "",
         "store predicted traces (baseline and user questions) when the run has at most this many events", 0, 1e12},
        {"spread_max_events", config::Type::Int, int64_t{5000000}, "",

@@ -109,3 +109,21 @@ TEST(Problems, ModelCausesAreOneProblemWithTheirWaitingAsSymptoms) {
   EXPECT_EQ(mw[0].symptoms[0].ranks, "0");
   EXPECT_EQ(mw[1].head.ranks, "2");
 }
+
+// A problem at an enclosing region naming the culprits of a problem in one of its
+// subregions is that problem seen from outside: evidence of the inner one, whose time at
+// stake stays its own (the outer region's holds other work too).
+TEST(Problems, EnclosingRegionWithTheSameCulpritsIsEvidence) {
+  const auto problems =
+      merge_into_problems({finding("dissimilarity", "phase00", "0,1", 0.114, "balance region phase00", 0.115),
+                           finding("load-imbalance", "phase00/kernel03", "0,1", 0.127, "balance region k3", 0.020),
+                           finding("load-imbalance", "phase00/kernel01", "3", 0.095, "balance region k1", 0.094),
+                           finding("load-imbalance", "phase001", "0,1", 0.01, "balance region p1", 0.01)},
+                          nullptr);
+  ASSERT_EQ(problems.size(), 3u);
+  EXPECT_EQ(problems[0].head.where, "phase00/kernel03");
+  ASSERT_EQ(problems[0].evidence.size(), 2u);
+  EXPECT_EQ(problems[0].evidence[1].where, "phase00");
+  EXPECT_DOUBLE_EQ(problems[0].head.lost_s, 0.127);
+  EXPECT_EQ(problems[2].head.where, "phase001");  // a sibling whose name starts alike is not inside
+}
