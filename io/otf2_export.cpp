@@ -465,7 +465,11 @@ class RankWriter {
       }
       carried = true;
     }
-    if (interrupted) return true;  // the rank died in the call: no completion, no Leave
+    if (interrupted) {  // the rank died in the call: no completion, no Leave; the measurement ends then
+      wr.ok(OTF2_EvtWriter_MeasurementOnOff(w, nullptr, stamp(e.t_exit), OTF2_MEASUREMENT_OFF),
+            "writing a MeasurementOnOff");
+      return true;
+    }
     if (op == "MPI_Recv" && !nomsg && e.peer >= 0) {
       wr.ok(OTF2_EvtWriter_MpiRecv(w, nullptr, stamp(e.t_exit), peer, comm_ref(e.comm), static_cast<uint32_t>(e.tag),
                                    static_cast<uint64_t>(e.bytes_recv)),

@@ -304,6 +304,37 @@ class ExportTest(unittest.TestCase):
                 self.assertAlmostEqual(ea[1], eb[1], delta=1000)
                 self.assertAlmostEqual(ea[2], eb[2], delta=1000)
 
+    def test_crashed_run(self):
+        """A run whose rank 1 dies (tests/apps/crash.c; the collector recovers the store,
+        ranks 0, 2, 3 end inside a call): the archive leaves their calls open, with the
+        measurement switched off at the time of death; the import marks the same ranks
+        truncated and the same calls interrupted, with their durations."""
+        p = subprocess.run([ARGS["perfsift"], "collect", "-o", "crash.h5", "--", "mpirun", "-n", "4",
+                            os.path.join(ARGS["apps"], "app_crash")], stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, env={**os.environ, **MPI_ENV})
+        self.assertNotEqual(p.returncode, 0)
+        self.assertTrue(os.path.isfile("crash.h5"), p.stderr)
+        warnings = export("crash.h5", "crash-otf2")
+        self.assertEqual(len(warnings), 1)
+        self.assertIn("ranks without data", warnings[0])
+        if shutil.which("otf2-print"):
+            run(["otf2-print", "--silent", "crash-otf2/traces.otf2"])
+        _, err = perfsift("import", "crash-otf2/traces.otf2", "-o", "crash-back.h5")
+        self.assertIn("measurement on/off markers", err)
+
+        def died(store):
+            with h5py.File(store, "r") as f:
+                truncated = sorted(int(r) for r in f.attrs["truncated_ranks"])
+                ev = f["events"][...]
+                return truncated, [(int(e["rank"]), int(e["t_exit"] - e["t_enter"])) for e in ev if e["flags"] & 64]
+
+        (ta, ia), (tb, ib) = died("crash.h5"), died("crash-back.h5")
+        self.assertEqual(ta, tb)
+        self.assertTrue(ia)
+        self.assertEqual([r for r, _ in ia], [r for r, _ in ib])
+        for (_, x), (_, y) in zip(ia, ib):
+            self.assertAlmostEqual(x, y, delta=1000)
+
     def test_threads(self):
         """A run whose ranks call MPI from three threads: one location per thread in each
         rank's location group; the import reads thread 0 and names the others' events."""
