@@ -165,11 +165,23 @@ class Writer {
     const OTF2_ErrorCode e = OTF2_Archive_Close(m_ar);
     m_ar = nullptr;
     ok(e, "closing the archive");
+    // A previous archive at DIR steps aside until the new one is in place.
     std::error_code ec;
-    fs::remove_all(m_dir, ec);
+    const std::string old = m_dir + ".old-" + std::to_string(::getpid());
+    const bool replace = fs::exists(m_dir, ec);
+    if (replace) {
+      fs::remove_all(old, ec);
+      fs::rename(m_dir, old, ec);
+      if (ec) throw Error(m_dir + ": cannot replace the previous archive (" + ec.message() + "); nothing was written");
+    }
     fs::rename(m_tmp, m_dir, ec);
-    if (ec) throw Error(m_dir + ": cannot move the archive into place (" + ec.message() + "); nothing was written");
+    if (ec) {
+      std::error_code back;
+      if (replace) fs::rename(old, m_dir, back);
+      throw Error(m_dir + ": cannot move the archive into place (" + ec.message() + "); nothing was written");
+    }
     m_done = true;
+    if (replace) fs::remove_all(old, ec);
   }
 
  private:
@@ -671,19 +683,34 @@ void write_definitions(const Writer &wr, const Plan &p) {
 void check_output(const std::string &dir) {
   std::error_code ec;
   const fs::path d(dir);
+  const std::string leaf = d.filename().string();
+  if (leaf.empty() || leaf == "." || leaf == "..")
+    throw Error(dir + ": name a new directory for the archive (-o run-otf2); it is replaced whole");
   const fs::path parent = d.has_parent_path() ? d.parent_path() : fs::path(".");
   if (!fs::is_directory(parent, ec))
     throw Error(dir + ": the directory " + parent.string() + " does not exist; create it or choose another -o");
   if (!fs::exists(d, ec)) return;
   if (!fs::is_directory(d, ec))
     throw Error(dir + ": is a file; -o names the directory to write the archive into (DIR/traces.otf2)");
-  if (fs::is_empty(d, ec) || fs::exists(d / "traces.otf2", ec)) return;
-  throw Error(dir + ": exists and is not an OTF2 archive; choose a new directory for -o (it is replaced whole)");
+  // Only an archive as this command writes it is replaced: anything else there is the user's.
+  bool archive = false;
+  for (const auto &entry : fs::directory_iterator(d, ec)) {
+    const std::string n = entry.path().filename().string();
+    if (n == "traces.otf2")
+      archive = true;
+    else if (n != "traces.def" && n != "traces")
+      throw Error(dir + ": exists and holds other files than an OTF2 archive (" + n +
+                  "); choose a new directory for -o (it is replaced whole)");
+  }
+  if (!archive && !fs::is_empty(d, ec))
+    throw Error(dir + ": exists and is not an OTF2 archive; choose a new directory for -o (it is replaced whole)");
 }
 
 }  // namespace
 
-Otf2Export write_store_otf2(const std::string &store, const std::string &dir) {
+Otf2Export write_store_otf2(const std::string &store, const std::string &output) {
+  std::string dir = output;  // run-otf2/ is run-otf2
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   const TraceStore st(store);
   check_output(dir);
   Otf2Export out;

@@ -383,8 +383,17 @@ class ExportTest(unittest.TestCase):
         os.mkdir("mine")
         Path("mine/notes.txt").write_text("keep me\n")
         _, err = perfsift("export", src, "--format", "otf2", "-o", "mine", expect=2)
-        self.assertIn("is not an OTF2 archive", err)
+        self.assertIn("holds other files than an OTF2 archive (notes.txt)", err)
         self.assertEqual(Path("mine/notes.txt").read_text(), "keep me\n")
+        # ... nor the current directory; a previous archive is replaced (a trailing / is the same)
+        _, err = perfsift("export", src, "--format", "otf2", "-o", ".", expect=2)
+        self.assertIn("name a new directory", err)
+        export(src, "again/")
+        Path("again/traces/stale.evt").write_text("from before\n")
+        export(src, "again")
+        self.assertFalse(os.path.exists("again/traces/stale.evt"))
+        self.assertTrue(os.path.isfile("again/traces.otf2"))
+        self.assertEqual(glob.glob("again.*"), [])
 
 
 def main(argv):
