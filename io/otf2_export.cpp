@@ -10,6 +10,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <set>
 #include <system_error>
 #include <unordered_map>
@@ -120,6 +121,31 @@ bool ends_with(const std::string &s, const char *tail) {
 
 constexpr uint32_t kNoRank = OTF2_UNDEFINED_UINT32;
 constexpr uint32_t kCommandString = 1;  // global string 0 is "", 1 the run's command
+constexpr uint32_t kSiteStrings = 2;    // then the call sites' files, functions and modules
+
+// The attributes of an MPI call's Enter that carry its call site (the store's /callsites
+// row); only those with a value are written. perfsift's import reads them back.
+enum SiteAttribute : uint32_t {
+  kSiteLocation,
+  kSiteFunction,
+  kSiteModule,
+  kSiteOffset,
+  kSiteFunctionOffset,
+  kSiteAttrs
+};
+struct SiteAttributeDef {
+  const char *name, *description;
+  OTF2_Type type;
+};
+const SiteAttributeDef kSiteAttributeDefs[kSiteAttrs] = {
+    {"perfsift::call_site", "source file and line of the MPI call", OTF2_TYPE_SOURCE_CODE_LOCATION},
+    {"perfsift::call_site_function", "function that made the MPI call", OTF2_TYPE_STRING},
+    {"perfsift::call_site_module", "executable or shared object that made the MPI call", OTF2_TYPE_STRING},
+    {"perfsift::call_site_offset", "return address of the MPI call relative to the module's load base",
+     OTF2_TYPE_UINT64},
+    {"perfsift::call_site_function_offset", "return address of the MPI call relative to the function's start",
+     OTF2_TYPE_UINT64},
+};
 
 // The archive being written; on any way out but finish() it is closed and its
 // temporary directory removed.
@@ -214,6 +240,36 @@ struct Plan {
   std::set<int32_t> created;                           // store comms a CommCreate record names
   std::set<std::string> silent_ops;                    // ops whose partner or communicator has no record
   int64_t silent_calls = 0;
+  // Call sites: the strings their attributes name (global string kSiteStrings + k), and
+  // per store call site its SourceCodeLocation (when it has a file or line) and strings.
+  std::vector<std::string> site_strings;
+  std::unordered_map<std::string, uint32_t> site_string_ref;
+  struct Site {
+    uint32_t location = OTF2_UNDEFINED_SOURCE_CODE_LOCATION;
+    uint32_t function = OTF2_UNDEFINED_STRING, module = OTF2_UNDEFINED_STRING, file = OTF2_UNDEFINED_STRING;
+  };
+  std::vector<Site> sites;
+  std::vector<std::pair<uint32_t, uint32_t>> locations_written;  // SourceCodeLocation: (file string, line)
+  int64_t sited_calls = 0;
+
+  uint32_t site_string(const std::string &s) {
+    auto [it, fresh] = site_string_ref.emplace(s, kSiteStrings + static_cast<uint32_t>(site_strings.size()));
+    if (fresh) site_strings.push_back(s);
+    return it->second;
+  }
+  void plan_sites() {
+    for (const CallSite &c : st.callsites()) {
+      Site s;
+      if (!c.file.empty() || c.line > 0) {
+        s.file = site_string(c.file);
+        s.location = static_cast<uint32_t>(locations_written.size());
+        locations_written.emplace_back(s.file, static_cast<uint32_t>(std::max(c.line, 0)));
+      }
+      if (!c.function.empty()) s.function = site_string(c.function);
+      if (!c.module.empty()) s.module = site_string(c.module);
+      sites.push_back(s);
+    }
+  }
 
   uint32_t op_region(uint16_t op) const { return static_cast<uint32_t>(region_names.size() - st.ops().size()) + op; }
 };
@@ -328,6 +384,8 @@ class RankWriter {
   // Counters: per store region, the share added at each Leave; (program)'s own share.
   std::vector<std::vector<double>> share;
   std::vector<double> root_share, cum;
+  std::unique_ptr<OTF2_AttributeList, OTF2_ErrorCode (*)(OTF2_AttributeList *)> attrs{nullptr,
+                                                                                      OTF2_AttributeList_Delete};
 
   OTF2_TimeStamp stamp(int64_t t, bool advance = true) {
     t = std::max(t, last);
@@ -426,6 +484,30 @@ class RankWriter {
     return OTF2_UNDEFINED_COMM;
   }
 
+  // The attributes naming call site `site` of the store (none for a call without one).
+  OTF2_AttributeList *site_attributes(uint64_t site) {
+    if (site >= p.sites.size()) return nullptr;
+    const Plan::Site &s = p.sites[site];
+    const CallSite &c = p.st.callsites()[site];
+    if (!attrs) attrs.reset(OTF2_AttributeList_New());
+    OTF2_AttributeList *a = attrs.get();
+    if (!a) wr.ok(OTF2_ERROR_MEM_ALLOC_FAILED, "making an attribute list");
+    OTF2_AttributeList_RemoveAllAttributes(a);
+    if (s.location != OTF2_UNDEFINED_SOURCE_CODE_LOCATION)
+      wr.ok(OTF2_AttributeList_AddSourceCodeLocationRef(a, kSiteLocation, s.location), "adding an attribute");
+    if (s.function != OTF2_UNDEFINED_STRING) {
+      wr.ok(OTF2_AttributeList_AddStringRef(a, kSiteFunction, s.function), "adding an attribute");
+      wr.ok(OTF2_AttributeList_AddUint64(a, kSiteFunctionOffset, c.fn_offset), "adding an attribute");
+    }
+    if (s.module != OTF2_UNDEFINED_STRING) {
+      wr.ok(OTF2_AttributeList_AddStringRef(a, kSiteModule, s.module), "adding an attribute");
+      wr.ok(OTF2_AttributeList_AddUint64(a, kSiteOffset, c.offset), "adding an attribute");
+    }
+    if (OTF2_AttributeList_GetNumberOfElements(a) == 0) return nullptr;
+    ++p.sited_calls;
+    return a;
+  }
+
   // One call with the MPI records inside; true when the rank died in it (nothing follows).
   bool call(size_t i, const Event &e) {
     const std::string &op = p.st.ops()[e.op];
@@ -435,8 +517,7 @@ class RankWriter {
     bool carried = false;  // a record names the call's partner or communicator
     if (e.flags & (kWildcardSource | kWildcardTag))
       ++p.out.unwritten["wildcard marks of receives (OTF2 records the matched source and tag only)"];
-    if (e.site != 0) ++p.out.unwritten["call sites of MPI calls (findings read (no call site))"];
-    wr.ok(OTF2_EvtWriter_Enter(w, nullptr, stamp(e.t_enter), region), "writing an Enter");
+    wr.ok(OTF2_EvtWriter_Enter(w, site_attributes(e.site), stamp(e.t_enter), region), "writing an Enter");
     ++p.out.calls;
     const uint32_t peer = e.peer >= 0 ? comm_rank(e.comm, e.peer, inter) : kNoRank;
     const OTF2_CollectiveOp *coll = collective_of(op);
@@ -599,6 +680,19 @@ void write_definitions(const Writer &wr, const Plan &p) {
   };
   const uint32_t empty = str("");
   str(run.command);  // kCommandString: ProgramBegin's name (the whole command line, no separate arguments)
+  for (const auto &s : p.site_strings) str(s);  // kSiteStrings...
+  // Call sites: their attributes and source code locations.
+  if (!p.sites.empty()) {
+    for (uint32_t k = 0; k < kSiteAttrs; ++k) {
+      const SiteAttributeDef &a = kSiteAttributeDefs[k];
+      const uint32_t name = str(a.name), description = str(a.description);
+      wr.ok(OTF2_GlobalDefWriter_WriteAttribute(g, k, name, description, a.type), "writing an Attribute");
+    }
+    for (size_t k = 0; k < p.locations_written.size(); ++k)
+      wr.ok(OTF2_GlobalDefWriter_WriteSourceCodeLocation(g, static_cast<uint32_t>(k), p.locations_written[k].first,
+                                                         p.locations_written[k].second),
+            "writing a SourceCodeLocation");
+  }
   // The system tree: the machine, a node per host, the ranks below their host.
   std::vector<std::string> hosts;
   split(run.hostname_list, ',', hosts);
@@ -733,6 +827,7 @@ Otf2Export write_store_otf2(const std::string &store, const std::string &output)
     p.region_of[k] = it->second;
   }
   for (const auto &op : st.ops()) p.region_names.push_back(op);
+  p.plan_sites();
   p.comm_written.assign(st.comms().size(), true);
   for (size_t c = 0; c < st.comms().size(); ++c)
     if (!st.comms()[c].remote.empty()) {
