@@ -4,6 +4,7 @@
 #include <otf2/otf2.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -11,7 +12,6 @@
 #include <ctime>
 #include <filesystem>
 #include <system_error>
-#include <tuple>
 #include <unordered_map>
 
 #include "io/region_path.h"
@@ -83,11 +83,9 @@ struct Defs {
   std::map<uint32_t, CommDef> comms;
   std::unordered_map<uint32_t, MemberDef> members;
   std::unordered_map<uint32_t, std::vector<uint32_t>> metric_classes;
-  struct Attribute {
-    std::string name;
-    OTF2_Type type;
-  };
-  std::unordered_map<uint32_t, Attribute> attributes;
+  // What an attribute of an MPI call's Enter says of its call site (by name and type).
+  enum SiteRole : int { kNotSite, kSiteLocation, kSiteFunction, kSiteModule, kSiteOffset, kSiteFnOffset, kAnyLocation };
+  std::unordered_map<uint32_t, SiteRole> attributes;
   std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> source_locations;  // (file string, line)
 
   std::string str(uint32_t k) const {
@@ -149,7 +147,21 @@ d.members[self] = {d.str(name), timing == OTF2_METRIC_ACCUMULATED_START || timin
                                     timing == OTF2_METRIC_ACCUMULATED_LAST || timing == OTF2_METRIC_ACCUMULATED_NEXT};
 OTF2_CB_END
 OTF2_CB(def_attribute, OTF2_AttributeRef self, OTF2_StringRef name, OTF2_StringRef, OTF2_Type type)
-d.attributes[self] = {d.str(name), type};
+const std::string n = d.str(name);
+Defs::SiteRole role = Defs::kNotSite;
+if (n == "perfsift::call_site" && type == OTF2_TYPE_SOURCE_CODE_LOCATION)
+  role = Defs::kSiteLocation;
+else if (n == "perfsift::call_site_function" && type == OTF2_TYPE_STRING)
+  role = Defs::kSiteFunction;
+else if (n == "perfsift::call_site_module" && type == OTF2_TYPE_STRING)
+  role = Defs::kSiteModule;
+else if (n == "perfsift::call_site_offset" && type == OTF2_TYPE_UINT64)
+  role = Defs::kSiteOffset;
+else if (n == "perfsift::call_site_function_offset" && type == OTF2_TYPE_UINT64)
+  role = Defs::kSiteFnOffset;
+else if (type == OTF2_TYPE_SOURCE_CODE_LOCATION)
+  role = Defs::kAnyLocation;
+if (role != Defs::kNotSite) d.attributes[self] = role;
 OTF2_CB_END
 OTF2_CB(def_source_location, OTF2_SourceCodeLocationRef self, OTF2_StringRef file, uint32_t line)
 d.source_locations[self] = {file, line};
@@ -371,19 +383,15 @@ struct RankReader {
   // (perfsift::call_site*, written by `perfsift export`), else any attribute of type
   // SOURCE_CODE_LOCATION (file and line). Its local id, or kNoSite.
   static constexpr uint64_t kNoSite = UINT64_MAX;
-  std::map<std::tuple<std::string, uint64_t, std::string, uint64_t, std::string, int32_t>, uint64_t> site_ids;
+  // Per distinct set of attribute values (perfsift's location, function and module
+  // references and offsets; another tool's location and the enclosing region): its id.
+  std::map<std::array<uint64_t, 7>, uint64_t> site_ids;
   uint64_t call_site(const OTF2_AttributeList *attrs) {
-    const uint32_t n = attrs ? OTF2_AttributeList_GetNumberOfElements(attrs) : 0;
+    const uint32_t n = attrs && !d.attributes.empty() ? OTF2_AttributeList_GetNumberOfElements(attrs) : 0;
     if (n == 0) return kNoSite;
-    CallSite c;
-    bool ours = false, any = false;
-    auto location = [&](OTF2_SourceCodeLocationRef ref) {
-      auto it = d.source_locations.find(ref);
-      if (it == d.source_locations.end()) return false;
-      c.file = d.str(it->second.first);
-      c.line = static_cast<int32_t>(std::min<uint32_t>(it->second.second, INT32_MAX));
-      return true;
-    };
+    constexpr uint64_t kNone = UINT64_MAX;
+    std::array<uint64_t, 7> key{kNone, kNone, kNone, 0, 0, kNone, kNone};  // roles 1-5, any location, node
+    bool found = false;
     for (uint32_t k = 0; k < n; ++k) {
       OTF2_AttributeRef id;
       OTF2_Type type;
@@ -391,37 +399,61 @@ struct RankReader {
       if (OTF2_AttributeList_GetAttributeByIndex(attrs, k, &id, &type, &v) != OTF2_SUCCESS) continue;
       auto def = d.attributes.find(id);
       if (def == d.attributes.end()) continue;
-      const std::string &name = def->second.name;
-      if (name.rfind("perfsift::call_site", 0) == 0) {
-        if (name == "perfsift::call_site" && type == OTF2_TYPE_SOURCE_CODE_LOCATION)
-          ours |= location(v.sourceCodeLocationRef);
-        else if (name == "perfsift::call_site_function" && type == OTF2_TYPE_STRING)
-          c.function = d.str(v.stringRef), ours = true;
-        else if (name == "perfsift::call_site_module" && type == OTF2_TYPE_STRING)
-          c.module = d.str(v.stringRef), ours = true;
-        else if (name == "perfsift::call_site_offset" && type == OTF2_TYPE_UINT64)
-          c.offset = v.uint64, ours = true;
-        else if (name == "perfsift::call_site_function_offset" && type == OTF2_TYPE_UINT64)
-          c.fn_offset = v.uint64, ours = true;
-      } else if (type == OTF2_TYPE_SOURCE_CODE_LOCATION && !any && c.file.empty() && c.line == 0) {
-        any = location(v.sourceCodeLocationRef);
+      found = true;
+      switch (def->second) {
+        case Defs::kSiteLocation:
+          key[0] = v.sourceCodeLocationRef;
+          break;
+        case Defs::kSiteFunction:
+          key[1] = v.stringRef;
+          break;
+        case Defs::kSiteModule:
+          key[2] = v.stringRef;
+          break;
+        case Defs::kSiteOffset:
+          key[3] = v.uint64;
+          break;
+        case Defs::kSiteFnOffset:
+          key[4] = v.uint64;
+          break;
+        case Defs::kAnyLocation:
+          if (key[5] == kNone) key[5] = v.sourceCodeLocationRef;
+          break;
+        default:
+          break;
       }
     }
-    if (!ours && !any) return kNoSite;
+    if (!found) return kNoSite;
+    const bool ours = key[0] != kNone || key[1] != kNone || key[2] != kNone || key[3] || key[4];
+    if (ours)
+      key[5] = kNone;
+    else
+      key[6] = static_cast<uint64_t>(current_node());  // another tool's location: the function is the region's
+    auto [it, fresh] = site_ids.emplace(key, tr.callsites.size());
+    if (!fresh) return it->second;
+    CallSite c;
+    auto location = [&](uint64_t ref) {
+      auto l = ref == kNone ? d.source_locations.end() : d.source_locations.find(static_cast<uint32_t>(ref));
+      if (l == d.source_locations.end()) return;
+      c.file = d.str(l->second.first);
+      c.line = static_cast<int32_t>(std::min<uint32_t>(l->second.second, INT32_MAX));
+    };
+    location(ours ? key[0] : key[5]);
+    if (key[1] != kNone) c.function = d.str(static_cast<uint32_t>(key[1]));
+    if (key[2] != kNone) c.module = d.str(static_cast<uint32_t>(key[2]));
+    c.offset = key[3], c.fn_offset = key[4];
     // The module names a file that the store's writer may hand to addr2line: no quotes.
     std::replace(c.module.begin(), c.module.end(), '\'', '?');
     if (c.module.empty() && c.offset == 0) {
-      // A source location only (Score-P): the function is the innermost enclosing region
-      // (Score-P's compiler instrumentation makes one per function); the store tells call
-      // sites apart by module and offset, so the offset is a hash of file and line.
+      // A source location only (another tool): the function is the innermost enclosing
+      // region (Score-P's compiler instrumentation makes one per function); the store
+      // tells call sites apart by module and offset, so the offset is a hash of file and line.
       if (c.function.empty()) c.function = node_name[static_cast<size_t>(current_node())];
       uint64_t h = 1469598103934665603ull;
       for (unsigned char ch : c.file + ":" + std::to_string(c.line)) h = (h ^ ch) * 1099511628211ull;
       c.offset = h;
     }
-    auto key = std::make_tuple(c.module, c.offset, c.function, c.fn_offset, c.file, c.line);
-    auto [it, fresh] = site_ids.emplace(std::move(key), tr.callsites.size());
-    if (fresh) tr.callsites.push_back(std::move(c));
+    tr.callsites.push_back(std::move(c));
     return it->second;
   }
 
