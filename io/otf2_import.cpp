@@ -4,6 +4,7 @@
 #include <otf2/otf2.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -82,6 +83,10 @@ struct Defs {
   std::map<uint32_t, CommDef> comms;
   std::unordered_map<uint32_t, MemberDef> members;
   std::unordered_map<uint32_t, std::vector<uint32_t>> metric_classes;
+  // What an attribute of an MPI call's Enter says of its call site (by name and type).
+  enum SiteRole : int { kNotSite, kSiteLocation, kSiteFunction, kSiteModule, kSiteOffset, kSiteFnOffset, kAnyLocation };
+  std::unordered_map<uint32_t, SiteRole> attributes;
+  std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> source_locations;  // (file string, line)
 
   std::string str(uint32_t k) const {
     auto it = strings.find(k);
@@ -140,6 +145,26 @@ OTF2_CB(def_member, OTF2_MetricMemberRef self, OTF2_StringRef name, OTF2_StringR
 const auto timing = mode & OTF2_METRIC_TIMING_MASK;
 d.members[self] = {d.str(name), timing == OTF2_METRIC_ACCUMULATED_START || timing == OTF2_METRIC_ACCUMULATED_POINT ||
                                     timing == OTF2_METRIC_ACCUMULATED_LAST || timing == OTF2_METRIC_ACCUMULATED_NEXT};
+OTF2_CB_END
+OTF2_CB(def_attribute, OTF2_AttributeRef self, OTF2_StringRef name, OTF2_StringRef, OTF2_Type type)
+const std::string n = d.str(name);
+Defs::SiteRole role = Defs::kNotSite;
+if (n == "perfsift::call_site" && type == OTF2_TYPE_SOURCE_CODE_LOCATION)
+  role = Defs::kSiteLocation;
+else if (n == "perfsift::call_site_function" && type == OTF2_TYPE_STRING)
+  role = Defs::kSiteFunction;
+else if (n == "perfsift::call_site_module" && type == OTF2_TYPE_STRING)
+  role = Defs::kSiteModule;
+else if (n == "perfsift::call_site_offset" && type == OTF2_TYPE_UINT64)
+  role = Defs::kSiteOffset;
+else if (n == "perfsift::call_site_function_offset" && type == OTF2_TYPE_UINT64)
+  role = Defs::kSiteFnOffset;
+else if (type == OTF2_TYPE_SOURCE_CODE_LOCATION)
+  role = Defs::kAnyLocation;
+if (role != Defs::kNotSite) d.attributes[self] = role;
+OTF2_CB_END
+OTF2_CB(def_source_location, OTF2_SourceCodeLocationRef self, OTF2_StringRef file, uint32_t line)
+d.source_locations[self] = {file, line};
 OTF2_CB_END
 OTF2_CB(def_class, OTF2_MetricRef self, uint8_t n, const OTF2_MetricMemberRef *members, OTF2_MetricOccurrence,
         OTF2_RecorderKind)
@@ -292,6 +317,7 @@ struct RankReader {
 
   std::map<std::pair<int32_t, std::string>, int32_t> children;
   std::vector<int32_t> parent{-1};
+  std::vector<std::string> node_name{""};  // region tree node -> its region's name ("" for the root)
   std::vector<Frame> stack;
   int mpi_depth = 0;
   Event ev;
@@ -319,6 +345,7 @@ struct RankReader {
     if (fresh) {
       tr.region_paths.push_back(child_region_path(tr.region_paths[static_cast<size_t>(up)], up == 0, name));
       parent.push_back(up);
+      node_name.push_back(name);
       tr.profile.resize(tr.region_paths.size() * nm(), 0.0);
     }
     return it->second;
@@ -352,7 +379,85 @@ struct RankReader {
     return false;
   }
 
-  void enter(OTF2_TimeStamp t, OTF2_RegionRef region) {
+  // The call site named by an MPI call's Enter attributes: perfsift's own
+  // (perfsift::call_site*, written by `perfsift export`), else any attribute of type
+  // SOURCE_CODE_LOCATION (file and line). Its local id, or kNoSite.
+  static constexpr uint64_t kNoSite = UINT64_MAX;
+  // Per distinct set of attribute values (perfsift's location, function and module
+  // references and offsets; another tool's location and the enclosing region): its id.
+  std::map<std::array<uint64_t, 7>, uint64_t> site_ids;
+  uint64_t call_site(const OTF2_AttributeList *attrs) {
+    const uint32_t n = attrs && !d.attributes.empty() ? OTF2_AttributeList_GetNumberOfElements(attrs) : 0;
+    if (n == 0) return kNoSite;
+    constexpr uint64_t kNone = UINT64_MAX;
+    std::array<uint64_t, 7> key{kNone, kNone, kNone, 0, 0, kNone, kNone};  // roles 1-5, any location, node
+    bool found = false;
+    for (uint32_t k = 0; k < n; ++k) {
+      OTF2_AttributeRef id;
+      OTF2_Type type;
+      OTF2_AttributeValue v;
+      if (OTF2_AttributeList_GetAttributeByIndex(attrs, k, &id, &type, &v) != OTF2_SUCCESS) continue;
+      auto def = d.attributes.find(id);
+      if (def == d.attributes.end()) continue;
+      found = true;
+      switch (def->second) {
+        case Defs::kSiteLocation:
+          key[0] = v.sourceCodeLocationRef;
+          break;
+        case Defs::kSiteFunction:
+          key[1] = v.stringRef;
+          break;
+        case Defs::kSiteModule:
+          key[2] = v.stringRef;
+          break;
+        case Defs::kSiteOffset:
+          key[3] = v.uint64;
+          break;
+        case Defs::kSiteFnOffset:
+          key[4] = v.uint64;
+          break;
+        case Defs::kAnyLocation:
+          if (key[5] == kNone) key[5] = v.sourceCodeLocationRef;
+          break;
+        default:
+          break;
+      }
+    }
+    if (!found) return kNoSite;
+    const bool ours = key[0] != kNone || key[1] != kNone || key[2] != kNone || key[3] || key[4];
+    if (ours)
+      key[5] = kNone;
+    else
+      key[6] = static_cast<uint64_t>(current_node());  // another tool's location: the function is the region's
+    auto [it, fresh] = site_ids.emplace(key, tr.callsites.size());
+    if (!fresh) return it->second;
+    CallSite c;
+    auto location = [&](uint64_t ref) {
+      auto l = ref == kNone ? d.source_locations.end() : d.source_locations.find(static_cast<uint32_t>(ref));
+      if (l == d.source_locations.end()) return;
+      c.file = d.str(l->second.first);
+      c.line = static_cast<int32_t>(std::min<uint32_t>(l->second.second, INT32_MAX));
+    };
+    location(ours ? key[0] : key[5]);
+    if (key[1] != kNone) c.function = d.str(static_cast<uint32_t>(key[1]));
+    if (key[2] != kNone) c.module = d.str(static_cast<uint32_t>(key[2]));
+    c.offset = key[3], c.fn_offset = key[4];
+    // The module names a file that the store's writer may hand to addr2line: no quotes.
+    std::replace(c.module.begin(), c.module.end(), '\'', '?');
+    if (c.module.empty() && c.offset == 0) {
+      // A source location only (another tool): the function is the innermost enclosing
+      // region (Score-P's compiler instrumentation makes one per function); the store
+      // tells call sites apart by module and offset, so the offset is a hash of file and line.
+      if (c.function.empty()) c.function = node_name[static_cast<size_t>(current_node())];
+      uint64_t h = 1469598103934665603ull;
+      for (unsigned char ch : c.file + ":" + std::to_string(c.line)) h = (h ^ ch) * 1099511628211ull;
+      c.offset = h;
+    }
+    tr.callsites.push_back(std::move(c));
+    return it->second;
+  }
+
+  void enter(OTF2_TimeStamp t, OTF2_RegionRef region, const OTF2_AttributeList *attrs) {
     seen(t);
     auto it = d.regions.find(region);
     const RegionDef *r = it == d.regions.end() ? nullptr : &it->second;
@@ -363,6 +468,7 @@ struct RankReader {
         ev.t_enter = f.t0;
         ev.region = current_node();
         ev.op = op(r->name);
+        ev.site = call_site(attrs);
         in_call = true;
         call_completed = call_tested = false;
       }
@@ -544,7 +650,7 @@ RankReader &rr(void *ud) { return *static_cast<RankReader *>(ud); }
 
 #define EVT_CB(name, ...)                                                                         \
   OTF2_CallbackCode name(OTF2_LocationRef, [[maybe_unused]] OTF2_TimeStamp t, uint64_t, void *ud, \
-                         OTF2_AttributeList *, __VA_ARGS__) {                                     \
+                         [[maybe_unused]] OTF2_AttributeList *attrs, __VA_ARGS__) {               \
     RankReader &r = rr(ud);                                                                       \
     r.seen(t);
 #define EVT_CB0(name)                                                                             \
@@ -557,7 +663,7 @@ RankReader &rr(void *ud) { return *static_cast<RankReader *>(ud); }
   }
 
 EVT_CB(ev_enter, OTF2_RegionRef region)
-r.enter(t, region);
+r.enter(t, region, attrs);
 EVT_END
 EVT_CB(ev_leave, OTF2_RegionRef)
 r.leave(t);
@@ -794,6 +900,8 @@ void read_global_defs(const Reader &reader, Defs &d) {
   OTF2_GlobalDefReaderCallbacks_SetInterCommCallback(cb, def_intercomm);
   OTF2_GlobalDefReaderCallbacks_SetMetricMemberCallback(cb, def_member);
   OTF2_GlobalDefReaderCallbacks_SetMetricClassCallback(cb, def_class);
+  OTF2_GlobalDefReaderCallbacks_SetAttributeCallback(cb, def_attribute);
+  OTF2_GlobalDefReaderCallbacks_SetSourceCodeLocationCallback(cb, def_source_location);
   const OTF2_ErrorCode e = OTF2_Reader_RegisterGlobalDefCallbacks(reader.get(), g, cb, &d);
   OTF2_GlobalDefReaderCallbacks_Delete(cb);
   reader.check(e, "cannot read the global definitions", "");

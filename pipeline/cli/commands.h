@@ -84,7 +84,7 @@ struct ReportOptions {
 int run_report(const ReportOptions &o);
 
 struct ExportOptions {
-  std::string results;
+  std::string results;            // a results store (predicted traces) or a trace store (the measured run, otf2 only)
   std::string format = "chrome";  // chrome | otf2
   std::string question;           // row number or text; empty: the baseline
   std::string output;

@@ -1,12 +1,16 @@
 // `perfsift export`: a predicted trace of the results store (the baseline replay or a
-// user's what-if question) for viewers; the writers are io/trace_export.
+// user's what-if question) for viewers; the writers are io/trace_export. Given a trace
+// store (a collected run), the measured run as Score-P lays out an OTF2 archive
+// (io/otf2_export): `perfsift analyze` of the archive finds what the store gives.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <sstream>
 
+#include "io/otf2_export.h"
 #include "io/results_store.h"
+#include "io/trace_model.h"
 #include "pipeline/cli/commands.h"
 #include "io/trace_export.h"
 #include "pipeline/report/report.h"
@@ -80,9 +84,28 @@ io::PredictedTrace load(const ExportOptions &o) {
   return p;
 }
 
+// The measured run of a trace store, as an OTF2 archive.
+int export_measured(const ExportOptions &o) {
+  if (o.format != "otf2")
+    throw std::runtime_error(o.results + ": a trace store (a collected run) is exported with --format otf2; " +
+                             o.format + " takes a results store written by perfsift analyze");
+  if (!o.question.empty() && o.question != "measured")
+    throw std::runtime_error(o.results + ": a trace store holds the measured run only; drop --question '" + o.question +
+                             "', or export the results store of its analysis for a predicted trace");
+  const io::Otf2Export x = io::write_store_otf2(o.results, o.output);
+  const std::string warning = x.warning(o.results);
+  if (!warning.empty()) std::fprintf(stderr, "perfsift: warning: %s\n", warning.c_str());
+  std::fprintf(stderr,
+               "perfsift: wrote %s/traces.otf2 (otf2, %lld MPI calls on %d ranks, %lld locations, measured run)\n",
+               o.output.c_str(), static_cast<long long>(x.calls), x.ranks, static_cast<long long>(x.locations));
+  return 0;
+}
+
 }  // namespace
 
 int run_export(const ExportOptions &o) {
+  // The input's kind by its content: a trace store's `format` attribute.
+  if (io::hdf5_store_format(o.results) == io::kTraceStoreFormat) return export_measured(o);
   const io::PredictedTrace p = load(o);
   if (o.format == "chrome")
     io::write_chrome_trace(o.output, p);

@@ -98,8 +98,13 @@ void add_report(CLI::App &app, Commands &commands) {
 void add_export(CLI::App &app, Commands &commands) {
   auto eo = std::make_shared<cli::ExportOptions>();
   auto *exp = app.add_subcommand(
-      "export", "Write a predicted trace (baseline replay or a user's what-if question) as Chrome trace JSON or OTF2");
-  exp->add_option("results", eo->results, "results store written by perfsift analyze")->required();
+      "export",
+      "Write a predicted trace (baseline replay or a user's what-if question) as Chrome trace JSON or OTF2, or a "
+      "collected run as an OTF2 archive laid out as Score-P writes one");
+  exp->add_option("results", eo->results,
+                  "results store written by perfsift analyze, or trace store written by perfsift collect (the "
+                  "measured run, --format otf2; perfsift analyze reads the archive back)")
+      ->required();
   exp->add_option("--format", eo->format, "chrome (Perfetto) or otf2 (Vampir, otf2-print)")
       ->check(CLI::IsMember({"chrome", "otf2"}))
       ->capture_default_str();
@@ -255,6 +260,7 @@ int main(int argc, char **argv) {
       "  mpirun -n 2 perfsift analyze run.h5 -o res.h5     find, explain and price problems\n"
       "  perfsift report res.h5 --format json              render results again\n"
       "  perfsift export res.h5 --format chrome -o t.json  a predicted trace for Perfetto (or otf2 for Vampir)\n"
+      "  perfsift export run.h5 --format otf2 -o run-otf2  the measured run as an OTF2 archive (as Score-P writes)\n"
       "  perfsift calibrate -o loggps.toml -- mpirun -n 2  measure LogGPS parameters for the replay\n"
       "  perfsift train -o classifier.model -- mpirun -n 2 learn what late messages look like here\n"
       "  perfsift stages | perfsift config check FILE      the analysis stages and their keys\n"
