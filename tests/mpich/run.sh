@@ -22,7 +22,8 @@ grep -q "^PERFSIFT_MPI_FAMILY_FOUND:INTERNAL=mpich$" "$build/CMakeCache.txt" ||
   { echo "mpich tier: $build is not built against MPICH (see its CMake output)"; exit 1; }
 # The targets the mpich-labelled tests run (not the unit-test executables).
 cmake --build "$build" -j"$(nproc)" --target perfsift perfsift_collect store_checks app_ring app_ring_f \
-  app_ring_f_usempi app_families app_intercomm app_late_sender app_hybrid_threads
+  app_ring_f_usempi app_families app_intercomm app_late_sender app_hybrid_threads \
+  request_table_tests
 built=$(date +%s)
 cd "$build"
 rc=0
