@@ -177,7 +177,8 @@ def gen_c(fn, params):
     read_before, read_after = reads(fn, params)
     body = [
         f"// {name}: template '{fn['kind']}'" + (f", derived from {fn['derived_from']}" if "derived_from" in fn else ""),
-        f'extern "C" int {name}({decl}) {{',
+        # Exported explicitly: Open MPI's mpi.h gives MPI_* default visibility, MPICH's does not.
+        f'extern "C" PERFSIFT_EXPORT int {name}({decl}) {{',
         f"  if (!tracing(Group::{fn['group']})) return P{name}({call});",
         f"  Call call(Op::{name}, __builtin_return_address(0));",
     ]
@@ -233,12 +234,14 @@ def fortran_views(p, before, after):
     if p.type in HANDLE_F2C:
         conv = HANDLE_F2C[p.type]
         if p.is_array:
-            declare = [f"HandleArray<{p.type}> {n}_h({p.length}, {f}, {conv});", f"{p.type} *{n} = {n}_h.data();"]
+            # MPICH's f2c conversions are macros (integer handles): wrapped to be passed on.
+            fn_conv = f"[](MPI_Fint h) {{ return {conv}(h); }}"
+            declare = [f"HandleArray<{p.type}> {n}_h({p.length}, {f}, {fn_conv});", f"{p.type} *{n} = {n}_h.data();"]
             if p.const or not after:
                 return declare, [], f
             if not before:
                 return [], declare, f
-            return declare, [f"{n}_h.refresh({f}, {conv});"], f
+            return declare, [f"{n}_h.refresh({f}, {fn_conv});"], f
         if p.pointer:
             declare = [f"{p.type} {n}_h = {conv}(*{f});", f"{p.type} *{n} = &{n}_h;"]
             if p.const or not after:

@@ -105,8 +105,9 @@ class Pending {
 // A status array the wrapper can always write: the user's, or ours when ignored.
 class StatusArray {
  public:
-  StatusArray(int n, MPI_Status *user) : m_user(user) {
-    if (!user) m_own.resize(n > 0 ? n : 1);
+  // MPI_STATUSES_IGNORE is a null pointer in Open MPI, (MPI_Status *)1 in MPICH.
+  StatusArray(int n, MPI_Status *user) : m_user(user == MPI_STATUSES_IGNORE ? nullptr : user) {
+    if (!m_user) m_own.resize(n > 0 ? n : 1);
   }
   StatusArray(int n, const class FortranStatusArray &fortran);
   MPI_Status *data() { return m_user ? m_user : m_own.data(); }

@@ -2,11 +2,12 @@
 // open addressing (linear probing, backward-shift deletion) into a pooled FIFO per
 // handle, so steady-state traffic allocates nothing. A handle may carry several live
 // requests (Open MPI reuses one handle value for requests that completed at once);
-// they complete first-in first-out.
+// they complete first-in first-out. Handles are pointers (Open MPI) or integers (MPICH).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <type_traits>
 #include <vector>
 
 namespace perfsift::collect {
@@ -112,7 +113,11 @@ class RequestTable {
   static constexpr size_t kInitial = 256;
 
   size_t hash(Key key) const {
-    uint64_t x = reinterpret_cast<uint64_t>(key);
+    uint64_t x;
+    if constexpr (std::is_pointer_v<Key>)
+      x = reinterpret_cast<uintptr_t>(key);
+    else
+      x = static_cast<uint64_t>(static_cast<std::make_unsigned_t<Key>>(key));
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdull;
     x ^= x >> 33;

@@ -9,6 +9,9 @@ PERFSIFT_DEBIAN_PACKAGES=(
   libtomlplusplus-dev libcli11-dev libgtest-dev libbenchmark-dev
   python3-h5py python3-pandas time zlib1g-dev libopen-trace-format2-dev otf2-tools chromium clang-format git
 )
+# Only for the MPICH build (README: "Choosing the MPI"; CI: tests/mpich/run.sh). They install
+# beside Open MPI's; Debian's alternatives keep mpicc, mpirun and h5pcc Open MPI's.
+PERFSIFT_MPICH_PACKAGES=(mpich libmpich-dev libhdf5-mpich-dev)
 # Only for tests/fuzz/run_fuzzers.sh (not CI): clang with libFuzzer, ASan and UBSan, and its OpenMP.
 PERFSIFT_FUZZ_PACKAGES=(clang libclang-rt-14-dev libomp-dev)
 # Only for the real-application corpus (tests/corpus/run_all.sh, docs/corpus.md): Debian's

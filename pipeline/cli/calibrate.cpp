@@ -29,6 +29,11 @@
 #include "pipeline/cli/commands.h"
 #include "pipeline/replay/replay_model.h"
 
+// The launcher of the MPI perfsift is built against (top CMakeLists.txt), for the messages.
+#ifndef PERFSIFT_LAUNCHER
+#define PERFSIFT_LAUNCHER "mpirun"
+#endif
+
 namespace perfsift::cli {
 
 namespace fs = std::filesystem;
@@ -294,7 +299,8 @@ bool warn_if_cores_were_busy(const char *command, const char *what, const std::v
 }
 
 int run_calibrate(const CalibrateOptions &o) {
-  if (o.launch.empty()) throw std::runtime_error("calibrate: give the launcher after --, e.g. -- mpirun -n 2");
+  if (o.launch.empty())
+    throw std::runtime_error("calibrate: give the launcher after --, e.g. -- " PERFSIFT_LAUNCHER " -n 2");
   const std::string out = fs::absolute(o.output).string();
   std::vector<std::string> argv = o.launch;
   argv.push_back(fs::read_symlink("/proc/self/exe").string());
@@ -314,7 +320,8 @@ int run_calibrate(const CalibrateOptions &o) {
   if (rc != 0 || !fs::exists(out)) {
     std::fprintf(
         stderr,
-        "perfsift: calibrate: the measurement run failed (exit code %d); it needs two ranks, e.g. -- mpirun -n 2\n",
+        "perfsift: calibrate: the measurement run failed (exit code %d); it needs two ranks, e.g. -- " PERFSIFT_LAUNCHER
+        " -n 2\n",
         rc);
     return rc ? rc : 1;
   }

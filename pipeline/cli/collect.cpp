@@ -22,6 +22,13 @@ namespace fs = std::filesystem;
 #ifdef __SANITIZE_ADDRESS__
 extern "C" void __asan_init();
 #endif
+// The MPI perfsift is built against and its launcher's name (top CMakeLists.txt).
+#ifndef PERFSIFT_MPI_FAMILY
+#define PERFSIFT_MPI_FAMILY "other"
+#endif
+#ifndef PERFSIFT_LAUNCHER
+#define PERFSIFT_LAUNCHER "mpirun"
+#endif
 
 namespace perfsift::cli {
 
@@ -58,14 +65,20 @@ std::string preload_list(const std::string &lib) {
   return lib;
 }
 
-bool is_open_mpi_launcher(const std::string &launcher) {
+// The MPI whose launcher `launcher` is: "openmpi", "mpich" (Hydra), or "" (srun, a
+// wrapper script, or a launcher that does not say).
+std::string launcher_family(const std::string &launcher) {
   const std::string base = fs::path(launcher).filename().string();
   if (base != "mpirun" && base != "mpiexec" && base != "orterun" && base != "mpiexec.openmpi" &&
-      base != "mpirun.openmpi")
-    return false;
+      base != "mpirun.openmpi" && base != "mpiexec.mpich" && base != "mpirun.mpich" && base != "mpiexec.hydra")
+    return "";
   const std::string v = capture("'" + launcher + "' --version");
-  return v.find("Open MPI") != std::string::npos || v.find("OpenRTE") != std::string::npos;
+  if (v.find("Open MPI") != std::string::npos || v.find("OpenRTE") != std::string::npos) return "openmpi";
+  if (v.find("HYDRA") != std::string::npos) return "mpich";
+  return "";
 }
+
+const char *family_name(const std::string &family) { return family == "openmpi" ? "Open MPI" : "MPICH"; }
 
 }  // namespace
 
@@ -86,7 +99,9 @@ int run_command(std::vector<std::string> argv_s) {
 }
 
 int run_collect(const CollectOptions &o) {
-  if (o.launch.empty()) throw std::runtime_error("collect: give the launcher after --, e.g. -- mpirun -n 4 ./app");
+  if (o.launch.empty())
+    throw std::runtime_error(std::string("collect: give the launcher after --, e.g. -- ") + PERFSIFT_LAUNCHER +
+                             " -n 4 ./app");
   const std::string output = fs::absolute(o.output).string();
   std::string config_path;
   if (!o.config.empty()) {
@@ -105,7 +120,15 @@ int run_collect(const CollectOptions &o) {
   setenv("PERFSIFT_OUTPUT", output.c_str(), 1);
   if (!config_path.empty()) setenv("PERFSIFT_CONFIG", config_path.c_str(), 1);
   std::vector<std::string> argv_s = o.launch;
-  if (is_open_mpi_launcher(o.launch.front())) {
+  const std::string family = launcher_family(o.launch.front());
+  const std::string built = PERFSIFT_MPI_FAMILY;
+  if (!family.empty() && (built == "openmpi" || built == "mpich") && family != built)
+    std::fprintf(stderr,
+                 "perfsift: warning: %s is %s's launcher, but perfsift and its collector are built against %s: "
+                 "the ranks will not form one job; launch with %s (or use a perfsift built against %s)\n",
+                 o.launch.front().c_str(), family_name(family), family_name(built), PERFSIFT_LAUNCHER,
+                 family_name(family));
+  if (family == "openmpi") {
     // Open MPI does not forward the environment to remote nodes by default; -x does.
     std::vector<std::string> extra = {"-x", "LD_PRELOAD=" + preload_list(lib), "-x", "PERFSIFT_OUTPUT"};
     // When a rank dies, Open MPI sends the others SIGTERM and, 1 s later, SIGKILL; give
@@ -119,7 +142,7 @@ int run_collect(const CollectOptions &o) {
       if (std::getenv(v)) extra.insert(extra.end(), {"-x", v});
     argv_s.insert(argv_s.begin() + 1, extra.begin(), extra.end());
   } else {
-    // srun and Hydra pass the environment on; preload through it.
+    // srun and Hydra (MPICH's mpiexec) pass the whole environment on; preload through it.
     std::string pre = preload_list(lib);
     if (const char *old = std::getenv("LD_PRELOAD"); old && *old) pre += std::string(":") + old;
     setenv("LD_PRELOAD", pre.c_str(), 1);

@@ -7,6 +7,11 @@
 
 #include "pipeline/cli/commands.h"
 
+// The launcher of the MPI perfsift is built against (top CMakeLists.txt), for the messages.
+#ifndef PERFSIFT_LAUNCHER
+#define PERFSIFT_LAUNCHER "mpirun"
+#endif
+
 namespace perfsift::cli {
 
 void ensure_mpi() {
@@ -26,7 +31,7 @@ bool start_pair_worker(const char *command, int &me, int &np) {
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   if (np >= 2) return true;
-  std::fprintf(stderr, "perfsift: %s needs at least two ranks (-- mpirun -n 2)\n", command);
+  std::fprintf(stderr, "perfsift: %s needs at least two ranks (-- " PERFSIFT_LAUNCHER " -n 2)\n", command);
   MPI_Finalize();
   return false;
 }

@@ -34,6 +34,11 @@
 #include "pipeline/replay/replay_model.h"
 #include "pipeline/stages/registry.h"
 
+// The launcher of the MPI perfsift is built against (top CMakeLists.txt), for the messages.
+#ifndef PERFSIFT_LAUNCHER
+#define PERFSIFT_LAUNCHER "mpirun"
+#endif
+
 namespace perfsift::cli {
 
 namespace fs = std::filesystem;
@@ -207,7 +212,8 @@ pipeline::TrainedClassifier fit(const std::string &trace, const TrainOptions &o)
 }  // namespace
 
 int run_train(const TrainOptions &o) {
-  if (o.launch.empty()) throw std::runtime_error("train: give the launcher after --, e.g. -- mpirun -n 2");
+  if (o.launch.empty())
+    throw std::runtime_error("train: give the launcher after --, e.g. -- " PERFSIFT_LAUNCHER " -n 2");
   const std::string out = fs::absolute(o.output).string();
   const std::string trace = o.trace.empty() ? out + ".training-trace.h5" : fs::absolute(o.trace).string();
   std::vector<std::string> argv = o.launch;
@@ -229,8 +235,8 @@ int run_train(const TrainOptions &o) {
   };
   if (rc != 0 || !fs::exists(trace)) {
     std::fprintf(stderr,
-                 "perfsift: train: the microbenchmark run failed (exit code %d); it needs at least two ranks, e.g. -- "
-                 "mpirun -n 2\n",
+                 "perfsift: train: the microbenchmark run failed (exit code %d); it needs at least two ranks, e.g. "
+                 "-- " PERFSIFT_LAUNCHER " -n 2\n",
                  rc);
     discard();
     return rc ? rc : 1;
