@@ -646,13 +646,20 @@ void Runtime::region_end(const char *name, bool) {
 // Events and steps hold return addresses and clock ticks while in memory; call-site ids
 // and nanoseconds once they leave it. Each record is converted once (records kept in
 // memory after a failed spill are already converted). Steps are thread 0's.
+// The tick ratio sharpens between conversions (clock_refresh), which can move a call's
+// start a few ns before the previous call's: each thread's calls keep their order.
+void Runtime::events_to_ns(ThreadState &ts, std::span<Event> events) {
+  for (auto &e : events) {
+    e.t_enter = std::max(ticks_to_ns(e.t_enter), ts.last_enter_ns);
+    e.t_exit = std::max(ticks_to_ns(e.t_exit), e.t_enter);
+    ts.last_enter_ns = e.t_enter;
+  }
+}
+
 void Runtime::prepare_for_disk(ThreadState &ts) {
   resolve_sites(ts.events.span().subspan(ts.prepared_events));
   clock_refresh();
-  for (auto &e : ts.events.span().subspan(ts.prepared_events)) {
-    e.t_enter = ticks_to_ns(e.t_enter);
-    e.t_exit = ticks_to_ns(e.t_exit);
-  }
+  events_to_ns(ts, ts.events.span().subspan(ts.prepared_events));
   ts.prepared_events = ts.events.size();
   if (ts.index != 0) return;
   for (size_t i = m_prepared_steps; i < m_steps.size(); ++i) {
@@ -761,10 +768,7 @@ void Runtime::idle_flush() {
     if (ne == ts.written_events && nr == ts.written_requests && nc == ts.written_completions) continue;
     std::vector<Event> events(ts.events.data() + ts.written_events, ts.events.data() + ne);
     resolve_sites(events);
-    for (auto &e : events) {
-      e.t_enter = ticks_to_ns(e.t_enter);
-      e.t_exit = ticks_to_ns(e.t_exit);
-    }
+    events_to_ns(ts, events);
     const io::FileSizeSignalIgnored guard;
     if (m_spill.write_records(events, {ts.requests.data() + ts.written_requests, nr - ts.written_requests},
                               {ts.completions.data() + ts.written_completions, nc - ts.written_completions}, {})) {
@@ -1030,10 +1034,7 @@ void Runtime::flush_thread_copy(ThreadState &ts) {
   const size_t prepared = ts.prepared_events > ts.written_events ? ts.prepared_events - ts.written_events : 0;
   std::span<Event> fresh = std::span<Event>(events).subspan(std::min(prepared, events.size()));
   resolve_sites(fresh);
-  for (auto &e : fresh) {
-    e.t_enter = ticks_to_ns(e.t_enter);
-    e.t_exit = ticks_to_ns(e.t_exit);
-  }
+  events_to_ns(ts, fresh);
   m_spill.write_records(events, {ts.requests.data() + ts.written_requests, nr - ts.written_requests},
                         {ts.completions.data() + ts.written_completions, nc - ts.written_completions}, {});
 }

@@ -79,6 +79,7 @@ struct ThreadState {
   size_t written_events = 0, written_requests = 0, written_completions = 0;
   size_t prepared_events = 0;
   int64_t cum[io::kBuiltinMetricCount] = {};  // threads other than 0: their running totals
+  int64_t last_enter_ns = INT64_MIN;          // of the last event converted to ns (events_to_ns)
 };
 
 // The calling thread's state, null until its first traced call.
@@ -186,6 +187,8 @@ class Runtime {
   void measure_clock(int64_t &offset, int64_t &error, int64_t &local);
   void spill_buffers(ThreadState &ts);
   void spill_locked(ThreadState &ts);
+  // Ticks to ns, each thread's calls in order (events written so far included).
+  void events_to_ns(ThreadState &ts, std::span<Event> events);
   void prepare_for_disk(ThreadState &ts);  // call sites resolved and times in ns, for records not yet so
   // A buffer other than the events' is full: spill now, or, inside a call (whose event
   // slot a spill would move), grow it and spill when the call is committed.
