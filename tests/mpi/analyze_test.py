@@ -582,17 +582,23 @@ class AnalyzeTest(unittest.TestCase):
         # The tree must have learnt the classes (the paper: 87.5 % on its training data). A machine
         # busy with other work blurs the default 0.5-2 ms delays (87 % with one busy loop on this
         # VM's two cores; train then warns): the second training injects 5-10 ms instead (96 %).
-        delays = []
-        for attempt in (1, 2):
-            perfsift("train", "-o", "classifier.model", *delays, "--", "mpirun", "-n", 2,
-                     out="train.txt", err=subprocess.STDOUT, what="perfsift train failed")
-            print(read("train.txt"), end="")
-            cv = cross_validation(read("train.txt"))
-            if accuracy_at_least(cv, 90):
-                break
-            delays = ["--min-delay-us", 5000, "--delay-variance-us", 5000]
-        else:
+        sharp = ["--min-delay-us", 5000, "--delay-variance-us", 5000]
+
+        cv = None
+
+        def train(delays):
+            nonlocal cv
+            for attempt in (1, 2):
+                perfsift("train", "-o", "classifier.model", *delays, "--", "mpirun", "-n", 2,
+                         out="train.txt", err=subprocess.STDOUT, what="perfsift train failed")
+                print(read("train.txt"), end="")
+                cv = cross_validation(read("train.txt"))
+                if accuracy_at_least(cv, 90):
+                    return delays
+                delays = sharp
             self.fail(f"10-fold cross-validation accuracy {cv} % < 90 % in two trainings")
+
+        delays = train([])
         write("p.toml", f'[classify]\nmodel = "{self.work}/classifier.model"\n')
         # Ranks per property: 4 on the 2 cores, except `none`. When all four wake at once, two
         # wait for a core behind two polling ranks, and that is real waiting of 2-20 ms per run
@@ -612,15 +618,21 @@ class AnalyzeTest(unittest.TestCase):
         ]
         n = 0
         for prop, ranks, cls in properties:
-            for attempt in (1, 2):
+            for attempt in (1, 2, 3):
                 collect(f"{prop}.h5", ranks, apps / "app_apart", prop, what=f"{prop}: collection failed")
                 mpirun(2, "analyze", f"{prop}.h5", "-c", "p.toml", "-o", f"{prop}.r.h5", "--json", f"{prop}.json",
                        out=f"{prop}.txt", err=f"{prop}.err", what=f"{prop}: analyze failed")
                 # A run the shared machine disturbed (a rank descheduled for tens of ms) is collected once more.
                 if passes(cr.apart, f"{prop}.json", prop, ranks, *([cls] if cls else [])):
                     break
+                # Wrong classes twice with a tree from the default delays: a machine busy while it
+                # trained blurred them; the third run uses a tree trained on 5-10 ms delays.
+                if attempt == 2 and cls and delays != sharp:
+                    delays = train(sharp)
+                elif attempt == 2:
+                    self.fail(f"{prop}: wrong in two runs")
             else:
-                self.fail(f"{prop}: wrong in two runs")
+                self.fail(f"{prop}: wrong in three runs, the last with a tree trained on 5-10 ms delays")
             n += 1
         self.check(n == 10, f"only {n} of 10 properties were checked")
         # Any number of analysis ranks gives the same classes, counts and sums (the ring's Late
