@@ -59,8 +59,22 @@ std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel
       route[static_cast<size_t>(ctx.owner_of(dst))].push_back(x);
     }
   }
+  const std::vector<Routed> arrived = ctx.alltoallv(route);
+  route = {};
+  // Where each owned receive's message sits in `arrived` (-1: none met it), so that the
+  // messages come out in (receiver, receive) order without sorting 120-byte records.
+  std::vector<int64_t> first_recv(model.programs.size() + 1, 0);
+  for (size_t s = 0; s < model.programs.size(); ++s)
+    first_recv[s + 1] = first_recv[s] + static_cast<int64_t>(model.programs[s].recvs.size());
+  std::vector<int64_t> at(static_cast<size_t>(first_recv.back()), -1);
+  for (size_t k = 0; k < arrived.size(); ++k)
+    at[static_cast<size_t>(first_recv[static_cast<size_t>(arrived[k].m.dst - ctx.first())] + arrived[k].recv_index)] =
+        static_cast<int64_t>(k);
   std::vector<MatchedMessage> out;
-  for (const Routed &x : ctx.alltoallv(route)) {
+  out.reserve(arrived.size());
+  for (const int64_t k : at) {
+    if (k < 0) continue;
+    const Routed &x = arrived[static_cast<size_t>(k)];
     MatchedMessage m = x.m;
     const auto s = static_cast<size_t>(m.dst - ctx.first());
     const auto &side = model.side[s];
@@ -84,9 +98,19 @@ std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel
     m.timing.bytes = model.programs[s].recvs[ri].bytes;
     out.push_back(m);
   }
-  std::sort(out.begin(), out.end(), [](const MatchedMessage &a, const MatchedMessage &b) {
-    return a.dst != b.dst ? a.dst < b.dst : a.recv_event != b.recv_event ? a.recv_event < b.recv_event : a.src < b.src;
-  });
+  // Receives are numbered in event order; one call's several receives (MPI_Waitall of
+  // receives, MPI_Sendrecv) go by sender, as the messages' order has always been.
+  auto same_call = [](const MatchedMessage &a, const MatchedMessage &b) {
+    return a.dst == b.dst && a.recv_event == b.recv_event;
+  };
+  for (size_t i = 0; i < out.size();) {
+    size_t j = i + 1;
+    while (j < out.size() && same_call(out[i], out[j])) ++j;
+    if (j - i > 1)
+      std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(i), out.begin() + static_cast<std::ptrdiff_t>(j),
+                       [](const MatchedMessage &a, const MatchedMessage &b) { return a.src < b.src; });
+    i = j;
+  }
   return out;
 }
 
