@@ -118,17 +118,14 @@ def missing(report, rank, nranks):
     print(f"missing rank {rank}: warned, statistics over {int(nranks) - 1} ranks")
 
 
-def whatif(report, max_error, floor_s=0.002, whole_run=False):
+def whatif(report, max_error, floor_s=0.002):
     """The baseline replay reproduces the program (MPI_Init's end to MPI_Finalize's start:
     start-up is replayed as measured, so it must not dilute the error) within max_error of
     its time, or within floor_s: a few ms of scheduler noise on an oversubscribed 2-core
-    machine, which a program of a few ms cannot be held to in per cent. whole_run: against
-    the whole run, start-up in (a known limit, said where it is used)."""
+    machine, which a program of a few ms cannot be held to in per cent."""
     d = json.load(open(report))
     b = d["whatif"][0]
     program, off = b["program_measured_s"], b["predicted_s"] - b["measured_s"]
-    if whole_run:
-        program = b["measured_s"]
     assert abs(off) <= max(float(max_error) * program, floor_s), \
         f"the program replays in {b['program_predicted_s']:.6f} s against {program:.6f} s measured: error {b['error']:+.2%} ({off * 1e3:+.2f} ms)"
     m = b["matching"]
