@@ -560,8 +560,8 @@ bool Engine::try_lane_step(int32_t s) {
   const Event &e = p.events[i];
   const size_t lane = p.lane[i];
   if (!(code & 1)) {               // post
-    if (!st.lane_started[lane]) {  // a thread's first call: from lane 0's clock
-      st.lane_now[lane] = st.lane_now[0];
+    if (!st.lane_started[lane]) {  // a thread's first call: from lane 0's latest entry
+      st.lane_now[lane] = st.lane_enter[0];
       st.lane_started[lane] = 1;
     }
     const bool modified = !m_sc.gaps.empty() && !m_sc.gaps[static_cast<size_t>(s)].empty();

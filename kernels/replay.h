@@ -94,8 +94,8 @@ struct RankProgram {
   // A rank calling MPI from several threads: each event's lane (its thread; 0 the one that
   // initialised MPI), and the lanes' steps in measured order, two per event: event << 1 to
   // post it, event << 1 | 1 to complete it. Each lane runs its own clock (an event enters
-  // at its lane's previous exit plus its gap; a lane's first event at lane 0's clock plus
-  // its gap); posting and completing in measured order keeps every dependency between the
+  // at its lane's previous exit plus its gap; a lane's first event at lane 0's latest
+  // entry plus its gap); posting and completing in measured order keeps every dependency between the
   // lanes (a message, a request completed by another thread) ahead of its use. Both empty
   // for a single stream.
   std::vector<uint8_t> lane;

@@ -120,6 +120,7 @@ void fold_model_and_region_findings(std::vector<Problem> &problems) {
     Problem &m = problems[model];
     const std::string masters = m.head.kind == "master-worker" ? master_ranks(m.head.where) : "";
     const Finding *priced = nullptr;
+    std::vector<size_t> symptoms;
     for (size_t k = 0; k < problems.size(); ++k) {
       if (k == model || gone[k]) continue;
       const Finding &f = problems[k].head;
@@ -128,7 +129,7 @@ void fold_model_and_region_findings(std::vector<Problem> &problems) {
           !masters.empty() && f.ranks == masters && (f.kind == "load-imbalance" || f.kind == "dissimilarity");
       if (!waiting && !master_excess) continue;
       if (!std::isnan(f.predicted_gain_s) && (!priced || f.predicted_gain_s > priced->predicted_gain_s)) priced = &f;
-      gone[k] = 1;
+      symptoms.push_back(k);
     }
     if (priced && std::isnan(m.head.predicted_gain_s)) {
       m.head.question = priced->question;
@@ -136,9 +137,10 @@ void fold_model_and_region_findings(std::vector<Problem> &problems) {
       m.head.cause +=
           "; priced by removing the waiting it causes (" + priced->question + "): at most what restructuring buys";
     }
-    for (size_t k = 0; k < problems.size(); ++k)
-      if (k != model && gone[k] && problems[k].head.stage != "diagnosis" && problems[k].head.ranks != "all")
-        fold(m, std::move(problems[k]), true);
+    for (size_t k : symptoms) {
+      fold(m, std::move(problems[k]), true);
+      gone[k] = 1;
+    }
   }
   std::vector<Problem> kept;
   for (size_t k = 0; k < problems.size(); ++k)

@@ -82,7 +82,7 @@ struct Building {
   // Per lane (thread, in order of first call; lane 0 initialised MPI): its previous exit.
   std::vector<int64_t> prev_exit = {0};
   std::vector<int32_t> lane_thread = {0};  // lane -> thread number
-  int64_t lane0_exit_before = 0;           // lane 0's exit before its latest (a new lane's origin)
+  int64_t lane0_enter = 0;                 // lane 0's latest entry (a new lane's origin)
   size_t next_request = 0, next_completion = 0;
   // Request ids are small and dense per rank (the collector numbers them): vectors.
   std::vector<int32_t> slot_of_id;        // id -> request slot, -1 none
@@ -197,8 +197,8 @@ void ProgramBuilder::add_event(int32_t rank, size_t s, int64_t i, const io::Even
                e,
                e.op < m_traits.size() ? m_traits[e.op] : OpTraits{},
                (e.flags & (io::kInterComm | io::kInterrupted)) != 0};
-  // The event's lane; a thread's first call starts from lane 0's clock as the replay
-  // has it then: its latest exit, or the one before while that call is still under way.
+  // The event's lane; a thread's first call starts from lane 0's latest entry (its
+  // creation is not traced; an entry does not carry that call's own waiting).
   size_t lane =
       static_cast<size_t>(std::find(b.lane_thread.begin(), b.lane_thread.end(), e.thread) - b.lane_thread.begin());
   if (lane == b.lane_thread.size()) {
@@ -206,7 +206,7 @@ void ProgramBuilder::add_event(int32_t rank, size_t s, int64_t i, const io::Even
       lane = 0;  // more threads than lanes: the rest share lane 0
     else {
       b.lane_thread.push_back(e.thread);
-      b.prev_exit.push_back(b.prev_exit[0] < e.t_enter ? b.prev_exit[0] : b.lane0_exit_before);
+      b.prev_exit.push_back(b.lane0_enter);
     }
   }
   if (lane > 0 && p.lane.empty()) p.lane.assign(p.events.size(), 0);
@@ -214,7 +214,7 @@ void ProgramBuilder::add_event(int32_t rank, size_t s, int64_t i, const io::Even
   rp::Event out;
   out.gap = e.t_enter - b.prev_exit[lane];
   out.first_item = static_cast<int32_t>(p.items.size());
-  if (lane == 0) b.lane0_exit_before = b.prev_exit[0];
+  if (lane == 0) b.lane0_enter = e.t_enter;
   b.prev_exit[lane] = e.t_exit;
   local_end = std::max(local_end, e.t_exit);
   side.enter.push_back(e.t_enter);

@@ -265,16 +265,18 @@ void price_masked_fixes(Context &ctx, const config::Values &cfg, std::vector<Que
       }
   }
   const size_t n = r.asked.size();
-  if (n == first_new && masked.empty()) return;
-  r.predicted.resize(n, INT64_MIN);
-  r.selected.resize(n, INT64_MIN);
-  r.released.resize(n, INT64_MIN);
-  r.effect_of.resize(n, 0);
-  r.site_wait.resize(n);
-  if (spread)
-    replay_spread_questions(ctx, parsed, first_new, r);
-  else
-    replay_distributed_questions(ctx, parsed, n, 0, r, first_new);
+  if (masked.empty()) return;
+  if (n > first_new) {  // the texts not asked before
+    r.predicted.resize(n, INT64_MIN);
+    r.selected.resize(n, INT64_MIN);
+    r.released.resize(n, INT64_MIN);
+    r.effect_of.resize(n, 0);
+    r.site_wait.resize(n);
+    if (spread)
+      replay_spread_questions(ctx, parsed, first_new, r);
+    else
+      replay_distributed_questions(ctx, parsed, n, 0, r, first_new);
+  }
   std::map<std::string, int64_t> predicted;
   for (size_t k = 0; k < n; ++k) predicted[r.asked[k].text] = r.predicted[k];
   for (const auto &[m, others] : masked) {

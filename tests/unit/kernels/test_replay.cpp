@@ -298,22 +298,22 @@ TEST(Replay, ThreadsRunSideBySideOnTheirOwnClocks) {
   auto [s01, r01] = b.message(0, 1, 100);
   auto [s10, r10] = b.message(1, 0, 100);
   b.event(0, 1000, {{ItemType::Recv, r10}});  // event 0, lane 0
-  b.event(0, 2000, {{ItemType::Send, s01}});  // event 1, lane 1: its first call, from lane 0's clock (0)
+  b.event(0, 2000, {{ItemType::Send, s01}});  // event 1, lane 1: its first call, from lane 0's entry (1000)
   b.at(0).lane = {0, 1};
   b.at(0).steps = {0 << 1, 1 << 1, 1 << 1 | 1, 0 << 1 | 1};  // as measured: post A, post B, end B, end A
   b.event(1, 500, {{ItemType::Recv, r01}});
   b.event(1, 8000, {{ItemType::Send, s10}});
   const auto r = replay_serial(b.ranks, base(), true);
   EXPECT_EQ(r.released, 0);
-  // Lane 1 sends at 2000 (exit 2200); arrival 2000 + 1400 = 3400; rank 1 exits its receive
-  // at 3600 (waited 2900), sends at 11600; rank 0's receive exits at 13000 + 200.
-  EXPECT_EQ(r.timings[0][1].enter, 2000);
-  EXPECT_EQ(r.timings[0][1].exit, 2200);
-  EXPECT_EQ(r.timings[1][0].exit, 3600);
-  EXPECT_EQ(r.timings[1][0].exit - r.timings[1][0].nowait_exit, 2900);
+  // Lane 1 sends at 3000 (exit 3200); arrival 3000 + 1400 = 4400; rank 1 exits its receive
+  // at 4600 (waited 3900), sends at 12600; rank 0's receive exits at 14000 + 200.
+  EXPECT_EQ(r.timings[0][1].enter, 3000);
+  EXPECT_EQ(r.timings[0][1].exit, 3200);
+  EXPECT_EQ(r.timings[1][0].exit, 4600);
+  EXPECT_EQ(r.timings[1][0].exit - r.timings[1][0].nowait_exit, 3900);
   EXPECT_EQ(r.timings[0][0].enter, 1000);
-  EXPECT_EQ(r.timings[0][0].exit, 13200);
-  EXPECT_EQ(r.end_times[0], 13200);
+  EXPECT_EQ(r.timings[0][0].exit, 14200);
+  EXPECT_EQ(r.end_times[0], 14200);
   // Split over two engines (the distributed replay), the same times.
   std::vector<RankProgram> lo(b.ranks.begin(), b.ranks.begin() + 1), hi(b.ranks.begin() + 1, b.ranks.end());
   Scenario sc = base();
@@ -328,8 +328,8 @@ TEST(Replay, ThreadsRunSideBySideOnTheirOwnClocks) {
     for (auto &p : o2.recvs) e1.apply(p);
   }
   ASSERT_TRUE(e1.finished() && e2.finished());
-  EXPECT_EQ(e1.timings()[0][0].exit, 13200);
-  EXPECT_EQ(e1.end_times()[0], 13200);
+  EXPECT_EQ(e1.timings()[0][0].exit, 14200);
+  EXPECT_EQ(e1.end_times()[0], 14200);
 }
 
 #include "kernels/domino.h"
