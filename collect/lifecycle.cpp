@@ -1,15 +1,20 @@
 // The hand-written wrappers listed under `manual` in mpi_functions.toml: start-up,
 // shut-down and MPI_Pcontrol markers (C and Fortran), the region API, and the paths
 // that save a rank's data when it dies.
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fnmatch.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdarg>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +22,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "perfsift.h"
 #include "recorder.h"
@@ -124,7 +130,135 @@ void after_init(int64_t t0, Op op, void *site) {
   if (runtime().active()) install_crash_handlers();
 }
 
+// ---- Hydra's grace period. When a rank dies, MPICH's Hydra proxy (hydra_pmi_proxy) kills the
+// others with SIGKILL at once, which no rank survives to save its data; Open MPI's mpirun sends
+// SIGTERM first, and collect gives it 3 s (odls_base_sigkill_timeout). The collector is
+// preloaded into the proxy too (Hydra passes the whole environment on), so there, in a
+// collected run only, the first SIGKILL becomes SIGTERM to every child, up to
+// kHydraGraceNs for them to save and end, and then the SIGKILL as asked.
+using KillFn = int (*)(pid_t, int);
+KillFn g_real_kill = nullptr;
+KillFn g_real_killpg = nullptr;
+bool g_in_collected_hydra_proxy = false;
+std::atomic<bool> g_grace_given{false};
+constexpr int64_t kHydraGraceNs = 3'000'000'000;
+
+// The state letter and parent of process `pid` from /proc/PID/stat ('\0' when it is gone).
+char process_state(pid_t pid, pid_t *parent) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return '\0';
+  char buf[512];
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return '\0';
+  buf[n] = '\0';
+  const char *close_paren = std::strrchr(buf, ')');  // the command name may hold spaces and parentheses
+  char state = '\0';
+  int ppid = 0;
+  if (!close_paren || std::sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2) return '\0';
+  if (parent) *parent = ppid;
+  return state;
+}
+
+// This process's live children (the ranks a Hydra proxy started).
+std::vector<pid_t> live_children() {
+  std::vector<pid_t> out;
+  DIR *proc = opendir("/proc");
+  if (!proc) return out;
+  const pid_t self = getpid();
+  while (const dirent *d = readdir(proc)) {
+    char *end = nullptr;
+    const long pid = std::strtol(d->d_name, &end, 10);
+    if (pid <= 0 || *end) continue;
+    pid_t parent = 0;
+    const char state = process_state(static_cast<pid_t>(pid), &parent);
+    if (parent == self && state != '\0' && state != 'Z') out.push_back(static_cast<pid_t>(pid));
+  }
+  closedir(proc);
+  return out;
+}
+
+void give_children_grace() {
+  if (g_grace_given.exchange(true)) return;
+  const std::vector<pid_t> children = live_children();
+  for (pid_t child : children) {
+    const pid_t group = getpgid(child);
+    if (group > 0 && group != getpgrp())
+      g_real_killpg(group, SIGTERM);
+    else
+      g_real_kill(child, SIGTERM);
+  }
+  timespec start{}, now{};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (;;) {
+    bool alive = false;
+    for (pid_t child : children) {
+      const char state = process_state(child, nullptr);
+      alive = alive || (state != '\0' && state != 'Z');
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const int64_t waited = (now.tv_sec - start.tv_sec) * 1'000'000'000LL + (now.tv_nsec - start.tv_nsec);
+    if (!alive || waited > kHydraGraceNs) return;
+    usleep(10'000);
+  }
+}
+
+// A collector built against one MPI, preloaded into a program that loads the other, would
+// call the program's MPI with its own handle layout (MPICH's integers, Open MPI's pointers)
+// and crash inside it; its wrappers cannot stand aside either (they take the arguments in
+// their own types). So it refuses before main, in one line per process: both libraries in
+// one process means exactly this mix.
+#if defined(OMPI_MAJOR_VERSION)
+constexpr const char *kBuiltAgainst = "Open MPI";
+#elif defined(MPICH_VERSION)
+constexpr const char *kBuiltAgainst = "MPICH";
+#else
+constexpr const char *kBuiltAgainst = nullptr;
+#endif
+
+__attribute__((constructor)) void refuse_a_foreign_mpi() {
+  g_real_kill = reinterpret_cast<KillFn>(dlsym(RTLD_NEXT, "kill"));
+  g_real_killpg = reinterpret_cast<KillFn>(dlsym(RTLD_NEXT, "killpg"));
+  if (char exe[512]; std::getenv("PERFSIFT_OUTPUT")) {
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+      exe[n] = '\0';
+      const char *slash = std::strrchr(exe, '/');
+      g_in_collected_hydra_proxy = std::strcmp(slash ? slash + 1 : exe, "hydra_pmi_proxy") == 0;
+    }
+  }
+  const bool open_mpi = dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world") != nullptr;
+  const bool mpich = dlsym(RTLD_DEFAULT, "MPII_Version_string") || dlsym(RTLD_DEFAULT, "MPIR_Version_string");
+  if (!kBuiltAgainst || !open_mpi || !mpich) return;
+  const char *other = std::strcmp(kBuiltAgainst, "MPICH") == 0 ? "Open MPI" : "MPICH";
+  char exe[512] = "this program";
+  if (const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1); n > 0) exe[n] = '\0';
+  char line[1024];
+  const int len = std::snprintf(line, sizeof line,
+                                "perfsift: %s loads %s, but this collector (LD_PRELOAD) is built against %s; "
+                                "its calls would crash: collect with a perfsift built against %s\n",
+                                exe, other, kBuiltAgainst, other);
+  if (len > 0 && write(STDERR_FILENO, line, std::min<size_t>(len, sizeof line - 1)) < 0) {}
+  _exit(2);
+}
+
 }  // namespace
+
+// ---------------------------------------------------------------- kill (Hydra's proxy)
+
+extern "C" PERFSIFT_EXPORT int kill(pid_t pid, int sig) {
+  if (!g_real_kill) g_real_kill = reinterpret_cast<KillFn>(dlsym(RTLD_NEXT, "kill"));
+  if (g_in_collected_hydra_proxy && sig == SIGKILL) give_children_grace();
+  return g_real_kill(pid, sig);
+}
+
+extern "C" PERFSIFT_EXPORT int killpg(pid_t group, int sig) {
+  if (!g_real_killpg) g_real_killpg = reinterpret_cast<KillFn>(dlsym(RTLD_NEXT, "killpg"));
+  if (g_in_collected_hydra_proxy && sig == SIGKILL) give_children_grace();
+  return g_real_killpg(group, sig);
+}
 
 // ---------------------------------------------------------------- C
 

@@ -18,6 +18,7 @@
 
 #include "io/clock_correction.h"
 #include "io/hdf5_util.h"
+#include "io/otf2_messages.h"
 #include "io/trace_store.h"
 
 namespace perfsift::io {
@@ -50,17 +51,6 @@ std::string Otf2Export::warning(const std::string &store) const {
 }
 
 namespace {
-
-// What the library said last (its printing to stderr is replaced by this while writing).
-thread_local std::string g_message;
-
-OTF2_ErrorCode keep_message(void *, const char *, uint64_t, const char *, OTF2_ErrorCode code, const char *fmt,
-                            va_list va) {
-  char buf[512] = "";
-  if (fmt) std::vsnprintf(buf, sizeof buf, fmt, va);
-  g_message = std::string(OTF2_Error_GetName(code)) + (buf[0] ? std::string(": ") + buf : std::string());
-  return code;
-}
 
 OTF2_FlushType pre_flush(void *, OTF2_FileType, OTF2_LocationRef, void *, bool) { return OTF2_FLUSH; }
 OTF2_TimeStamp post_flush(void *, OTF2_FileType, OTF2_LocationRef) { return 0; }
@@ -152,8 +142,6 @@ const SiteAttributeDef kSiteAttributeDefs[kSiteAttrs] = {
 class Writer {
  public:
   Writer(const std::string &tmp, const std::string &dir) : m_tmp(tmp), m_dir(dir) {
-    m_previous = OTF2_Error_RegisterCallback(keep_message, nullptr);
-    g_message.clear();
     m_ar = OTF2_Archive_Open(tmp.c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
                              OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     if (!m_ar) fail("cannot create the archive", "check that the directory is writable");
@@ -170,20 +158,18 @@ class Writer {
       std::error_code ec;
       fs::remove_all(m_tmp, ec);
     }
-    OTF2_Error_RegisterCallback(m_previous, nullptr);
   }
   Writer(const Writer &) = delete;
   Writer &operator=(const Writer &) = delete;
 
   OTF2_Archive *get() const { return m_ar; }
   [[noreturn]] void fail(const std::string &what, const std::string &fix) const {
-    std::string m = m_dir + ": writing the OTF2 archive: " + what;
-    if (!g_message.empty()) m += " (OTF2: " + g_message + ")";
+    std::string m = m_dir + ": writing the OTF2 archive: " + what + Otf2MessageCapture::quoted();
     throw Error(m + "; " + fix + "; nothing was written");
   }
   void ok(OTF2_ErrorCode e, const char *what) const {
     if (e == OTF2_SUCCESS) return;
-    if (g_message.empty()) g_message = OTF2_Error_GetName(e);
+    Otf2MessageCapture::quoted(e);
     fail(what, "check the free space and permissions of the directory");
   }
   // Closes the archive and renames it into place.
@@ -211,10 +197,10 @@ class Writer {
   }
 
  private:
+  Otf2MessageCapture m_messages;  // constructed before the archive opens, restored after it closes
   std::string m_tmp, m_dir;
   OTF2_Archive *m_ar = nullptr;
   OTF2_FlushCallbacks m_flush{};
-  OTF2_ErrorCallback m_previous = nullptr;
   bool m_done = false;
 };
 

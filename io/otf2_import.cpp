@@ -14,6 +14,7 @@
 #include <system_error>
 #include <unordered_map>
 
+#include "io/otf2_messages.h"
 #include "io/region_path.h"
 #include "io/trace_store.h"
 
@@ -22,17 +23,6 @@ namespace perfsift::io {
 namespace fs = std::filesystem;
 
 namespace {
-
-// What the library said last (its own printing to stderr is replaced by this).
-thread_local std::string g_otf2_message;
-
-OTF2_ErrorCode keep_message(void *, const char *, uint64_t, const char *, OTF2_ErrorCode code, const char *fmt,
-                            va_list va) {
-  char buf[512] = "";
-  if (fmt) std::vsnprintf(buf, sizeof buf, fmt, va);
-  g_otf2_message = std::string(OTF2_Error_GetName(code)) + (buf[0] ? std::string(": ") + buf : std::string());
-  return code;
-}
 
 // ---------------------------------------------------------------- definitions
 
@@ -841,15 +831,12 @@ std::string iso_time(uint64_t epoch_ns) {
 class Reader {
  public:
   Reader(const std::string &anchor) : m_anchor(anchor) {
-    m_previous = OTF2_Error_RegisterCallback(keep_message, nullptr);
-    g_otf2_message.clear();
     m_r = OTF2_Reader_Open(anchor.c_str());
     if (!m_r) fail("not an OTF2 archive (cannot read its anchor file)", "give the .otf2 anchor file Score-P wrote");
     check(OTF2_Reader_SetSerialCollectiveCallbacks(m_r), "cannot set up the reader", "");
   }
   ~Reader() {
     if (m_r) OTF2_Reader_Close(m_r);
-    OTF2_Error_RegisterCallback(m_previous, nullptr);
   }
   Reader(const Reader &) = delete;
   Reader &operator=(const Reader &) = delete;
@@ -857,22 +844,21 @@ class Reader {
   const std::string &anchor() const { return m_anchor; }
 
   [[noreturn]] void fail(const std::string &what, const std::string &fix) const {
-    std::string m = m_anchor + ": " + what;
-    if (!g_otf2_message.empty()) m += " (OTF2: " + g_otf2_message + ")";
+    std::string m = m_anchor + ": " + what + Otf2MessageCapture::quoted();
     if (!fix.empty()) m += "; " + fix;
     throw Error(m);
   }
   void check(OTF2_ErrorCode e, const std::string &what, const std::string &fix) const {
     if (e != OTF2_SUCCESS) {
-      if (g_otf2_message.empty()) g_otf2_message = OTF2_Error_GetName(e);
+      Otf2MessageCapture::quoted(e);
       fail(what, fix);
     }
   }
 
  private:
+  Otf2MessageCapture m_messages;  // first: constructed before the reader opens, restored after it closes
   std::string m_anchor;
   OTF2_Reader *m_r = nullptr;
-  OTF2_ErrorCallback m_previous = nullptr;
 };
 
 std::string stem_of(const std::string &anchor) {
@@ -989,7 +975,7 @@ Otf2Import read_otf2(const std::string &path, const std::vector<std::string> &op
                  "rank " + std::to_string(r) + "'s location is not in the archive", "the archive is damaged");
   if (first < last) {
     const bool local_defs = OTF2_Reader_OpenDefFiles(reader.get()) == OTF2_SUCCESS;
-    g_otf2_message.clear();
+    otf2_message().clear();
     reader.check(OTF2_Reader_OpenEvtFiles(reader.get()), "cannot open the event files",
                  "copy the whole experiment directory (the directory of event files beside the anchor file)");
     for (int32_t r = first; r < last; ++r) {
@@ -1003,7 +989,7 @@ Otf2Import read_otf2(const std::string &path, const std::vector<std::string> &op
                        "copy the archive again or re-run the measurement");
           OTF2_Reader_CloseDefReader(reader.get(), dr);
         }
-        g_otf2_message.clear();
+        otf2_message().clear();
       }
       if (!OTF2_Reader_GetEvtReader(reader.get(), loc))
         reader.fail("cannot open the event file of rank " + std::to_string(r),

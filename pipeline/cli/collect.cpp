@@ -44,6 +44,13 @@ std::string collector_library() {
 
 namespace {
 
+// `word` as one shell word, whatever it holds (spaces, quotes, `$`).
+std::string shell_word(const std::string &word) {
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 std::string capture(const std::string &cmd) {
   std::string out;
   FILE *p = popen((cmd + " 2>&1").c_str(), "r");
@@ -72,13 +79,53 @@ std::string launcher_family(const std::string &launcher) {
   if (base != "mpirun" && base != "mpiexec" && base != "orterun" && base != "mpiexec.openmpi" &&
       base != "mpirun.openmpi" && base != "mpiexec.mpich" && base != "mpirun.mpich" && base != "mpiexec.hydra")
     return "";
-  const std::string v = capture("'" + launcher + "' --version");
+  const std::string v = capture(shell_word(launcher) + " --version");
   if (v.find("Open MPI") != std::string::npos || v.find("OpenRTE") != std::string::npos) return "openmpi";
   if (v.find("HYDRA") != std::string::npos) return "mpich";
   return "";
 }
 
 const char *family_name(const std::string &family) { return family == "openmpi" ? "Open MPI" : "MPICH"; }
+
+// The program the launcher starts: the first of its arguments that is an ELF executable
+// (given as a path or found on PATH); "" when there is none (a script, a wrapper).
+std::string launched_program(const std::vector<std::string> &launch) {
+  for (size_t i = 1; i < launch.size(); ++i) {
+    const std::string &arg = launch[i];
+    if (arg.empty() || arg[0] == '-') continue;
+    std::vector<fs::path> candidates;
+    if (arg.find('/') != std::string::npos) {
+      candidates.emplace_back(arg);
+    } else if (const char *path = std::getenv("PATH")) {
+      std::string dirs = path;
+      for (size_t a = 0, b; a <= dirs.size(); a = b + 1) {
+        b = dirs.find(':', a);
+        if (b == std::string::npos) b = dirs.size();
+        candidates.push_back(fs::path(dirs.substr(a, b - a)) / arg);
+      }
+    }
+    for (const auto &c : candidates) {
+      std::error_code ec;
+      if (!fs::is_regular_file(c, ec) || access(c.c_str(), X_OK) != 0) continue;
+      char magic[4] = {};
+      FILE *f = std::fopen(c.c_str(), "rb");
+      if (!f) continue;
+      const size_t n = std::fread(magic, 1, 4, f);
+      std::fclose(f);
+      if (n == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0) return c.string();
+    }
+  }
+  return "";
+}
+
+// The MPI a program loads, from the libraries the dynamic loader resolves for it: "openmpi",
+// "mpich" (or its ABI: Intel MPI, Cray MPICH), or "" (none, static, or not resolvable).
+std::string program_family(const std::string &program) {
+  const std::string libs = capture("ldd " + shell_word(program));
+  const bool open_mpi = libs.find("libmpi.so.40") != std::string::npos || libs.find("libopen-pal") != std::string::npos;
+  const bool mpich = libs.find("libmpich") != std::string::npos || libs.find("libmpi.so.12") != std::string::npos;
+  return open_mpi == mpich ? "" : open_mpi ? "openmpi" : "mpich";
+}
 
 }  // namespace
 
@@ -122,12 +169,22 @@ int run_collect(const CollectOptions &o) {
   std::vector<std::string> argv_s = o.launch;
   const std::string family = launcher_family(o.launch.front());
   const std::string built = PERFSIFT_MPI_FAMILY;
-  if (!family.empty() && (built == "openmpi" || built == "mpich") && family != built)
-    std::fprintf(stderr,
-                 "perfsift: warning: %s is %s's launcher, but perfsift and its collector are built against %s: "
-                 "the ranks will not form one job; launch with %s (or use a perfsift built against %s)\n",
-                 o.launch.front().c_str(), family_name(family), family_name(built), PERFSIFT_LAUNCHER,
-                 family_name(family));
+  const bool built_known = built == "openmpi" || built == "mpich";
+  // Refused before the run: with the other MPI's launcher the ranks would not form one job;
+  // with a program linked against the other MPI the preloaded collector would crash it.
+  if (!family.empty() && built_known && family != built)
+    throw std::runtime_error(o.launch.front() + " is " + family_name(family) +
+                             "'s launcher, but perfsift and its collector are built against " + family_name(built) +
+                             ": the ranks would not form one job; launch with " + PERFSIFT_LAUNCHER +
+                             " (or use a perfsift built against " + family_name(family) + ")");
+  if (const std::string program = launched_program(o.launch); built_known && !program.empty()) {
+    const std::string linked = program_family(program);
+    if (!linked.empty() && linked != built)
+      throw std::runtime_error(program + " is linked against " + family_name(linked) +
+                               " (ldd), but perfsift and its collector are built against " + family_name(built) +
+                               ": the preloaded collector would crash it; collect with a perfsift built against " +
+                               family_name(linked) + " (see the README, \"Choosing the MPI\")");
+  }
   if (family == "openmpi") {
     // Open MPI does not forward the environment to remote nodes by default; -x does.
     std::vector<std::string> extra = {"-x", "LD_PRELOAD=" + preload_list(lib), "-x", "PERFSIFT_OUTPUT"};

@@ -2,7 +2,7 @@
 # The MPICH CI tier: builds perfsift against Debian's MPICH (-DPERFSIFT_MPI=mpich: mpicc.mpich,
 # its parallel HDF5, mpiexec.mpich as the launcher) in build-mpich/, only the targets the
 # tests labelled mpich need (tests/CMakeLists.txt says which), and runs them: the collector's
-# C, Fortran and threaded recording and analyze under Hydra's mpiexec.
+# C, Fortran and threaded recording, spilling, crashes and analyze under Hydra's mpiexec.
 # Usage: bash tests/mpich/run.sh [extra ctest arguments]
 # PERFSIFT_MPICH_BUILD_DIR: the build directory (default ROOT/build-mpich).
 set -euo pipefail
@@ -23,7 +23,7 @@ grep -q "^PERFSIFT_MPI_FAMILY_FOUND:INTERNAL=mpich$" "$build/CMakeCache.txt" ||
 # The targets the mpich-labelled tests run (not the unit-test executables).
 cmake --build "$build" -j"$(nproc)" --target perfsift perfsift_collect store_checks app_ring app_ring_f \
   app_ring_f_usempi app_families app_intercomm app_late_sender app_hybrid_threads \
-  request_table_tests
+  request_table_tests app_crash
 built=$(date +%s)
 cd "$build"
 rc=0

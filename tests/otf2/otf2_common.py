@@ -1,0 +1,67 @@
+"""What the OTF2 tests (otf2_test.py, export_test.py) share: running perfsift and mpirun,
+reading a trace store's events with h5py, a report's first findings."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import h5py
+
+MPI_ENV = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    "OMPI_MCA_mpi_yield_when_idle": "1",
+}
+# The test's paths, set by its main(): perfsift, and what else it was given.
+ARGS = {}
+
+
+def run(cmd, expect=0):
+    """Runs cmd; returns (stdout, stderr). The exit code must be `expect`."""
+    p = subprocess.run([str(c) for c in cmd], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                       errors="replace", env={**os.environ, **MPI_ENV})
+    if p.returncode != expect:
+        raise AssertionError(f"`{' '.join(map(str, cmd))}` exited {p.returncode}, expected {expect}\n"
+                             f"--- stdout:\n{p.stdout}\n--- stderr:\n{p.stderr}")
+    return p.stdout, p.stderr
+
+
+def perfsift(*args, expect=0):
+    return run([ARGS["perfsift"], *args], expect=expect)
+
+
+def perfsift_lines(err):
+    return [l for l in err.splitlines() if l.startswith("perfsift:")]
+
+
+def analyze(source, name, k=2):
+    """mpirun -n K perfsift analyze SOURCE -o NAME.h5 --json NAME.json; the JSON report."""
+    out, err = run(["mpirun", "-n", k, ARGS["perfsift"], "analyze", source, "-o", f"{name}.h5", "--json",
+                    f"{name}.json"])
+    Path(f"{name}.txt").write_text(out + err)
+    return json.loads(Path(f"{name}.json").read_text())
+
+
+def text(v):
+    return v.decode("utf-8", "surrogateescape") if isinstance(v, bytes) else str(v)
+
+
+def events(store):
+    """Per rank: a list of (op name, t_enter, t_exit, peer, tag, bytes, region path)."""
+    with h5py.File(store, "r") as f:
+        ops = [text(o) for o in f["ops"][...]]
+        paths = [text(p) for p in f["regions/path"][...]]
+        ev = f["events"][...]
+        off = f["events_offsets"][...]
+        out = []
+        for r in range(len(off) - 1):
+            rows = ev[off[r]:off[r + 1]]
+            out.append([(ops[e["op"]], int(e["t_enter"]), int(e["t_exit"]), int(e["peer"]), int(e["tag"]),
+                         int(e["bytes"]), paths[e["region"]]) for e in rows])
+        return out
+
+
+def findings(report, n=3):
+    """The first n findings as (kind, where: region path and call site, culprit ranks)."""
+    return [(f["kind"], f["where"], f["ranks"]) for f in report["findings"][:n]]
