@@ -22,82 +22,105 @@ bool blocking(const std::vector<OpTraits> &traits, uint16_t op) {
   return c == OpClass::Send || c == OpClass::Recv || c == OpClass::Sendrecv;
 }
 
+// The send half of `m` from send k of owned program `s`.
+void fill_send_half(MatchedMessage &m, const ReplayModel &model, size_t s, size_t k,
+                    const std::vector<OpTraits> &traits) {
+  const auto &p = model.programs[s];
+  const auto &side = model.side[s];
+  const auto ev = static_cast<size_t>(side.send_event[k]);
+  m.src = p.rank;
+  m.dst = p.sends[k].dst;
+  m.send_event = static_cast<int32_t>(ev);
+  m.send_done = side.send_done[k];
+  m.send_region = side.region[ev];
+  m.send_site = side.site[ev];
+  m.send_op = side.op[ev];
+  m.timing.send_nonblocking = !blocking(traits, side.op[ev]);
+  m.timing.send_enter = side.enter[ev];
+  m.timing.send_exit = side.exit[ev];
+  if (m.send_done >= 0) {
+    const auto d = static_cast<size_t>(m.send_done);
+    m.send_done_site = side.site[d];
+    m.send_done_op = side.op[d];
+    m.timing.send_wait_enter = side.enter[d];
+    m.timing.send_wait_exit = side.exit[d];
+  }
+}
+
+// The receive half of `m` from receive ri of owned program `s`.
+void fill_recv_half(MatchedMessage &m, const ReplayModel &model, size_t s, size_t ri,
+                    const std::vector<OpTraits> &traits) {
+  const auto &side = model.side[s];
+  const auto ev = static_cast<size_t>(side.recv_event[ri]);
+  m.recv_event = static_cast<int32_t>(ev);
+  m.recv_done = side.recv_done[ri];
+  m.recv_region = side.region[ev];
+  m.recv_site = side.site[ev];
+  m.recv_op = side.op[ev];
+  m.timing.recv_nonblocking = !blocking(traits, side.op[ev]);
+  m.timing.recv_enter = side.enter[ev];
+  m.timing.recv_exit = side.exit[ev];
+  if (m.recv_done >= 0) {
+    const auto d = static_cast<size_t>(m.recv_done);
+    m.recv_done_site = side.site[d];
+    m.recv_done_op = side.op[d];
+    m.timing.recv_wait_enter = side.enter[d];
+    m.timing.recv_wait_exit = side.exit[d];
+  }
+  m.timing.bytes = model.programs[s].recvs[ri].bytes;
+}
+
 }  // namespace
 
 std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel &model) {
   const auto traits = classify_ops(ctx.store().ops());
-  // The sender's owner fills the send half of each record; the receiver's owner, which
-  // knows the receive by its index, fills the rest.
-  std::vector<std::vector<Routed>> route(static_cast<size_t>(ctx.nprocs()));
-  for (size_t s = 0; s < model.programs.size(); ++s) {
-    const auto &p = model.programs[s];
-    const auto &side = model.side[s];
-    for (size_t k = 0; k < p.sends.size(); ++k) {
-      const int32_t dst = p.sends[k].dst, recv_index = p.sends[k].recv_index;
-      if (dst < 0 || recv_index < 0) continue;
-      Routed x{};
-      x.recv_index = recv_index;
-      MatchedMessage &m = x.m;
-      const auto ev = static_cast<size_t>(side.send_event[k]);
-      m.src = p.rank;
-      m.dst = dst;
-      m.send_event = static_cast<int32_t>(ev);
-      m.send_done = side.send_done[k];
-      m.send_region = side.region[ev];
-      m.send_site = side.site[ev];
-      m.send_op = side.op[ev];
-      m.timing.send_nonblocking = !blocking(traits, side.op[ev]);
-      m.timing.send_enter = side.enter[ev];
-      m.timing.send_exit = side.exit[ev];
-      if (m.send_done >= 0) {
-        const auto d = static_cast<size_t>(m.send_done);
-        m.send_done_site = side.site[d];
-        m.send_done_op = side.op[d];
-        m.timing.send_wait_enter = side.enter[d];
-        m.timing.send_wait_exit = side.exit[d];
-      }
-      route[static_cast<size_t>(ctx.owner_of(dst))].push_back(x);
-    }
-  }
-  const std::vector<Routed> arrived = ctx.alltoallv(route);
-  route = {};
-  // Where each owned receive's message sits in `arrived` (-1: none met it), so that the
-  // messages come out in (receiver, receive) order without sorting 120-byte records.
+  // The records are written in place, in (receiver, receive) order: each receive a send
+  // met (the replay's match numbered them) has its slot. A send whose receiver this process
+  // owns fills its half there directly; the others travel to the receiver's owner. No copy
+  // of the whole set is made (at K = 1 none travels) and nothing is sorted.
   std::vector<int64_t> first_recv(model.programs.size() + 1, 0);
   for (size_t s = 0; s < model.programs.size(); ++s)
     first_recv[s + 1] = first_recv[s] + static_cast<int64_t>(model.programs[s].recvs.size());
-  std::vector<int64_t> at(static_cast<size_t>(first_recv.back()), -1);
-  for (size_t k = 0; k < arrived.size(); ++k)
-    at[static_cast<size_t>(first_recv[static_cast<size_t>(arrived[k].m.dst - ctx.first())] + arrived[k].recv_index)] =
-        static_cast<int64_t>(k);
-  std::vector<MatchedMessage> out;
-  out.reserve(arrived.size());
-  for (const int64_t k : at) {
-    if (k < 0) continue;
-    const Routed &x = arrived[static_cast<size_t>(k)];
-    MatchedMessage m = x.m;
-    const auto s = static_cast<size_t>(m.dst - ctx.first());
-    const auto &side = model.side[s];
-    const auto ri = static_cast<size_t>(x.recv_index);
-    const auto ev = static_cast<size_t>(side.recv_event[ri]);
-    m.recv_event = static_cast<int32_t>(ev);
-    m.recv_done = side.recv_done[ri];
-    m.recv_region = side.region[ev];
-    m.recv_site = side.site[ev];
-    m.recv_op = side.op[ev];
-    m.timing.recv_nonblocking = !blocking(traits, side.op[ev]);
-    m.timing.recv_enter = side.enter[ev];
-    m.timing.recv_exit = side.exit[ev];
-    if (m.recv_done >= 0) {
-      const auto d = static_cast<size_t>(m.recv_done);
-      m.recv_done_site = side.site[d];
-      m.recv_done_op = side.op[d];
-      m.timing.recv_wait_enter = side.enter[d];
-      m.timing.recv_wait_exit = side.exit[d];
+  std::vector<int64_t> slot_of(static_cast<size_t>(first_recv.back()), -1);
+  int64_t slots = 0;
+  for (size_t s = 0; s < model.programs.size(); ++s)
+    for (size_t ri = 0; ri < model.programs[s].recvs.size(); ++ri)
+      if (model.programs[s].recvs[ri].send_index >= 0) slot_of[static_cast<size_t>(first_recv[s]) + ri] = slots++;
+  std::vector<MatchedMessage> out(static_cast<size_t>(slots));
+  auto slot = [&](int32_t dst, int32_t recv_index) -> MatchedMessage * {
+    const auto at = first_recv[static_cast<size_t>(dst - ctx.first())] + recv_index;
+    if (recv_index < 0 || at >= first_recv[static_cast<size_t>(dst - ctx.first()) + 1]) return nullptr;
+    const int64_t k = slot_of[static_cast<size_t>(at)];
+    return k < 0 ? nullptr : &out[static_cast<size_t>(k)];
+  };
+  std::vector<std::vector<Routed>> route(static_cast<size_t>(ctx.nprocs()));
+  for (size_t s = 0; s < model.programs.size(); ++s) {
+    const auto &p = model.programs[s];
+    for (size_t k = 0; k < p.sends.size(); ++k) {
+      const int32_t dst = p.sends[k].dst, recv_index = p.sends[k].recv_index;
+      if (dst < 0 || recv_index < 0) continue;
+      if (dst >= ctx.first() && dst < ctx.last()) {
+        if (MatchedMessage *m = slot(dst, recv_index)) fill_send_half(*m, model, s, k, traits);
+        continue;
+      }
+      Routed x{};
+      x.recv_index = recv_index;
+      fill_send_half(x.m, model, s, k, traits);
+      route[static_cast<size_t>(ctx.owner_of(dst))].push_back(x);
     }
-    m.timing.bytes = model.programs[s].recvs[ri].bytes;
-    out.push_back(m);
   }
+  {
+    const std::vector<Routed> arrived = ctx.alltoallv(route);
+    route = {};
+    for (const Routed &x : arrived)
+      if (MatchedMessage *m = slot(x.m.dst, x.recv_index)) *m = x.m;
+  }
+  for (size_t s = 0; s < model.programs.size(); ++s)
+    for (size_t ri = 0; ri < model.programs[s].recvs.size(); ++ri)
+      if (const int64_t k = slot_of[static_cast<size_t>(first_recv[s]) + ri]; k >= 0)
+        fill_recv_half(out[static_cast<size_t>(k)], model, s, ri, traits);
+  // A receive the replay matched but whose send never arrived here (not expected): dropped.
+  out.erase(std::remove_if(out.begin(), out.end(), [](const MatchedMessage &m) { return m.src < 0; }), out.end());
   // Receives are numbered in event order; one call's several receives (MPI_Waitall of
   // receives, MPI_Sendrecv) go by sender, as the messages' order has always been.
   auto same_call = [](const MatchedMessage &a, const MatchedMessage &b) {

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The whole default pipeline at growing sizes, side by side (issue: 2 M events/s per analysis
+# process, <= 100 B peak per owned event). For each size a synthetic store (RANKS ranks,
+# 8 regions, one injected imbalance) is analysed with the default pipeline on K analysis
+# ranks; prints wall time, events/s per analysis process, peak memory per analysis rank and
+# per owned event, and each stage's time and peak on analysis rank 0 (--progress).
+# usage: pipeline_bench.sh PERFSIFT [RANKS "SIZES" "KS"]
+#   SIZES default "1000000 10000000" (add 100000000 on a machine with 24 GB or more), KS "1 2".
+# PERFSIFT_BENCH_DIR keeps the stores between runs (they take a while to write).
+set -euo pipefail
+perfsift=$1 ranks=${2:-1024} sizes=${3:-"1000000 10000000"} ks=${4:-"1 2"}
+export OMPI_MCA_rmaps_base_oversubscribe=1
+[ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+dir=${PERFSIFT_BENCH_DIR:-$(mktemp -d)}
+mkdir -p "$dir"
+[ -n "${PERFSIFT_BENCH_DIR:-}" ] || trap 'rm -rf "$dir"' EXIT
+now() { date +%s.%N; }
+since() { awk -v s="$1" -v e="$(now)" 'BEGIN{printf "%.2f", e-s}'; }
+summary=()
+for events in $sizes; do
+  store=$dir/pipeline-$ranks-$events.h5
+  if [ ! -f "$store" ]; then
+    start=$(now)
+    mpirun -n 2 "$perfsift" synth -o "$store" --ranks "$ranks" --regions 8 \
+      --events-per-rank $(( (events + ranks - 1) / ranks )) \
+      --inject "imbalance:region=phase00/kernel03,ranks=0-$((ranks / 10)),factor=2" > /dev/null
+    echo "synth $events events: $(since "$start") s, $(( $(stat -c %s "$store") / 1048576 )) MB"
+  fi
+  nev=$("$perfsift" info --json "$store" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+  for k in $ks; do
+    out=$dir/run-$events-$k
+    start=$(now)
+    mpirun -n "$k" /usr/bin/time -f "peak_kb %M" "$perfsift" analyze "$store" -o "$out.h5" --progress \
+      > "$out.txt" 2> "$out.err" || { cat "$out.err"; exit 1; }
+    wall=$(since "$start")
+    echo "default pipeline: $ranks ranks, $nev events, K=$k: wall $wall s"
+    grep -E "^perfsift: stage .* done in" "$out.err" | sed 's/^perfsift: /  /'
+    line=$(awk -v wall="$wall" -v k="$k" -v nev="$nev" '
+      /^peak_kb/ { if ($2 > peak) peak = $2 }
+      END { printf "%12d  K=%d  %8.2f s  %6.2f M events/s per process  peak %7.0f MB per analysis rank  %5.0f B per owned event",
+                   nev, k, wall, nev / k / wall / 1e6, peak / 1024, peak * 1024 / (nev / k) }' "$out.err")
+    echo "  $line"
+    summary+=("$line")
+  done
+done
+echo "side by side (goals: >= 2 M events/s per process, <= 100 B per owned event):"
+printf '  %s\n' "${summary[@]}"
