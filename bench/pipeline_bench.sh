@@ -37,6 +37,8 @@ for events in $sizes; do
     grep -E "^perfsift: stage .* done in" "$out.err" | sed 's/^perfsift: /  /'
     line=$(awk -v wall="$wall" -v k="$k" -v nev="$nev" '
       /^peak_kb/ { if ($2 > peak) peak = $2 }
+      # --progress resets the kernel high-water mark at each stage: its stage peaks count too.
+      / done in .* s, peak [0-9]+ MB/ { for (i = 1; i < NF; i++) if ($i == "peak" && $(i + 1) * 1024 > peak) peak = $(i + 1) * 1024 }
       END { printf "%12d  K=%d  %8.2f s  %6.2f M events/s per process  peak %7.0f MB per analysis rank  %5.0f B per owned event",
                    nev, k, wall, nev / k / wall / 1e6, peak / 1024, peak * 1024 / (nev / k) }' "$out.err")
     echo "  $line"

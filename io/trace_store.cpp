@@ -647,6 +647,22 @@ void write_records(const Out &out, hid_t file, const Rows &rows, int32_t first_r
               "one row per MPI call, by rank then enter time; see docs/trace-store.md");
   out.ints(file, "events_offsets", H5T_NATIVE_INT64, ev_off, "rows",
            "rank r's events are rows [r] to [r+1] of /events");
+  // Each owned rank's first and last event again, uncompressed: the program window
+  // (MPI_Init's exit to MPI_Finalize's entry) is read without inflating every chunk of
+  // /events, which one rank boundary per chunk would otherwise cost.
+  std::vector<DiskEvent> ends;
+  ends.reserve(rows.clocks.size() * 2);
+  int64_t at = 0;
+  for (size_t i = 0; i < rows.clocks.size(); ++i) {
+    const int64_t n = rows.counts[(static_cast<size_t>(first_rank) + i) * 4];
+    DiskEvent none;
+    std::memset(static_cast<void *>(&none), 0, sizeof none);
+    ends.push_back(n ? rows.events[static_cast<size_t>(at)] : none);
+    ends.push_back(n ? rows.events[static_cast<size_t>(at + n - 1)] : none);
+    at += n;
+  }
+  write_table(ck, file, "events_ends", et, ends, 2 * first, 2 * static_cast<hsize_t>(nranks), false, "ns",
+              "rows [2r] and [2r+1]: rank r's first and last rows of /events (zeros when it has none)");
   // Only runs with several threads calling MPI on some rank: a store without it has
   // every event on thread 0 (and reads as before).
   if (rows.threaded)
@@ -1263,6 +1279,36 @@ std::vector<Event> TraceStore::events_at(const std::vector<int64_t> &rows) const
   std::vector<Event> out;
   out.reserve(n);
   for (const auto &d : disk) out.push_back(to_event(d));
+  return out;
+}
+
+std::vector<Event> TraceStore::rank_ends(int32_t first, int32_t last) const {
+  if (first < 0 || last > m_run.nranks || first > last) throw Error(m_path + ": bad rank range for /events");
+  std::vector<Event> out(static_cast<size_t>(last - first) * 2);
+  if (H5Lexists(m_file, "events_ends", H5P_DEFAULT) > 0) {
+    SilenceHdf5 quiet;
+    Ctx ck(m_path);
+    Handle t = record_type<DiskEvent>();
+    const auto rows = read_rows<DiskEvent>(ck, m_file, "events_ends", t, 2 * static_cast<hsize_t>(first), 2 * last);
+    if (rows.size() != out.size())
+      throw Error(m_path + ": /events_ends is shorter than 2 rows per rank (damaged store)");
+    for (size_t i = 0; i < rows.size(); ++i) out[i] = to_event(rows[i]);
+    return out;
+  }
+  // Stores written before /events_ends: the rows themselves.
+  std::vector<int64_t> rows;
+  std::vector<size_t> slot;
+  for (int32_t r = first; r < last; ++r)
+    if (m_event_offsets[r + 1] > m_event_offsets[r]) {
+      rows.push_back(m_event_offsets[r]);
+      rows.push_back(m_event_offsets[r + 1] - 1);
+      slot.push_back(static_cast<size_t>(r - first) * 2);
+    }
+  const auto found = events_at(rows);
+  for (size_t k = 0; k < slot.size(); ++k) {
+    out[slot[k]] = found[2 * k];
+    out[slot[k] + 1] = found[2 * k + 1];
+  }
   return out;
 }
 

@@ -82,6 +82,10 @@ class TraceStore {
   // The events at these rows of /events (any order; each a row of the table). Collective
   // when opened in parallel: every process calls it, with rows of its own or none.
   std::vector<Event> events_at(const std::vector<int64_t> &rows) const;
+  // Each rank of [first, last)'s first and last event (two per rank; default events for a
+  // rank without any): from /events_ends, or from /events in stores written before it.
+  // Collective when opened in parallel.
+  std::vector<Event> rank_ends(int32_t first, int32_t last) const;
   std::vector<RequestRecord> requests(int32_t first, int32_t last) const;
   std::vector<CompletionRecord> completions(int32_t first, int32_t last) const;
   std::vector<StepRecord> steps(int32_t first, int32_t last) const;

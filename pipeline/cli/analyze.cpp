@@ -302,11 +302,23 @@ void write_run(io::ResultsWriter &writer, const pipeline::Context &ctx, const io
 
 // The stages in order, each into its own group.
 void run_plan(const Analysis &a, pipeline::Context &ctx, io::ResultsWriter &writer) {
+  // Each stage's line also gives the all-to-alls it made and what analysis rank 0 sent to
+  // the other processes in them (docs/scaling.md).
+  auto exchanged_since = [&ctx](const pipeline::Context::Exchanges &before) {
+    const auto now = ctx.exchanges();
+    if (now.calls == before.calls) return std::string();
+    char note[96];
+    std::snprintf(note, sizeof note, ", %lld all-to-alls, %.1f MB sent to other processes",
+                  static_cast<long long>(now.calls - before.calls),
+                  (now.bytes_to_others - before.bytes_to_others) / 1048576.0);
+    return std::string(note);
+  };
   for (const auto &step : a.plan) {
+    const auto before = ctx.exchanges();
     if (step.builder) {
       ctx.progress().stage_begin("building " + std::string(step.builder->product));
       step.builder->build(ctx);  // collective, at the same boundary on every process
-      ctx.progress().stage_end();
+      ctx.progress().stage_end(exchanged_since(before));
       continue;
     }
     const auto &stage = *step.stage;
@@ -314,7 +326,7 @@ void run_plan(const Analysis &a, pipeline::Context &ctx, io::ResultsWriter &writ
     pipeline::StageOutput out(writer, stage.name);
     ctx.progress().stage_begin(stage.name);
     stage.run(ctx, a.cfg, out);
-    ctx.progress().stage_end();
+    ctx.progress().stage_end(exchanged_since(before));
   }
 }
 

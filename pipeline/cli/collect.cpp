@@ -112,7 +112,11 @@ std::string launched_program(const std::vector<std::string> &launch) {
       if (!f) continue;
       const size_t n = std::fread(magic, 1, 4, f);
       std::fclose(f);
-      if (n == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0) return c.string();
+      if (n == 4 && std::memcmp(magic,
+                                "\x7f"
+                                "ELF",
+                                4) == 0)
+        return c.string();
     }
   }
   return "";

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <stdexcept>
 
 #include "pipeline/engine/op_traits.h"
 #include "pipeline/engine/context.h"
@@ -103,18 +105,14 @@ void Context::find_program_window() {
   const auto &ops = m_store.ops();
   const auto traits = classify_ops(ops);
   auto is = [&](uint16_t op, auto test) { return op < traits.size() && test(traits[op]); };
-  std::vector<int64_t> rows;
-  for (int32_t r = m_first; r < m_last; ++r)
-    if (off[r + 1] > off[r]) {
-      rows.push_back(off[r]);
-      rows.push_back(off[r + 1] - 1);
-    }
-  const auto ends = m_store.events_at(rows);
+  const auto ends = m_store.rank_ends(m_first, m_last);
   constexpr double kNone = 1e300;
   // [0] earliest program start, [1] -latest program end, [2] -latest event end; min-reduced
   double mine[3] = {kNone, kNone, kNone}, all[3];
   bool any_init = false;
   for (size_t i = 0; i + 1 < ends.size(); i += 2) {
+    const int32_t r = m_first + static_cast<int32_t>(i / 2);
+    if (off[r + 1] == off[r]) continue;  // a rank without events
     const io::Event &first = ends[i], &last = ends[i + 1];
     const bool init = is(first.op, [](const OpTraits &t) { return t.init; });
     any_init = any_init || init;
@@ -140,20 +138,52 @@ int Context::owner_of(int32_t rank) const {
   return static_cast<int>(std::upper_bound(m_bounds.begin(), m_bounds.end() - 1, rank) - m_bounds.begin()) - 1;
 }
 
-std::vector<char> Context::alltoallv_bytes(const std::vector<std::vector<char>> &out) const {
+void Context::alltoallv_raw(const std::vector<const void *> &data, const std::vector<int64_t> &count, size_t size,
+                            const std::function<void *(int64_t)> &receive) const {
+  // Counts in elements of one derived type: MPI's int counts then reach 2^31 elements, not bytes.
   std::vector<int> sc(static_cast<size_t>(m_np)), rc(static_cast<size_t>(m_np)), sd(static_cast<size_t>(m_np), 0),
       rd(static_cast<size_t>(m_np), 0);
-  for (int k = 0; k < m_np; ++k) sc[k] = static_cast<int>(out[k].size());
-  MPI_Alltoall(sc.data(), 1, MPI_INT, rc.data(), 1, MPI_INT, m_comm);
-  std::vector<char> send;
+  constexpr int64_t kMax = std::numeric_limits<int>::max();
+  int64_t total_out = 0;
+  int too_many = 0;  // agreed by all before the exchange: one process alone must not throw
   for (int k = 0; k < m_np; ++k) {
-    sd[k] = static_cast<int>(send.size());
-    send.insert(send.end(), out[k].begin(), out[k].end());
+    const int64_t n = count[static_cast<size_t>(k)];
+    too_many |= n > kMax - total_out;
+    sc[k] = too_many ? 0 : static_cast<int>(n);
+    sd[k] = static_cast<int>(std::min(total_out, kMax));
+    total_out = std::min(total_out + n, kMax);
+    if (k != m_me) m_exchanges.bytes_to_others += n * static_cast<int64_t>(size);
   }
-  for (int k = 1; k < m_np; ++k) rd[k] = rd[k - 1] + rc[k - 1];
-  std::vector<char> in(static_cast<size_t>(rd.back() + rc.back()));
-  MPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_BYTE, in.data(), rc.data(), rd.data(), MPI_BYTE, m_comm);
-  return in;
+  ++m_exchanges.calls;
+  MPI_Alltoall(sc.data(), 1, MPI_INT, rc.data(), 1, MPI_INT, m_comm);
+  int64_t total_in = 0;
+  for (int k = 0; k < m_np; ++k) {
+    rd[k] = static_cast<int>(std::min(total_in, kMax));
+    total_in += rc[k];
+  }
+  too_many |= total_in > kMax;
+  MPI_Allreduce(MPI_IN_PLACE, &too_many, 1, MPI_INT, MPI_MAX, m_comm);
+  if (too_many)
+    throw std::runtime_error(
+        "an exchange between analysis processes exceeds 2^31 records on one of them; "
+        "run perfsift analyze on more processes");
+  // This process's own part goes straight to its place; the others' through one buffer.
+  const int self = sc[m_me];
+  std::vector<char> send(static_cast<size_t>(total_out - self) * size);
+  for (int k = 0, at = 0; k < m_np; ++k) {
+    if (k == m_me) continue;
+    sd[k] = at;
+    if (sc[k]) std::memcpy(send.data() + static_cast<size_t>(at) * size, data[static_cast<size_t>(k)], sc[k] * size);
+    at += sc[k];
+  }
+  char *in = static_cast<char *>(receive(total_in));
+  if (self) std::memcpy(in + static_cast<size_t>(rd[m_me]) * size, data[static_cast<size_t>(m_me)], self * size);
+  sc[m_me] = rc[m_me] = 0;
+  MPI_Datatype element;
+  MPI_Type_contiguous(static_cast<int>(size), MPI_BYTE, &element);
+  MPI_Type_commit(&element);
+  MPI_Alltoallv(send.data(), sc.data(), sd.data(), element, in, rc.data(), rd.data(), element, m_comm);
+  MPI_Type_free(&element);
 }
 
 const std::vector<double> &Context::profile(const std::string &metric) const {

@@ -87,21 +87,26 @@ class Context {
   void allreduce(std::vector<kernels::FixedSum> &v) const;
   void allreduce_sum(std::vector<int64_t> &v) const;
   // Every process sends out[k] to process k (plain data of type T); returns what arrived,
-  // in process order.
+  // in process order. One copy into the send buffer; what arrives lands in the result.
   template <class T>
   std::vector<T> alltoallv(const std::vector<std::vector<T>> &out) const {
     static_assert(std::is_trivially_copyable_v<T>, "plain data");
-    std::vector<std::vector<char>> bytes(out.size());
-    for (size_t k = 0; k < out.size(); ++k) {
-      bytes[k].resize(out[k].size() * sizeof(T));
-      if (!out[k].empty()) std::memcpy(bytes[k].data(), out[k].data(), bytes[k].size());
-    }
-    const std::vector<char> in = alltoallv_bytes(bytes);
-    std::vector<T> items(in.size() / sizeof(T));
-    if (!items.empty()) std::memcpy(items.data(), in.data(), in.size());
+    std::vector<const void *> data(out.size());
+    std::vector<int64_t> count(out.size());
+    for (size_t k = 0; k < out.size(); ++k) data[k] = out[k].data(), count[k] = static_cast<int64_t>(out[k].size());
+    std::vector<T> items;
+    alltoallv_raw(data, count, sizeof(T), [&](int64_t n) -> void * {
+      items.resize(static_cast<size_t>(n));
+      return items.data();
+    });
     return items;
   }
-  std::vector<char> alltoallv_bytes(const std::vector<std::vector<char>> &out) const;
+  // The all-to-alls so far and the bytes this process sent in them to other processes
+  // (what the scaling figures count: docs/scaling.md).
+  struct Exchanges {
+    int64_t calls = 0, bytes_to_others = 0;
+  };
+  Exchanges exchanges() const { return m_exchanges; }
   // Union of every process's ranges.
   kernels::RankRanges allgather(const kernels::RankRanges &mine) const;
   // Every process's items, concatenated in process order (plain data).
@@ -130,6 +135,11 @@ class Context {
 
  private:
   void find_program_window();
+  // count[k] elements of `size` bytes at data[k] to process k; `receive(n)` gives room for
+  // the n elements that arrive.
+  void alltoallv_raw(const std::vector<const void *> &data, const std::vector<int64_t> &count, size_t size,
+                     const std::function<void *(int64_t)> &receive) const;
+  mutable Exchanges m_exchanges;
   MPI_Comm m_comm;
   int m_me = 0, m_np = 1;
   const io::TraceStore &m_store;

@@ -11,30 +11,31 @@ namespace perfsift::pipeline {
 void Progress::begin(const std::string &what) {
   if (!m_enabled) return;
   m_tty = isatty(STDERR_FILENO);
-  m_what = what;
-  m_start = m_last = Clock::now();
+  m_open.push_back({what, Clock::now()});
+  m_last = m_open.back().start;
   m_last_percent = -1;
   std::fprintf(stderr, m_tty ? "\rperfsift: %s ..." : "perfsift: %s ...\n", what.c_str());
 }
 
 void Progress::update(double fraction) {
-  if (!m_enabled) return;
+  if (!m_enabled || m_open.empty()) return;
   const auto now = Clock::now();
   const int percent = static_cast<int>(fraction * 100);
   if (percent == m_last_percent || now - m_last < std::chrono::milliseconds(m_tty ? 200 : 2000)) return;
   m_last = now;
   m_last_percent = percent;
-  const double elapsed = std::chrono::duration<double>(now - m_start).count();
+  const double elapsed = std::chrono::duration<double>(now - m_open.back().start).count();
   const double eta = fraction > 0.01 ? elapsed * (1 - fraction) / fraction : 0;
-  std::fprintf(stderr, m_tty ? "\rperfsift: %s %3d%% ETA %.0f s   " : "perfsift: %s %d%% ETA %.0f s\n", m_what.c_str(),
-               percent, eta);
+  std::fprintf(stderr, m_tty ? "\rperfsift: %s %3d%% ETA %.0f s   " : "perfsift: %s %d%% ETA %.0f s\n",
+               m_open.back().what.c_str(), percent, eta);
 }
 
 void Progress::end() {
-  if (!m_enabled) return;
-  const double elapsed = std::chrono::duration<double>(Clock::now() - m_start).count();
+  if (!m_enabled || m_open.empty()) return;
+  const double elapsed = std::chrono::duration<double>(Clock::now() - m_open.back().start).count();
   std::fprintf(stderr, m_tty ? "\rperfsift: %s done in %.1f s        \n" : "perfsift: %s done in %.1f s\n",
-               m_what.c_str(), elapsed);
+               m_open.back().what.c_str(), elapsed);
+  m_open.pop_back();
 }
 
 namespace {
@@ -59,11 +60,11 @@ void Progress::stage_begin(const std::string &stage) {
   reset_peak_rss();
 }
 
-void Progress::stage_end() {
+void Progress::stage_end(const std::string &note) {
   if (!m_enabled) return;
   const double elapsed = std::chrono::duration<double>(Clock::now() - m_stage_start).count();
-  std::fprintf(stderr, "perfsift: stage %s done in %.1f s, peak %.0f MB on analysis rank 0\n", m_stage.c_str(), elapsed,
-               peak_rss_bytes() / 1048576.0);
+  std::fprintf(stderr, "perfsift: stage %s done in %.1f s, peak %.0f MB on analysis rank 0%s\n", m_stage.c_str(),
+               elapsed, peak_rss_bytes() / 1048576.0, note.c_str());
 }
 
 }  // namespace perfsift::pipeline

@@ -5,26 +5,33 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 namespace perfsift::pipeline {
 
 class Progress {
  public:
   Progress(bool enabled) : m_enabled(enabled) {}
+  // Steps nest (a product built inside a stage may scan the events): each end() closes
+  // the innermost begin() and names it.
   void begin(const std::string &what);
   void update(double fraction);  // 0..1, throttled to a few lines per second
   void end();
   // A stage around its steps: its time and this process's peak memory while it ran
   // (the kernel's high-water mark, reset when the stage starts), on one line at its end.
   void stage_begin(const std::string &stage);
-  void stage_end();
+  void stage_end(const std::string &note = "");
 
  private:
   using Clock = std::chrono::steady_clock;
   bool m_enabled;
   bool m_tty = false;
-  std::string m_what;
-  Clock::time_point m_start, m_last;
+  struct Step {
+    std::string what;
+    Clock::time_point start;
+  };
+  std::vector<Step> m_open;  // innermost last
+  Clock::time_point m_last;
   int m_last_percent = -1;
   std::string m_stage;
   Clock::time_point m_stage_start;
