@@ -7,6 +7,7 @@
 #include "pipeline/replay/replay_model.h"
 
 #include <algorithm>
+#include <utility>
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
@@ -415,14 +416,14 @@ void set_finalize_remainders(const Context &ctx, ReplayModel &model, const Progr
 // Collective. Match: send keys to the receiver's owner, replies back to the sender's
 // owner. Returns the owned sends no receive met.
 int64_t match_messages(const Context &ctx, ReplayModel &model, ProgramBuilder &built) {
-  const auto arrived = ctx.alltoallv(built.route);
+  const auto me = static_cast<size_t>(ctx.me());
   std::vector<std::vector<MatchReply>> replies(static_cast<size_t>(ctx.nprocs()));
   int64_t unmatched_sends = 0;
-  for (const SendKey &k : arrived) {
+  auto meet = [&](const SendKey &k) {
     const auto found = built.waiting.take(k.key);
     if (!found) {
       ++unmatched_sends;
-      continue;
+      return;
     }
     const auto [slot, ri] = *found;
     rp::RecvMessage &m = model.programs[static_cast<size_t>(slot)].recvs[static_cast<size_t>(ri)];
@@ -430,13 +431,20 @@ int64_t match_messages(const Context &ctx, ReplayModel &model, ProgramBuilder &b
     m.src = k.key.src;
     m.send_index = k.send_index;
     replies[static_cast<size_t>(ctx.owner_of(k.key.src))].push_back({k.key.src, k.send_index, k.key.dst, ri});
-  }
-  for (const MatchReply &r : ctx.alltoallv(replies)) {
+  };
+  auto answered = [&](const MatchReply &r) {
     const size_t s = static_cast<size_t>(r.src - ctx.first());
     rp::SendMessage &m = model.programs[s].sends[static_cast<size_t>(r.send_index)];
     m.dst = r.dst;
     m.recv_index = r.recv_index;
-  }
+  };
+  // Messages between this process's own ranks meet here, without the all-to-all's copies
+  // (at K = 1, all of them).
+  for (const SendKey &k : std::exchange(built.route[me], {})) meet(k);
+  for (const SendKey &k : ctx.alltoallv(built.route)) meet(k);
+  built.route = {};
+  for (const MatchReply &r : std::exchange(replies[me], {})) answered(r);
+  for (const MatchReply &r : ctx.alltoallv(replies)) answered(r);
   return unmatched_sends;
 }
 
