@@ -2,6 +2,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -145,28 +146,33 @@ void Context::alltoallv_raw(const std::vector<const void *> &data, const std::ve
       rd(static_cast<size_t>(m_np), 0);
   constexpr int64_t kMax = std::numeric_limits<int>::max();
   int64_t total_out = 0;
-  int too_many = 0;  // agreed by all before the exchange: one process alone must not throw
   for (int k = 0; k < m_np; ++k) {
     const int64_t n = count[static_cast<size_t>(k)];
-    too_many |= n > kMax - total_out;
-    sc[k] = too_many ? 0 : static_cast<int>(n);
-    sd[k] = static_cast<int>(std::min(total_out, kMax));
-    total_out = std::min(total_out + n, kMax);
+    total_out += n;
     if (k != m_me) m_exchanges.bytes_to_others += n * static_cast<int64_t>(size);
   }
   ++m_exchanges.calls;
+  // A process with more than MPI's int counts allow sends -1 to every process: all of them
+  // then refuse together (one alone throwing would leave the others waiting).
+  const bool too_many_out = total_out > kMax;
+  for (int k = 0; k < m_np; ++k) sc[k] = too_many_out ? -1 : static_cast<int>(count[static_cast<size_t>(k)]);
   MPI_Alltoall(sc.data(), 1, MPI_INT, rc.data(), 1, MPI_INT, m_comm);
+  if (std::any_of(rc.begin(), rc.end(), [](int c) { return c < 0; }))
+    throw std::runtime_error(
+        "an exchange between analysis processes exceeds 2^31 records from one of them; "
+        "run perfsift analyze on more processes");
   int64_t total_in = 0;
   for (int k = 0; k < m_np; ++k) {
     rd[k] = static_cast<int>(std::min(total_in, kMax));
     total_in += rc[k];
   }
-  too_many |= total_in > kMax;
-  MPI_Allreduce(MPI_IN_PLACE, &too_many, 1, MPI_INT, MPI_MAX, m_comm);
-  if (too_many)
-    throw std::runtime_error(
-        "an exchange between analysis processes exceeds 2^31 records on one of them; "
-        "run perfsift analyze on more processes");
+  if (total_in > kMax) {  // only this process knows: stop the job rather than leave the others waiting
+    std::fprintf(stderr,
+                 "perfsift: an exchange between analysis processes brings more than 2^31 records to analysis rank "
+                 "%d; run perfsift analyze on more processes\n",
+                 m_me);
+    MPI_Abort(m_comm, 2);
+  }
   // This process's own part goes straight to its place; the others' through one buffer.
   const int self = sc[m_me];
   std::vector<char> send(static_cast<size_t>(total_out - self) * size);

@@ -16,6 +16,7 @@
 
 #include "config/schema.h"
 #include "kernels/message_match.h"
+#include "pipeline/engine/check.h"
 #include "pipeline/engine/op_traits.h"
 #include "io/atomic_file.h"
 #include "pipeline/engine/stage_info.h"
@@ -600,6 +601,48 @@ std::shared_ptr<ReplayModel> gather_whole(const Context &ctx, const ReplayModel 
   return w;
 }
 
+namespace {
+// A round's blob for one destination: the three counts, then the records of each kind.
+template <class T>
+void put_records(std::vector<char> &blob, const std::vector<T> &v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  blob.insert(blob.end(), reinterpret_cast<const char *>(v.data()),
+              reinterpret_cast<const char *>(v.data() + v.size()));
+}
+void pack_round(std::vector<char> &blob, const std::vector<rp::Engine::SendPost> &sends,
+                const std::vector<rp::Engine::RecvPost> &recvs, const std::vector<rp::Engine::Arrival> &arrivals) {
+  if (sends.empty() && recvs.empty() && arrivals.empty()) return;  // nothing: no blob at all
+  const int64_t counts[3] = {static_cast<int64_t>(sends.size()), static_cast<int64_t>(recvs.size()),
+                             static_cast<int64_t>(arrivals.size())};
+  blob.insert(blob.end(), reinterpret_cast<const char *>(counts), reinterpret_cast<const char *>(counts + 3));
+  put_records(blob, sends);
+  put_records(blob, recvs);
+  put_records(blob, arrivals);
+}
+template <class T>
+const char *take_records(const char *at, int64_t n, std::vector<T> &out) {
+  const size_t old = out.size();
+  out.resize(old + static_cast<size_t>(n));
+  std::memcpy(static_cast<void *>(out.data() + old), at, static_cast<size_t>(n) * sizeof(T));
+  return at + static_cast<size_t>(n) * sizeof(T);
+}
+// One source's blob; returns where the next begins.
+const char *unpack_round(const char *at, const char *end, std::vector<rp::Engine::SendPost> &sends,
+                         std::vector<rp::Engine::RecvPost> &recvs, std::vector<rp::Engine::Arrival> &arrivals) {
+  int64_t counts[3];
+  PERFSIFT_CHECK(end - at >= static_cast<std::ptrdiff_t>(sizeof counts), "a replay round's blob is cut short");
+  std::memcpy(counts, at, sizeof counts);
+  at += sizeof counts;
+  PERFSIFT_CHECK(end - at >= static_cast<std::ptrdiff_t>(counts[0] * sizeof(rp::Engine::SendPost) +
+                                                         counts[1] * sizeof(rp::Engine::RecvPost) +
+                                                         counts[2] * sizeof(rp::Engine::Arrival)),
+                 "a replay round's blob is cut short");
+  at = take_records(at, counts[0], sends);
+  at = take_records(at, counts[1], recvs);
+  return take_records(at, counts[2], arrivals);
+}
+}  // namespace
+
 ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const rp::Scenario &sc,
                                  bool record_timings) {
   const int np = ctx.nprocs();
@@ -625,9 +668,19 @@ ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, c
             if (k != ctx.me()) arrivals[static_cast<size_t>(k)].push_back(a);
         }
       }
-      const auto in_sends = ctx.alltoallv(sends);
-      const auto in_recvs = ctx.alltoallv(recvs);
-      const auto in_arrivals = ctx.alltoallv(arrivals);
+      // One exchange per round, not one per kind: each destination gets one blob (three
+      // counts, then the posts and arrivals), applied in the order three exchanges gave.
+      std::vector<std::vector<char>> blobs(static_cast<size_t>(np));
+      for (size_t k = 0; k < blobs.size(); ++k) {
+        if (static_cast<int>(k) == ctx.me()) continue;
+        pack_round(blobs[k], sends[k], recvs[k], arrivals[k]);
+      }
+      const std::vector<char> in = ctx.alltoallv(blobs);
+      std::vector<rp::Engine::SendPost> in_sends;
+      std::vector<rp::Engine::RecvPost> in_recvs;
+      std::vector<rp::Engine::Arrival> in_arrivals;
+      for (const char *at = in.data(), *end = in.data() + in.size(); at < end;)
+        at = unpack_round(at, end, in_sends, in_recvs, in_arrivals);
       for (const auto &p : in_sends) engine.apply(p);
       for (const auto &p : in_recvs) engine.apply(p);
       for (const auto &a : in_arrivals) engine.apply(a);
