@@ -23,7 +23,7 @@ grep -q "^PERFSIFT_MPI_FAMILY_FOUND:INTERNAL=mpich$" "$build/CMakeCache.txt" ||
 # The targets the mpich-labelled tests run (not the unit-test executables).
 cmake --build "$build" -j"$(nproc)" --target perfsift perfsift_collect store_checks app_ring app_ring_f \
   app_ring_f_usempi app_families app_intercomm app_late_sender app_hybrid_threads \
-  request_table_tests app_crash
+  request_table_tests app_crash app_late_receiver app_slash_names app_master_worker app_wavefront
 built=$(date +%s)
 cd "$build"
 rc=0
