@@ -2,6 +2,7 @@
 // shut-down and MPI_Pcontrol markers (C and Fortran), the region API, and the paths
 // that save a rank's data when it dies.
 #include <dirent.h>
+#include <sys/syscall.h>
 #include <dlfcn.h>
 #include <fnmatch.h>
 #include <fcntl.h>
@@ -143,65 +144,83 @@ bool g_in_collected_hydra_proxy = false;
 std::atomic<bool> g_grace_given{false};
 constexpr int64_t kHydraGraceNs = 3'000'000'000;
 
+// What follows may run inside the proxy's signal handler (Hydra kills the ranks from its
+// SIGPIPE handler when mpiexec is gone): no malloc, no stdio, system calls only.
+
 // The state letter and parent of process `pid` from /proc/PID/stat ('\0' when it is gone).
 char process_state(pid_t pid, pid_t *parent) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  char path[32] = "/proc/", digits[16];
+  int n = 0;
+  for (auto v = static_cast<unsigned>(pid); n == 0 || v; v /= 10) digits[n++] = static_cast<char>('0' + v % 10);
+  size_t at = 6;
+  while (n) path[at++] = digits[--n];
+  std::memcpy(path + at, "/stat", 6);
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return '\0';
   char buf[512];
-  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  const ssize_t got = read(fd, buf, sizeof buf - 1);
   close(fd);
-  if (n <= 0) return '\0';
-  buf[n] = '\0';
-  const char *close_paren = std::strrchr(buf, ')');  // the command name may hold spaces and parentheses
-  char state = '\0';
-  int ppid = 0;
-  if (!close_paren || std::sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2) return '\0';
-  if (parent) *parent = ppid;
+  if (got <= 0) return '\0';
+  buf[got] = '\0';
+  // "pid (comm) S ppid ...": the command name may hold spaces and parentheses.
+  const char *p = std::strrchr(buf, ')');
+  if (!p || p[1] != ' ' || !p[2] || p[3] != ' ') return '\0';
+  const char state = p[2];
+  long ppid = 0;
+  for (p += 4; *p >= '0' && *p <= '9'; ++p) ppid = ppid * 10 + (*p - '0');
+  if (parent) *parent = static_cast<pid_t>(ppid);
   return state;
 }
 
-// This process's live children (the ranks a Hydra proxy started).
-std::vector<pid_t> live_children() {
-  std::vector<pid_t> out;
-  DIR *proc = opendir("/proc");
-  if (!proc) return out;
+constexpr int kMaxChildren = 4096;
+
+// This process's live children (the ranks a Hydra proxy started), up to kMaxChildren.
+int live_children(pid_t *out) {
+  const int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return 0;
   const pid_t self = getpid();
-  while (const dirent *d = readdir(proc)) {
-    char *end = nullptr;
-    const long pid = std::strtol(d->d_name, &end, 10);
-    if (pid <= 0 || *end) continue;
-    pid_t parent = 0;
-    const char state = process_state(static_cast<pid_t>(pid), &parent);
-    if (parent == self && state != '\0' && state != 'Z') out.push_back(static_cast<pid_t>(pid));
-  }
-  closedir(proc);
-  return out;
+  int count = 0;
+  alignas(8) char buf[8192];
+  for (long got; count < kMaxChildren && (got = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0;)
+    for (long off = 0; off < got && count < kMaxChildren;) {
+      const auto *d = reinterpret_cast<const struct dirent64 *>(buf + off);
+      off += d->d_reclen;
+      long pid = 0;
+      const char *c = d->d_name;
+      for (; *c >= '0' && *c <= '9'; ++c) pid = pid * 10 + (*c - '0');
+      if (*c || pid <= 0) continue;
+      pid_t parent = 0;
+      const char state = process_state(static_cast<pid_t>(pid), &parent);
+      if (parent == self && state != '\0' && state != 'Z') out[count++] = static_cast<pid_t>(pid);
+    }
+  close(dir);
+  return count;
 }
 
 void give_children_grace() {
   if (g_grace_given.exchange(true)) return;
-  const std::vector<pid_t> children = live_children();
-  for (pid_t child : children) {
-    const pid_t group = getpgid(child);
+  static pid_t children[kMaxChildren];  // static: no allocation, and the proxy's stack may be small
+  const int n = live_children(children);
+  for (int i = 0; i < n; ++i) {
+    const pid_t group = getpgid(children[i]);
     if (group > 0 && group != getpgrp())
       g_real_killpg(group, SIGTERM);
     else
-      g_real_kill(child, SIGTERM);
+      g_real_kill(children[i], SIGTERM);
   }
   timespec start{}, now{};
   clock_gettime(CLOCK_MONOTONIC, &start);
   for (;;) {
     bool alive = false;
-    for (pid_t child : children) {
-      const char state = process_state(child, nullptr);
-      alive = alive || (state != '\0' && state != 'Z');
+    for (int i = 0; i < n && !alive; ++i) {
+      const char state = process_state(children[i], nullptr);
+      alive = state != '\0' && state != 'Z';
     }
     clock_gettime(CLOCK_MONOTONIC, &now);
     const int64_t waited = (now.tv_sec - start.tv_sec) * 1'000'000'000LL + (now.tv_nsec - start.tv_nsec);
     if (!alive || waited > kHydraGraceNs) return;
-    usleep(10'000);
+    const timespec pause{0, 10'000'000};
+    nanosleep(&pause, nullptr);
   }
 }
 

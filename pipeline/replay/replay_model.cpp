@@ -621,6 +621,7 @@ void pack_round(std::vector<char> &blob, const std::vector<rp::Engine::SendPost>
 }
 template <class T>
 const char *take_records(const char *at, int64_t n, std::vector<T> &out) {
+  if (n == 0) return at;  // (memcpy must not see the null data of an empty vector)
   const size_t old = out.size();
   out.resize(old + static_cast<size_t>(n));
   std::memcpy(static_cast<void *>(out.data() + old), at, static_cast<size_t>(n) * sizeof(T));
