@@ -443,10 +443,15 @@ class AnalyzeTest(unittest.TestCase):
         mpirun(2, "analyze", self.store, "-o", "r.h5", "--json", "r.json", out="r.txt")
         print(read("r.txt"), end="")
         cr.contract("r.h5", "r.json")
-        # More analysis ranks than application ranks: some own nothing; same results.
-        mpirun(5, "analyze", self.store, "-o", "r5.h5", "--json", "r5.json", out="r5.txt")
-        self.check(same_bytes("r.json", "r5.json"), "K=5 differs from K=2")
-        print("K=5 (some analysis ranks own no application rank): identical results")
+        # More analysis ranks than application ranks: some own nothing; same results. Not
+        # under MPICH: its ch4:ucx polls without yielding, and 5 analysis processes on the
+        # CI's 2 cores take 23 s (0.4 s at K = 2); what is checked does not depend on the MPI.
+        if load("r.json")["run"].get("mpi_library", "").startswith("MPICH"):
+            print("K=5: not run under MPICH (oversubscribed polling)")
+        else:
+            mpirun(5, "analyze", self.store, "-o", "r5.h5", "--json", "r5.json", out="r5.txt")
+            self.check(same_bytes("r.json", "r5.json"), "K=5 differs from K=2")
+            print("K=5 (some analysis ranks own no application rank): identical results")
         if ARGS["messages"]:
             got = str(sum(m["messages"] for m in load("r.json")["profile"]["messages"]))
             self.check(got == ARGS["messages"], f"message matrix holds {got} messages, expected {ARGS['messages']}")
