@@ -836,14 +836,13 @@ Otf2Export write_store_otf2(const std::string &store, const std::string &output)
   clocks.resize(static_cast<size_t>(P));
   int64_t start = clocks.empty() ? 0 : std::max<int64_t>(0, clocks[0].local_init_ns);
   {
-    std::vector<int64_t> first_rows;
-    for (int32_t r = 0; r < P; ++r)
-      if (st.event_offsets()[static_cast<size_t>(r) + 1] > st.event_offsets()[static_cast<size_t>(r)])
-        first_rows.push_back(st.event_offsets()[static_cast<size_t>(r)]);
     // Every local time well above 0 (a second of margin): the global offset moves up when
     // the store's clocks do not give one (an imported store) or times reach below it.
     int64_t need = 1000000000;
-    for (const Event &e : st.events_at(first_rows)) need = std::max(need, 1000000000 - e.t_enter);
+    const std::vector<Event> ends = st.rank_ends(0, P);  // each rank's first and last event
+    for (int32_t r = 0; r < P; ++r)
+      if (st.event_offsets()[static_cast<size_t>(r) + 1] > st.event_offsets()[static_cast<size_t>(r)])
+        need = std::max(need, 1000000000 - ends[2 * static_cast<size_t>(r)].t_enter);
     int64_t off = 0;
     for (const auto &c : clocks) off = std::max({off, std::abs(c.offset_init_ns), std::abs(c.offset_fin_ns)});
     if (start < need + off) start += need + off;
