@@ -211,7 +211,7 @@ ThreadState *Runtime::register_thread() {
   const std::lock_guard<std::mutex> lock(m_register_mutex);
   const int n = m_nthreads.load(std::memory_order_relaxed);
   ThreadState *ts = n < kMaxThreads ? new (std::nothrow) ThreadState : nullptr;
-  if (ts && !allocate_thread(*ts, false)) {
+  if (ts && !allocate_thread(*ts, 0)) {
     delete ts;
     ts = nullptr;
   }
@@ -228,10 +228,11 @@ ThreadState *Runtime::register_thread() {
 }
 
 // Requests and completions: as many slots as events (a call adds at most one of each on
-// average), reserved but not populated: most programs use a fraction.
-bool Runtime::allocate_thread(ThreadState &ts, bool populate) {
-  return ts.events.allocate(m_capacity, populate) && ts.requests.allocate(m_capacity, false) &&
-         ts.completions.allocate(m_capacity, false);
+// average); `populated` events (and none of the others) faulted in now, the rest ahead of
+// use by the watcher (keep_buffers_populated).
+bool Runtime::allocate_thread(ThreadState &ts, size_t populated) {
+  return ts.events.allocate(m_capacity, populated) && ts.requests.allocate(m_capacity, 0) &&
+         ts.completions.allocate(m_capacity, 0);
 }
 
 // ---------------------------------------------------------------- start
@@ -319,12 +320,12 @@ void Runtime::record_run_facts(int64_t t_before_init) {
   m_run.hostname_list = host_names(m_private, m_nranks);
 }
 
-// Thread 0's buffers (populated: see pod_buffer.h) and the spill file; false (tracing
-// off) when memory cannot be mapped.
+// Thread 0's buffers (its first kPopulatedAtInit events faulted in: see pod_buffer.h) and
+// the spill file; false (tracing off) when memory cannot be mapped.
 bool Runtime::allocate_buffers() {
   m_capacity = std::max<size_t>(1024, static_cast<size_t>(m_cfg.buffer_mb) * 1024 * 1024 / sizeof(Event));
   auto *ts = new ThreadState;
-  if (!allocate_thread(*ts, true)) {
+  if (!allocate_thread(*ts, kPopulatedAtInit)) {
     delete ts;
     warn("cannot map " + std::to_string(m_cfg.buffer_mb) + " MiB of event buffers; tracing is off (lower buffer_mb)");
     return false;
@@ -759,7 +760,9 @@ void Runtime::resolve_sites(std::span<Event> events) {
 // threads only append records meanwhile, and those below size_acquire() are whole.
 void Runtime::idle_flush() {
   std::unique_lock<std::mutex> lock(m_spill_mutex, std::try_to_lock);
-  if (!lock || !m_active || m_finished || m_checkpointing || m_idle_off || m_emergency || !m_spill.is_open()) return;
+  if (!lock || !m_active || m_finished || m_emergency) return;
+  keep_buffers_populated();
+  if (m_checkpointing || m_idle_off || !m_spill.is_open()) return;
   const int n = thread_count();
   for (int k = 0; k < n && m_spill.is_open(); ++k) {
     ThreadState &ts = *m_threads[k];
@@ -779,6 +782,22 @@ void Runtime::idle_flush() {
       m_spill.close();  // a torn chunk ends the file; the threads keep their records in memory
       ++m_spill_failures;
     }
+  }
+}
+
+// Under the spill lock: each thread's buffers faulted in for two more seconds at the rate
+// it recorded in the last one (at least kPopulatedAhead records), so that recording
+// threads seldom meet a first touch.
+void Runtime::keep_buffers_populated() {
+  const int n = thread_count();
+  for (int k = 0; k < n; ++k) {
+    ThreadState &ts = *m_threads[k];
+    const int64_t recorded = ts.spilled_events + static_cast<int64_t>(ts.events.size_acquire());
+    const size_t ahead = std::max<size_t>(kPopulatedAhead, 2 * static_cast<size_t>(recorded - ts.recorded_last_second));
+    ts.recorded_last_second = recorded;
+    ts.events.populate_ahead(ahead);
+    ts.requests.populate_ahead(ahead);
+    ts.completions.populate_ahead(ahead);
   }
 }
 

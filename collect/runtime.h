@@ -72,6 +72,7 @@ struct ThreadState {
   PodBuffer<io::CompletionRecord> completions;
   Event *in_flight = nullptr;  // the call under way, for a death inside it (atomic access)
   int64_t spilled_events = 0;
+  int64_t recorded_last_second = 0;  // spilled plus buffered events at the watcher's last tick
   // A spill deferred to the next commit (a buffer filled inside a call): clock ticks.
   int64_t spill_due = INT64_MAX;
   // Records below the watermarks are in the spill file; those below `prepared_events`
@@ -200,7 +201,8 @@ class Runtime {
     ts.spill_due = 0;
   }
   ThreadState *register_thread();
-  bool allocate_thread(ThreadState &ts, bool populate);
+  bool allocate_thread(ThreadState &ts, size_t populated);
+  void keep_buffers_populated();
   int thread_count() const { return m_nthreads.load(std::memory_order_acquire); }
   // Thread 0's innermost region and step, for the other threads' events.
   void publish_region();
@@ -225,6 +227,9 @@ class Runtime {
 
   // Registered threads, in order of registration (index 0: the one that initialised MPI).
   static constexpr int kMaxThreads = 4096;
+  // Events faulted in at MPI_Init (2 MiB), and the least the watcher keeps ahead (1 MiB).
+  static constexpr size_t kPopulatedAtInit = (2u << 20) / sizeof(Event);
+  static constexpr size_t kPopulatedAhead = (1u << 20) / sizeof(Event);
   ThreadState *m_threads[kMaxThreads] = {};
   std::atomic<int> m_nthreads{0};
   std::mutex m_register_mutex;

@@ -525,16 +525,10 @@ struct Out {
         ck(H5Dcreate2(parent, name, t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), std::string("creating ") + name),
         H5Dclose);
     describe(ck, ds, "", desc);
-    if (!n) return;
+    if (!n || me != 0) return;  // process 0 writes the rows alone (see write_table)
     Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-    H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
-    Handle fs(H5Dget_space(ds), H5Sclose);
-    Handle ms(H5Screate_simple(1, &n, nullptr), H5Sclose);
-    if (me != 0) {
-      H5Sselect_none(fs);
-      H5Sselect_none(ms);
-    }
-    ck.ok(H5Dwrite(ds, t, ms, fs, dxpl, buf.data()), std::string("writing ") + name);
+    H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_INDEPENDENT);
+    ck.ok(H5Dwrite(ds, t, H5S_ALL, H5S_ALL, dxpl, buf.data()), std::string("writing ") + name);
   }
 
   // Small tables every process holds identically: process 0 writes the rows.
@@ -615,16 +609,12 @@ void write_profile_metric(const Out &out, hid_t g, const Tables &t, size_t m,
   std::vector<double> buf;
   for (const auto &row : profile) buf.insert(buf.end(), row.begin() + m * nregions, row.begin() + (m + 1) * nregions);
   hsize_t start[2] = {static_cast<hsize_t>(first_rank), 0}, count[2] = {profile.size(), nregions};
+  if (profile.empty() || nregions == 0) return;
   Handle fs(H5Dget_space(ds), H5Sclose);
   Handle ms(H5Screate_simple(2, count, nullptr), H5Sclose);
-  if (profile.empty() || nregions == 0) {
-    H5Sselect_none(fs);
-    H5Sselect_none(ms);
-  } else {
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
-  }
+  H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-  H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+  H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_INDEPENDENT);  // see write_table
   out.ck.ok(H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, dxpl, buf.data()), "writing /profile/" + metric);
 }
 
