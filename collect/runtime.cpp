@@ -17,11 +17,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "io/trace_store.h"
 #include "io/atomic_file.h"
 #include "io/clock_correction.h"
 #include "io/region_path.h"
 #include "clock_sync.h"
+#include "store_module.h"
+#include "store_writers.h"
 #include "tick_clock.h"
 
 namespace perfsift::collect {
@@ -127,6 +128,7 @@ uint64_t fnv1a(const std::vector<int32_t> &a, const std::vector<int32_t> &b) {
 }
 
 constexpr int kClockTag = 7001;
+constexpr int kGatherTag = 7002;
 
 }  // namespace
 
@@ -925,16 +927,23 @@ void Runtime::warn_about_run_problems() {
 void Runtime::write_store() {
   io::RankTrace trace = build_trace();
   io::correct_times(trace, m_start_ns);
-  std::vector<io::RankTrace> mine;
+  const int64_t t_write = mono_ns();
+  StoreWriters plan;
+  plan_store_writers(m_private, record_bytes(trace), static_cast<uint64_t>(m_cfg.aggregate_mb) << 20, plan);
+  std::vector<io::RankTrace> mine;  // this rank's trace first, then those it writes for others
   mine.push_back(std::move(trace));
+  gather_traces(m_private, plan, mine, kGatherTag);
   std::string error;
   int ok = 1;
-  const int64_t t_write = mono_ns();
   const io::FileSizeSignalIgnored guard;  // a store past `ulimit -f` fails with EFBIG instead of killing the rank
   try {
     std::vector<std::string> op_names;
     for (const auto &o : kOps) op_names.emplace_back(o.name);
-    io::write_trace_store(m_private, m_cfg.output, m_run, mine, op_names);
+    if (plan.writer) {
+      const WriteStoreFn write = load_store_writer(reinterpret_cast<const void *>(&load_store_writer), &error);
+      const StoreWrite args{plan.writers, &m_cfg.output, &m_run, &mine, &op_names};
+      if (!write || !write(&args, &error)) ok = 0;
+    }
   } catch (const std::exception &e) {
     ok = 0;
     error = e.what();
@@ -944,7 +953,8 @@ void Runtime::write_store() {
   PMPI_Allreduce(&mine_failed, &first_failed, 1, MPI_INT, MPI_MIN, m_private);
   if (first_failed == m_nranks) {
     if (m_rank == 0 && std::getenv("PERFSIFT_REPORT_TIMING"))
-      std::fprintf(stderr, "perfsift: store written in %.3f s\n", (mono_ns() - t_write) * 1e-9);
+      std::fprintf(stderr, "perfsift: store written in %.3f s by %d of %d processes\n", (mono_ns() - t_write) * 1e-9,
+                   plan.group_count, m_nranks);
     m_spill.close();
     std::remove(m_spill.path().c_str());
     PMPI_Barrier(m_private);

@@ -24,6 +24,9 @@ const std::vector<KeyDef> &collect_keys() {
        "glob patterns of function names that become regions"},
       {"regions.exclude", Type::StringList, std::vector<std::string>{}, "PERFSIFT_FUNCTION_EXCLUDE",
        "glob patterns of function names never made regions (applied after include)"},
+      {"store.aggregate_mb", Type::Int, int64_t{256}, "PERFSIFT_AGGREGATE_MB",
+       "consecutive ranks of a node whose records fit in this many MiB together are written to the store by one of "
+       "them (fewer processes in the parallel HDF5 write); 0: every rank writes its own"},
       {"clock.sync_rounds", Type::Int, int64_t{20}, "PERFSIFT_CLOCK_SYNC_ROUNDS",
        "ping-pong rounds per rank when measuring clock offsets at init and finalize"},
   };
@@ -38,6 +41,9 @@ CollectConfig load_collect_config(const std::string &path, const EnvLookup &env)
   if (c.spill_dir.empty() && !c.output.empty()) c.spill_dir = c.output + ".spill";
   c.buffer_mb = v.get_int("buffer_mb");
   if (c.buffer_mb < 1) throw ConfigError((path.empty() ? "PERFSIFT_BUFFER_MB" : path) + ": buffer_mb must be >= 1");
+  c.aggregate_mb = v.get_int("store.aggregate_mb");
+  if (c.aggregate_mb < 0)
+    throw ConfigError((path.empty() ? "PERFSIFT_AGGREGATE_MB" : path) + ": store.aggregate_mb must be >= 0");
   c.papi_events = v.get_list("papi.events");
   c.mpi_groups = v.get_list("mpi.groups");
   c.function_regions = v.get_bool("regions.functions");

@@ -15,6 +15,7 @@ struct CollectConfig {
   std::string output;                    // trace store path
   std::string spill_dir;                 // per-rank spill files; default OUTPUT.spill
   int64_t buffer_mb = 64;                // per-rank event buffer before spilling
+  int64_t aggregate_mb = 256;            // records per store writer (collect/store_writers.h)
   std::vector<std::string> papi_events;  // read at region boundaries
   std::vector<std::string> mpi_groups;   // traced function groups
   bool function_regions = false;         // -finstrument-functions hooks become regions

@@ -202,7 +202,9 @@ def check_replay(store, results):
             # 10.2, 14.1 ms against 19.9, 30.0, 22.1 ms of the send coming after the receive).
             # Said, not asserted (docs/whatif.md, Threads).
             print(text + " (MPICH: not checked)")
-        elif measured < 0.025 or not 0.5 * measured <= wait <= 1.5 * measured:
+        elif measured < 0.015 or not 0.5 * measured <= wait <= 1.5 * measured:
+            # At least half the 30 ms sleep: the threads start a few ms apart on 2 cores
+            # (24.6 ms measured in 2 of 40 runs), and the replay must follow what was measured.
             errors.append(text)
     return errors
 
