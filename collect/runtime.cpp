@@ -967,18 +967,20 @@ void Runtime::write_store() {
   const bool saved = spill_whole_rank(mine.front());
   int all_saved = 0, mine_saved = saved ? 1 : 0;
   PMPI_Allreduce(&mine_saved, &all_saved, 1, MPI_INT, MPI_MIN, m_private);
-  // One line, by the first rank that failed: the reason, and what to run once there is room.
+  // One line, by the first rank that failed: the reason, and what to run once it is fixed.
   if (m_rank == first_failed) {
     if (error.empty()) error = "unknown error";
     if (error.rfind(m_cfg.output + ": ", 0) == 0) error.erase(0, m_cfg.output.size() + 2);
     while (!error.empty() && (error.back() == '\n' || error.back() == ' ')) error.pop_back();
     for (auto &c : error)
       if (c == '\n') c = ' ';
-    std::fprintf(stderr,
-                 "perfsift: writing %s failed (%s); %s in %s; once there is room run `perfsift recover %s -o %s`\n",
+    const bool no_room = error.find("no room") != std::string::npos || error.find("No space") != std::string::npos ||
+                         error.find("too large") != std::string::npos;
+    std::fprintf(stderr, "perfsift: writing %s failed (%s); %s in %s; %s run `perfsift recover %s -o %s`\n",
                  m_cfg.output.c_str(), error.c_str(),
                  all_saved ? "every rank's data is kept" : "the ranks' data is kept as far as it could be written",
-                 m_cfg.spill_dir.c_str(), m_cfg.spill_dir.c_str(), m_cfg.output.c_str());
+                 m_cfg.spill_dir.c_str(), no_room ? "once there is room" : "once that is fixed",
+                 m_cfg.spill_dir.c_str(), m_cfg.output.c_str());
   }
 }
 

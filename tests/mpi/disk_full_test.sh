@@ -4,7 +4,8 @@
 # disk gives ENOSPC) are said in one line naming the file and the reason, and nothing
 # half-written is left:
 #  1. the collector at MPI_Finalize: the spill files stay, one line says how to recover,
-#     and `perfsift recover` (with room) rebuilds every event;
+#     and `perfsift recover` (with room) rebuilds every event; the same when the store
+#     writer module cannot be loaded;
 #  2. perfsift analyze -o: no results file (nor its temporary), one line;
 #  3. perfsift report -o (text, JSON, HTML): no output file, one line.
 # The limit applies to the ranks only (mpirun's PMIx files need room) and the ranks talk
@@ -40,6 +41,16 @@ ls | grep -q "run.h5.tmp" && fail "temporary store left: $(ls)"
 got=$(events later.h5)
 [ "$got" = "$want" ] || fail "recovered $got events, the run with room has $want"
 echo "collector: one line, spill files kept, recover later rebuilt all $got events"
+
+# 1b. the store writer module is not beside the collector (a partial install): the same
+# one line with the reason, every rank's spill file, no store
+mkdir -p lib && cp "$(dirname "$perfsift")/../collect/libperfsift_collect.so" lib/
+mpirun -n 4 -x LD_PRELOAD="$work/lib/libperfsift_collect.so" -x PERFSIFT_OUTPUT="$work/nomod.h5" "$app" >nomod.log 2>&1
+n=$(grep -c "perfsift: writing $work/nomod.h5 failed (cannot load $work/lib/libperfsift_store_writer.so .*perfsift recover $work/nomod.h5.spill" nomod.log)
+[ "$n" = 1 ] || fail "expected one line naming the missing store writer: $(cat nomod.log)"
+[ -e nomod.h5 ] && fail "a store appeared without its writer"
+for r in 0 1 2 3; do [ -s nomod.h5.spill/rank-$r.bin ] || fail "spill file of rank $r missing"; done
+echo "collector without its store writer: one line, spill files kept"
 
 # 2. analyze: the results file does not fit
 "$perfsift" analyze full.h5 -o ok.h5 >ok.log 2>&1 || fail "analyze with room: $(cat ok.log)"
