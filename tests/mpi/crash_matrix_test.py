@@ -90,8 +90,11 @@ def run_case(perfsift, app, work, name, how, others):
         OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
         OMPI_MCA_rmaps_base_oversubscribe="1",
         OMPI_MCA_mpi_yield_when_idle="1",
-        OMPI_MCA_odls_base_sigkill_timeout="1",
     )
+    # Open MPI's grace between SIGTERM and SIGKILL is what `perfsift collect` gives it (3 s):
+    # with 1 s a survivor still waiting for a core (5 processes on 2 cores) now and then
+    # lost its flush.
+    env.pop("OMPI_MCA_odls_base_sigkill_timeout", None)
     t0 = time.time()
     p = subprocess.run(
         [perfsift, "collect", "-o", store, "--", "mpirun", "-n", "4", app, how, others, str(N)],
