@@ -28,6 +28,7 @@ namespace perfsift::pipeline {
 namespace {
 
 struct Search {
+  MPI_Comm comm;  // the processes sharing the rows: the analysis's, or this one alone (local search)
   Context &ctx;
   kernels::PivotDistances &pd;
   const std::vector<int64_t> &ids;
@@ -51,7 +52,7 @@ struct Search {
   }
   bool differs(const std::vector<int64_t> &labels) {
     int d = labels != baseline;
-    MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPI_INT, MPI_MAX, ctx.comm());
+    MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPI_INT, MPI_MAX, comm);
     return d != 0;
   }
 };
@@ -95,10 +96,10 @@ VectorMetric vector_metric(Context &ctx, const config::Values &cfg) {
                       "split ranks"};
 }
 
-int64_t count_clusters(Context &ctx, const std::vector<int64_t> &labels, const std::vector<int64_t> &ids) {
+int64_t count_clusters(MPI_Comm comm, const std::vector<int64_t> &labels, const std::vector<int64_t> &ids) {
   int64_t pivots = 0;  // a cluster's pivot is its own label
   for (size_t i = 0; i < labels.size(); ++i) pivots += labels[i] == ids[i];
-  MPI_Allreduce(MPI_IN_PLACE, &pivots, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+  MPI_Allreduce(MPI_IN_PLACE, &pivots, 1, MPI_INT64_T, MPI_SUM, comm);
   return pivots;
 }
 
@@ -371,8 +372,36 @@ struct DissimilarityResult {
   kernels::OpticsOrdering ordering;  // of the baseline clustering
   double extract_radius = 0;
   std::string metric_why;
-  double radius_floor = 0;  // the scale-free part of the radius (spread_fraction x spread)
+  double radius_floor = 0;    // the scale-free part of the radius (spread_fraction x spread)
+  bool local_search = false;  // every process searched all rows alone (local_max_cells)
 };
+
+// Every process's rank vectors on every process, in rank order, and where this process's
+// rows begin among them.
+struct RowsOnAll {
+  kernels::RowMatrix points;
+  std::vector<int64_t> ids;
+  int64_t first = 0;
+};
+
+RowsOnAll rows_on_all(Context &ctx, const kernels::RowMatrix &points, const std::vector<int64_t> &ids) {
+  RowsOnAll all;
+  const Eigen::Index ncol = points.cols();
+  std::vector<double> mine(static_cast<size_t>(points.rows() * ncol));
+  for (Eigen::Index i = 0; i < points.rows(); ++i)
+    for (Eigen::Index c = 0; c < ncol; ++c) mine[static_cast<size_t>(i * ncol + c)] = points(i, c);
+  const std::vector<double> values = ctx.allgatherv(mine);
+  all.ids = ctx.allgatherv(ids);
+  int64_t before = static_cast<int64_t>(ids.size());
+  MPI_Exscan(MPI_IN_PLACE, &before, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+  int me = 0;
+  MPI_Comm_rank(ctx.comm(), &me);
+  all.first = me == 0 ? 0 : before;
+  all.points.resize(static_cast<Eigen::Index>(all.ids.size()), ncol);
+  for (Eigen::Index i = 0; i < all.points.rows(); ++i)
+    for (Eigen::Index c = 0; c < ncol; ++c) all.points(i, c) = values[static_cast<size_t>(i * ncol + c)];
+  return all;
+}
 
 DissimilarityResult compute_dissimilarity(Context &ctx, const config::Values &cfg) {
   const VectorMetric vm = vector_metric(ctx, cfg);
@@ -390,23 +419,36 @@ DissimilarityResult compute_dissimilarity(Context &ctx, const config::Values &cf
   const auto &ids = r.vectors.ids;
   const kernels::OpticsParams params = optics_params(ctx, cfg, points, base);
   r.radius_floor = params.min_radius;
-  kernels::PivotDistances pd(points, base);
-  Search s{ctx, pd, ids, params, MpiReducer{ctx.comm(), points, ids}, {}};
-  s.full = cfg.get_string("dissimilarity.algorithm") == "optics";
+  const bool full = cfg.get_string("dissimilarity.algorithm") == "optics";
+  const double mean_length = full ? radius_floor(ctx, "pivot-or-mean", points, base) : 0.0;
+  r.npoints = static_cast<int64_t>(ids.size());
+  MPI_Allreduce(MPI_IN_PLACE, &r.npoints, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+  // The search makes O(regions) clusterings of a few reductions each: on several processes
+  // that is latency, not work, for the few ranks most runs have. Up to local_max_cells
+  // vector entries every process takes all rows and searches alone, with the same result.
+  int nprocs = 1;
+  MPI_Comm_size(ctx.comm(), &nprocs);
+  r.local_search =
+      nprocs > 1 && r.npoints * static_cast<int64_t>(points.cols()) <= cfg.get_int("dissimilarity.local_max_cells");
+  const RowsOnAll all = r.local_search ? rows_on_all(ctx, points, ids) : RowsOnAll{};
+  const kernels::RowMatrix &search_points = r.local_search ? all.points : points;
+  const std::vector<int64_t> &search_ids = r.local_search ? all.ids : ids;
+  const MPI_Comm comm = r.local_search ? MPI_COMM_SELF : ctx.comm();
+  kernels::PivotDistances pd(search_points, base);
+  Search s{comm, ctx, pd, search_ids, params, MpiReducer{comm, search_points, search_ids}, {}};
+  s.full = full;
   if (s.full) {
     // Clusters are cut at radius_fraction x the mean vector length.
-    s.full_params = {
-        cfg.get_int("dissimilarity.min_pts"),
-        std::max(params.radius_fraction * radius_floor(ctx, "pivot-or-mean", points, base), params.min_radius)};
+    s.full_params = {cfg.get_int("dissimilarity.min_pts"),
+                     std::max(params.radius_fraction * mean_length, params.min_radius)};
     s.base = base;
   }
   s.baseline = s.cluster({});
   r.ordering = s.ordering;
-  r.nclusters = count_clusters(ctx, s.baseline, ids);
-  r.npoints = static_cast<int64_t>(ids.size());
-  MPI_Allreduce(MPI_IN_PLACE, &r.npoints, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+  r.nclusters = count_clusters(comm, s.baseline, search_ids);
   r.critical = critical_regions(ctx, s, r.cols, r.vectors, r.nclusters);
-  r.labels = s.baseline;
+  // This process's rows' labels (all rows' in a local search).
+  r.labels.assign(s.baseline.begin() + all.first, s.baseline.begin() + all.first + static_cast<int64_t>(ids.size()));
   r.clusterings = s.clusterings;
   r.clusters = cluster_sizes(ctx, r.labels);
   r.severity = severity(ctx, r.vectors, r.labels, r.clusters, r.nclusters);
@@ -698,6 +740,10 @@ StageInfo dissimilarity_stage() {
                    "region paths left out with their subtrees (management routines)"},
                   {"max_matrix_ranks", Type::Int, int64_t{256}, "",
                    "write the rank x rank distance matrix up to this many ranks", 0, 65536},
+                  {"local_max_cells", Type::Int, int64_t{1} << 22, "",
+                   "up to this many rank-vector entries (ranks x regions) every analysis process searches all "
+                   "ranks alone, without a reduction per step (the same result); 0: always together",
+                   0, 1e12},
                   regions_key,
               },
               run_dissimilarity,

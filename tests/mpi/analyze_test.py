@@ -176,6 +176,15 @@ class AnalyzeTest(unittest.TestCase):
             self.check(not diff, f"text report of {v} differs from K=1:\n" + "\n".join(diff))
             self.check(run(["h5diff", "k1.h5", f"{v}.h5"], check=False) == 0, f"results store of {v} differs from K=1")
         print("identical results for K = 1, 2, 4, 1 or 2 threads, raw-chunk and H5Dread scans")
+        # K = 2 and 4 search the 24 ranks' clusters locally (dissimilarity.local_max_cells);
+        # the search together, a few reductions per clustering, finds the same.
+        write("together.toml", "[dissimilarity]\nlocal_max_cells = 0\n")
+        mpirun(4, "analyze", "s.h5", "-c", "together.toml", "-o", "d4.h5", "--json", "d4.json", out="d4.txt")
+        self.check(run(["h5diff", "k1.h5", "d4.h5", "/dissimilarity", "/dissimilarity"], check=False) == 0,
+                   "the dissimilarity search together on K = 4 differs from K = 1")
+        for key in ("findings", "dissimilarity"):
+            self.check(json.load(open("d4.json"))[key] == json.load(open("k1.json"))[key],
+                       f"{key} of the search together on K = 4 differ from K = 1")
         cr.finding("k1.json", "load-imbalance", "solve/smooth", "5-8")
         cr.contract("k1.h5", "k1.json")
         perfsift("report", "k1.h5", "--format", "json", "-o", "again.json", env=rows)
