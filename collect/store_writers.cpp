@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <climits>
 #include <string>
 
 #include "io/spill.h"
@@ -22,9 +21,8 @@ uint64_t record_bytes(const io::RankTrace &t) {
 }
 
 void plan_store_writers(MPI_Comm comm, uint64_t my_record_bytes, uint64_t aggregate_bytes, StoreWriters &plan) {
-  int me = 0, size = 0;
+  int me = 0;
   PMPI_Comm_rank(comm, &me);
-  PMPI_Comm_size(comm, &size);
   plan.writer = true;
   plan.writer_rank = me;
   plan.members.clear();
@@ -41,23 +39,19 @@ void plan_store_writers(MPI_Comm comm, uint64_t my_record_bytes, uint64_t aggreg
     PMPI_Comm_free(&node);
     int64_t leader = -1, prev = -2;
     uint64_t group_bytes = 0;
-    std::vector<int> group;
     for (int i = 0; i < node_size; ++i) {
       const int64_t rank = all[2 * i];
       const auto bytes = static_cast<uint64_t>(all[2 * i + 1]);
       if (leader < 0 || rank != prev + 1 || group_bytes + bytes > aggregate_bytes) {
         leader = rank;
         group_bytes = 0;
-        group.clear();
       }
       group_bytes += bytes;
       prev = rank;
-      if (rank != leader) group.push_back(static_cast<int>(rank));
       if (rank == me) plan.writer_rank = static_cast<int>(leader);
-      if (leader == me) plan.members = group;  // complete once the walk leaves the group
+      if (leader == me && rank != me) plan.members.push_back(static_cast<int>(rank));
     }
     plan.writer = plan.writer_rank == me;
-    if (!plan.writer) plan.members.clear();
   }
   int writers = plan.writer ? 1 : 0;
   PMPI_Allreduce(&writers, &plan.group_count, 1, MPI_INT, MPI_SUM, comm);
