@@ -334,7 +334,8 @@ void run_plan(const Analysis &a, pipeline::Context &ctx, io::ResultsWriter &writ
 void write_findings(io::ResultsWriter &writer, pipeline::Context &ctx) {
   auto findings = pipeline::all_findings(std::move(ctx.findings), ctx.products().find<pipeline::Bottlenecks>(),
                                          ctx.products().find<pipeline::RootCauses>());
-  auto problems = pipeline::merge_into_problems(std::move(findings), ctx.products().find<pipeline::FixEffects>());
+  auto problems = pipeline::merge_into_problems(std::move(findings), ctx.products().find<pipeline::FixEffects>(),
+                                                ctx.program_time_s());
   const auto notes = pipeline::set_aside_non_problems(problems, ctx.program_time_s());
   rank_problems(problems);
   std::vector<pipeline::Finding> heads;

@@ -150,7 +150,9 @@ void fold_model_and_region_findings(std::vector<Problem> &problems) {
 
 }  // namespace
 
-std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const FixEffects *effects) {
+double no_gain_s(double run_s) { return std::max(1e-9, 1e-3 * run_s); }
+
+std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const FixEffects *effects, double run_s) {
   // Same place, same culprits: one problem; so are findings whose fix is the same change
   // (one what-if question: one gain, which two problems would count twice). The head is the
   // member whose fix gains most.
@@ -182,6 +184,7 @@ std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const Fi
   }
   // Waiting whose removal the replay credits to another problem's fix is that problem's symptom.
   std::vector<uint8_t> is_symptom(problems.size(), 0);
+  const double no_gain = no_gain_s(run_s);
   for (size_t w = 0; w < problems.size(); ++w) {
     const int64_t site = waiting_place(problems[w].head, *effects);
     if (site < 0) continue;
@@ -191,6 +194,7 @@ std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const Fi
     int64_t best = before / 2;  // at least half of it must go
     for (size_t c = 0; c < problems.size(); ++c) {
       if (c == w || is_symptom[c] || waiting_place(problems[c].head, *effects) >= 0) continue;
+      if (!(priced_or(problems[c].head, -1) > no_gain)) continue;
       auto it = effects->wait_under.find(problems[c].head.question);
       if (it == effects->wait_under.end() || static_cast<size_t>(site) >= it->second.size()) continue;
       const int64_t removed = before - it->second[static_cast<size_t>(site)];
@@ -210,12 +214,12 @@ std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const Fi
 std::vector<Note> set_aside_non_problems(std::vector<Problem> &problems, double run_s) {
   std::vector<Note> notes;
   std::vector<Problem> kept;
-  const double no_gain = std::max(1e-9, 1e-3 * run_s);
+  const double no_gain = no_gain_s(run_s);
   for (auto &p : problems) {
     Finding &f = p.head;
     const bool priced = !std::isnan(f.predicted_gain_s);
     if (priced) f.predicted_gain_s = std::min(f.predicted_gain_s, run_s);
-    if (priced && f.predicted_gain_s <= no_gain && p.symptoms.empty()) {
+    if (priced && f.predicted_gain_s <= no_gain) {
       notes.push_back({f, "the replay of its fix (" + f.question + ") predicts " +
                               (f.predicted_gain_s < 0 ? "a loss of " + ms(-f.predicted_gain_s)
                                                       : "no measurable gain (" + ms(f.predicted_gain_s) + ")")});

@@ -83,11 +83,15 @@ struct Problem {
 // fix (`question`), become one problem; a waiting finding (its fix "zero-wait callsite X" or
 // "zero-wait region R") becomes a symptom of the problem whose fix removes at least half of
 // the baseline waiting at X (or R) in the replay (the one that removes most), when `effects`
-// is known. Then (fold_model_and_region_findings) a region-wide finding (disparity, ranks
-// "all") joins the problem with culprits at the same region, and a recognised parallel
-// model's causes are one problem, whose symptoms are the point-to-point waiting
-// (late-sender, late-receiver) and the master's own excess (master-worker).
-std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const FixEffects *effects);
+// is known and that fix's own gain is measurable (above no_gain_s(run_s)): a fix that removes
+// waiting without shortening the run is not its cause in a reader's sense. Then (fold_model_and_region_findings) a
+// region-wide finding (disparity, ranks "all") joins the problem with culprits at the same region, and a recognised
+// parallel model's causes are one problem, whose symptoms are the point-to-point waiting (late-sender, late-receiver)
+// and the master's own excess (master-worker).
+std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const FixEffects *effects, double run_s = 0);
+
+// The gain below which a replayed fix predicts nothing: 0.1 % of the run (at least 1 ns).
+double no_gain_s(double run_s);
 
 // A method output that is not a problem, and why.
 struct Note {

@@ -220,7 +220,7 @@ void price_masked_fixes(Context &ctx, const config::Values &cfg, std::vector<Que
                         WhatifResult &r) {
   const int64_t cap = cfg.get_int("whatif.masked_fixes");
   const double baseline = static_cast<double>(r.predicted[0]);
-  const double no_gain = std::max(1.0, 1e-3 * baseline);  // ns, as set_aside_non_problems
+  const double no_gain = 1e9 * no_gain_s(1e-9 * baseline);  // ns
   auto is_balance = [&](size_t k) {
     const Question &q = parsed[k];
     return r.asked[k].fixes_finding && !q.baseline && !q.ideal_network && !q.clauses.empty() &&

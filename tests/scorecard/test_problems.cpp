@@ -127,3 +127,32 @@ TEST(Problems, EnclosingRegionWithTheSameCulpritsIsEvidence) {
   EXPECT_DOUBLE_EQ(problems[0].head.lost_s, 0.127);
   EXPECT_EQ(problems[2].head.where, "phase001");  // a sibling whose name starts alike is not inside
 }
+
+// Waiting that a fix removes in the replay is that fix's symptom only when the fix shortens
+// the run measurably: a balance fix that removes the waiting but predicts no gain leaves the
+// waiting a problem of its own, and is itself set aside as a note (the families app, where
+// a 0 us dissimilarity fix once headed a problem over the late sender it "caused").
+TEST(Problems, AFixWithoutGainCausesNothing) {
+  FixEffects effects;
+  effects.baseline_wait = {400'000, 300'000};  // ns at places 0 and 1
+  effects.place_of = {{"zero-wait callsite 5", 0}, {"zero-wait callsite 9", 1}};
+  effects.wait_under = {{"balance callsite 43", {400'000, 0}}, {"balance callsite 6", {0, 300'000}}};
+  const double run_s = 0.0022;
+  auto problems =
+      merge_into_problems({finding("late-sender", "main:31", "0,3", 4.8e-4, "zero-wait callsite 5", 4e-6),
+                           finding("late-sender", "main:41", "1", 3.6e-4, "zero-wait callsite 9", 5e-6),
+                           finding("dissimilarity", "compute #43", "1,3", 1.8e-4, "balance callsite 43", 0),
+                           finding("dissimilarity", "compute #6", "0,2", 1.8e-4, "balance callsite 6", 3e-6)},
+                          &effects, run_s);
+  ASSERT_EQ(problems.size(), 3u);
+  EXPECT_EQ(problems[0].head.where, "main:41");  // #43 removes its waiting but gains nothing
+  EXPECT_TRUE(problems[0].symptoms.empty());
+  EXPECT_EQ(problems[1].head.where, "compute #43");
+  EXPECT_EQ(problems[2].head.where, "compute #6");  // 3 us > 0.1 % of 2.2 ms: a cause
+  ASSERT_EQ(problems[2].symptoms.size(), 1u);
+  EXPECT_EQ(problems[2].symptoms[0].where, "main:31");
+  const auto notes = set_aside_non_problems(problems, run_s);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].finding.where, "compute #43");
+  for (const auto &p : problems) EXPECT_GT(p.head.predicted_gain_s, 0);
+}
