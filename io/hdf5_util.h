@@ -261,22 +261,35 @@ inline void write_table(const Ctx &ck, hid_t parent, const char *name, hid_t mem
       H5Dclose);
   describe(ck, ds, units, description);
   if (total == 0) return;  // every process agrees: nothing to write
-  hsize_t count = rows.size();
-  Handle mspace(ck(H5Screate_simple(1, &count, nullptr), "H5Screate_simple"), H5Sclose);
-  Handle fspace(ck(H5Dget_space(ds), "H5Dget_space"), H5Sclose);
-  if (count)
-    ck.ok(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &first, nullptr, &count, nullptr), "selecting rows");
-  else {
-    H5Sselect_none(fspace);
-    H5Sselect_none(mspace);
-  }
+  const hsize_t count = rows.size();
   // Filtered (chunked, compressed) data must be written collectively; plain data is each
   // process's own contiguous block, written independently: a collective write costs every
   // process a round of synchronisation per table, which dominates small stores on many ranks.
   if (!compress && count == 0) return;
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
   H5Pset_dxpl_mpio(dxpl, compress ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
-  ck.ok(H5Dwrite(ds, mem_type, mspace, fspace, dxpl, rows.data()), std::string("writing /") + name);
+  // A filtered write holds every chunk it touches uncompressed at once (a copy of the
+  // rows): compressed tables go in windows of kWindowRows file rows, chunk-aligned, the
+  // same windows on every process (each writes its rows inside, or nothing), so that the
+  // copy is at most a window; 10^8 events then fit beside their rows.
+  constexpr hsize_t kWindowRows = hsize_t{64} * 65536;
+  const hsize_t window = compress ? kWindowRows : std::max<hsize_t>(total, 1);
+  for (hsize_t at = 0; at < total; at += window) {
+    const hsize_t lo = std::max(first, at), hi = std::min(first + count, std::min(total, at + window));
+    const hsize_t n = hi > lo ? hi - lo : 0;
+    if (!compress && n == 0) continue;
+    Handle mspace(ck(H5Screate_simple(1, &count, nullptr), "H5Screate_simple"), H5Sclose);
+    Handle fspace(ck(H5Dget_space(ds), "H5Dget_space"), H5Sclose);
+    if (n) {
+      const hsize_t from = lo - first;
+      ck.ok(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &lo, nullptr, &n, nullptr), "selecting rows");
+      ck.ok(H5Sselect_hyperslab(mspace, H5S_SELECT_SET, &from, nullptr, &n, nullptr), "selecting rows");
+    } else {
+      H5Sselect_none(fspace);
+      H5Sselect_none(mspace);
+    }
+    ck.ok(H5Dwrite(ds, mem_type, mspace, fspace, dxpl, rows.data()), std::string("writing /") + name);
+  }
 }
 
 // ---------------------------------------------------------------- reading helpers

@@ -7,6 +7,9 @@
 #include <emmintrin.h>
 #endif
 #include <zlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>  // malloc_trim
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -213,18 +216,19 @@ void resolve_lines(std::vector<CallSite> &sites) {
 
 namespace {
 void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::string &tmp, const RunInfo &run_in,
-                           std::vector<RankTrace> &owned, const std::vector<std::string> &op_names);
+                           std::vector<RankTrace> &owned, const std::vector<std::string> &op_names,
+                           bool release_traces);
 }
 
 void write_trace_store(MPI_Comm comm, const std::string &path, const RunInfo &run_in, std::vector<RankTrace> &owned,
-                       const std::vector<std::string> &op_names) {
+                       const std::vector<std::string> &op_names, bool release_traces) {
   int me = 0;
   MPI_Comm_rank(comm, &me);
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, ".tmp-%d", static_cast<int>(getpid()));
   const std::string tmp = path + bcast_string(comm, suffix);
   try {
-    write_trace_store_tmp(comm, path, tmp, run_in, owned, op_names);
+    write_trace_store_tmp(comm, path, tmp, run_in, owned, op_names, release_traces);
   } catch (...) {
     // Nothing half-written is left behind under any name.
     if (me == 0) std::remove(tmp.c_str());
@@ -481,13 +485,39 @@ std::vector<double> profile_row(const RankTrace &t, const IdMap &ids, const Tabl
   return prof;
 }
 
-Rows local_rows(MPI_Comm comm, const std::vector<RankTrace> &owned, const Tables &g, int32_t nranks) {
+Rows local_rows(MPI_Comm comm, std::vector<RankTrace> &owned, const Tables &g, int32_t nranks, bool release_traces) {
   Rows rows;
   rows.counts.assign(static_cast<size_t>(nranks) * 4, 0);
+  size_t events = 0, requests = 0, completions = 0, steps = 0;
   for (const auto &t : owned) {
+    events += t.events.size();
+    requests += t.requests.size();
+    completions += t.completions.size();
+    steps += t.steps.size();
+  }
+  rows.events.reserve(events);  // exact: no growth slack beside the traces
+  rows.event_threads.reserve(events);
+  rows.requests.reserve(requests);
+  rows.completions.reserve(completions);
+  rows.steps.reserve(steps);
+  size_t freed = 0;
+  for (auto &t : owned) {
     const IdMap ids = id_map(t, g);
     append_records(t, ids, rows);
     rows.profile.push_back(profile_row(t, ids, g));
+    if (!release_traces) continue;
+    freed += t.events.capacity() * sizeof(Event) + t.requests.capacity() * sizeof(RequestRecord) +
+             t.completions.capacity() * sizeof(CompletionRecord) + t.steps.capacity() * sizeof(StepRecord);
+    // Assigning `{}` would pick the initializer-list overload and keep the capacity.
+    t.events = std::vector<Event>();
+    t.requests = std::vector<RequestRecord>();
+    t.completions = std::vector<CompletionRecord>();
+    t.steps = std::vector<StepRecord>();
+#ifdef __GLIBC__
+    // Freed traces lie between live blocks of the heap: hand their pages back now and
+    // then, or the rows grow beside them instead of in their place.
+    if (freed > (size_t{256} << 20)) malloc_trim(0), freed = 0;
+#endif
   }
   MPI_Allreduce(MPI_IN_PLACE, rows.counts.data(), static_cast<int>(rows.counts.size()), MPI_INT64_T, MPI_SUM, comm);
   int threaded = rows.threaded ? 1 : 0;
@@ -763,7 +793,8 @@ void reserve_room(MPI_Comm comm, int me, const std::string &path, const std::str
 }
 
 void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::string &tmp, const RunInfo &run_in,
-                           std::vector<RankTrace> &owned, const std::vector<std::string> &op_names) {
+                           std::vector<RankTrace> &owned, const std::vector<std::string> &op_names,
+                           bool release_traces) {
   SilenceHdf5 quiet;
   int me = 0;
   MPI_Comm_rank(comm, &me);
@@ -771,7 +802,7 @@ void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::st
   const RunInfo run = agreed_run(comm, run_in);
   const int32_t nranks = run.nranks;
   const Tables tables = unified_tables(comm, owned);
-  const Rows rows = local_rows(comm, owned, tables, nranks);
+  const Rows rows = local_rows(comm, owned, tables, nranks, release_traces);
   const int32_t first_rank = owned.empty() ? 0 : owned.front().rank;
   reserve_room(comm, me, path, tmp, rows, tables);
 

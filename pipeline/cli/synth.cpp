@@ -323,7 +323,16 @@ class Simulation {
       if (r == 0)
         for (int32_t k = 0; k < P; ++k) world.members.push_back(k);
       tr.comms.push_back(std::move(world));
+      // Exact sizes (no growth slack: 10^8 events are most of the memory): per leaf and
+      // iteration an Irecv and an Isend completed by one Waitall, and a step per ancestor.
       tr.events.reserve(static_cast<size_t>(iters * per_iter + 2));
+      const auto messages = static_cast<size_t>(iters) * tree.leaves.size();
+      tr.requests.reserve(2 * messages);
+      tr.completions.reserve(2 * messages);
+      size_t ancestors = 0;
+      for (const int32_t leaf : tree.leaves)
+        for (int32_t a = leaf; a > 0; a = tree.parent[static_cast<size_t>(a)]) ++ancestors;
+      tr.steps.reserve(static_cast<size_t>(iters) * ancestors);
     }
   }
 
@@ -495,7 +504,8 @@ int run_synth(const SynthOptions &o) {
   auto traces = sim.run();
   std::vector<std::string> op_names;
   for (const auto &op : collect::kOps) op_names.emplace_back(op.name);
-  io::write_trace_store(comm, o.output, synth_run_info(o, sim.missing_ranks()), traces, op_names);
+  io::write_trace_store(comm, o.output, synth_run_info(o, sim.missing_ranks()), traces, op_names,
+                        /*release_traces=*/true);
   if (me == 0)
     std::printf("%s: %d ranks, %d regions, %lld iterations, %lld events per rank\n", o.output.c_str(), o.ranks,
                 static_cast<int32_t>(tree.paths.size()), static_cast<long long>(sim.iterations()),

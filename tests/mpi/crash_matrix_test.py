@@ -8,7 +8,7 @@ MPI_Finalize) until mpirun terminates them. The store `collect` recovers, and th
 `perfsift recover` builds again from the spill files, must hold every rank's events up
 to its last completed call: N MPI_Sendrecv and the barrier on every rank (an MPI_Finalize
 too on ranks that entered it), rank 1 missing only when SIGKILLed before any spill.
-mpirun's grace period is set to 1 s (Open MPI's default without perfsift collect).
+mpirun's grace between SIGTERM and SIGKILL is the 3 s `perfsift collect` gives it.
 """
 import os
 import shutil
