@@ -208,6 +208,8 @@ class Engine {
   // Results (owned ranks, program order).
   const std::vector<int64_t> &end_times() const { return m_end; }
   const std::vector<std::vector<EventTiming>> &timings() const { return m_timings; }
+  // The timings moved out (24 B per event: no second copy beside the engine's).
+  std::vector<std::vector<EventTiming>> take_timings() { return std::move(m_timings); }
   // After a serial replay with timings: its state, to resume others from.
   Snapshot snapshot() const;
 

@@ -319,14 +319,15 @@ void run_plan(const Analysis &a, pipeline::Context &ctx, io::ResultsWriter &writ
       ctx.progress().stage_begin("building " + std::string(step.builder->product));
       step.builder->build(ctx);  // collective, at the same boundary on every process
       ctx.progress().stage_end(exchanged_since(before));
-      continue;
+    } else {
+      const auto &stage = *step.stage;
+      writer.group(stage.name, stage.description);
+      pipeline::StageOutput out(writer, stage.name);
+      ctx.progress().stage_begin(stage.name);
+      stage.run(ctx, a.cfg, out);
+      ctx.progress().stage_end(exchanged_since(before));
     }
-    const auto &stage = *step.stage;
-    writer.group(stage.name, stage.description);
-    pipeline::StageOutput out(writer, stage.name);
-    ctx.progress().stage_begin(stage.name);
-    stage.run(ctx, a.cfg, out);
-    ctx.progress().stage_end(exchanged_since(before));
+    for (const auto product : step.release_after) ctx.products().release(product);
   }
 }
 

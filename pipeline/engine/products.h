@@ -35,7 +35,17 @@ class Products {
   T &publish(T value) {
     auto p = std::make_shared<T>(std::move(value));
     m_items[std::type_index(typeid(T))] = p;
+    m_names[std::type_index(typeid(T))] = T::kProduct;
     return *p;
+  }
+  // Drops the product named `name` (its memory goes once no stage's result shares it).
+  void release(std::string_view name) {
+    for (auto it = m_names.begin(); it != m_names.end(); ++it)
+      if (it->second == name) {
+        m_items.erase(it->first);
+        m_names.erase(it);
+        return;
+      }
   }
   // The product, or null when no stage published it.
   template <Product T>
@@ -59,6 +69,7 @@ class Products {
 
  private:
   std::map<std::type_index, std::shared_ptr<void>> m_items;
+  std::map<std::type_index, std::string_view> m_names;
 };
 
 // ---- small products of the AutoAnalyzer stages (no folder of their own)

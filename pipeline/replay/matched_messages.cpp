@@ -74,8 +74,8 @@ void fill_recv_half(MatchedMessage &m, const ReplayModel &model, size_t s, size_
 
 std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel &model) {
   const auto traits = classify_ops(ctx.store().ops());
-  // The records are written in place, in (receiver, receive) order: each receive a send
-  // met (the replay's match numbered them) has its slot. A send whose receiver this process
+  // The records are written in place, in the messages' order (matched_receives): each
+  // receive a send met (the replay's match numbered them) has its slot. A send whose receiver this process
   // owns fills its half there directly; the others travel to the receiver's owner. No copy
   // of the whole set is made (at K = 1 none travels) and nothing is sorted.
   std::vector<int64_t> first_recv(model.programs.size() + 1, 0);
@@ -84,8 +84,7 @@ std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel
   std::vector<int64_t> slot_of(static_cast<size_t>(first_recv.back()), -1);
   int64_t slots = 0;
   for (size_t s = 0; s < model.programs.size(); ++s)
-    for (size_t ri = 0; ri < model.programs[s].recvs.size(); ++ri)
-      if (model.programs[s].recvs[ri].send_index >= 0) slot_of[static_cast<size_t>(first_recv[s]) + ri] = slots++;
+    for (const int32_t ri : matched_receives(model, s)) slot_of[static_cast<size_t>(first_recv[s] + ri)] = slots++;
   std::vector<MatchedMessage> out(static_cast<size_t>(slots));
   auto slot = [&](int32_t dst, int32_t recv_index) -> MatchedMessage * {
     const auto at = first_recv[static_cast<size_t>(dst - ctx.first())] + recv_index;
@@ -121,19 +120,6 @@ std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel
         fill_recv_half(out[static_cast<size_t>(k)], model, s, ri, traits);
   // A receive the replay matched but whose send never arrived here (not expected): dropped.
   out.erase(std::remove_if(out.begin(), out.end(), [](const MatchedMessage &m) { return m.src < 0; }), out.end());
-  // Receives are numbered in event order; one call's several receives (MPI_Waitall of
-  // receives, MPI_Sendrecv) go by sender, as the messages' order has always been.
-  auto same_call = [](const MatchedMessage &a, const MatchedMessage &b) {
-    return a.dst == b.dst && a.recv_event == b.recv_event;
-  };
-  for (size_t i = 0; i < out.size();) {
-    size_t j = i + 1;
-    while (j < out.size() && same_call(out[i], out[j])) ++j;
-    if (j - i > 1)
-      std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(i), out.begin() + static_cast<std::ptrdiff_t>(j),
-                       [](const MatchedMessage &a, const MatchedMessage &b) { return a.src < b.src; });
-    i = j;
-  }
   return out;
 }
 

@@ -32,6 +32,7 @@ using kernels::MessageKey;
 struct SendKey {
   MessageKey key;
   int32_t send_index;
+  int32_t send_event;  // in the sender: the receiver keeps it (/whatif/messages)
   int64_t bytes;
 };
 struct MatchReply {
@@ -182,8 +183,17 @@ void ProgramBuilder::start() {
       if (c.request >= 0 && c.request <= max_id)
         b.completion_of_id[static_cast<size_t>(c.request)] = static_cast<int32_t>(k - cmp_off[first]);
     }
-    for (int64_t k = step_off[r]; k < step_off[r + 1]; ++k)
-      m_model.side[s].executions.push_back(m_rec.executions[static_cast<size_t>(k - step_off[first])]);
+    const auto steps = m_rec.executions.begin() - step_off[first];
+    m_model.side[s].executions.assign(steps + step_off[r], steps + step_off[r + 1]);
+    // Exact sizes: one entry per event (no growth slack, no shrinking copy).
+    const auto events = static_cast<size_t>(m_ctx.store().event_offsets()[static_cast<size_t>(r) + 1] -
+                                            m_ctx.store().event_offsets()[static_cast<size_t>(r)]);
+    ReplayModel::Side &side = m_model.side[s];
+    m_model.programs[s].events.reserve(events);
+    for (auto *v : {&side.enter, &side.exit}) v->reserve(events);
+    for (auto *v : {&side.region, &side.step}) v->reserve(events);
+    side.site.reserve(events);
+    side.op.reserve(events);
     b.next_request = static_cast<size_t>(req_off[r] - req_off[first]);
     b.next_completion = static_cast<size_t>(cmp_off[r] - cmp_off[first]);
   }
@@ -260,7 +270,7 @@ int32_t ProgramBuilder::add_send(const Call &c, int32_t dst, int32_t tag, int32_
   side.send_event.push_back(static_cast<int32_t>(c.i));
   side.send_done.push_back(-1);
   const MessageKey key = m_building[c.s].sends.next(comm, c.rank, dst, tag);
-  route[static_cast<size_t>(m_ctx.owner_of(dst))].push_back({key, idx, bytes});
+  route[static_cast<size_t>(m_ctx.owner_of(dst))].push_back({key, idx, static_cast<int32_t>(c.i), bytes});
   return idx;
 }
 
@@ -271,6 +281,7 @@ int32_t ProgramBuilder::add_recv(const Call &c, int32_t src, int32_t tag, int32_
   p.recvs.push_back({bytes, -1, -1, c.e.t_exit - c.e.t_enter});
   side.recv_event.push_back(static_cast<int32_t>(c.i));
   side.recv_done.push_back(-1);
+  side.recv_send_event.push_back(-1);
   if (src >= 0 && src < m_ctx.nranks())
     waiting.add(m_building[c.s].recvs.next(comm, src, c.rank, tag), {static_cast<int32_t>(c.s), idx});
   return idx;
@@ -431,6 +442,7 @@ int64_t match_messages(const Context &ctx, ReplayModel &model, ProgramBuilder &b
     m.bytes = k.bytes;
     m.src = k.key.src;
     m.send_index = k.send_index;
+    model.side[static_cast<size_t>(slot)].recv_send_event[static_cast<size_t>(ri)] = k.send_event;
     replies[static_cast<size_t>(ctx.owner_of(k.key.src))].push_back({k.key.src, k.send_index, k.key.dst, ri});
   };
   auto answered = [&](const MatchReply &r) {
@@ -498,13 +510,14 @@ ProductBuilder matched_run_builder() {
 std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernels::LogGPS &params) {
   auto model = std::make_shared<ReplayModel>();
   model->params = params;
-  const OwnedRecords records = read_owned_records(ctx);
+  OwnedRecords records = read_owned_records(ctx);
   ProgramBuilder built(ctx, *model, records);
   built.start();
   const auto add_slice = [&](int32_t rank, int64_t index, const io::Event *ev, const io::Event *end) {
     built.add_events(rank, index, ev, end);
   };
   ctx.scan_events("building the replay program", add_slice);
+  records = {};  // the programs hold what matching needs: the records' memory goes before it
   shrink_programs(*model);
   set_finalize_remainders(ctx, *model, built);
   built.order_lanes();
@@ -515,6 +528,26 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
   const int64_t unmatched_sends = match_messages(ctx, *model, built);
   count_run_figures(ctx, *model, unmatched_sends, built.cancelled_receives, built.local_end);
   return model;
+}
+
+std::vector<int32_t> matched_receives(const ReplayModel &model, size_t s) {
+  const auto &recvs = model.programs[s].recvs;
+  const auto &event = model.side[s].recv_event;
+  std::vector<int32_t> order;
+  for (size_t ri = 0; ri < recvs.size(); ++ri)
+    if (recvs[ri].send_index >= 0) order.push_back(static_cast<int32_t>(ri));
+  const auto by_sender = [&](int32_t a, int32_t b) {
+    return recvs[static_cast<size_t>(a)].src < recvs[static_cast<size_t>(b)].src;
+  };
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i + 1;
+    while (j < order.size() && event[static_cast<size_t>(order[j])] == event[static_cast<size_t>(order[i])]) ++j;
+    if (j - i > 1)
+      std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(i), order.begin() + static_cast<std::ptrdiff_t>(j),
+                       by_sender);
+    i = j;
+  }
+  return order;
 }
 
 namespace {
@@ -699,7 +732,7 @@ ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, c
   MPI_Allreduce(&end, &out.makespan_ns, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
   int64_t released = engine.released();
   MPI_Allreduce(&released, &out.released, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
-  if (record_timings) out.timings = engine.timings();
+  if (record_timings) out.timings = engine.take_timings();
   return out;
 }
 

@@ -25,8 +25,9 @@ struct ReplayModel {
     std::vector<int32_t> region, step;
     std::vector<uint32_t> site;
     std::vector<uint16_t> op;
-    std::vector<int32_t> send_event;  // per send: its event
-    std::vector<int32_t> recv_event;  // per receive: the event that posted it
+    std::vector<int32_t> send_event;       // per send: its event
+    std::vector<int32_t> recv_event;       // per receive: the event that posted it
+    std::vector<int32_t> recv_send_event;  // per receive: the matched send's event in its sender, -1 unmatched
     // Per send / receive: the event that completed its request (Wait*, Test*), -1 when
     // the call itself was blocking or nothing completed it.
     std::vector<int32_t> send_done, recv_done;
@@ -74,6 +75,10 @@ struct ReplayOutcome {
   int64_t released = 0;  // dependencies released at a stuck fixpoint (crashed ranks)
   std::vector<std::vector<kernels::replay::EventTiming>> timings;  // when asked for
 };
+// The matched receives of owned program `s` in the messages' order: by receive (event
+// order), one call's several receives (MPI_Waitall, MPI_Sendrecv) by sender.
+std::vector<int32_t> matched_receives(const ReplayModel &model, size_t s);
+
 // Collective: a copy of the model holding every rank (programs, side data, baseline) on
 // every process, for work that replays the whole run many times (domino candidates,
 // questions spread over processes). Memory: O(all events) per process.

@@ -138,6 +138,20 @@ std::vector<PlanStep> plan_pipeline(const config::Values &cfg) {
     plan.push_back({nullptr, stage});
     for (auto made : stage->provides_products) published.insert(made);
   }
+  // Only builders' products: stages' products (findings' inputs) are read after the plan.
+  auto needs = [](const PlanStep &s, std::string_view product) {
+    const auto &req = s.builder ? s.builder->requires_products : s.stage->requires_products;
+    const bool used = s.stage && std::find(s.stage->uses_products.begin(), s.stage->uses_products.end(), product) !=
+                                     s.stage->uses_products.end();
+    return used || std::find(req.begin(), req.end(), product) != req.end();
+  };
+  for (size_t b = 0; b < plan.size(); ++b) {
+    if (!plan[b].builder) continue;
+    size_t last = b;
+    for (size_t j = b + 1; j < plan.size(); ++j)
+      if (needs(plan[j], plan[b].builder->product)) last = j;
+    plan[last].release_after.push_back(plan[b].builder->product);
+  }
   return plan;
 }
 

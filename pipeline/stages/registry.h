@@ -26,9 +26,13 @@ std::vector<std::string> pipeline_sections();
 struct PlanStep {
   const ProductBuilder *builder = nullptr;
   const StageInfo *stage = nullptr;
+  // Built products no later step requires or uses: released after this step (the matched
+  // messages are 120 B per message; the replays after them do not need them).
+  std::vector<std::string_view> release_after{};
 };
 // The steps of pipeline.stages: before each stage, the builders of the products it
-// requires that no earlier step published. Throws config::ConfigError at pipeline.stages
+// requires that no earlier step published; each built product released after its last
+// user. Throws config::ConfigError at pipeline.stages
 // (file:line:col) when a stage requires a product only a stage missing before it provides.
 std::vector<PlanStep> plan_pipeline(const config::Values &cfg);
 

@@ -179,11 +179,12 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
     r.predicted[k] = o.makespan_ns;
     r.released[k] = o.released;
     if (r.effect_of[k]) add_site_wait(o.timings, model.side, r.sites, r.site_wait[k]);
+    const bool stored = keep && r.traces;
     if (k == 0) {
-      model.baseline = o.timings;
+      model.baseline = stored ? o.timings : std::move(o.timings);  // a copy only when traces are stored too
       model.replayed = true;
     }
-    if (keep && r.traces) r.kept.emplace_back(static_cast<int64_t>(k), std::move(o.timings));
+    if (stored) r.kept.emplace_back(static_cast<int64_t>(k), std::move(o.timings));
   }
 }
 
@@ -391,18 +392,22 @@ io::Table trace_table(const WhatifResult &r) {
 }
 
 // /whatif/messages: which calls each message joins — what a timeline of the run draws.
-io::Table messages_table(const Context &ctx) {
+io::Table messages_table(const ReplayModel &model) {
   io::Table links;
   links.description = "matched point-to-point messages: the sending call and the call that completed the receive";
   auto &ls = links.ints("sender", "", "sending rank"),
        &lse = links.ints("send_event", "", "its send call (event index)");
   auto &lr = links.ints("receiver", "", "receiving rank"),
        &lre = links.ints("recv_event", "", "the call that completed the receive");
-  for (const auto &m : *ctx.products().get<MatchedMessages>().items) {
-    ls.push_back(m.src);
-    lse.push_back(m.send_event);
-    lr.push_back(m.dst);
-    lre.push_back(m.recv_done >= 0 ? m.recv_done : m.recv_event);
+  for (size_t s = 0; s < model.programs.size(); ++s) {
+    const auto &side = model.side[s];
+    for (const int32_t ri : matched_receives(model, s)) {
+      const auto r = static_cast<size_t>(ri);
+      ls.push_back(model.programs[s].recvs[r].src);
+      lse.push_back(side.recv_send_event[r]);
+      lr.push_back(model.programs[s].rank);
+      lre.push_back(side.recv_done[r] >= 0 ? side.recv_done[r] : side.recv_event[r]);
+    }
   }
   return links;
 }
@@ -433,7 +438,7 @@ void write_whatif(Context &ctx, const WhatifResult &r, StageOutput &out) {
   out.attribute("traces_stored", static_cast<int64_t>(r.traces));
   out.table("questions", questions_table(r));
   if (r.traces) {
-    out.table_rows("messages", messages_table(ctx));
+    out.table_rows("messages", messages_table(model));
     out.table_rows("trace", trace_table(r));
     out.attribute("trace_operations", ctx.store().ops());
     out.attribute("trace_regions", r.paths);
@@ -636,7 +641,7 @@ StageInfo whatif_stage() {
       whatif_text,
       nullptr};
   s.json_value = whatif_json;
-  s.requires_products = {product_name<MatchedRun>(), product_name<MatchedMessages>()};
+  s.requires_products = {product_name<MatchedRun>()};
   s.uses_products = {product_name<Bottlenecks>()};
   s.provides_products = {product_name<ReplayBaseline>(), product_name<FixEffects>()};
   s.check = check_whatif;

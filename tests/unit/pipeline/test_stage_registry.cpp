@@ -50,6 +50,18 @@ TEST(StageRegistry, DefaultPipelineBuildsSharedProductsOnceBeforeTheirFirstUser)
   EXPECT_EQ(step_names(plan), expected);
 }
 
+// Each built product goes after its last user: the matched messages (120 B per message)
+// after diagnosis, before the replays; the matched run after whatif (the replay baseline
+// shares its programs on).
+TEST(StageRegistry, BuiltProductsAreReleasedAfterTheirLastUser) {
+  const auto plan = plan_pipeline(pipeline_of(""));
+  std::vector<std::string> released;
+  for (const auto &s : plan)
+    for (const auto product : s.release_after)
+      released.push_back(std::string(product) + " after " + (s.stage ? s.stage->name : "a builder"));
+  EXPECT_EQ(released, (std::vector<std::string>{"matched messages after diagnosis", "matched run after whatif"}));
+}
+
 TEST(StageRegistry, BuilderRequirementsComeFirst) {
   const auto plan = plan_pipeline(pipeline_of("[pipeline]\nstages = [\"classify\"]\n"));
   EXPECT_EQ(step_names(plan), (std::vector<std::string>{"build matched run", "build matched messages", "classify"}));
