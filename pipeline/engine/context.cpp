@@ -198,24 +198,39 @@ const std::vector<double> &Context::profile(const std::string &metric) const {
   return it == m_profile.end() ? none : it->second;
 }
 
+namespace {
+// Reads the events of ranks [first, last) and hands them on in rank slices; `read` is
+// told each read's end row.
+void scan_rank_slices(const io::TraceStore &store, int32_t first, int32_t last, int64_t rows_per_read,
+                      const Context::EventSlice &fn, const std::function<void(int64_t)> &read) {
+  const auto &off = store.event_offsets();
+  int32_t rank = first;
+  store.scan_events(first, last, rows_per_read, omp_get_max_threads(),
+                    [&](int64_t first_row, const std::vector<io::Event> &ev) {
+                      const int64_t end_row = first_row + static_cast<int64_t>(ev.size());
+                      for (int64_t row = first_row; row < end_row;) {
+                        while (off[rank + 1] <= row) ++rank;
+                        const int64_t stop = std::min<int64_t>(end_row, off[rank + 1]);
+                        fn(rank, row - off[rank], ev.data() + (row - first_row), ev.data() + (stop - first_row));
+                        row = stop;
+                      }
+                      if (read) read(end_row);
+                    });
+}
+}  // namespace
+
 void Context::scan_events(const std::string &label, const EventSlice &fn) const {
   const auto &off = m_store.event_offsets();
   const int64_t begin = off[m_first], total = off[m_last] - off[m_first];
   m_progress.begin(label);
-  int32_t rank = m_first;
-  m_store.scan_events(
-      m_first, m_last, m_config.get_int("analysis.rows_per_read"), omp_get_max_threads(),
-      [&](int64_t first_row, const std::vector<io::Event> &ev) {
-        const int64_t end_row = first_row + static_cast<int64_t>(ev.size());
-        for (int64_t row = first_row; row < end_row;) {
-          while (off[rank + 1] <= row) ++rank;
-          const int64_t stop = std::min<int64_t>(end_row, off[rank + 1]);
-          fn(rank, row - off[rank], ev.data() + (row - first_row), ev.data() + (stop - first_row));
-          row = stop;
-        }
-        m_progress.update(total ? static_cast<double>(end_row - begin) / static_cast<double>(total) : 1.0);
-      });
+  scan_rank_slices(m_store, m_first, m_last, m_config.get_int("analysis.rows_per_read"), fn, [&](int64_t end_row) {
+    m_progress.update(total ? static_cast<double>(end_row - begin) / static_cast<double>(total) : 1.0);
+  });
   m_progress.end();
+}
+
+void Context::scan_events(int32_t first, int32_t last, const EventSlice &fn) const {
+  scan_rank_slices(m_store, first, last, m_config.get_int("analysis.rows_per_read"), fn, nullptr);
 }
 
 void Context::scan_requests(const RequestBlock &fn) const {

@@ -76,6 +76,9 @@ class Context {
   // slice of each read, ranks in order; `index` is the slice's first event within its rank.
   using EventSlice = std::function<void(int32_t rank, int64_t index, const io::Event *first, const io::Event *last)>;
   void scan_events(const std::string &label, const EventSlice &fn) const;
+  // Collective: the same for owned ranks [first, last) only, without progress; every
+  // process calls it equally often (an empty range takes part in the reads).
+  void scan_events(int32_t first, int32_t last, const EventSlice &fn) const;
   // Collective: the owned ranks' request activations, in rank blocks of about
   // analysis.rows_per_read rows; fn(first_rank, last_rank, rows, offsets of the block).
   using RequestBlock = std::function<void(int32_t first, int32_t last, const std::vector<io::RequestRecord> &rows,

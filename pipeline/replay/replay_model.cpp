@@ -59,25 +59,43 @@ std::vector<int32_t> count_comm_members(const Context &ctx, ReplayModel &model) 
   return comm_members;
 }
 
-// Requests, completions and region executions of the owned ranks (one read each), with
-// each table's row offsets per rank.
-struct OwnedRecords {
+// Each table's row offsets per rank (every rank of the run).
+struct RecordOffsets {
   std::vector<int64_t> req_off, cmp_off, step_off;
+};
+
+// Requests, completions and region executions of a block of owned ranks [first, last)
+// (one read each): the program is built a block at a time, so that these records (about
+// 70 B per event) never exist for all owned ranks at once.
+struct OwnedRecords {
+  int32_t first = 0, last = 0;
   std::vector<io::RequestRecord> requests;
   std::vector<io::CompletionRecord> completions;
   std::vector<io::StepRecord> executions;
 };
 
-OwnedRecords read_owned_records(const Context &ctx) {
+OwnedRecords read_owned_records(const Context &ctx, int32_t first, int32_t last) {
   const io::TraceStore &store = ctx.store();
   OwnedRecords r;
-  r.req_off = store.offsets("requests");
-  r.cmp_off = store.offsets("completions");
-  r.step_off = store.offsets("steps");
-  r.requests = store.requests(ctx.first(), ctx.last());
-  r.completions = store.completions(ctx.first(), ctx.last());
-  r.executions = store.steps(ctx.first(), ctx.last());
+  r.first = first;
+  r.last = last;
+  r.requests = store.requests(first, last);
+  r.completions = store.completions(first, last);
+  r.executions = store.steps(first, last);
   return r;
+}
+
+// The owned ranks in blocks of about `rows` events (a rank more than that is a block alone).
+std::vector<std::pair<int32_t, int32_t>> rank_blocks(const Context &ctx, int64_t rows) {
+  const auto &off = ctx.store().event_offsets();
+  std::vector<std::pair<int32_t, int32_t>> blocks;
+  for (int32_t a = ctx.first(); a < ctx.last();) {
+    int32_t b = a + 1;
+    while (b < ctx.last() && off[static_cast<size_t>(b) + 1] - off[static_cast<size_t>(a)] <= rows) ++b;
+    blocks.emplace_back(a, b);
+    a = b;
+  }
+  return blocks;
 }
 
 // Per-rank building state, kept across event slices.
@@ -99,10 +117,10 @@ struct Building {
 // collects each send's key for its receiver's owner and each receive's key for the match.
 class ProgramBuilder {
  public:
-  ProgramBuilder(const Context &ctx, ReplayModel &model, const OwnedRecords &records)
+  ProgramBuilder(const Context &ctx, ReplayModel &model)
       : m_ctx(ctx),
         m_model(model),
-        m_rec(records),
+        m_off{ctx.store().offsets("requests"), ctx.store().offsets("completions"), ctx.store().offsets("steps")},
         m_traits(classify_ops(ctx.store().ops())),
         m_comm_members(count_comm_members(ctx, model)) {
     for (int32_t r = 0; r < ctx.nranks(); ++r) m_alive += !ctx.missing(r);
@@ -110,6 +128,8 @@ class ProgramBuilder {
 
   // Sizes the programs and the building state of the owned ranks.
   void start();
+  // The records of the next block of ranks, before its events (the previous block's go).
+  void load_block(OwnedRecords records);
   // One slice of a rank's events; `index` is the first one's index within the rank.
   void add_events(int32_t rank, int64_t index, const io::Event *ev, const io::Event *end) {
     const size_t s = static_cast<size_t>(rank - m_ctx.first());
@@ -152,7 +172,8 @@ class ProgramBuilder {
 
   const Context &m_ctx;
   ReplayModel &m_model;
-  const OwnedRecords &m_rec;
+  const RecordOffsets m_off;
+  OwnedRecords m_rec;  // the block being built
   const std::vector<OpTraits> m_traits;
   const std::vector<int32_t> m_comm_members;  // per communicator: members with data
   int32_t m_alive = 0;                        // ranks with data
@@ -161,7 +182,6 @@ class ProgramBuilder {
 
 void ProgramBuilder::start() {
   const int32_t first = m_ctx.first(), last = m_ctx.last();
-  const auto &req_off = m_rec.req_off, &cmp_off = m_rec.cmp_off, &step_off = m_rec.step_off;
   const int32_t owned = m_ctx.owned();
   m_model.programs.resize(static_cast<size_t>(owned));
   m_model.side.resize(static_cast<size_t>(owned));
@@ -172,6 +192,24 @@ void ProgramBuilder::start() {
   for (int32_t r = first; r < last; ++r) {
     const size_t s = static_cast<size_t>(r - first);
     m_model.programs[s].rank = r;
+    // Exact sizes: one entry per event (no growth slack, no shrinking copy).
+    const auto events = static_cast<size_t>(m_ctx.store().event_offsets()[static_cast<size_t>(r) + 1] -
+                                            m_ctx.store().event_offsets()[static_cast<size_t>(r)]);
+    ReplayModel::Side &side = m_model.side[s];
+    m_model.programs[s].events.reserve(events);
+    for (auto *v : {&side.enter, &side.exit}) v->reserve(events);
+    for (auto *v : {&side.region, &side.step}) v->reserve(events);
+    side.site.reserve(events);
+    side.op.reserve(events);
+  }
+}
+
+void ProgramBuilder::load_block(OwnedRecords records) {
+  m_rec = std::move(records);
+  const int32_t first = m_rec.first;
+  const auto &req_off = m_off.req_off, &cmp_off = m_off.cmp_off, &step_off = m_off.step_off;
+  for (int32_t r = m_rec.first; r < m_rec.last; ++r) {
+    const size_t s = static_cast<size_t>(r - m_ctx.first());
     Building &b = m_building[s];
     int64_t max_id = -1;
     for (int64_t k = req_off[r]; k < req_off[r + 1]; ++k)
@@ -185,15 +223,6 @@ void ProgramBuilder::start() {
     }
     const auto steps = m_rec.executions.begin() - step_off[first];
     m_model.side[s].executions.assign(steps + step_off[r], steps + step_off[r + 1]);
-    // Exact sizes: one entry per event (no growth slack, no shrinking copy).
-    const auto events = static_cast<size_t>(m_ctx.store().event_offsets()[static_cast<size_t>(r) + 1] -
-                                            m_ctx.store().event_offsets()[static_cast<size_t>(r)]);
-    ReplayModel::Side &side = m_model.side[s];
-    m_model.programs[s].events.reserve(events);
-    for (auto *v : {&side.enter, &side.exit}) v->reserve(events);
-    for (auto *v : {&side.region, &side.step}) v->reserve(events);
-    side.site.reserve(events);
-    side.op.reserve(events);
     b.next_request = static_cast<size_t>(req_off[r] - req_off[first]);
     b.next_completion = static_cast<size_t>(cmp_off[r] - cmp_off[first]);
   }
@@ -320,7 +349,7 @@ void ProgramBuilder::activate_requests(const Call &c) {
   rp::RankProgram &p = m_model.programs[c.s];
   Building &b = m_building[c.s];
   const auto &requests = m_rec.requests;
-  const size_t req_end = static_cast<size_t>(m_rec.req_off[c.rank + 1] - m_rec.req_off[m_ctx.first()]);
+  const size_t req_end = static_cast<size_t>(m_off.req_off[c.rank + 1] - m_off.req_off[m_rec.first]);
   while (b.next_request < req_end && requests[b.next_request].event < c.i) ++b.next_request;
   for (; b.next_request < req_end && requests[b.next_request].event == c.i; ++b.next_request) {
     const io::RequestRecord &q = requests[b.next_request];
@@ -357,7 +386,7 @@ void ProgramBuilder::complete_requests(const Call &c) {
   ReplayModel::Side &side = m_model.side[c.s];
   Building &b = m_building[c.s];
   const auto &completions = m_rec.completions;
-  const size_t cmp_end = static_cast<size_t>(m_rec.cmp_off[c.rank + 1] - m_rec.cmp_off[m_ctx.first()]);
+  const size_t cmp_end = static_cast<size_t>(m_off.cmp_off[c.rank + 1] - m_off.cmp_off[m_rec.first]);
   while (b.next_completion < cmp_end && completions[b.next_completion].event < c.i) ++b.next_completion;
   for (; b.next_completion < cmp_end && completions[b.next_completion].event == c.i; ++b.next_completion) {
     const io::CompletionRecord &done = completions[b.next_completion];
@@ -510,14 +539,26 @@ ProductBuilder matched_run_builder() {
 std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernels::LogGPS &params) {
   auto model = std::make_shared<ReplayModel>();
   model->params = params;
-  OwnedRecords records = read_owned_records(ctx);
-  ProgramBuilder built(ctx, *model, records);
+  ProgramBuilder built(ctx, *model);
   built.start();
   const auto add_slice = [&](int32_t rank, int64_t index, const io::Event *ev, const io::Event *end) {
     built.add_events(rank, index, ev, end);
   };
-  ctx.scan_events("building the replay program", add_slice);
-  records = {};  // the programs hold what matching needs: the records' memory goes before it
+  // Blocks of ranks, each its records then its events; every process makes as many reads
+  // (they are collective), the ones past their blocks with empty ranges.
+  const auto blocks = rank_blocks(ctx, 16 * ctx.config().get_int("analysis.rows_per_read"));
+  int64_t rounds = static_cast<int64_t>(blocks.size());
+  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+  ctx.progress().begin("building the replay program");
+  for (int64_t k = 0; k < rounds; ++k) {
+    const auto [a, b] = k < static_cast<int64_t>(blocks.size()) ? blocks[static_cast<size_t>(k)]
+                                                                : std::pair<int32_t, int32_t>{ctx.last(), ctx.last()};
+    built.load_block(read_owned_records(ctx, a, b));
+    ctx.scan_events(a, b, add_slice);
+    ctx.progress().update(static_cast<double>(k + 1) / static_cast<double>(rounds));
+  }
+  built.load_block({});  // the programs hold what matching needs
+  ctx.progress().end();
   shrink_programs(*model);
   set_finalize_remainders(ctx, *model, built);
   built.order_lanes();
