@@ -221,8 +221,9 @@ void ProgramBuilder::load_block(OwnedRecords records) {
       if (c.request >= 0 && c.request <= max_id)
         b.completion_of_id[static_cast<size_t>(c.request)] = static_cast<int32_t>(k - cmp_off[first]);
     }
-    const auto steps = m_rec.executions.begin() - step_off[first];
-    m_model.side[s].executions.assign(steps + step_off[r], steps + step_off[r + 1]);
+    const auto steps = m_rec.executions.begin();
+    m_model.side[s].executions.assign(steps + (step_off[r] - step_off[first]),
+                                      steps + (step_off[r + 1] - step_off[first]));
     b.next_request = static_cast<size_t>(req_off[r] - req_off[first]);
     b.next_completion = static_cast<size_t>(cmp_off[r] - cmp_off[first]);
   }
