@@ -5,7 +5,8 @@
 # ranks; prints wall time, events/s per analysis process, peak memory per analysis rank and
 # per owned event, and each stage's time and peak on analysis rank 0 (--progress).
 # usage: pipeline_bench.sh PERFSIFT [RANKS "SIZES" "KS"]
-#   SIZES default "1000000 10000000" (add 100000000 on a machine with 24 GB or more), KS "1 2".
+#   SIZES default "1000000 10000000", KS "1 2"; 100000000 with KS "2" takes 8 GB per analysis rank
+#   and about 80 s on 2 cores (its store: 2.5 GB, written in a minute).
 # PERFSIFT_BENCH_DIR keeps the stores between runs (they take a while to write).
 set -euo pipefail
 perfsift=$1 ranks=${2:-1024} sizes=${3:-"1000000 10000000"} ks=${4:-"1 2"}
