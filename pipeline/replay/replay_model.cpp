@@ -720,9 +720,10 @@ const char *unpack_round(const char *at, const char *end, std::vector<rp::Engine
 }  // namespace
 
 ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const rp::Scenario &sc,
-                                 bool record_timings) {
+                                 bool record_timings, const rp::EventSink &sink) {
   const int np = ctx.nprocs();
   rp::Engine engine(model.programs, sc, ctx.nranks(), record_timings, np > 1);
+  if (sink) engine.set_event_sink(sink);
   ReplayOutcome out;
   while (true) {
     bool moved = engine.advance();

@@ -86,8 +86,9 @@ std::shared_ptr<ReplayModel> gather_whole(const Context &ctx, const ReplayModel 
 
 // Collective: replays the owned ranks under a scenario, exchanging cross-owner message
 // times and collective arrivals in rounds.
+// `sink`, when given, sees every replayed event of the owned ranks.
 ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const kernels::replay::Scenario &sc,
-                                 bool record_timings);
+                                 bool record_timings, const kernels::replay::EventSink &sink = nullptr);
 
 // Reads a LogGPS parameter file (`perfsift calibrate` writes it). Throws config::ConfigError.
 kernels::LogGPS read_loggps(const std::string &path);

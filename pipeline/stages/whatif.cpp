@@ -99,18 +99,22 @@ bool changes_work(const Asked &a, const Question &q) {
   return true;
 }
 
-// Adds each event's waiting to its places (FixEffects): its call site, and its innermost
-// region after the `sites` call sites (timings and sides of the same ranks).
+// Adds event i of owned slot s's waiting to its places (FixEffects): its call site, and
+// its innermost region after the `sites` call sites.
+void add_event_wait(const ReplayModel::Side &side, size_t i, const rp::EventTiming &t, size_t sites,
+                    std::vector<int64_t> &wait) {
+  if (i >= side.site.size()) return;
+  const int64_t w = t.exit - t.nowait_exit;
+  if (side.site[i] < sites) wait[side.site[i]] += w;
+  const int32_t region = i < side.region.size() ? side.region[i] : -1;
+  if (region >= 0 && sites + static_cast<size_t>(region) < wait.size()) wait[sites + static_cast<size_t>(region)] += w;
+}
+
+// The same for every event of replayed timings (of the ranks `side` describes).
 void add_site_wait(const std::vector<std::vector<rp::EventTiming>> &timings, const std::vector<ReplayModel::Side> &side,
                    size_t sites, std::vector<int64_t> &wait) {
   for (size_t s = 0; s < timings.size() && s < side.size(); ++s)
-    for (size_t i = 0; i < timings[s].size() && i < side[s].site.size(); ++i) {
-      const int64_t w = timings[s][i].exit - timings[s][i].nowait_exit;
-      if (side[s].site[i] < sites) wait[side[s].site[i]] += w;
-      const int32_t region = i < side[s].region.size() ? side[s].region[i] : -1;
-      if (region >= 0 && sites + static_cast<size_t>(region) < wait.size())
-        wait[sites + static_cast<size_t>(region)] += w;
-    }
+    for (size_t i = 0; i < timings[s].size(); ++i) add_event_wait(side[s], i, timings[s][i], sites, wait);
 }
 
 // The place (FixEffects) a waiting fix names: "zero-wait callsite X" or "zero-wait region R"
@@ -174,11 +178,15 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
     const rp::Scenario sc = build_scenario(&ctx, model, parsed[k], r.selected[k]);
     const bool keep = k < keep_end;
     ctx.progress().begin("whatif: " + r.asked[k].text);
-    ReplayOutcome o = replay_distributed(ctx, model, sc, keep || r.effect_of[k]);
+    // A fix's waiting per place is summed as the replay goes, not from 24 B per event of
+    // recorded timings (the baseline's are kept anyway).
+    const rp::EventSink sum_waits = [&](int32_t s, int64_t i, const rp::EventTiming &t) {
+      add_event_wait(model.side[static_cast<size_t>(s)], static_cast<size_t>(i), t, r.sites, r.site_wait[k]);
+    };
+    ReplayOutcome o = replay_distributed(ctx, model, sc, keep, r.effect_of[k] ? sum_waits : rp::EventSink());
     ctx.progress().end();
     r.predicted[k] = o.makespan_ns;
     r.released[k] = o.released;
-    if (r.effect_of[k]) add_site_wait(o.timings, model.side, r.sites, r.site_wait[k]);
     const bool stored = keep && r.traces;
     if (k == 0) {
       model.baseline = stored ? o.timings : std::move(o.timings);  // a copy only when traces are stored too
