@@ -18,7 +18,6 @@
 
 #include "kernels/rank_set.h"
 #include "pipeline/format/text.h"
-#include "pipeline/replay/matched_messages.h"
 #include "pipeline/replay/replay_model.h"
 #include "pipeline/format/results_view.h"
 #include "pipeline/engine/stage_info.h"
