@@ -37,13 +37,13 @@ void fill_send_half(MatchedMessage &m, const ReplayModel &model, size_t s, size_
   m.send_op = side.op[ev];
   m.timing.send_nonblocking = !blocking(traits, side.op[ev]);
   m.timing.send_enter = side.enter[ev];
-  m.timing.send_exit = side.exit[ev];
+  m.timing.send_exit = model.measured_exit(s, ev);
   if (m.send_done >= 0) {
     const auto d = static_cast<size_t>(m.send_done);
     m.send_done_site = side.site[d];
     m.send_done_op = side.op[d];
     m.timing.send_wait_enter = side.enter[d];
-    m.timing.send_wait_exit = side.exit[d];
+    m.timing.send_wait_exit = model.measured_exit(s, d);
   }
 }
 
@@ -59,13 +59,13 @@ void fill_recv_half(MatchedMessage &m, const ReplayModel &model, size_t s, size_
   m.recv_op = side.op[ev];
   m.timing.recv_nonblocking = !blocking(traits, side.op[ev]);
   m.timing.recv_enter = side.enter[ev];
-  m.timing.recv_exit = side.exit[ev];
+  m.timing.recv_exit = model.measured_exit(s, ev);
   if (m.recv_done >= 0) {
     const auto d = static_cast<size_t>(m.recv_done);
     m.recv_done_site = side.site[d];
     m.recv_done_op = side.op[d];
     m.timing.recv_wait_enter = side.enter[d];
-    m.timing.recv_wait_exit = side.exit[d];
+    m.timing.recv_wait_exit = model.measured_exit(s, d);
   }
   m.timing.bytes = model.programs[s].recvs[ri].bytes;
 }

@@ -197,7 +197,7 @@ void ProgramBuilder::start() {
                                             m_ctx.store().event_offsets()[static_cast<size_t>(r)]);
     ReplayModel::Side &side = m_model.side[s];
     m_model.programs[s].events.reserve(events);
-    for (auto *v : {&side.enter, &side.exit}) v->reserve(events);
+    side.enter.reserve(events);
     for (auto *v : {&side.region, &side.step}) v->reserve(events);
     side.site.reserve(events);
     side.op.reserve(events);
@@ -251,7 +251,13 @@ void ProgramBuilder::add_event(int32_t rank, size_t s, int64_t i, const io::Even
       b.prev_exit.push_back(b.lane0_enter);
     }
   }
-  if (lane > 0 && p.lane.empty()) p.lane.assign(p.events.size(), 0);
+  if (lane > 0 && p.lane.empty()) {
+    p.lane.assign(p.events.size(), 0);
+    // From now on exits cannot come from the next enter: the ones so far (lane 0) still do.
+    std::vector<int64_t> exits(p.events.size());
+    for (size_t k = 0; k < exits.size(); ++k) exits[k] = m_model.measured_exit(s, k);
+    side.exit = std::move(exits);
+  }
   if (!p.lane.empty()) p.lane.push_back(static_cast<uint8_t>(lane));
   rp::Event out;
   out.gap = e.t_enter - b.prev_exit[lane];
@@ -260,7 +266,8 @@ void ProgramBuilder::add_event(int32_t rank, size_t s, int64_t i, const io::Even
   b.prev_exit[lane] = e.t_exit;
   local_end = std::max(local_end, e.t_exit);
   side.enter.push_back(e.t_enter);
-  side.exit.push_back(e.t_exit);
+  if (!p.lane.empty()) side.exit.push_back(e.t_exit);
+  side.last_exit = e.t_exit;
   side.region.push_back(e.region);
   side.step.push_back(e.step);
   side.site.push_back(static_cast<uint32_t>(e.site));
@@ -420,7 +427,7 @@ void ProgramBuilder::order_lanes() {
     std::vector<size_t> next(lanes, 0);  // per lane: 2 x its events done + phase
     auto time_of = [&](size_t l) {
       const size_t i = static_cast<size_t>(of_lane[l][next[l] / 2]);
-      return std::pair{next[l] % 2 ? side.exit[i] : side.enter[i], static_cast<int>(next[l] % 2)};
+      return std::pair{next[l] % 2 ? m_model.measured_exit(s, i) : side.enter[i], static_cast<int>(next[l] % 2)};
     };
     p.steps.reserve(2 * p.events.size());
     while (p.steps.size() < 2 * p.events.size()) {

@@ -20,8 +20,12 @@ struct ReplayModel {
   kernels::LogGPS params;
   std::vector<kernels::replay::RankProgram> programs;  // owned ranks, in order
   // Per owned rank, per event: measured enter time, innermost region, step, call site.
+  // The measured exit is measured_exit(): one call sequence per rank needs no exit per
+  // event (8 B), the next event's enter less its gap gives it.
   struct Side {
-    std::vector<int64_t> enter, exit;
+    std::vector<int64_t> enter;
+    std::vector<int64_t> exit;  // laned ranks only (several threads call MPI): every event's exit
+    int64_t last_exit = 0;      // the rank's last event's exit
     std::vector<int32_t> region, step;
     std::vector<uint32_t> site;
     std::vector<uint16_t> op;
@@ -35,6 +39,13 @@ struct ReplayModel {
     std::vector<io::StepRecord> executions;  // region executions (/steps), by end time
   };
   std::vector<Side> side;
+  // Event i of owned slot s: its measured exit.
+  int64_t measured_exit(size_t s, size_t i) const {
+    const Side &d = side[s];
+    if (!d.exit.empty()) return d.exit[i];
+    const auto &ev = programs[s].events;
+    return i + 1 < ev.size() ? d.enter[i + 1] - ev[i + 1].gap : d.last_exit;
+  }
   // Run-wide figures (identical on every process).
   int64_t measured_ns = 0;  // the last rank's last exit
   int64_t events = 0, sends = 0, receives = 0, unmatched_sends = 0, unmatched_receives = 0;

@@ -178,8 +178,8 @@ void collectives(const Context &ctx, const ReplayModel &model, Sums &sums, Viola
       const int64_t inst = p.colls[k].instance;
       const auto owner =
           static_cast<size_t>(static_cast<uint64_t>(inst * 0x9E3779B97F4A7C15LL) % static_cast<uint64_t>(ctx.nprocs()));
-      route[owner].push_back(
-          {inst, side.enter[ev], side.exit[ev], side.site[ev], p.rank, p.colls[k].root, side.region[ev], pattern});
+      route[owner].push_back({inst, side.enter[ev], model.measured_exit(s, ev), side.site[ev], p.rank, p.colls[k].root,
+                              side.region[ev], pattern});
     }
   }
   auto entries = ctx.alltoallv(route);

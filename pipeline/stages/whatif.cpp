@@ -388,7 +388,7 @@ io::Table trace_table(const WhatifResult &r) {
   };
   for (size_t s = 0; s < model.side.size(); ++s) {
     for (size_t i = 0; i < model.side[s].enter.size(); ++i)
-      row(-1, s, i, model.side[s].enter[i], model.side[s].exit[i], -1);
+      row(-1, s, i, model.side[s].enter[i], model.measured_exit(s, i), -1);
     for (const auto &[question, timings] : r.kept)
       for (size_t i = 0; i < timings[s].size(); ++i) {
         const auto &x = timings[s][i];

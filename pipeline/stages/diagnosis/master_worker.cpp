@@ -157,13 +157,14 @@ std::vector<hc::Span> setup_spans(const std::vector<const MwMessage *> &replies,
 
 // One owned worker's time in MPI calls, MPI_Init excluded, the unrecorded wait in
 // MPI_Finalize for the last rank included.
-std::vector<hc::Span> mpi_spans(const Context &ctx, const ReplayModel::Side &side, const RankTimes &times) {
+std::vector<hc::Span> mpi_spans(const Context &ctx, const ReplayModel &model, size_t s, const RankTimes &times) {
   const auto &ops = ctx.store().ops();
+  const auto &side = model.side[s];
   std::vector<hc::Span> out;
   for (size_t e = 0; e < side.op.size(); ++e) {
     const std::string &op = ops[side.op[e]];
     if (is_init_op(op)) continue;
-    out.push_back({side.enter[e], side.exit[e]});
+    out.push_back({side.enter[e], model.measured_exit(s, e)});
   }
   if (times.end > times.finalize_enter) out.push_back({times.finalize_enter, times.end});
   return out;
@@ -193,7 +194,7 @@ std::vector<WorkerRecord> decompose_workers(const Context &ctx, const ReplayMode
     wk.start = t.start;
     wk.end = t.end;
     wk.finish = rq->second.back()->send_enter;
-    wk.mpi = mpi_spans(ctx, model.side[s], t);
+    wk.mpi = mpi_spans(ctx, model, s, t);
     wk.setup = setup_spans(rp->second, traffic, master, spans);
     for (const MwMessage *x : rq->second) wk.comm += comm(x->bytes);
     for (const MwMessage *x : rp->second) wk.comm += comm(x->bytes);

@@ -49,15 +49,16 @@ std::vector<RankTimes> rank_times(const Context &ctx, const ReplayModel &model) 
     const auto &side = model.side[s];
     RankTimes r;
     r.rank = model.programs[s].rank;
-    r.finalize_enter = r.end = side.exit.empty() ? 0 : side.exit.back();
+    r.finalize_enter = r.end = side.enter.empty() ? 0 : model.measured_exit(s, side.enter.size() - 1);
     for (size_t e = 0; e < side.op.size(); ++e) {
+      const int64_t exit = model.measured_exit(s, e);
       if (is_init[side.op[e]])
-        r.start = side.exit[e];
+        r.start = exit;
       else
-        r.mpi_ns += side.exit[e] - side.enter[e];
+        r.mpi_ns += exit - side.enter[e];
       if (is_final[side.op[e]]) {
         r.finalize_enter = side.enter[e];
-        r.end = side.exit[e];
+        r.end = exit;
       }
     }
     mine.push_back(r);
