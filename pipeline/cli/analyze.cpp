@@ -3,6 +3,9 @@
 // in order, and write one results store; rank 0 prints the text report from it.
 #include <omp.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>  // malloc_trim
+#endif
 
 #include <cmath>
 #include <memory>
@@ -328,6 +331,11 @@ void run_plan(const Analysis &a, pipeline::Context &ctx, io::ResultsWriter &writ
       ctx.progress().stage_end(exchanged_since(before));
     }
     for (const auto product : step.release_after) ctx.products().release(product);
+#ifdef __GLIBC__
+    // What a step freed (its temporaries, a released product) lies between live blocks of
+    // the heap: hand those pages back, or the next stage's peak counts them too.
+    malloc_trim(0);
+#endif
   }
 }
 

@@ -66,7 +66,7 @@ struct RecordOffsets {
 
 // Requests, completions and region executions of a block of owned ranks [first, last)
 // (one read each): the program is built a block at a time, so that these records (about
-// 70 B per event) never exist for all owned ranks at once.
+// 70 B per event) never exist for more than a block of ranks.
 struct OwnedRecords {
   int32_t first = 0, last = 0;
   std::vector<io::RequestRecord> requests;
@@ -554,7 +554,7 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
   };
   // Blocks of ranks, each its records then its events; every process makes as many reads
   // (they are collective), the ones past their blocks with empty ranges.
-  const auto blocks = rank_blocks(ctx, 16 * ctx.config().get_int("analysis.rows_per_read"));
+  const auto blocks = rank_blocks(ctx, 2 * ctx.config().get_int("analysis.rows_per_read"));
   int64_t rounds = static_cast<int64_t>(blocks.size());
   MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
   ctx.progress().begin("building the replay program");
