@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <ostream>
 
 #include "kernels/rank_set.h"
@@ -114,7 +115,26 @@ void point_to_point(const Context &ctx, const std::vector<MatchedMessage> &msgs,
     uint64_t site;
     int64_t ns, wrong_order;
   };
-  std::map<std::pair<int32_t, int32_t>, Blocked> by_call;  // (rank, event) -> largest wait
+  // Per call (rank, event), in that order, the first of its largest waits: sorted vectors,
+  // 40 B per waiting transfer, not a tree node per call.
+  const auto by_key = [](const Blocked &a, const Blocked &b) {
+    return std::tie(a.rank, a.event) < std::tie(b.rank, b.event);
+  };
+  const auto largest_per_call = [&](std::vector<Blocked> &v) {
+    std::stable_sort(v.begin(), v.end(), by_key);
+    size_t kept = 0;
+    for (size_t i = 0; i < v.size();) {
+      size_t j = i;
+      Blocked best = v[i];
+      for (; j < v.size() && v[j].rank == v[i].rank && v[j].event == v[i].event; ++j)
+        if (v[j].ns > best.ns) best = v[j];
+      v[kept++] = best;
+      i = j;
+    }
+    v.resize(kept);
+    v.shrink_to_fit();
+  };
+  std::vector<Blocked> by_call;  // late senders: the receive calls
   std::vector<uint8_t> wrong(msgs.size(), 0);
   for (size_t i = 0; i < msgs.size();) {
     size_t k = i;
@@ -135,9 +155,8 @@ void point_to_point(const Context &ctx, const std::vector<MatchedMessage> &msgs,
     if (const int64_t wait = late_sender(t); wait > 0) {
       const bool in_wait = receiver_call(t).in_completion;
       const int32_t ev = in_wait ? m.recv_done : m.recv_event;
-      Blocked &b = by_call[{m.dst, ev}];
-      if (wait > b.ns)
-        b = {m.dst, ev, m.recv_region, in_wait ? m.recv_done_site : m.recv_site, wait, wrong[i] ? wait : 0};
+      by_call.push_back(
+          {m.dst, ev, m.recv_region, in_wait ? m.recv_done_site : m.recv_site, wait, wrong[i] ? wait : 0});
     }
     if (const int64_t wait = late_receiver(t); wait > 0) {
       const bool in_wait = sender_call(t).in_completion;
@@ -150,16 +169,16 @@ void point_to_point(const Context &ctx, const std::vector<MatchedMessage> &msgs,
   // receive calls: a call that waited for a late sender too (a Sendrecv, a Waitall over
   // Irecvs and Isends) counts only its wait beyond the Late Sender part, so the call's
   // waiting is max(late sender, late receiver), split without counting twice.
-  std::map<std::pair<int32_t, int32_t>, Blocked> by_send_call;
-  for (const Blocked &b : ctx.alltoallv(late_receivers)) {
-    Blocked &c = by_send_call[{b.rank, b.event}];
-    if (b.ns > c.ns) c = b;
+  largest_per_call(by_call);
+  std::vector<Blocked> by_send_call = ctx.alltoallv(late_receivers);
+  late_receivers = {};
+  largest_per_call(by_send_call);
+  for (const Blocked &b : by_send_call) {
+    const auto ls = std::lower_bound(by_call.begin(), by_call.end(), b, by_key);
+    const bool both = ls != by_call.end() && ls->rank == b.rank && ls->event == b.event;
+    sums.add(kLateReceiver, b.rank, b.site, b.region, b.ns - (both ? ls->ns : 0));
   }
-  for (auto &[key, b] : by_send_call) {
-    const auto ls = by_call.find(key);
-    sums.add(kLateReceiver, b.rank, b.site, b.region, b.ns - (ls == by_call.end() ? 0 : ls->second.ns));
-  }
-  for (const auto &[key, b] : by_call) sums.add(kLateSender, b.rank, b.site, b.region, b.ns, b.wrong_order);
+  for (const Blocked &b : by_call) sums.add(kLateSender, b.rank, b.site, b.region, b.ns, b.wrong_order);
 }
 
 void collectives(const Context &ctx, const ReplayModel &model, Sums &sums, Violations &v) {
