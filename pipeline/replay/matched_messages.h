@@ -29,7 +29,7 @@ struct MatchedMessage {
 };
 
 // Collective: the matched messages whose receiver this process owns, ordered by
-// (receiver, receive event); about 120 bytes per message.
+// (receiver, receive event); 136 bytes per message.
 std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel &model);
 
 // Product: the messages of the owned receivers with both sides' timing, joined once at

@@ -27,7 +27,7 @@ struct PlanStep {
   const ProductBuilder *builder = nullptr;
   const StageInfo *stage = nullptr;
   // Built products no later step requires or uses: released after this step (the matched
-  // messages are 120 B per message; the replays after them do not need them).
+  // messages are 136 B per message; the replays after them do not need them).
   std::vector<std::string_view> release_after{};
 };
 // The steps of pipeline.stages: before each stage, the builders of the products it
