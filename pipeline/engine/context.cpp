@@ -233,13 +233,11 @@ void Context::scan_events(int32_t first, int32_t last, const EventSlice &fn) con
   scan_rank_slices(m_store, first, last, m_config.get_int("analysis.rows_per_read"), fn, nullptr);
 }
 
-void Context::scan_requests(const RequestBlock &fn) const {
-  const auto off = m_store.offsets("requests");
-  const int64_t limit = m_config.get_int("analysis.rows_per_read");
+void Context::in_rank_blocks(const std::vector<int64_t> &offsets, int64_t rows, const RankBlock &fn) const {
   std::vector<std::pair<int32_t, int32_t>> blocks;
   for (int32_t a = m_first; a < m_last;) {
     int32_t b = a + 1;
-    while (b < m_last && off[b + 1] - off[a] <= limit) ++b;
+    while (b < m_last && offsets[static_cast<size_t>(b) + 1] - offsets[static_cast<size_t>(a)] <= rows) ++b;
     blocks.emplace_back(a, b);
     a = b;
   }
@@ -247,11 +245,18 @@ void Context::scan_requests(const RequestBlock &fn) const {
   int64_t rounds = static_cast<int64_t>(blocks.size());
   MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, m_comm);
   for (int64_t k = 0; k < rounds; ++k) {
-    const bool mine = k < static_cast<int64_t>(blocks.size());
-    const auto [a, b] = mine ? blocks[k] : std::pair<int32_t, int32_t>{m_first, m_first};
-    const auto rows = m_store.requests(a, b);
-    if (mine) fn(a, b, rows, off);
+    const auto [a, b] = k < static_cast<int64_t>(blocks.size()) ? blocks[static_cast<size_t>(k)]
+                                                                : std::pair<int32_t, int32_t>{m_last, m_last};
+    fn(a, b, k, rounds);
   }
+}
+
+void Context::scan_requests(const RequestBlock &fn) const {
+  const auto off = m_store.offsets("requests");
+  in_rank_blocks(off, m_config.get_int("analysis.rows_per_read"), [&](int32_t a, int32_t b, int64_t, int64_t) {
+    const auto rows = m_store.requests(a, b);
+    if (a < b) fn(a, b, rows, off);
+  });
 }
 
 void Context::allreduce(std::vector<kernels::Summary> &v) const {

@@ -84,6 +84,12 @@ class Context {
   using RequestBlock = std::function<void(int32_t first, int32_t last, const std::vector<io::RequestRecord> &rows,
                                           const std::vector<int64_t> &offsets)>;
   void scan_requests(const RequestBlock &fn) const;
+  // Collective: the owned ranks in consecutive blocks of at most `rows` rows of a table
+  // with these per-rank `offsets` (a rank with more is a block alone); fn(first, last,
+  // round, rounds) is called as often on every process, with empty ranges past its blocks
+  // (reads inside fn are collective).
+  using RankBlock = std::function<void(int32_t first, int32_t last, int64_t round, int64_t rounds)>;
+  void in_rank_blocks(const std::vector<int64_t> &offsets, int64_t rows, const RankBlock &fn) const;
 
   // ---- collective reductions that give the same bits for any number of processes
   void allreduce(std::vector<kernels::Summary> &v) const;

@@ -85,19 +85,6 @@ OwnedRecords read_owned_records(const Context &ctx, int32_t first, int32_t last)
   return r;
 }
 
-// The owned ranks in blocks of about `rows` events (a rank more than that is a block alone).
-std::vector<std::pair<int32_t, int32_t>> rank_blocks(const Context &ctx, int64_t rows) {
-  const auto &off = ctx.store().event_offsets();
-  std::vector<std::pair<int32_t, int32_t>> blocks;
-  for (int32_t a = ctx.first(); a < ctx.last();) {
-    int32_t b = a + 1;
-    while (b < ctx.last() && off[static_cast<size_t>(b) + 1] - off[static_cast<size_t>(a)] <= rows) ++b;
-    blocks.emplace_back(a, b);
-    a = b;
-  }
-  return blocks;
-}
-
 // Per-rank building state, kept across event slices.
 struct Building {
   // Per lane (thread, in order of first call; lane 0 initialised MPI): its previous exit.
@@ -552,19 +539,14 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
   const auto add_slice = [&](int32_t rank, int64_t index, const io::Event *ev, const io::Event *end) {
     built.add_events(rank, index, ev, end);
   };
-  // Blocks of ranks, each its records then its events; every process makes as many reads
-  // (they are collective), the ones past their blocks with empty ranges.
-  const auto blocks = rank_blocks(ctx, 2 * ctx.config().get_int("analysis.rows_per_read"));
-  int64_t rounds = static_cast<int64_t>(blocks.size());
-  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+  // Blocks of ranks, each its records then its events.
   ctx.progress().begin("building the replay program");
-  for (int64_t k = 0; k < rounds; ++k) {
-    const auto [a, b] = k < static_cast<int64_t>(blocks.size()) ? blocks[static_cast<size_t>(k)]
-                                                                : std::pair<int32_t, int32_t>{ctx.last(), ctx.last()};
-    built.load_block(read_owned_records(ctx, a, b));
-    ctx.scan_events(a, b, add_slice);
-    ctx.progress().update(static_cast<double>(k + 1) / static_cast<double>(rounds));
-  }
+  ctx.in_rank_blocks(ctx.store().event_offsets(), 2 * ctx.config().get_int("analysis.rows_per_read"),
+                     [&](int32_t a, int32_t b, int64_t round, int64_t rounds) {
+                       built.load_block(read_owned_records(ctx, a, b));
+                       ctx.scan_events(a, b, add_slice);
+                       ctx.progress().update(static_cast<double>(round + 1) / static_cast<double>(rounds));
+                     });
   built.load_block({});  // the programs hold what matching needs
   ctx.progress().end();
   shrink_programs(*model);
