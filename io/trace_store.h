@@ -32,8 +32,8 @@ class Error : public std::runtime_error {
 // subset; together all of 0..run.nranks-1 that have data). Region, communicator and
 // call-site ids are unified across ranks here. Writes PATH.tmp-XXXX and renames it.
 // `release_traces`: each trace's records are freed once turned into rows, halving the
-// peak for a caller that keeps nothing of them (synth of 10^8 events); the traces are
-// then empty after the call, also when it throws.
+// peak for a caller that keeps nothing of them (synth of 10^8 events); their records are
+// then gone after the call (some of them already when it throws).
 void write_trace_store(MPI_Comm comm, const std::string &path, const RunInfo &run, std::vector<RankTrace> &owned,
                        const std::vector<std::string> &op_names, bool release_traces = false);
 
