@@ -182,7 +182,7 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
     const rp::EventSink sum_waits = [&](int32_t s, int64_t i, const rp::EventTiming &t) {
       add_event_wait(model.side[static_cast<size_t>(s)], static_cast<size_t>(i), t, r.sites, r.site_wait[k]);
     };
-    ReplayOutcome o = replay_distributed(ctx, model, sc, keep, r.effect_of[k] ? sum_waits : rp::EventSink());
+    ReplayOutcome o = replay_distributed(ctx, model, sc, keep || k == 0, r.effect_of[k] ? sum_waits : rp::EventSink());
     ctx.progress().end();
     r.predicted[k] = o.makespan_ns;
     r.released[k] = o.released;
