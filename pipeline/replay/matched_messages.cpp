@@ -75,9 +75,9 @@ void fill_recv_half(MatchedMessage &m, const ReplayModel &model, size_t s, size_
 std::vector<MatchedMessage> match_messages(const Context &ctx, const ReplayModel &model) {
   const auto traits = classify_ops(ctx.store().ops());
   // The records are written in place, in the messages' order (matched_receives): each
-  // receive a send met (the replay's match numbered them) has its slot. A send whose receiver this process
-  // owns fills its half there directly; the others travel to the receiver's owner. No copy
-  // of the whole set is made (at K = 1 none travels) and nothing is sorted.
+  // receive a send met (the replay's match numbered them) has its slot. A send whose
+  // receiver this process owns fills its half there directly; the others travel to the
+  // receiver's owner. No copy of the whole set is made (at K = 1 none travels).
   std::vector<int64_t> first_recv(model.programs.size() + 1, 0);
   for (size_t s = 0; s < model.programs.size(); ++s)
     first_recv[s + 1] = first_recv[s] + static_cast<int64_t>(model.programs[s].recvs.size());

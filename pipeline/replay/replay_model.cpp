@@ -185,7 +185,8 @@ void ProgramBuilder::start() {
     ReplayModel::Side &side = m_model.side[s];
     m_model.programs[s].events.reserve(events);
     side.enter.reserve(events);
-    for (auto *v : {&side.region, &side.step}) v->reserve(events);
+    side.region.reserve(events);
+    side.step.reserve(events);
     side.site.reserve(events);
     side.op.reserve(events);
   }

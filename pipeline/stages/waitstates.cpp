@@ -126,7 +126,7 @@ void point_to_point(const Context &ctx, const std::vector<MatchedMessage> &msgs,
     for (size_t i = 0; i < v.size();) {
       size_t j = i;
       Blocked best = v[i];
-      for (; j < v.size() && v[j].rank == v[i].rank && v[j].event == v[i].event; ++j)
+      for (; j < v.size() && !by_key(v[i], v[j]); ++j)
         if (v[j].ns > best.ns) best = v[j];
       v[kept++] = best;
       i = j;
