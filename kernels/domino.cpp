@@ -21,96 +21,53 @@ uint64_t key_of(EventRef e) {
 }
 
 struct Search {
-  const std::vector<rp::RankProgram> &programs;
-  const std::vector<std::vector<rp::EventTiming>> &baseline;
-  const std::function<std::vector<EventRef>(EventRef)> &partners;
-  const Evaluate &evaluate;
+  RunView &view;
   const Options &opt;
   int64_t t0 = 0;
   std::unordered_map<uint64_t, int64_t> memo{};
-  std::vector<int32_t> slot_of{};  // rank -> index into programs
   int64_t replays = 0;
-  // For the bound: per rank, baseline enter times, waits from event i on, and end.
-  std::vector<std::vector<int64_t>> enters{}, waits_after{};
-  std::vector<int64_t> ends{};
-
-  void prepare() {
-    enters.resize(programs.size());
-    waits_after.resize(programs.size());
-    ends.assign(programs.size(), 0);
-    for (size_t s = 0; s < programs.size(); ++s) {
-      const size_t n = baseline[s].size();
-      enters[s].resize(n);
-      waits_after[s].assign(n + 1, 0);
-      for (size_t i = n; i-- > 0;) {
-        enters[s][i] = baseline[s][i].enter;
-        waits_after[s][i] = waits_after[s][i + 1] + wait({programs[s].rank, static_cast<int64_t>(i)});
-      }
-      if (n) ends[s] = baseline[s][n - 1].exit;
-    }
-  }
-  // No rank can gain more than e's wait, nor more than its own waiting from e's time on
-  // (earlier events are not after e): T(e) >= max_r end_r - min(wait(e), W_r(>= enter_e)).
-  int64_t lower_bound(EventRef e) const {
-    const size_t se = static_cast<size_t>(slot_of[static_cast<size_t>(e.rank)]);
-    const int64_t t = baseline[se][static_cast<size_t>(e.event)].enter, w = wait(e);
-    int64_t lb = 0;
-    for (size_t s = 0; s < programs.size(); ++s) {
-      const size_t k = static_cast<size_t>(std::lower_bound(enters[s].begin(), enters[s].end(), t) - enters[s].begin());
-      lb = std::max(lb, ends[s] - std::min(w, waits_after[s][k]));
-    }
-    return lb;
-  }
-
-  // Waiting in MPI_Finalize is the end of the run, not a message anyone can reschedule.
-  int64_t wait(EventRef e) const {
-    const size_t s = static_cast<size_t>(slot_of[static_cast<size_t>(e.rank)]);
-    const auto &p = programs[s];
-    const auto &ev = p.events[static_cast<size_t>(e.event)];
-    for (int32_t k = ev.first_item; k < ev.first_item + ev.items; ++k) {
-      const auto &it = p.items[static_cast<size_t>(k)];
-      if (it.type == rp::ItemType::Collective &&
-          p.colls[static_cast<size_t>(it.index)].flow == CollectiveFlow::Finalize)
-        return 0;
-    }
-    const auto &t = baseline[s][static_cast<size_t>(e.event)];
-    return t.exit - t.nowait_exit;
-  }
 
   // The events of `rank` up to `last` whose zeroed wait gives the smallest predicted time
   // (all ties), and that time; empty when nothing beats the baseline.
-  std::pair<int64_t, std::vector<EventRef>> best_up_to(int32_t rank, int64_t last) {
-    std::vector<EventRef> cand;
-    for (int64_t j = 0; j <= last; ++j)
-      if (wait({rank, j}) > 0) cand.push_back({rank, j});
-    std::stable_sort(cand.begin(), cand.end(), [&](EventRef a, EventRef b) { return wait(a) > wait(b); });
+  std::pair<int64_t, std::vector<RunView::Candidate>> best_up_to(int32_t rank, int64_t last) {
+    auto cand = view.waits_up_to(rank, last);
+    std::stable_sort(cand.begin(), cand.end(),
+                     [](const RunView::Candidate &a, const RunView::Candidate &b) { return a.wait > b.wait; });
+    // Every candidate's lower bound in one question (collective in a distributed view).
+    std::vector<RunView::Candidate> asked;
+    for (const auto &c : cand)
+      if (!memo.count(key_of({rank, c.event}))) asked.push_back(c);
+    const auto bounds = view.lower_bounds(asked);
+    std::unordered_map<int64_t, int64_t> bound_of;
+    for (size_t k = 0; k < asked.size(); ++k) bound_of[asked[k].event] = bounds[k];
     int64_t best = t0;
-    std::vector<EventRef> ties;
+    std::vector<RunView::Candidate> ties;
     const size_t batch = 16;  // fixed: the candidates tried do not depend on the thread count
     size_t k = 0;
     while (k < cand.size()) {
       std::vector<EventRef> todo;
       size_t stop = k;
-      // Bound: a wait w can shorten the run by at most w.
       const int64_t threshold = best < t0 ? best + 1 : t0;
-      while (stop < cand.size() && todo.size() < batch && t0 - wait(cand[stop]) <= best) {
-        if (!memo.count(key_of(cand[stop]))) {
-          if (lower_bound(cand[stop]) >= threshold)
-            memo[key_of(cand[stop])] = kInfinity;  // cannot matter
+      while (stop < cand.size() && todo.size() < batch && t0 - cand[stop].wait <= best) {
+        const EventRef e{rank, cand[stop].event};
+        if (!memo.count(key_of(e))) {
+          auto b = bound_of.find(e.event);
+          if (b != bound_of.end() && b->second >= threshold)
+            memo[key_of(e)] = kInfinity;  // cannot matter
           else
-            todo.push_back(cand[stop]);
+            todo.push_back(e);
         }
         ++stop;
       }
       if (stop == k) break;
       if (!todo.empty() && replays < opt.max_replays) {
         // A candidate matters only if it beats the best so far (or ties it, below t0).
-        const auto times = evaluate(todo, threshold);
+        const auto times = view.evaluate(todo, threshold);
         replays += static_cast<int64_t>(todo.size());
         for (size_t i = 0; i < todo.size(); ++i) memo[key_of(todo[i])] = times[i];
       }
       for (size_t i = k; i < stop; ++i) {
-        auto it = memo.find(key_of(cand[i]));
+        auto it = memo.find(key_of({rank, cand[i].event}));
         if (it == memo.end()) continue;
         if (it->second < best) {
           best = it->second;
@@ -120,7 +77,8 @@ struct Search {
       }
       k = stop;
     }
-    std::sort(ties.begin(), ties.end(), [](EventRef a, EventRef b) { return a.event < b.event; });
+    std::sort(ties.begin(), ties.end(),
+              [](const RunView::Candidate &a, const RunView::Candidate &b) { return a.event < b.event; });
     return {best, ties};
   }
 
@@ -132,19 +90,15 @@ struct Search {
     int64_t result = t_p;
     std::vector<Step> best_path = path;
     int explored = 0;
-    for (const EventRef m : ties) {
+    for (const auto &c : ties) {
       if (explored++ >= opt.max_ties) break;
+      const EventRef m{at.rank, c.event};
       const bool seen =
           std::any_of(path.begin(), path.end(), [&](const Step &s) { return s.event == m || s.partner == m; });
       if (m == at || seen) continue;
-      EventRef partner;
-      for (const EventRef q : partners(m))
-        if (q.rank != m.rank) {
-          partner = q;
-          break;
-        }
+      const EventRef partner = view.partner(m);
       std::vector<Step> branch = path;
-      branch.push_back({m, partner, wait(m), best});
+      branch.push_back({m, partner, c.wait, best});
       int64_t w = best;
       if (partner.rank >= 0) {
         const bool loop = std::any_of(path.begin(), path.end(),
@@ -161,29 +115,127 @@ struct Search {
   }
 };
 
+// Every rank held here: programs and their baseline replay.
+class SerialView final : public RunView {
+ public:
+  SerialView(const std::vector<rp::RankProgram> &programs, const std::vector<std::vector<rp::EventTiming>> &baseline,
+             const std::function<std::vector<EventRef>(EventRef)> &partners, const Evaluate &evaluate)
+      : m_programs(programs), m_baseline(baseline), m_partners(partners), m_evaluate(evaluate) {
+    int32_t nranks = 0;
+    for (const auto &p : programs) nranks = std::max(nranks, p.rank + 1);
+    m_slot_of.assign(static_cast<size_t>(nranks), -1);
+    for (size_t k = 0; k < programs.size(); ++k)
+      m_slot_of[static_cast<size_t>(programs[k].rank)] = static_cast<int32_t>(k);
+    for (size_t s = 0; s < programs.size(); ++s) {
+      std::vector<int64_t> waits(baseline[s].size());
+      for (size_t i = 0; i < waits.size(); ++i) waits[i] = wait(s, i);
+      m_bound.add_rank(baseline[s], waits);
+      if (!baseline[s].empty()) m_t0 = std::max(m_t0, baseline[s].back().exit);
+    }
+    m_bound.finish();
+  }
+  int64_t baseline() override { return m_t0; }
+  std::vector<int64_t> last_events() override {
+    std::vector<int64_t> last(m_slot_of.size(), -1);
+    for (const auto &p : m_programs) last[static_cast<size_t>(p.rank)] = static_cast<int64_t>(p.events.size()) - 1;
+    return last;
+  }
+  std::vector<Candidate> waits_up_to(int32_t rank, int64_t last) override {
+    std::vector<Candidate> out;
+    const size_t s = static_cast<size_t>(m_slot_of[static_cast<size_t>(rank)]);
+    for (int64_t j = 0; j <= last; ++j)
+      if (const int64_t w = wait(s, static_cast<size_t>(j)); w > 0)
+        out.push_back({j, w, m_baseline[s][static_cast<size_t>(j)].enter});
+    return out;
+  }
+  std::vector<int64_t> lower_bounds(const std::vector<Candidate> &cands) override {
+    std::vector<int64_t> out;
+    for (const auto &c : cands) out.push_back(m_bound.bound(c.enter, c.wait));
+    return out;
+  }
+  EventRef partner(EventRef e) override {
+    for (const EventRef q : m_partners(e))
+      if (q.rank != e.rank) return q;
+    return {};
+  }
+  Step longest_wait() override {
+    Step st;
+    for (size_t s = 0; s < m_programs.size(); ++s)
+      for (size_t j = 0; j < m_programs[s].events.size(); ++j)
+        if (const int64_t w = wait(s, j); w > st.wait) {
+          st.wait = w;
+          st.event = {m_programs[s].rank, static_cast<int64_t>(j)};
+        }
+    return st;
+  }
+  std::vector<int64_t> evaluate(const std::vector<EventRef> &events, int64_t threshold) override {
+    return m_evaluate(events, threshold);
+  }
+
+ private:
+  int64_t wait(size_t s, size_t i) const { return event_wait(m_programs[s], m_baseline[s][i], i); }
+  const std::vector<rp::RankProgram> &m_programs;
+  const std::vector<std::vector<rp::EventTiming>> &m_baseline;
+  const std::function<std::vector<EventRef>(EventRef)> &m_partners;
+  const Evaluate &m_evaluate;
+  std::vector<int32_t> m_slot_of;
+  WaitBound m_bound;
+  int64_t m_t0 = 0;
+};
+
 }  // namespace
 
-Result find_paths(const std::vector<rp::RankProgram> &programs,
-                  const std::vector<std::vector<rp::EventTiming>> &baseline,
-                  const std::function<std::vector<EventRef>(EventRef)> &partners, const Evaluate &evaluate,
-                  const Options &opt) {
-  Search s{programs, baseline, partners, evaluate, opt};
-  int32_t nranks = 0;
-  for (const auto &p : programs) nranks = std::max(nranks, p.rank + 1);
-  s.slot_of.assign(static_cast<size_t>(nranks), -1);
-  for (size_t k = 0; k < programs.size(); ++k)
-    s.slot_of[static_cast<size_t>(programs[k].rank)] = static_cast<int32_t>(k);
-  s.prepare();
-  for (const auto &t : baseline)
-    if (!t.empty()) s.t0 = std::max(s.t0, t.back().exit);
+int64_t event_wait(const rp::RankProgram &p, const rp::EventTiming &t, size_t i) {
+  // Waiting in MPI_Finalize is the end of the run, not a message anyone can reschedule.
+  const auto &ev = p.events[i];
+  for (int32_t k = ev.first_item; k < ev.first_item + ev.items; ++k) {
+    const auto &it = p.items[static_cast<size_t>(k)];
+    if (it.type == rp::ItemType::Collective && p.colls[static_cast<size_t>(it.index)].flow == CollectiveFlow::Finalize)
+      return 0;
+  }
+  return t.exit - t.nowait_exit;
+}
+
+void WaitBound::add_rank(const std::vector<rp::EventTiming> &timings, const std::vector<int64_t> &waits) {
+  if (timings.empty()) return;
+  const int64_t end = timings.back().exit;
+  m_latest_end = std::max(m_latest_end, end);
+  int64_t after = 0;  // waiting from event i on
+  for (const int64_t w : waits) after += w;
+  m_first = std::max(m_first, end - after);
+  for (size_t i = 0; i < timings.size(); ++i) {
+    if (waits[i] == 0) continue;  // the term does not change
+    after -= waits[i];
+    m_steps.push_back({timings[i].enter, end - after});
+  }
+}
+
+void WaitBound::finish() {
+  std::stable_sort(m_steps.begin(), m_steps.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+  int64_t top = m_first;
+  for (auto &st : m_steps) st.second = top = std::max(top, st.second);
+}
+
+int64_t WaitBound::bound(int64_t enter, int64_t wait) const {
+  // Events entering before `enter` no longer count as waiting after it.
+  const auto it =
+      std::lower_bound(m_steps.begin(), m_steps.end(), enter, [](const auto &st, int64_t t) { return st.first < t; });
+  const int64_t f = it == m_steps.begin() ? m_first : std::prev(it)->second;
+  return std::max<int64_t>({0, m_latest_end - wait, f});
+}
+
+Result find_paths(RunView &view, const Options &opt) {
+  Search s{view, opt};
+  s.t0 = view.baseline();
   Result r;
   r.baseline = s.t0;
   r.best = s.t0;
-  for (const auto &p : programs) {
-    if (p.events.empty()) continue;
+  const auto last = view.last_events();
+  for (int32_t rank = 0; rank < static_cast<int32_t>(last.size()); ++rank) {
+    if (last[static_cast<size_t>(rank)] < 0) continue;
     Path path;
-    path.rank = p.rank;
-    const int64_t w = s.follow({p.rank, static_cast<int64_t>(p.events.size()) - 1}, kInfinity, path.steps, 0);
+    path.rank = rank;
+    const int64_t w = s.follow({rank, last[static_cast<size_t>(rank)]}, kInfinity, path.steps, 0);
     if (path.steps.empty() || w == kInfinity) continue;
     path.predicted = w;
     r.best = std::min(r.best, w);
@@ -192,29 +244,25 @@ Result find_paths(const std::vector<rp::RankProgram> &programs,
   std::stable_sort(r.paths.begin(), r.paths.end(),
                    [](const Path &a, const Path &b) { return a.predicted < b.predicted; });
   // The longest-wait choice, for comparison.
-  EventRef longest;
-  int64_t lw = 0;
-  for (const auto &p : programs)
-    for (int64_t j = 0; j < static_cast<int64_t>(p.events.size()); ++j)
-      if (const int64_t w = s.wait({p.rank, j}); w > lw) {
-        lw = w;
-        longest = {p.rank, j};
-      }
-  r.longest_wait.event = longest;
-  r.longest_wait.wait = lw;
+  r.longest_wait = view.longest_wait();
   r.longest_wait.predicted = s.t0;
-  if (longest.rank >= 0) {
-    auto it = s.memo.find(key_of(longest));
-    r.longest_wait.predicted =
-        it != s.memo.end() && it->second != kInfinity ? it->second : evaluate({longest}, kInfinity)[0];
-    for (const EventRef q : partners(longest))
-      if (q.rank != longest.rank) {
-        r.longest_wait.partner = q;
-        break;
-      }
+  if (r.longest_wait.event.rank >= 0) {
+    auto it = s.memo.find(key_of(r.longest_wait.event));
+    r.longest_wait.predicted = it != s.memo.end() && it->second != kInfinity
+                                   ? it->second
+                                   : view.evaluate({r.longest_wait.event}, kInfinity)[0];
+    r.longest_wait.partner = view.partner(r.longest_wait.event);
   }
   r.replays = s.replays;
   return r;
+}
+
+Result find_paths(const std::vector<rp::RankProgram> &programs,
+                  const std::vector<std::vector<rp::EventTiming>> &baseline,
+                  const std::function<std::vector<EventRef>(EventRef)> &partners, const Evaluate &evaluate,
+                  const Options &opt) {
+  SerialView view(programs, baseline, partners, evaluate);
+  return find_paths(view, opt);
 }
 
 std::vector<std::vector<int64_t>> rest_bounds(const std::vector<rp::RankProgram> &programs,
@@ -242,7 +290,9 @@ int64_t zero_wait_time(const std::vector<rp::RankProgram> &programs, const rp::S
   sc.resume = &snap;
   sc.resume_at = snap.timings[static_cast<size_t>(slot)][static_cast<size_t>(e.event)].enter;
   sc.stop_when_converged = true;
-  return rp::replay_serial(programs, sc, false).makespan;
+  // At or past the threshold the answer is only "not below it", however the replay ended.
+  const int64_t t = rp::replay_serial(programs, sc, false).makespan;
+  return t >= threshold ? kInfinity : t;
 }
 
 Evaluate serial_evaluator(const std::vector<rp::RankProgram> &programs, const rp::Scenario &base,

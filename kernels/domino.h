@@ -58,6 +58,50 @@ struct Options {
 // may spread the batch over threads or processes.
 using Evaluate = std::function<std::vector<int64_t>(const std::vector<EventRef> &, int64_t threshold)>;
 
+// What the search reads of the run. The serial view holds every rank; a distributed view
+// asks each rank's owner, so every call is collective there and must answer the same on
+// every process.
+class RunView {
+ public:
+  virtual ~RunView() = default;
+  struct Candidate {
+    int64_t event, wait, enter;  // an event that waited: its index, wait and baseline enter
+  };
+  virtual int64_t baseline() = 0;                  // the replayed run time
+  virtual std::vector<int64_t> last_events() = 0;  // per rank: its last event, -1 none
+  // The events of `rank` up to `last` that waited (not in MPI_Finalize), in event order.
+  virtual std::vector<Candidate> waits_up_to(int32_t rank, int64_t last) = 0;
+  // Per candidate: no rank can gain more than its wait, nor more than its own waiting
+  // from the candidate's time on: max_r end_r - min(wait, W_r(>= enter)).
+  virtual std::vector<int64_t> lower_bounds(const std::vector<Candidate> &cands) = 0;
+  // The event e waited for on another rank, the latest-entering first (rank -1: none).
+  virtual EventRef partner(EventRef e) = 0;
+  virtual Step longest_wait() = 0;  // its event and wait
+  virtual std::vector<int64_t> evaluate(const std::vector<EventRef> &events, int64_t threshold) = 0;
+};
+
+Result find_paths(RunView &view, const Options &opt = {});
+
+// An event's waiting in the baseline: exit less its exit had nothing been waited for; 0 in
+// MPI_Finalize (the end of the run, not a message anyone can reschedule).
+int64_t event_wait(const replay::RankProgram &p, const replay::EventTiming &t, size_t i);
+
+// RunView::lower_bounds over the ranks held. max_r end_r - min(w, W_r(>= t)) is
+// max(max_r end_r - w, F(t)) with F(t) = max_r end_r - W_r(>= t); each rank's term only
+// grows with t, so F is a prefix maximum over the events by enter time: O(log events)
+// per candidate. 16 B per event that waited.
+class WaitBound {
+ public:
+  // A rank's events' baseline enters and waits, and its end.
+  void add_rank(const std::vector<replay::EventTiming> &timings, const std::vector<int64_t> &waits);
+  void finish();
+  int64_t bound(int64_t enter, int64_t wait) const;  // 0 when no rank was added
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> m_steps;  // (enter, F just after it), by enter
+  int64_t m_first = 0, m_latest_end = 0;             // F before any event; max end
+};
+
 // `programs` hold every rank; `baseline` their replayed timings; partners(e) the events
 // e waited for (senders of its messages, the last arrival of its collective).
 Result find_paths(const std::vector<replay::RankProgram> &programs,

@@ -21,10 +21,29 @@ Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenari
   m_state.resize(programs.size());
   m_end.assign(programs.size(), 0);
   if (m_record) m_timings.resize(programs.size());
+  m_converge = scenario.resume && scenario.stop_when_converged;
   for (size_t s = 0; s < programs.size(); ++s) {
     const RankProgram &p = programs[s];
     m_slot_of[static_cast<size_t>(p.rank)] = static_cast<int32_t>(s);
+    if (p.laned() && scenario.resume)
+      throw std::logic_error("replay: resuming is for single-stream programs (rank " + std::to_string(p.rank) +
+                             " has several lanes)");
+  }
+  if (m_converge) m_rank_dirty.assign(programs.size(), 0);
+  for (size_t s = 0; s < programs.size(); ++s) {
+    const RankProgram &p = programs[s];
     RankState &st = m_state[s];
+    if (scenario.resume) {
+      // Resumed: every rank rests at its cut until the replay needs it (join).
+      st.live = false;
+      const int64_t c = cut_of(static_cast<int32_t>(s));
+      st.cursor = c;
+      if (c < static_cast<int64_t>(p.events.size()))
+        ++m_unfinished;
+      else if (c > 0)
+        m_end[s] = scenario.resume->end[s];
+      continue;
+    }
     st.slot_ref.assign(static_cast<size_t>(p.request_slots), -1);
     st.send_start.assign(p.sends.size(), kUnknown);
     st.recv_post.assign(p.sends.size(), kUnknown);  // per send: the receiver's post time
@@ -33,9 +52,6 @@ Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenari
     st.recv_posted.assign(p.recvs.size(), kUnknown);
     if (m_record) m_timings[s].reserve(p.events.size());
     if (p.laned()) {
-      if (scenario.resume)
-        throw std::logic_error("replay: resuming is for single-stream programs (rank " + std::to_string(p.rank) +
-                               " has several lanes)");
       const size_t lanes = static_cast<size_t>(*std::max_element(p.lane.begin(), p.lane.end())) + 1;
       st.lane_now.assign(lanes, 0);
       st.lane_enter.assign(lanes, 0);
@@ -44,75 +60,164 @@ Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenari
       if (m_record) m_timings[s].resize(p.events.size());  // completed out of event order
     }
     if (!p.events.empty()) ++m_unfinished;
-  }
-  m_converge = scenario.resume && scenario.stop_when_converged;
-  if (m_converge) {
-    m_rank_dirty.assign(programs.size(), 0);
-    m_recv_differs.resize(programs.size());
-    m_send_differs.resize(programs.size());
-    for (size_t s = 0; s < programs.size(); ++s) {
-      m_recv_differs[s].assign(programs[s].recvs.size(), 0);
-      m_send_differs[s].assign(programs[s].sends.size(), 0);
-    }
-  }
-  if (scenario.resume) resume_from(*scenario.resume, scenario.resume_at);
-  for (size_t s = 0; s < programs.size(); ++s) {
-    if (m_state[s].cursor >= static_cast<int64_t>(programs[s].events.size())) continue;
-    m_state[s].queued = true;
+    st.queued = true;
     m_queue.push_back(static_cast<int32_t>(s));
+  }
+  if (scenario.resume) {
+    if (!m_converge) {
+      // Every rank replays from its cut to its end.
+      for (size_t s = 0; s < programs.size(); ++s) need(static_cast<int32_t>(s), INT64_MAX);
+    } else if (scenario.zero_wait_rank >= 0 && scenario.zero_wait_rank < nranks) {
+      if (const int32_t z = m_slot_of[static_cast<size_t>(scenario.zero_wait_rank)]; z >= 0)
+        need(z, scenario.zero_wait_event);
+    }
   }
 }
 
-void Engine::resume_from(const Snapshot &snap, int64_t at) {
-  const size_t n = m_prog.size();
-  // Per rank: the first event that may end after `at` (events before it end by then).
-  std::vector<int64_t> cut(n);
-  for (size_t s = 0; s < n; ++s) {
-    const auto &mx = snap.exit_max[s];
-    cut[s] = std::upper_bound(mx.begin(), mx.end(), at) - mx.begin();
-  }
-  auto before_cut = [&](int32_t rank, const std::vector<std::vector<int64_t>> &where, int32_t index) {
-    const int32_t q = m_slot_of[static_cast<size_t>(rank)];
-    return q >= 0 && where[static_cast<size_t>(q)][static_cast<size_t>(index)] < cut[static_cast<size_t>(q)];
+int64_t Engine::cut_of(int32_t s) const {
+  const auto &mx = m_sc.resume->exit_max[static_cast<size_t>(s)];
+  return std::upper_bound(mx.begin(), mx.end(), m_sc.resume_at) - mx.begin();
+}
+
+void Engine::join(int32_t s) {
+  RankState &st = m_state[static_cast<size_t>(s)];
+  if (st.live) return;
+  st.live = true;
+  const Snapshot &snap = *m_sc.resume;
+  const size_t q = static_cast<size_t>(s);
+  const RankProgram &p = m_prog[q];
+  const int64_t c = st.cursor;
+  st.cut = c;
+  st.now = c > 0 ? snap.timings[q][static_cast<size_t>(c - 1)].exit : 0;
+  if (m_record) m_timings[q].assign(snap.timings[q].begin(), snap.timings[q].begin() + c);
+  // Each kind's values from its first one posted after the cut less its open lag.
+  const auto &lag = snap.open_lag[q];
+  auto open = [&](auto &w, const std::vector<int64_t> &posted, size_t n, int64_t kind_lag) {
+    const int64_t first = std::lower_bound(posted.begin(), posted.end(), c) - posted.begin();
+    w.base = std::max<int64_t>(0, first - kind_lag);
+    w.size = static_cast<int64_t>(n);
+    return first;
   };
-  for (size_t s = 0; s < n; ++s) {
-    const RankProgram &p = m_prog[s];
-    RankState &st = m_state[s];
-    const int64_t c = cut[s];
-    st.cursor = c;
-    st.now = c > 0 ? snap.timings[s][static_cast<size_t>(c - 1)].exit : 0;
-    if (m_record) m_timings[s].assign(snap.timings[s].begin(), snap.timings[s].begin() + c);
-    if (c == static_cast<int64_t>(p.events.size()) && c > 0) {
-      m_end[s] = snap.end[s];
-      --m_unfinished;
-    }
-    for (size_t k = 0; k < p.sends.size(); ++k) {
-      // A receive that was posted before its rank's cut is not posted again: keep its time.
-      const SendMessage &m = p.sends[k];
-      if (m.dst >= 0 && before_cut(m.dst, snap.recv_event, m.recv_index)) st.recv_post[k] = snap.recv_post[s][k];
-      if (snap.send_event[s][k] >= c) continue;
-      st.send_start[k] = snap.send_start[s][k];
-      st.next_inject =
-          std::max(st.next_inject,
-                   st.send_start[k] + m_net.injection_gap(bytes_of(static_cast<int32_t>(s), static_cast<int32_t>(k))));
-    }
-    for (size_t k = 0; k < p.recvs.size(); ++k) {
-      const RecvMessage &m = p.recvs[k];
-      if (m.src >= 0 && before_cut(m.src, snap.send_event, m.send_index))
-        st.recv_send_start[k] = snap.recv_send_start[s][k];
-      if (snap.recv_event[s][k] < c) st.recv_posted[k] = snap.recv_posted[s][k];
-    }
-    for (size_t k = 0; k < p.colls.size(); ++k) {
-      if (snap.coll_event[s][k] >= c) continue;
-      const Collective &cl = p.colls[k];
-      st.coll_enter[k] = snap.coll_enter[s][k];
-      arrive(cl.instance, 1, st.coll_enter[k], cl.root == p.rank ? st.coll_enter[k] : kUnknown, cl.members);
-      if (snap.coll_consumer[s][k] < c) ++m_coll[cl.instance].used;
-    }
-    for (size_t k = 0; k < st.slot_ref.size(); ++k)
-      if (snap.slot_event[s][k] < c) st.slot_ref[k] = snap.slot_ref[s][k];
+  open(st.slot_ref, snap.slot_event[q], static_cast<size_t>(p.request_slots), lag[0]);
+  const int64_t first_send = open(st.send_start, snap.send_event[q], p.sends.size(), lag[1]);
+  open(st.recv_post, snap.send_event[q], p.sends.size(), lag[1]);
+  open(st.recv_send_start, snap.recv_event[q], p.recvs.size(), lag[2]);
+  open(st.recv_posted, snap.recv_event[q], p.recvs.size(), lag[2]);
+  open(st.coll_enter, snap.coll_event[q], p.colls.size(), lag[3]);
+  if (m_converge) {
+    open(st.send_differs, snap.send_event[q], p.sends.size(), lag[1]);
+    open(st.recv_differs, snap.recv_event[q], p.recvs.size(), lag[2]);
   }
-  m_coll_waiters.clear();
+  // The injection horizon its last send before the cut left.
+  if (first_send > 0)
+    st.next_inject = snap.send_start[q][static_cast<size_t>(first_send - 1)] +
+                     m_net.injection_gap(bytes_of(s, static_cast<int32_t>(first_send - 1)));
+  st.snapshot_inject = st.next_inject;
+}
+
+int64_t Engine::initial(int32_t s, int64_t k, Field f) const {
+  const Snapshot &snap = *m_sc.resume;
+  const size_t q = static_cast<size_t>(s), i = static_cast<size_t>(k);
+  const int64_t c = m_state[q].cut, at = m_sc.resume_at;
+  switch (f) {
+    case Field::SlotRef:
+      return snap.slot_event[q][i] < c ? snap.slot_ref[q][i] : -1;
+    case Field::SendStart:
+      return snap.send_event[q][i] < c ? snap.send_start[q][i] : kUnknown;
+    case Field::RecvPost:  // a receive its rank posted before its own cut is not posted again
+      return snap.send_partner_exit_max[q][i] <= at ? snap.recv_post[q][i] : kUnknown;
+    case Field::RecvSendStart:
+      return snap.recv_partner_exit_max[q][i] <= at ? snap.recv_send_start[q][i] : kUnknown;
+    case Field::RecvPosted:
+      return snap.recv_event[q][i] < c ? snap.recv_posted[q][i] : kUnknown;
+    case Field::CollEnter:
+      return snap.coll_event[q][i] < c ? snap.coll_enter[q][i] : kUnknown;
+    case Field::Flag:
+      return 0;
+  }
+  return 0;
+}
+
+template <class T>
+T &Engine::grow(int32_t s, Values<T> &w, int64_t k, Field f) {
+  if (k < w.base || k >= w.size || !m_sc.resume) {
+    w.below = m_sc.resume && k >= 0 && k < w.size ? static_cast<T>(initial(s, k, f)) : T{};
+    return w.below;
+  }
+  const int64_t have = w.base + static_cast<int64_t>(w.v.size());
+  const int64_t want = std::min(w.size, std::max(k + 1, have + static_cast<int64_t>(w.v.size()) + 16));
+  w.v.reserve(static_cast<size_t>(want - w.base));
+  for (int64_t j = have; j < want; ++j) w.v.push_back(static_cast<T>(initial(s, j, f)));
+  return w.v[static_cast<size_t>(k - w.base)];
+}
+
+void Engine::need(int32_t s, int64_t event) {
+  RankState &st = m_state[static_cast<size_t>(s)];
+  if (st.cursor >= static_cast<int64_t>(m_prog[static_cast<size_t>(s)].events.size())) return;
+  join(s);
+  if (event <= st.demand) return;
+  st.demand = event;
+  wake(m_prog[static_cast<size_t>(s)].rank);
+}
+
+void Engine::pull(int32_t rank, bool send, int64_t index) {
+  const int32_t q = m_slot_of[static_cast<size_t>(rank)];
+  if (q < 0) {
+    if (m_distributed) m_out.pulls.push_back({rank, send ? 1 : 0, index});
+    return;
+  }
+  const Snapshot &snap = *m_sc.resume;
+  need(q, (send ? snap.send_event : snap.recv_event)[static_cast<size_t>(q)][static_cast<size_t>(index)]);
+}
+
+void Engine::apply(const Pull &p) { pull(p.rank, p.send != 0, p.index); }
+
+// A rank rests while the snapshot holds for it and nobody needs it further.
+bool Engine::resting(int32_t s) const {
+  const RankState &st = m_state[static_cast<size_t>(s)];
+  return m_converge && st.cursor > st.demand && !m_rank_dirty[static_cast<size_t>(s)] && st.pending == 0;
+}
+
+Engine::CollState &Engine::coll_state(int64_t instance) {
+  CollState &c = m_coll[instance];
+  if (!m_sc.resume || c.gathered) return c;
+  // First met in a resumed replay: the owned members' arrivals before their cuts count
+  // (and travel to the other owners, telling them to add theirs); the others are needed
+  // up to the call that uses the arrivals.
+  c.gathered = true;
+  const Snapshot &snap = *m_sc.resume;
+  const int64_t at = m_sc.resume_at;
+  Arrival before{instance, 0, 0, kUnknown, kUnknown};
+  const auto range =
+      std::equal_range(snap.coll_members.begin(), snap.coll_members.end(), Snapshot::Member{instance, 0, 0});
+  for (auto m = range.first; m != range.second; ++m) {
+    const size_t q = static_cast<size_t>(m->slot), k = static_cast<size_t>(m->index);
+    const Collective &cl = m_prog[q].colls[k];
+    if (c.expected == 0) c.expected = cl.members;
+    const int64_t ev = snap.coll_event[q][k], user = snap.coll_consumer[q][k];
+    if (user != INT64_MAX) ++c.local_users;
+    const auto ended_by_cut = [&](int64_t e) {
+      return e != INT64_MAX && snap.exit_max[q][static_cast<size_t>(e)] <= at;
+    };
+    if (ended_by_cut(ev)) {
+      ++before.count;
+      before.max_enter = std::max(before.max_enter, snap.coll_enter[q][k]);
+      if (cl.root == m_prog[q].rank) before.root_enter = snap.coll_enter[q][k];
+      if (ended_by_cut(user)) ++c.used;
+    }
+    if (!ended_by_cut(user)) need(m->slot, user != INT64_MAX ? user : ev);
+  }
+  c.count += before.count;
+  if (before.max_enter != kUnknown) c.max_enter = std::max(c.max_enter, before.max_enter);
+  if (before.root_enter != kUnknown) c.root_enter = before.root_enter;
+  if (m_distributed) {
+    auto [pos, fresh] = m_out_arrivals.try_emplace(instance, Arrival{instance, 0, 0, kUnknown, kUnknown});
+    Arrival &a = pos->second;
+    a.count += before.count;
+    a.max_enter = std::max(a.max_enter, before.max_enter);
+    if (before.root_enter != kUnknown) a.root_enter = before.root_enter;
+  }
+  return c;
 }
 
 Snapshot Engine::snapshot() const {
@@ -125,15 +230,16 @@ Snapshot Engine::snapshot() const {
                   &snap.recv_consumer, &snap.send_consumer, &snap.coll_consumer})
     v->resize(n);
   snap.slot_ref.resize(n);
+  snap.open_lag.resize(n);
   for (size_t s = 0; s < n; ++s) {
     const RankProgram &p = m_prog[s];
     const RankState &st = m_state[s];
-    snap.send_start[s] = st.send_start;
-    snap.recv_post[s] = st.recv_post;
-    snap.recv_send_start[s] = st.recv_send_start;
-    snap.recv_posted[s] = st.recv_posted;
-    snap.coll_enter[s] = st.coll_enter;
-    snap.slot_ref[s] = st.slot_ref;
+    snap.send_start[s] = st.send_start.v;
+    snap.recv_post[s] = st.recv_post.v;
+    snap.recv_send_start[s] = st.recv_send_start.v;
+    snap.recv_posted[s] = st.recv_posted.v;
+    snap.coll_enter[s] = st.coll_enter.v;
+    snap.slot_ref[s] = st.slot_ref.v;
     auto &mx = snap.exit_max[s];
     int64_t top = std::numeric_limits<int64_t>::min();
     for (const auto &t : m_timings[s]) mx.push_back(top = std::max(top, t.exit));
@@ -144,6 +250,7 @@ Snapshot Engine::snapshot() const {
     snap.recv_consumer[s].assign(p.recvs.size(), INT64_MAX);
     snap.send_consumer[s].assign(p.sends.size(), INT64_MAX);
     snap.coll_consumer[s].assign(p.colls.size(), INT64_MAX);
+    std::vector<int64_t> slot_used(static_cast<size_t>(p.request_slots), INT64_MAX);  // the call completing it
     for (int64_t i = 0; i < static_cast<int64_t>(p.events.size()); ++i) {
       const Event &e = p.events[static_cast<size_t>(i)];
       for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
@@ -155,9 +262,11 @@ Snapshot Engine::snapshot() const {
         if (it.type == ItemType::Collective || it.type == ItemType::PostCollective)
           snap.coll_event[s][static_cast<size_t>(it.index)] = i;
         if (it.slot >= 0) snap.slot_event[s][static_cast<size_t>(it.slot)] = i;
+        if (it.type == ItemType::Complete && it.index >= 0 && it.index < p.request_slots)
+          slot_used[static_cast<size_t>(it.index)] = i;
         const Item *used = &it;
         if (it.type == ItemType::Complete) {
-          const int32_t a = st.slot_ref[static_cast<size_t>(it.index)];
+          const int32_t a = st.slot_ref.v[static_cast<size_t>(it.index)];
           used = a >= 0 ? &p.items[static_cast<size_t>(a)] : nullptr;
         }
         if (!used) continue;
@@ -170,6 +279,39 @@ Snapshot Engine::snapshot() const {
           snap.coll_consumer[s][static_cast<size_t>(used->index)] = i;
       }
     }
+    for (size_t k = 0; k < p.colls.size(); ++k)
+      snap.coll_members.push_back({p.colls[k].instance, static_cast<int32_t>(s), static_cast<int32_t>(k)});
+    auto lag = [](const std::vector<int64_t> &posted, const std::vector<int64_t> &used) {
+      int64_t most = 0;
+      for (size_t k = 0; k < used.size(); ++k) {
+        if (used[k] == INT64_MAX) continue;
+        const int64_t later = std::lower_bound(posted.begin(), posted.end(), used[k]) - posted.begin();
+        most = std::max(most, later - static_cast<int64_t>(k));
+      }
+      return most;
+    };
+    snap.open_lag[s] = {lag(snap.slot_event[s], slot_used), lag(snap.send_event[s], snap.send_consumer[s]),
+                        lag(snap.recv_event[s], snap.recv_consumer[s]), lag(snap.coll_event[s], snap.coll_consumer[s])};
+  }
+  std::stable_sort(snap.coll_members.begin(), snap.coll_members.end());
+  // The other ends' exit_max, for the partners this engine owns (a distributed snapshot
+  // gets the others' from their owners: replay_model.cpp).
+  snap.send_partner_exit_max.resize(n);
+  snap.recv_partner_exit_max.resize(n);
+  auto partner_exit_max = [&](int32_t rank, const std::vector<std::vector<int64_t>> &event_of, int32_t index) {
+    const int32_t q = rank >= 0 ? m_slot_of[static_cast<size_t>(rank)] : -1;
+    if (q < 0 || index < 0) return INT64_MAX;
+    const int64_t e = event_of[static_cast<size_t>(q)][static_cast<size_t>(index)];
+    return e == INT64_MAX ? INT64_MAX : snap.exit_max[static_cast<size_t>(q)][static_cast<size_t>(e)];
+  };
+  for (size_t s = 0; s < n; ++s) {
+    const RankProgram &p = m_prog[s];
+    snap.send_partner_exit_max[s].resize(p.sends.size());
+    for (size_t k = 0; k < p.sends.size(); ++k)
+      snap.send_partner_exit_max[s][k] = partner_exit_max(p.sends[k].dst, snap.recv_event, p.sends[k].recv_index);
+    snap.recv_partner_exit_max[s].resize(p.recvs.size());
+    for (size_t k = 0; k < p.recvs.size(); ++k)
+      snap.recv_partner_exit_max[s][k] = partner_exit_max(p.recvs[k].src, snap.send_event, p.recvs[k].send_index);
   }
   return snap;
 }
@@ -190,19 +332,27 @@ void Engine::wake(int32_t rank) {
   }
 }
 
+// A value rank slot s has not used yet differs from the snapshot's.
+void Engine::differs(int32_t s, bool send, int32_t index) {
+  RankState &st = m_state[static_cast<size_t>(s)];
+  auto &flag = at(s, send ? st.send_differs : st.recv_differs, index, Field::Flag);
+  if (flag) return;
+  flag = 1;
+  ++m_pending;
+  ++m_state[static_cast<size_t>(s)].pending;
+}
+
 void Engine::deliver_send(int32_t dst, int32_t recv_index, int64_t t, int64_t bytes) {
   const int32_t s = m_slot_of[static_cast<size_t>(dst)];
   if (s < 0) {
     if (m_distributed) m_out.sends.push_back({dst, recv_index, t, bytes});
     return;
   }
-  m_state[static_cast<size_t>(s)].recv_send_start[static_cast<size_t>(recv_index)] = t;
+  if (m_sc.resume) join(s);
+  at(s, m_state[static_cast<size_t>(s)].recv_send_start, recv_index, Field::RecvSendStart) = t;
   if (m_converge && t != m_sc.resume->recv_send_start[static_cast<size_t>(s)][static_cast<size_t>(recv_index)] &&
-      !consumed(dst, m_sc.resume->recv_consumer, recv_index)) {
-    auto &flag = m_recv_differs[static_cast<size_t>(s)][static_cast<size_t>(recv_index)];
-    if (!flag) ++m_pending;
-    flag = 1;
-  }
+      !consumed(dst, m_sc.resume->recv_consumer, recv_index))
+    differs(s, false, recv_index);
   if (bytes != m_prog[static_cast<size_t>(s)].recvs[static_cast<size_t>(recv_index)].bytes)
     m_changed_bytes[(static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(recv_index)] = bytes;
   wake(dst);
@@ -214,18 +364,16 @@ void Engine::deliver_recv(int32_t src, int32_t send_index, int64_t t) {
     if (m_distributed) m_out.recvs.push_back({src, send_index, t});
     return;
   }
-  m_state[static_cast<size_t>(s)].recv_post[static_cast<size_t>(send_index)] = t;
+  if (m_sc.resume) join(s);
+  at(s, m_state[static_cast<size_t>(s)].recv_post, send_index, Field::RecvPost) = t;
   if (m_converge && t != m_sc.resume->recv_post[static_cast<size_t>(s)][static_cast<size_t>(send_index)] &&
-      !consumed(src, m_sc.resume->send_consumer, send_index)) {
-    auto &flag = m_send_differs[static_cast<size_t>(s)][static_cast<size_t>(send_index)];
-    if (!flag) ++m_pending;
-    flag = 1;
-  }
+      !consumed(src, m_sc.resume->send_consumer, send_index))
+    differs(s, true, send_index);
   wake(src);
 }
 
 void Engine::arrive(int64_t instance, int32_t count, int64_t max_enter, int64_t root_enter, int32_t expected) {
-  CollState &c = m_coll[instance];
+  CollState &c = coll_state(instance);
   if (c.expected == 0) c.expected = expected;
   c.count += count;
   if (max_enter != kUnknown) c.max_enter = std::max(c.max_enter, max_enter);
@@ -242,7 +390,14 @@ void Engine::arrive(int64_t instance, int32_t count, int64_t max_enter, int64_t 
 
 void Engine::apply(const SendPost &p) { deliver_send(p.dst, p.recv_index, p.t, p.bytes); }
 void Engine::apply(const RecvPost &p) { deliver_recv(p.src, p.send_index, p.t); }
-void Engine::apply(const Arrival &a) { arrive(a.instance, a.count, a.max_enter, a.root_enter, 0); }
+void Engine::apply(const Arrival &a) {
+  arrive(a.instance, a.count, a.max_enter, a.root_enter, 0);
+  if (a.divergent && m_converge) {
+    CollState &c = coll_state(a.instance);
+    if (!c.divergent && c.used < c.local_users) ++m_pending;
+    c.divergent = true;
+  }
+}
 
 Engine::Outbox Engine::take_outbox() {
   for (const auto &[id, a] : m_out_arrivals) m_out.arrivals.push_back(a);
@@ -266,32 +421,44 @@ void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
         const int64_t b = bytes_of(s, it.index);
         const int64_t start = std::max(enter, st.next_inject);
         st.next_inject = start + m_net.injection_gap(b);
-        st.send_start[static_cast<size_t>(it.index)] = start;
+        at(s, st.send_start, it.index, Field::SendStart) = start;
+        if (m_converge) {
+          // A later call completes it: until then a start off the snapshot is unused.
+          const int64_t was = m_sc.resume->send_start[static_cast<size_t>(s)][static_cast<size_t>(it.index)];
+          st.snapshot_inject = was + m_net.injection_gap(b);
+          if (it.type == ItemType::PostSend && start != was) differs(s, true, it.index);
+        }
         if (m.dst >= 0) deliver_send(m.dst, m.recv_index, start, b);
         break;
       }
       case ItemType::Recv:
       case ItemType::PostRecv: {
         const RecvMessage &m = p.recvs[static_cast<size_t>(it.index)];
-        st.recv_posted[static_cast<size_t>(it.index)] = enter;
+        at(s, st.recv_posted, it.index, Field::RecvPosted) = enter;
+        if (m_converge && it.type == ItemType::PostRecv &&
+            enter != m_sc.resume->recv_posted[static_cast<size_t>(s)][static_cast<size_t>(it.index)])
+          differs(s, false, it.index);
         if (m.src >= 0) deliver_recv(m.src, m.send_index, enter);
         break;
       }
       case ItemType::Collective:
       case ItemType::PostCollective: {
         const Collective &c = p.colls[static_cast<size_t>(it.index)];
-        st.coll_enter[static_cast<size_t>(it.index)] = enter;
+        at(s, st.coll_enter, it.index, Field::CollEnter) = enter;
         const int64_t root_enter = c.root == p.rank ? enter : kUnknown;
         arrive(c.instance, 1, enter, root_enter, c.members);
-        if (m_converge && enter != m_sc.resume->coll_enter[static_cast<size_t>(s)][static_cast<size_t>(it.index)]) {
+        const bool divergent =
+            m_converge && enter != m_sc.resume->coll_enter[static_cast<size_t>(s)][static_cast<size_t>(it.index)];
+        if (divergent) {
           CollState &cs = m_coll[c.instance];
-          if (!cs.divergent && cs.used < c.members) ++m_pending;
+          if (!cs.divergent && cs.used < cs.local_users) ++m_pending;
           cs.divergent = true;
         }
         if (m_distributed) {
           auto [pos, fresh] = m_out_arrivals.try_emplace(c.instance, Arrival{c.instance, 0, 0, kUnknown, kUnknown});
           Arrival &a = pos->second;
           ++a.count;
+          a.divergent |= divergent;
           a.max_enter = std::max(a.max_enter, enter);
           if (root_enter != kUnknown) a.root_enter = root_enter;
         }
@@ -300,18 +467,18 @@ void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
       case ItemType::Complete:
         break;
     }
-    if (it.slot >= 0) st.slot_ref[static_cast<size_t>(it.slot)] = static_cast<int32_t>(k);
+    if (it.slot >= 0) at(s, st.slot_ref, it.slot, Field::SlotRef) = static_cast<int32_t>(k);
   }
 }
 
 int64_t Engine::send_done(int32_t s, int32_t i, int64_t start, bool nowait) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
-  const RankState &st = m_state[static_cast<size_t>(s)];
+  RankState &st = m_state[static_cast<size_t>(s)];
   const int64_t b = bytes_of(s, i);
   if (p.sends[static_cast<size_t>(i)].dst < 0 || !m_net.rendezvous(b)) return start + m_net.send_overhead(b);
   int64_t h = start + m_net.handshake();
   if (!nowait) {
-    const int64_t posted = st.recv_post[static_cast<size_t>(i)];
+    const int64_t posted = at(s, st.recv_post, i, Field::RecvPost);
     if (posted == kUnknown) return kUnknown;
     h = std::max(h, posted);
   }
@@ -321,7 +488,7 @@ int64_t Engine::send_done(int32_t s, int32_t i, int64_t start, bool nowait) {
 
 int64_t Engine::recv_done(int32_t s, int32_t i, int64_t post, bool nowait) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
-  const RankState &st = m_state[static_cast<size_t>(s)];
+  RankState &st = m_state[static_cast<size_t>(s)];
   const RecvMessage &m = p.recvs[static_cast<size_t>(i)];
   if (m.src < 0) return post + m.own_unmatched;
   int64_t b = m.bytes;
@@ -329,7 +496,7 @@ int64_t Engine::recv_done(int32_t s, int32_t i, int64_t post, bool nowait) {
     if (auto it = m_changed_bytes.find((static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(i));
         it != m_changed_bytes.end())
       b = it->second;
-  const int64_t sent = st.recv_send_start[static_cast<size_t>(i)];
+  const int64_t sent = at(s, st.recv_send_start, i, Field::RecvSendStart);
   if (!m_net.rendezvous(b)) {
     if (nowait) return post + m_net.recv_overhead(b);
     if (sent == kUnknown) return kUnknown;
@@ -350,6 +517,7 @@ int64_t Engine::coll_done(int32_t s, const Collective &c, int64_t enter, bool no
   if (c.flow == CollectiveFlow::ToRoot && !is_root) return enter + m_net.send_overhead(c.bytes);
   if (c.flow == CollectiveFlow::FromRoot && is_root) return enter + cost;
   if (nowait) return enter + cost;
+  if (m_sc.resume) coll_state(c.instance);  // its earlier arrivals, the first time
   auto it = m_coll.find(c.instance);
   if (c.flow == CollectiveFlow::FromRoot) {
     if (it == m_coll.end() || it->second.root_enter == kUnknown) return kUnknown;
@@ -361,12 +529,12 @@ int64_t Engine::coll_done(int32_t s, const Collective &c, int64_t enter, bool no
 
 int64_t Engine::item_done(int32_t s, const Item &it, int64_t enter, bool nowait) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
-  const RankState &st = m_state[static_cast<size_t>(s)];
+  RankState &st = m_state[static_cast<size_t>(s)];
   switch (it.type) {
     case ItemType::Send:
-      return send_done(s, it.index, st.send_start[static_cast<size_t>(it.index)], nowait);
+      return send_done(s, it.index, at(s, st.send_start, it.index, Field::SendStart), nowait);
     case ItemType::PostSend:
-      return st.send_start[static_cast<size_t>(it.index)] + m_net.send_overhead(0);
+      return at(s, st.send_start, it.index, Field::SendStart) + m_net.send_overhead(0);
     case ItemType::Recv:
       return recv_done(s, it.index, enter, nowait);
     case ItemType::PostRecv:
@@ -376,18 +544,18 @@ int64_t Engine::item_done(int32_t s, const Item &it, int64_t enter, bool nowait)
     case ItemType::PostCollective:
       return enter + m_net.send_overhead(0);
     case ItemType::Complete: {
-      const int64_t k = st.slot_ref[static_cast<size_t>(it.index)];
+      const int64_t k = at(s, st.slot_ref, it.index, Field::SlotRef);
       if (k < 0) return enter;  // the activation was not traced
       if (nowait) return enter;
       const Item &a = p.items[static_cast<size_t>(k)];
       switch (a.type) {
         case ItemType::PostSend:
-          return send_done(s, a.index, st.send_start[static_cast<size_t>(a.index)], false);
+          return send_done(s, a.index, at(s, st.send_start, a.index, Field::SendStart), false);
         case ItemType::PostRecv:
-          return recv_done(s, a.index, st.recv_posted[static_cast<size_t>(a.index)], false);
+          return recv_done(s, a.index, at(s, st.recv_posted, a.index, Field::RecvPosted), false);
         case ItemType::PostCollective: {
           const Collective &c = p.colls[static_cast<size_t>(a.index)];
-          return coll_done(s, c, st.coll_enter[static_cast<size_t>(a.index)], false);
+          return coll_done(s, c, at(s, st.coll_enter, a.index, Field::CollEnter), false);
         }
         default:
           return enter;
@@ -408,7 +576,7 @@ uint8_t Engine::event_flags(int32_t s, int64_t i) const {
 bool Engine::complete_event(int32_t s, const Event &e, int64_t enter, uint8_t flags, int64_t &exit,
                             int64_t &nowait_exit) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
-  const RankState &st = m_state[static_cast<size_t>(s)];
+  RankState &st = m_state[static_cast<size_t>(s)];
   exit = nowait_exit = enter;
   if (flags & kZeroEvent) return true;  // the event costs nothing and waits for nothing
   if (e.items == 0) {
@@ -420,13 +588,17 @@ bool Engine::complete_event(int32_t s, const Event &e, int64_t enter, uint8_t fl
     const Item &it = p.items[static_cast<size_t>(k)];
     int64_t t = item_done(s, it, enter, skip_wait);
     if (t == kUnknown) {
-      if (it.type == ItemType::Collective)
-        m_coll_waiters[p.colls[static_cast<size_t>(it.index)].instance].push_back(p.rank);
-      else if (it.type == ItemType::Complete) {
-        const int64_t a = st.slot_ref[static_cast<size_t>(it.index)];
-        if (a >= 0 && p.items[static_cast<size_t>(a)].type == ItemType::PostCollective)
-          m_coll_waiters[p.colls[static_cast<size_t>(p.items[static_cast<size_t>(a)].index)].instance].push_back(
-              p.rank);
+      const int32_t a = it.type == ItemType::Complete ? at(s, st.slot_ref, it.index, Field::SlotRef) : -1;
+      const Item &waited = a >= 0 ? p.items[static_cast<size_t>(a)] : it;
+      if (waited.type == ItemType::Collective || waited.type == ItemType::PostCollective)
+        m_coll_waiters[p.colls[static_cast<size_t>(waited.index)].instance].push_back(p.rank);
+      // A resumed replay needs the other end to reach its side of the message.
+      else if (m_sc.resume && (waited.type == ItemType::Recv || waited.type == ItemType::PostRecv)) {
+        const RecvMessage &m = p.recvs[static_cast<size_t>(waited.index)];
+        pull(m.src, true, m.send_index);
+      } else if (m_sc.resume && (waited.type == ItemType::Send || waited.type == ItemType::PostSend)) {
+        const SendMessage &m = p.sends[static_cast<size_t>(waited.index)];
+        pull(m.dst, false, m.recv_index);
       }
       return false;
     }
@@ -445,6 +617,7 @@ bool Engine::try_event(int32_t s) {
   const Event &e = p.events[i];
   const uint8_t flags = event_flags(s, st.cursor);
   if (!st.posted) {
+    if (m_converge && resting(s)) return false;
     const bool modified = !m_sc.gaps.empty() && !m_sc.gaps[static_cast<size_t>(s)].empty();
     const int64_t gap = modified ? m_sc.gaps[static_cast<size_t>(s)][i] : e.gap;
     st.enter = st.now + gap;
@@ -456,7 +629,6 @@ bool Engine::try_event(int32_t s) {
   if (!complete_event(s, e, enter, flags, exit, nowait_exit)) return false;
   if (m_record) m_timings[static_cast<size_t>(s)].push_back({enter, exit, nowait_exit});
   if (m_sink) m_sink(s, static_cast<int64_t>(i), {enter, exit, nowait_exit});
-  bool back_on_snapshot = false;
   if (m_converge) {
     for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
       const Item &it = p.items[static_cast<size_t>(k)];
@@ -471,7 +643,7 @@ bool Engine::try_event(int32_t s) {
           used_coll(s, it.index);
           break;
         case ItemType::Complete: {
-          const int32_t a = st.slot_ref[static_cast<size_t>(it.index)];
+          const int32_t a = at(s, st.slot_ref, it.index, Field::SlotRef);
           if (a < 0) break;
           const Item &act = p.items[static_cast<size_t>(a)];
           if (act.type == ItemType::PostRecv)
@@ -486,12 +658,12 @@ bool Engine::try_event(int32_t s) {
           break;
       }
     }
-    const uint8_t dirty = exit != m_sc.resume->timings[static_cast<size_t>(s)][i].exit;
+    // Off the snapshot: its exit, or an injection horizon that a later send could meet.
+    const bool inject_differs =
+        st.next_inject != st.snapshot_inject && std::max(st.next_inject, st.snapshot_inject) > exit;
+    const uint8_t dirty = exit != m_sc.resume->timings[static_cast<size_t>(s)][i].exit || inject_differs;
     m_dirty += static_cast<int64_t>(dirty) - static_cast<int64_t>(m_rank_dirty[static_cast<size_t>(s)]);
     m_rank_dirty[static_cast<size_t>(s)] = dirty;
-    // Back on the snapshot once the changed event itself is behind us.
-    const bool changed_done = p.rank == m_sc.zero_wait_rank ? st.cursor + 1 > m_sc.zero_wait_event : zero_wait_done();
-    back_on_snapshot = m_dirty == 0 && m_pending == 0 && changed_done;
   }
   if (m_sc.rest && exit + (*m_sc.rest)[static_cast<size_t>(s)][i + 1] >= m_sc.abort_at) {
     m_aborted = true;
@@ -503,14 +675,21 @@ bool Engine::try_event(int32_t s) {
   if (++st.cursor == static_cast<int64_t>(p.events.size())) {
     m_end[static_cast<size_t>(s)] = exit;
     --m_unfinished;
-    if (back_on_snapshot) m_converged = true;
-    return false;
-  }
-  if (back_on_snapshot) {
-    m_converged = true;
+    if (m_converge) rank_finished(s);
     return false;
   }
   return true;
+}
+
+// A finished rank's end is known: nothing it holds can move the run any more.
+void Engine::rank_finished(int32_t s) {
+  RankState &st = m_state[static_cast<size_t>(s)];
+  m_dirty -= m_rank_dirty[static_cast<size_t>(s)];
+  m_rank_dirty[static_cast<size_t>(s)] = 0;
+  m_pending -= st.pending;
+  st.pending = 0;
+  std::fill(st.recv_differs.v.begin(), st.recv_differs.v.end(), 0);
+  std::fill(st.send_differs.v.begin(), st.send_differs.v.end(), 0);
 }
 
 bool Engine::consumed(int32_t rank, const std::vector<std::vector<int64_t>> &consumer, int32_t index) const {
@@ -520,21 +699,27 @@ bool Engine::consumed(int32_t rank, const std::vector<std::vector<int64_t>> &con
 }
 
 void Engine::used_recv(int32_t s, int32_t i) {
-  auto &flag = m_recv_differs[static_cast<size_t>(s)][static_cast<size_t>(i)];
-  if (flag) --m_pending;
+  auto &flag = at(s, m_state[static_cast<size_t>(s)].recv_differs, i, Field::Flag);
+  if (flag) {
+    --m_pending;
+    --m_state[static_cast<size_t>(s)].pending;
+  }
   flag = 0;
 }
 
 void Engine::used_send(int32_t s, int32_t i) {
-  auto &flag = m_send_differs[static_cast<size_t>(s)][static_cast<size_t>(i)];
-  if (flag) --m_pending;
+  auto &flag = at(s, m_state[static_cast<size_t>(s)].send_differs, i, Field::Flag);
+  if (flag) {
+    --m_pending;
+    --m_state[static_cast<size_t>(s)].pending;
+  }
   flag = 0;
 }
 
 void Engine::used_coll(int32_t s, int32_t c) {
   const Collective &cl = m_prog[static_cast<size_t>(s)].colls[static_cast<size_t>(c)];
   CollState &cs = m_coll[cl.instance];
-  if (++cs.used == cl.members && cs.divergent) --m_pending;
+  if (++cs.used == cs.local_users && cs.divergent) --m_pending;
 }
 
 bool Engine::zero_wait_done() const {
@@ -552,6 +737,8 @@ int64_t Engine::converged_makespan() const {
   }
   return t;
 }
+
+bool Engine::back_on_snapshot() const { return m_dirty == 0 && m_pending == 0 && zero_wait_done(); }
 
 bool Engine::try_lane_step(int32_t s) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
@@ -608,17 +795,25 @@ bool Engine::advance() {
     step(s);
     moved |= st.cursor != before || st.posted != was_posted || st.step != before_step;
   }
+  // One engine owning every rank decides alone; distributed, the driver sums over engines.
+  if (m_converge && !m_distributed && !m_aborted && back_on_snapshot()) m_converged = true;
   return moved;
 }
 
-void Engine::release_stuck() {
+int64_t Engine::release_stuck() {
+  int64_t released = 0;
   for (size_t s = 0; s < m_state.size(); ++s) {
     RankState &st = m_state[s];
     if (st.cursor >= static_cast<int64_t>(m_prog[s].events.size())) continue;
+    if (m_sc.resume && !(st.live && st.posted)) continue;  // resting, not stuck
     st.release = true;
-    ++m_released;
+    ++released;
     wake(m_prog[s].rank);
   }
+  m_released += released;
+  // Resumed and nothing inside a call: every rank rests where the snapshot holds.
+  if (m_converge && released == 0 && !m_distributed) m_converged = true;
+  return released;
 }
 
 Snapshot replay_snapshot(const std::vector<RankProgram> &programs, const Scenario &scenario) {

@@ -16,6 +16,7 @@
 // Cost: O(events + items) per replay; memory per event is stated by bench_replay.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -128,15 +129,18 @@ struct Scenario {
   // (the result is then "no earlier than abort_at").
   const std::vector<std::vector<int64_t>> *rest = nullptr;
   int64_t abort_at = std::numeric_limits<int64_t>::max();
-  // Resume from a finished replay of the same programs (serial, every rank): events that
-  // ended by `resume_at` cannot depend on anything the scenario changes after that time,
-  // so they keep the snapshot's times and only the rest is replayed. The scenario must
-  // change nothing before `resume_at` (the domino search: one wait zeroed at that time).
+  // Resume from a finished replay of the same programs: events that ended by `resume_at`
+  // cannot depend on anything the scenario changes after that time, so they keep the
+  // snapshot's times and only the rest is replayed. The scenario must change nothing
+  // before `resume_at` (the domino search: one wait zeroed at that time).
   const Snapshot *resume = nullptr;
   int64_t resume_at = 0;
-  // With `resume`: stop as soon as the run is back on the snapshot — no rank's last exit
-  // differs and every value that differed (send start, receive post, collective arrival)
-  // has been used. The rest would replay the snapshot; the makespan follows from it.
+  // With `resume`: replay only what the change disturbs and stop once the run is back on
+  // the snapshot. A rank joins the replay (at its cut) when a value it uses differs or
+  // when a replayed rank needs one of its values; it rests while nothing it holds differs
+  // (its last exit, injection horizon, values received or posted but not yet used) and
+  // nobody needs it further. The run is back on the snapshot when every rank rests and no
+  // collective's differing arrival is unused: the makespan follows from the snapshot.
   bool stop_when_converged = false;
 };
 
@@ -152,7 +156,9 @@ struct EventTiming {
 // events (the waiting per call site) without recording every timing (24 B per event).
 using EventSink = std::function<void(int32_t slot, int64_t event, const EventTiming &)>;
 
-// The state of a finished serial replay, to resume others from (Scenario::resume).
+// The state of a finished replay of the owned ranks (program order), to resume others
+// from (Scenario::resume). A resumed replay starts each rank at its cut, the first event
+// whose exit_max passes the resume time: what ended by then cannot change.
 struct Snapshot {
   std::vector<std::vector<EventTiming>> timings;
   std::vector<std::vector<int64_t>> exit_max;  // per event: the largest exit up to it
@@ -163,6 +169,22 @@ struct Snapshot {
   // The event that uses each receive's send start, each send's receive post (rendezvous)
   // and each collective's arrivals: the blocking call, or the Wait/Test completing it.
   std::vector<std::vector<int64_t>> recv_consumer, send_consumer, coll_consumer;
+  // The other end's exit_max at the event posting its side: per send, the receiver's at
+  // its receive; per receive, the sender's at its send (INT64_MAX: unmatched). Both ends
+  // agree whether a message was posted before the cut without seeing each other's rank.
+  std::vector<std::vector<int64_t>> send_partner_exit_max, recv_partner_exit_max;
+  // The owned collective calls by instance: a resumed replay gathers an instance's
+  // earlier arrivals when it first meets it.
+  struct Member {
+    int64_t instance;
+    int32_t slot, index;
+    bool operator<(const Member &o) const { return instance < o.instance; }
+  };
+  std::vector<Member> coll_members;  // sorted by instance
+  // Per rank, for request slots, sends, receives and collectives: how many later ones
+  // were posted while one was still open (posted, not yet used). A resumed rank holds
+  // values from its first one posted after the cut less this lag.
+  std::vector<std::array<int64_t, 4>> open_lag;
   std::vector<int64_t> end;
 };
 
@@ -181,7 +203,8 @@ class Engine {
   int64_t unfinished() const { return m_unfinished; }
   // Releases every blocked dependency (the global fixpoint was reached with ranks stuck:
   // a crashed rank, or a message the trace lacks). Counted in `released()`.
-  void release_stuck();
+  // Returns how many ranks it released (resumed replays release only ranks inside a call).
+  int64_t release_stuck();
   int64_t released() const { return m_released; }
 
   // Cross-owner traffic.
@@ -197,18 +220,35 @@ class Engine {
   struct Arrival {
     int64_t instance;
     int32_t count;
-    int32_t pad = 0;
+    int32_t divergent = 0;  // resumed replays: an arrival differed from the snapshot
     int64_t max_enter, root_enter;
+  };
+  // Resumed replays: a replayed rank needs another owner's rank to reach the event that
+  // posts its send (`send` true) or receive `index`.
+  struct Pull {
+    int32_t rank;
+    int32_t send;
+    int64_t index;
   };
   struct Outbox {
     std::vector<SendPost> sends;
     std::vector<RecvPost> recvs;
     std::vector<Arrival> arrivals;  // this engine's members' arrivals, per instance, since the last take
+    std::vector<Pull> pulls;
   };
   Outbox take_outbox();
   void apply(const SendPost &p);
   void apply(const RecvPost &p);
   void apply(const Arrival &a);  // another engine's members
+  void apply(const Pull &p);
+
+  // Resumed replays that stop on the snapshot (distributed: the driver sums these over
+  // engines after each exchange): ranks and values off the snapshot, whether the changed
+  // event is replayed, and the verdict once every engine is back on it.
+  int64_t off_snapshot() const { return m_dirty + m_pending; }
+  bool changed_event_done() const { return zero_wait_done(); }
+  void mark_converged() { m_converged = true; }
+  bool back_on_snapshot() const;
 
   // Results (owned ranks, program order).
   const std::vector<int64_t> &end_times() const { return m_end; }
@@ -221,6 +261,32 @@ class Engine {
   Snapshot snapshot() const;
 
  private:
+  enum class Field : uint8_t { SlotRef, SendStart, RecvPost, RecvSendStart, RecvPosted, CollEnter, Flag };
+  // Per-rank values by request slot, message or collective. A full replay holds them all;
+  // a resumed one the range from `base` its replay reaches, filled from the snapshot as it
+  // grows: the values before `base` were used up before the cut (Snapshot::open_lag).
+  template <class T>
+  struct Values {
+    int64_t base = 0, size = 0;
+    std::vector<T> v;
+    T below{};  // a late write before `base`: its use ended before the cut
+    void assign(size_t n, T x) {
+      base = 0;
+      size = static_cast<int64_t>(n);
+      v.assign(n, x);
+    }
+  };
+  template <class T>
+  T &at(int32_t s, Values<T> &w, int64_t k, Field f) {
+    const size_t off = static_cast<size_t>(k - w.base);
+    if (off < w.v.size()) [[likely]]
+      return w.v[off];
+    return grow(s, w, k, f);
+  }
+  template <class T>
+  T &grow(int32_t s, Values<T> &w, int64_t k, Field f);
+  int64_t initial(int32_t s, int64_t k, Field f) const;  // the value a resumed rank starts with
+
   struct RankState {
     int64_t cursor = 0;
     int64_t now = 0;           // exit of the previous event
@@ -232,23 +298,44 @@ class Engine {
     int64_t step = 0;                           // laned programs: the next of RankProgram::steps
     std::vector<int64_t> lane_now, lane_enter;  // laned programs: per lane, previous exit and current enter
     std::vector<uint8_t> lane_started;
-    std::vector<int32_t> slot_ref;         // request slot -> item that activated it
-    std::vector<int64_t> send_start;       // per send: when it started
-    std::vector<int64_t> recv_post;        // per send: when the receiver posted (rendezvous)
-    std::vector<int64_t> recv_send_start;  // per receive: when the matching send started
-    std::vector<int64_t> recv_posted;      // per receive: when it was posted
-    std::vector<int64_t> coll_enter;       // per collective: when this member arrived
+    Values<int32_t> slot_ref;         // request slot -> item that activated it
+    Values<int64_t> send_start;       // per send: when it started
+    Values<int64_t> recv_post;        // per send: when the receiver posted (rendezvous)
+    Values<int64_t> recv_send_start;  // per receive: when the matching send started
+    Values<int64_t> recv_posted;      // per receive: when it was posted
+    Values<int64_t> coll_enter;       // per collective: when this member arrived
+    // Resumed replays that stop on the snapshot: values off it not yet used.
+    Values<uint8_t> recv_differs, send_differs;
+    // Resumed replays: whether the rank has joined (at its cut), up to which event others
+    // need it, its values off the snapshot not yet used, and the snapshot's injection
+    // horizon beside its own.
+    bool live = true;
+    int64_t cut = 0;
+    int64_t demand = -1;
+    int64_t pending = 0;
+    int64_t snapshot_inject = std::numeric_limits<int64_t>::min() / 4;
   };
   struct CollState {
     int32_t count = 0;
     int64_t max_enter = kUnknown, root_enter = kUnknown;
     int32_t expected = 0;
-    int32_t used = 0;        // members whose consuming call completed (convergence)
-    bool divergent = false;  // an arrival differed from the snapshot
+    // Resumed replays: the owned members that use its arrivals, those whose using call
+    // completed, whether an arrival differed from the snapshot, whether the snapshot's
+    // earlier arrivals were gathered.
+    int32_t local_users = 0, used = 0;
+    bool divergent = false;
+    bool gathered = false;
   };
 
   void step(int32_t s);  // process rank slot s until it blocks or ends
-  void resume_from(const Snapshot &snap, int64_t at);
+  // Resumed replays: rank slot s joins at its cut with the snapshot's state there; the
+  // collective's state with the snapshot's earlier arrivals; a rank needed up to an event.
+  int64_t cut_of(int32_t s) const;
+  void join(int32_t s);
+  CollState &coll_state(int64_t instance);
+  void need(int32_t s, int64_t event);
+  void pull(int32_t rank, bool send, int64_t index);
+  bool resting(int32_t s) const;
   bool try_event(int32_t s);
   bool try_lane_step(int32_t s);  // laned programs: one post or completion of RankProgram::steps
   // The event's completion from `enter`: false when a dependency is missing (the rank then
@@ -288,11 +375,12 @@ class Engine {
   // Convergence (Scenario::stop_when_converged).
   bool m_converge = false, m_converged = false;
   int64_t m_dirty = 0, m_pending = 0;  // ranks off the snapshot; differing values not yet used
-  std::vector<std::vector<uint8_t>> m_recv_differs, m_send_differs;
   std::vector<uint8_t> m_rank_dirty;
   void used_recv(int32_t s, int32_t i);
   void used_send(int32_t s, int32_t i);
   void used_coll(int32_t s, int32_t c);
+  void differs(int32_t s, bool send, int32_t index);
+  void rank_finished(int32_t s);
   bool consumed(int32_t rank, const std::vector<std::vector<int64_t>> &consumer, int32_t index) const;
   bool zero_wait_done() const;
 
