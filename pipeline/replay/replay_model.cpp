@@ -674,15 +674,23 @@ void put_records(std::vector<char> &blob, const std::vector<T> &v) {
   blob.insert(blob.end(), reinterpret_cast<const char *>(v.data()),
               reinterpret_cast<const char *>(v.data() + v.size()));
 }
-void pack_round(std::vector<char> &blob, const std::vector<rp::Engine::SendPost> &sends,
-                const std::vector<rp::Engine::RecvPost> &recvs, const std::vector<rp::Engine::Arrival> &arrivals) {
-  if (sends.empty() && recvs.empty() && arrivals.empty()) return;  // nothing: no blob at all
-  const int64_t counts[3] = {static_cast<int64_t>(sends.size()), static_cast<int64_t>(recvs.size()),
-                             static_cast<int64_t>(arrivals.size())};
-  blob.insert(blob.end(), reinterpret_cast<const char *>(counts), reinterpret_cast<const char *>(counts + 3));
-  put_records(blob, sends);
-  put_records(blob, recvs);
-  put_records(blob, arrivals);
+// What crosses owners in one round, per destination.
+struct RoundTraffic {
+  std::vector<rp::Engine::SendPost> sends;
+  std::vector<rp::Engine::RecvPost> recvs;
+  std::vector<rp::Engine::Arrival> arrivals;
+  std::vector<rp::Engine::Pull> pulls;
+  bool empty() const { return sends.empty() && recvs.empty() && arrivals.empty() && pulls.empty(); }
+};
+void pack_round(std::vector<char> &blob, const RoundTraffic &t) {
+  if (t.empty()) return;  // nothing: no blob at all
+  const int64_t counts[4] = {static_cast<int64_t>(t.sends.size()), static_cast<int64_t>(t.recvs.size()),
+                             static_cast<int64_t>(t.arrivals.size()), static_cast<int64_t>(t.pulls.size())};
+  blob.insert(blob.end(), reinterpret_cast<const char *>(counts), reinterpret_cast<const char *>(counts + 4));
+  put_records(blob, t.sends);
+  put_records(blob, t.recvs);
+  put_records(blob, t.arrivals);
+  put_records(blob, t.pulls);
 }
 template <class T>
 const char *take_records(const char *at, int64_t n, std::vector<T> &out) {
@@ -693,78 +701,135 @@ const char *take_records(const char *at, int64_t n, std::vector<T> &out) {
   return at + static_cast<size_t>(n) * sizeof(T);
 }
 // One source's blob; returns where the next begins.
-const char *unpack_round(const char *at, const char *end, std::vector<rp::Engine::SendPost> &sends,
-                         std::vector<rp::Engine::RecvPost> &recvs, std::vector<rp::Engine::Arrival> &arrivals) {
-  int64_t counts[3];
+const char *unpack_round(const char *at, const char *end, RoundTraffic &t) {
+  int64_t counts[4];
   PERFSIFT_CHECK(end - at >= static_cast<std::ptrdiff_t>(sizeof counts), "a replay round's blob is cut short");
   std::memcpy(counts, at, sizeof counts);
   at += sizeof counts;
-  PERFSIFT_CHECK(end - at >= static_cast<std::ptrdiff_t>(counts[0] * sizeof(rp::Engine::SendPost) +
-                                                         counts[1] * sizeof(rp::Engine::RecvPost) +
-                                                         counts[2] * sizeof(rp::Engine::Arrival)),
+  PERFSIFT_CHECK(end - at >= static_cast<std::ptrdiff_t>(
+                                 counts[0] * sizeof(rp::Engine::SendPost) + counts[1] * sizeof(rp::Engine::RecvPost) +
+                                 counts[2] * sizeof(rp::Engine::Arrival) + counts[3] * sizeof(rp::Engine::Pull)),
                  "a replay round's blob is cut short");
-  at = take_records(at, counts[0], sends);
-  at = take_records(at, counts[1], recvs);
-  return take_records(at, counts[2], arrivals);
+  at = take_records(at, counts[0], t.sends);
+  at = take_records(at, counts[1], t.recvs);
+  at = take_records(at, counts[2], t.arrivals);
+  return take_records(at, counts[3], t.pulls);
+}
+
+// The other ends' exit_max for messages whose partner another process owns: each side
+// tells the partner's owner its own exit_max at the event posting its side.
+void exchange_partner_exit_max(const Context &ctx, const ReplayModel &model, rp::Snapshot &snap) {
+  struct Record {
+    int32_t rank, to_send;  // the partner rank; 1: set its send's, 0: its receive's
+    int64_t index, exit_max;
+  };
+  std::vector<std::vector<Record>> out(static_cast<size_t>(ctx.nprocs()));
+  for (size_t s = 0; s < model.programs.size(); ++s) {
+    const auto &p = model.programs[s];
+    auto exit_max_at = [&](int64_t e) { return e == INT64_MAX ? INT64_MAX : snap.exit_max[s][static_cast<size_t>(e)]; };
+    for (size_t k = 0; k < p.recvs.size(); ++k)
+      if (const auto &m = p.recvs[k]; m.src >= 0 && ctx.owner_of(m.src) != ctx.me())
+        out[static_cast<size_t>(ctx.owner_of(m.src))].push_back(
+            {m.src, 1, m.send_index, exit_max_at(snap.recv_event[s][k])});
+    for (size_t k = 0; k < p.sends.size(); ++k)
+      if (const auto &m = p.sends[k]; m.dst >= 0 && ctx.owner_of(m.dst) != ctx.me())
+        out[static_cast<size_t>(ctx.owner_of(m.dst))].push_back(
+            {m.dst, 0, m.recv_index, exit_max_at(snap.send_event[s][k])});
+  }
+  const auto in = ctx.alltoallv(out);
+  std::vector<int32_t> slot(static_cast<size_t>(ctx.nranks()), -1);
+  for (size_t s = 0; s < model.programs.size(); ++s)
+    slot[static_cast<size_t>(model.programs[s].rank)] = static_cast<int32_t>(s);
+  for (const Record &r : in) {
+    const int32_t s = slot[static_cast<size_t>(r.rank)];
+    PERFSIFT_CHECK(s >= 0, "a message's partner is not owned by the process it was sent to");
+    auto &v = r.to_send ? snap.send_partner_exit_max[static_cast<size_t>(s)]
+                        : snap.recv_partner_exit_max[static_cast<size_t>(s)];
+    v[static_cast<size_t>(r.index)] = r.exit_max;
+  }
 }
 }  // namespace
 
 ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const rp::Scenario &sc,
-                                 bool record_timings, const rp::EventSink &sink) {
+                                 bool record_timings, const rp::EventSink &sink, rp::Snapshot *snapshot) {
   const int np = ctx.nprocs();
-  rp::Engine engine(model.programs, sc, ctx.nranks(), record_timings, np > 1);
+  rp::Engine engine(model.programs, sc, ctx.nranks(), record_timings || snapshot, np > 1);
   if (sink) engine.set_event_sink(sink);
+  const bool converge = sc.resume && sc.stop_when_converged;
   ReplayOutcome out;
+  bool converged = false;
   while (true) {
     bool moved = engine.advance();
     if (np > 1) {
       // Route what crossed owners; arrivals go to every other owner of the communicator.
       auto box = engine.take_outbox();
-      std::vector<std::vector<rp::Engine::SendPost>> sends(static_cast<size_t>(np));
-      std::vector<std::vector<rp::Engine::RecvPost>> recvs(static_cast<size_t>(np));
-      std::vector<std::vector<rp::Engine::Arrival>> arrivals(static_cast<size_t>(np));
-      for (const auto &p : box.sends) sends[static_cast<size_t>(ctx.owner_of(p.dst))].push_back(p);
-      for (const auto &p : box.recvs) recvs[static_cast<size_t>(ctx.owner_of(p.src))].push_back(p);
+      std::vector<RoundTraffic> to(static_cast<size_t>(np));
+      for (const auto &p : box.sends) to[static_cast<size_t>(ctx.owner_of(p.dst))].sends.push_back(p);
+      for (const auto &p : box.recvs) to[static_cast<size_t>(ctx.owner_of(p.src))].recvs.push_back(p);
+      for (const auto &p : box.pulls) to[static_cast<size_t>(ctx.owner_of(p.rank))].pulls.push_back(p);
       for (const auto &a : box.arrivals) {
         const int32_t comm = rp::instance_comm(a.instance);
         if (comm >= 0 && comm < static_cast<int32_t>(model.comm_owners.size())) {
           for (int k : model.comm_owners[static_cast<size_t>(comm)])
-            if (k != ctx.me()) arrivals[static_cast<size_t>(k)].push_back(a);
+            if (k != ctx.me()) to[static_cast<size_t>(k)].arrivals.push_back(a);
         } else {
           for (int k = 0; k < np; ++k)
-            if (k != ctx.me()) arrivals[static_cast<size_t>(k)].push_back(a);
+            if (k != ctx.me()) to[static_cast<size_t>(k)].arrivals.push_back(a);
         }
       }
-      // One exchange per round, not one per kind: each destination gets one blob (three
-      // counts, then the posts and arrivals), applied in the order three exchanges gave.
+      // One exchange per round, not one per kind: each destination gets one blob (four
+      // counts, then the posts, arrivals and pulls), applied in that order.
       std::vector<std::vector<char>> blobs(static_cast<size_t>(np));
-      for (size_t k = 0; k < blobs.size(); ++k) {
-        if (static_cast<int>(k) == ctx.me()) continue;
-        pack_round(blobs[k], sends[k], recvs[k], arrivals[k]);
-      }
+      for (size_t k = 0; k < blobs.size(); ++k)
+        if (static_cast<int>(k) != ctx.me()) pack_round(blobs[k], to[k]);
       const std::vector<char> in = ctx.alltoallv(blobs);
-      std::vector<rp::Engine::SendPost> in_sends;
-      std::vector<rp::Engine::RecvPost> in_recvs;
-      std::vector<rp::Engine::Arrival> in_arrivals;
-      for (const char *at = in.data(), *end = in.data() + in.size(); at < end;)
-        at = unpack_round(at, end, in_sends, in_recvs, in_arrivals);
-      for (const auto &p : in_sends) engine.apply(p);
-      for (const auto &p : in_recvs) engine.apply(p);
-      for (const auto &a : in_arrivals) engine.apply(a);
-      moved |= !in_sends.empty() || !in_recvs.empty() || !in_arrivals.empty();
+      RoundTraffic got;
+      for (const char *at = in.data(), *end = in.data() + in.size(); at < end;) at = unpack_round(at, end, got);
+      for (const auto &p : got.sends) engine.apply(p);
+      for (const auto &p : got.recvs) engine.apply(p);
+      for (const auto &a : got.arrivals) engine.apply(a);
+      for (const auto &p : got.pulls) engine.apply(p);
+      moved |= !got.empty();
     }
-    int64_t state[2] = {moved ? 1 : 0, engine.unfinished()};
-    MPI_Allreduce(MPI_IN_PLACE, state, 2, MPI_INT64_T, MPI_SUM, ctx.comm());
+    // Resumed replays stop once every engine is back on the snapshot after the exchange.
+    int64_t state[5] = {moved ? 1 : 0, engine.unfinished(), engine.off_snapshot(), engine.changed_event_done() ? 0 : 1,
+                        engine.aborted() ? 1 : 0};
+    MPI_Allreduce(MPI_IN_PLACE, state, 5, MPI_INT64_T, MPI_SUM, ctx.comm());
+    if (state[4] > 0) break;
+    if (converge && state[2] == 0 && state[3] == 0) {
+      converged = true;
+      break;
+    }
     if (state[1] == 0) break;
     // Stuck everywhere at once: release every blocked rank together (a crashed rank or a
     // message the trace lacks), so the answer does not depend on the split.
-    if (state[0] == 0) engine.release_stuck();
+    if (state[0] == 0) {
+      int64_t released = engine.release_stuck();
+      if (converge) {
+        MPI_Allreduce(MPI_IN_PLACE, &released, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+        if (released == 0) {  // every rank rests where the snapshot holds
+          converged = true;
+          break;
+        }
+      }
+    }
   }
+  int64_t aborted = engine.aborted() ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &aborted, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
   int64_t end = 0;
-  for (int64_t t : engine.end_times()) end = std::max(end, t);
+  if (converged || engine.converged()) {
+    end = engine.converged_makespan();
+  } else {
+    for (int64_t t : engine.end_times()) end = std::max(end, t);
+  }
   MPI_Allreduce(&end, &out.makespan_ns, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+  if (aborted) out.makespan_ns = std::numeric_limits<int64_t>::max();
   int64_t released = engine.released();
   MPI_Allreduce(&released, &out.released, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+  if (snapshot) {
+    *snapshot = engine.snapshot();
+    exchange_partner_exit_max(ctx, model, *snapshot);
+  }
   if (record_timings) out.timings = engine.take_timings();
   return out;
 }

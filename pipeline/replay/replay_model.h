@@ -96,10 +96,13 @@ std::vector<int32_t> matched_receives(const ReplayModel &model, size_t s);
 std::shared_ptr<ReplayModel> gather_whole(const Context &ctx, const ReplayModel &model);
 
 // Collective: replays the owned ranks under a scenario, exchanging cross-owner message
-// times and collective arrivals in rounds.
-// `sink`, when given, sees every replayed event of the owned ranks.
+// times, collective arrivals and (resumed replays) the ranks they need in rounds. A
+// resumed replay's scenario holds this process's part of the snapshot; it stops when
+// every process is back on it. `sink`, when given, sees every replayed event of the
+// owned ranks; `snapshot`, when given, receives the owned ranks' state to resume from.
 ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const kernels::replay::Scenario &sc,
-                                 bool record_timings, const kernels::replay::EventSink &sink = nullptr);
+                                 bool record_timings, const kernels::replay::EventSink &sink = nullptr,
+                                 kernels::replay::Snapshot *snapshot = nullptr);
 
 // Reads a LogGPS parameter file (`perfsift calibrate` writes it). Throws config::ConfigError.
 kernels::LogGPS read_loggps(const std::string &path);

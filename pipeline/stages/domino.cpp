@@ -8,7 +8,9 @@
 // bound (kernels/domino.h).
 #include <omp.h>
 
+#include <array>
 #include <cstdio>
+#include <limits>
 #include <ostream>
 
 #include "kernels/domino.h"
@@ -41,67 +43,232 @@ struct DominoResult {
   std::vector<DominoRow> rows;
 };
 
-// Searches the domino paths over the whole run (collective: each batch of candidates is
-// spread over the processes, process k replaying candidates k, k + np, ...; results meet
-// in one allreduce).
-dm::Result search_paths(const Context &ctx, const config::Values &cfg, const ReplayModel &all) {
-  rp::Scenario base;
-  base.net = all.params;
-  const auto rest = dm::rest_bounds(all.programs, all.baseline);
-  const auto snap = rp::replay_snapshot(all.programs, base);
-  std::vector<int32_t> slot_of_rank(static_cast<size_t>(ctx.nranks()), -1);
-  for (size_t s = 0; s < all.programs.size(); ++s)
-    slot_of_rank[static_cast<size_t>(all.programs[s].rank)] = static_cast<int32_t>(s);
-  const auto evaluate = [&](const std::vector<dm::EventRef> &events, int64_t threshold) {
-    std::vector<int64_t> times(events.size(), INT64_MIN);
-    std::vector<size_t> mine;
-    for (size_t i = static_cast<size_t>(ctx.me()); i < events.size(); i += static_cast<size_t>(ctx.nprocs()))
-      mine.push_back(i);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (size_t k = 0; k < mine.size(); ++k) {
-      const dm::EventRef e = events[mine[k]];
-      times[mine[k]] =
-          dm::zero_wait_time(all.programs, base, rest, snap, slot_of_rank[static_cast<size_t>(e.rank)], e, threshold);
+// The run as the search reads it, each rank asked on its owner: every call is collective
+// and answers the same on every process. Candidates replay distributed, resumed from this
+// process's part of the baseline snapshot and advancing only the ranks they disturb.
+class DistributedView final : public dm::RunView {
+ public:
+  DistributedView(const Context &ctx, const ReplayModel &model) : m_ctx(ctx), m_model(model) {
+    m_base.net = model.params;
+    // The baseline replayed again, keeping the state candidates resume from.
+    replay_distributed(ctx, model, m_base, false, nullptr, &m_snapshot);
+    m_rest = dm::rest_bounds(model.programs, m_snapshot.timings);
+    m_slot.assign(static_cast<size_t>(ctx.nranks()), -1);
+    for (size_t s = 0; s < model.programs.size(); ++s) {
+      const auto &p = model.programs[s];
+      m_slot[static_cast<size_t>(p.rank)] = static_cast<int32_t>(s);
+      std::vector<int64_t> waits(p.events.size());
+      for (size_t i = 0; i < waits.size(); ++i) waits[i] = wait(s, i);
+      m_bound.add_rank(m_snapshot.timings[s], waits);
+      if (!p.events.empty()) m_t0 = std::max(m_t0, m_snapshot.timings[s].back().exit);
     }
-    MPI_Allreduce(MPI_IN_PLACE, times.data(), static_cast<int>(times.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
-    return times;
-  };
-  dm::Options opt;
-  opt.max_ties = static_cast<int>(cfg.get_int("domino.max_ties"));
-  opt.max_replays = cfg.get_int("domino.max_replays");
-  ctx.progress().begin("domino: searching paths");
-  const auto partners = dm::program_partners(all.programs, all.baseline);
-  dm::Result res = dm::find_paths(all.programs, all.baseline, partners, evaluate, opt);
-  ctx.progress().end();
-  return res;
-}
+    m_bound.finish();
+    MPI_Allreduce(MPI_IN_PLACE, &m_t0, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+  }
 
-// The paths' steps, then the longest-wait choice, each labelled with its operation and region.
-std::vector<DominoRow> path_rows(const Context &ctx, const ReplayModel &all, const dm::Result &res) {
+  int64_t baseline() override { return m_t0; }
+  std::vector<int64_t> last_events() override {
+    std::vector<int64_t> last(static_cast<size_t>(m_ctx.nranks()), -1);
+    for (const auto &p : m_model.programs)
+      last[static_cast<size_t>(p.rank)] = static_cast<int64_t>(p.events.size()) - 1;
+    MPI_Allreduce(MPI_IN_PLACE, last.data(), static_cast<int>(last.size()), MPI_INT64_T, MPI_MAX, m_ctx.comm());
+    return last;
+  }
+  std::vector<Candidate> waits_up_to(int32_t rank, int64_t last) override {
+    std::vector<Candidate> out;
+    const int32_t s = m_slot[static_cast<size_t>(rank)];
+    if (s >= 0)
+      for (int64_t j = 0; j <= last; ++j)
+        if (const int64_t w = wait(static_cast<size_t>(s), static_cast<size_t>(j)); w > 0)
+          out.push_back({j, w, m_snapshot.timings[static_cast<size_t>(s)][static_cast<size_t>(j)].enter});
+    broadcast(out, m_ctx.owner_of(rank));
+    return out;
+  }
+  std::vector<int64_t> lower_bounds(const std::vector<Candidate> &cands) override {
+    std::vector<int64_t> out(cands.size());
+    for (size_t k = 0; k < cands.size(); ++k) out[k] = m_bound.bound(cands[k].enter, cands[k].wait);
+    MPI_Allreduce(MPI_IN_PLACE, out.data(), static_cast<int>(out.size()), MPI_INT64_T, MPI_MAX, m_ctx.comm());
+    return out;
+  }
+  // e's owner names what e waited for (message partners, collective instances); their
+  // owners give their enters; the latest other-rank one wins, ties by e's item order,
+  // then rank and event (the serial search's order).
+  dm::EventRef partner(dm::EventRef e) override {
+    struct Ask {
+      int32_t kind, rank;  // 0: sender of (rank, send index); 1: receiver of (rank, recv index); 2: instance
+      int64_t index;
+    };
+    std::vector<Ask> asks;
+    if (const int32_t s = m_slot[static_cast<size_t>(e.rank)]; s >= 0) {
+      const auto &p = m_model.programs[static_cast<size_t>(s)];
+      const auto &ev = p.events[static_cast<size_t>(e.event)];
+      auto add = [&](const rp::Item &it) {
+        if (it.type == rp::ItemType::Recv || it.type == rp::ItemType::PostRecv) {
+          const auto &m = p.recvs[static_cast<size_t>(it.index)];
+          if (m.src >= 0) asks.push_back({0, m.src, m.send_index});
+        } else if (it.type == rp::ItemType::Send || it.type == rp::ItemType::PostSend) {
+          const auto &m = p.sends[static_cast<size_t>(it.index)];
+          if (m.dst >= 0) asks.push_back({1, m.dst, m.recv_index});
+        } else if (it.type == rp::ItemType::Collective || it.type == rp::ItemType::PostCollective) {
+          const auto &c = p.colls[static_cast<size_t>(it.index)];
+          asks.push_back({2, c.flow == kernels::CollectiveFlow::FromRoot ? c.root : -1, c.instance});
+        }
+      };
+      for (int32_t k = ev.first_item; k < ev.first_item + ev.items; ++k) {
+        const auto &it = p.items[static_cast<size_t>(k)];
+        if (it.type == rp::ItemType::Recv || it.type == rp::ItemType::Send || it.type == rp::ItemType::Collective) {
+          add(it);
+        } else if (it.type == rp::ItemType::Complete) {
+          for (int32_t a = k - 1; a >= 0; --a)  // the activation with this slot (slots are few)
+            if (p.items[static_cast<size_t>(a)].slot == it.index) {
+              if (p.items[static_cast<size_t>(a)].type != rp::ItemType::Complete) add(p.items[static_cast<size_t>(a)]);
+              break;
+            }
+        }
+      }
+    }
+    broadcast(asks, m_ctx.owner_of(e.rank));
+    // Each process's best answer: (enter, -order, -rank, -event), the largest wins.
+    std::array<int64_t, 4> best = {INT64_MIN, 0, 0, 0};
+    auto offer = [&](int64_t order, int32_t rank, int64_t event) {
+      if (rank == e.rank || event < 0 || event == INT64_MAX) return;
+      const int32_t s = m_slot[static_cast<size_t>(rank)];
+      const std::array<int64_t, 4> cand = {m_snapshot.timings[static_cast<size_t>(s)][static_cast<size_t>(event)].enter,
+                                           -order, -rank, -event};
+      best = std::max(best, cand);
+    };
+    for (size_t k = 0; k < asks.size(); ++k) {
+      const Ask &a = asks[k];
+      if (a.kind < 2) {
+        const int32_t s = a.rank >= 0 ? m_slot[static_cast<size_t>(a.rank)] : -1;
+        if (s < 0) continue;
+        const auto &events = a.kind == 0 ? m_snapshot.send_event : m_snapshot.recv_event;
+        offer(static_cast<int64_t>(k), a.rank, events[static_cast<size_t>(s)][static_cast<size_t>(a.index)]);
+        continue;
+      }
+      const auto range = std::equal_range(m_snapshot.coll_members.begin(), m_snapshot.coll_members.end(),
+                                          rp::Snapshot::Member{a.index, 0, 0});
+      for (auto m = range.first; m != range.second; ++m) {
+        const int32_t rank = m_model.programs[static_cast<size_t>(m->slot)].rank;
+        if (a.rank >= 0 && rank != a.rank) continue;  // a rooted flow waits for its root only
+        offer(static_cast<int64_t>(k), rank,
+              m_snapshot.coll_event[static_cast<size_t>(m->slot)][static_cast<size_t>(m->index)]);
+      }
+    }
+    const auto all = m_ctx.allgatherv(std::vector<std::array<int64_t, 4>>{best});
+    const auto top = *std::max_element(all.begin(), all.end());
+    if (top[0] == INT64_MIN) return {};
+    return {static_cast<int32_t>(-top[2]), -top[3]};
+  }
+  dm::Step longest_wait() override {
+    // (wait, -rank, -event): the first longest in rank and event order.
+    std::array<int64_t, 3> best = {0, 0, 0};
+    for (size_t s = 0; s < m_model.programs.size(); ++s)
+      for (size_t j = 0; j < m_model.programs[s].events.size(); ++j)
+        if (const int64_t w = wait(s, j); w > 0)
+          best = std::max(best, {w, -m_model.programs[s].rank, -static_cast<int64_t>(j)});
+    const auto all = m_ctx.allgatherv(std::vector<std::array<int64_t, 3>>{best});
+    const auto top = *std::max_element(all.begin(), all.end());
+    dm::Step st;
+    if (top[0] > 0) {
+      st.event = {static_cast<int32_t>(-top[1]), -top[2]};
+      st.wait = top[0];
+    }
+    return st;
+  }
+  std::vector<int64_t> evaluate(const std::vector<dm::EventRef> &events, int64_t threshold) override {
+    // Each event's baseline enter from its owner, then one distributed resumed replay per event.
+    std::vector<int64_t> enter(events.size(), INT64_MIN);
+    for (size_t k = 0; k < events.size(); ++k)
+      if (const int32_t s = m_slot[static_cast<size_t>(events[k].rank)]; s >= 0)
+        enter[k] = m_snapshot.timings[static_cast<size_t>(s)][static_cast<size_t>(events[k].event)].enter;
+    MPI_Allreduce(MPI_IN_PLACE, enter.data(), static_cast<int>(enter.size()), MPI_INT64_T, MPI_MAX, m_ctx.comm());
+    std::vector<int64_t> out(events.size());
+    for (size_t k = 0; k < events.size(); ++k) {
+      rp::Scenario sc = m_base;
+      sc.zero_wait_rank = events[k].rank;
+      sc.zero_wait_event = events[k].event;
+      sc.rest = &m_rest;
+      sc.abort_at = threshold;
+      sc.resume = &m_snapshot;
+      sc.resume_at = enter[k];
+      sc.stop_when_converged = true;
+      const int64_t t = replay_distributed(m_ctx, m_model, sc, false).makespan_ns;
+      // At or past the threshold the answer is only "not below it", however the replay ended.
+      out[k] = t >= threshold ? std::numeric_limits<int64_t>::max() : t;
+    }
+    return out;
+  }
+
+ private:
+  int64_t wait(size_t s, size_t i) const { return dm::event_wait(m_model.programs[s], m_snapshot.timings[s][i], i); }
+  template <class T>
+  void broadcast(std::vector<T> &v, int root) const {
+    int64_t n = static_cast<int64_t>(v.size());
+    MPI_Bcast(&n, 1, MPI_INT64_T, root, m_ctx.comm());
+    v.resize(static_cast<size_t>(n));
+    if (n) MPI_Bcast(v.data(), static_cast<int>(n * static_cast<int64_t>(sizeof(T))), MPI_BYTE, root, m_ctx.comm());
+  }
+
+  const Context &m_ctx;
+  const ReplayModel &m_model;
+  rp::Scenario m_base;
+  rp::Snapshot m_snapshot;
+  std::vector<std::vector<int64_t>> m_rest;
+  std::vector<int32_t> m_slot;
+  dm::WaitBound m_bound;
+  int64_t m_t0 = 0;
+};
+
+// The paths' steps, then the longest-wait choice, each labelled with its operation and
+// region (each step's owner names them).
+std::vector<DominoRow> path_rows(const Context &ctx, const ReplayModel &model, const dm::Result &res) {
+  std::vector<const dm::Step *> steps;
+  std::vector<std::pair<int64_t, int32_t>> labels;  // (path number, terminates at) per row
+  for (size_t no = 0; no < res.paths.size(); ++no)
+    for (const auto &st : res.paths[no].steps) {
+      steps.push_back(&st);
+      labels.push_back({static_cast<int64_t>(no) + 1, res.paths[no].rank});
+    }
+  if (res.longest_wait.event.rank >= 0) {
+    steps.push_back(&res.longest_wait);
+    labels.push_back({0, -1});
+  }
+  std::vector<int64_t> op(steps.size(), -1), region(steps.size(), -1);
+  std::vector<int32_t> slot(static_cast<size_t>(ctx.nranks()), -1);
+  for (size_t s = 0; s < model.programs.size(); ++s)
+    slot[static_cast<size_t>(model.programs[s].rank)] = static_cast<int32_t>(s);
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const dm::EventRef e = steps[k]->event;
+    if (e.rank < 0 || slot[static_cast<size_t>(e.rank)] < 0) continue;
+    const auto &side = model.side[static_cast<size_t>(slot[static_cast<size_t>(e.rank)])];
+    op[k] = side.op[static_cast<size_t>(e.event)];
+    region[k] = side.region[static_cast<size_t>(e.event)];
+  }
+  MPI_Allreduce(MPI_IN_PLACE, op.data(), static_cast<int>(op.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
+  MPI_Allreduce(MPI_IN_PLACE, region.data(), static_cast<int>(region.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
   const auto &ops = ctx.store().ops();
   const auto &regions = ctx.store().regions();
-  std::vector<int32_t> slot(static_cast<size_t>(ctx.nranks()), -1);
-  for (size_t s = 0; s < all.programs.size(); ++s)
-    slot[static_cast<size_t>(all.programs[s].rank)] = static_cast<int32_t>(s);
   std::vector<DominoRow> rows;
-  auto row = [&](const char *kind, int64_t no, int32_t term, bool reaches, const dm::Step &st) {
-    DominoRow r{kind, no, term, reaches, st, "", ""};
-    if (st.event.rank >= 0 && slot[static_cast<size_t>(st.event.rank)] >= 0) {
-      const size_t s = static_cast<size_t>(slot[static_cast<size_t>(st.event.rank)]);
-      const uint16_t code = all.side[s].op[static_cast<size_t>(st.event.event)];
-      const int32_t reg = all.side[s].region[static_cast<size_t>(st.event.event)];
-      r.operation = code < ops.size() ? ops[code] : "?";
-      r.region = reg >= 0 && static_cast<size_t>(reg) < regions.size() ? regions[static_cast<size_t>(reg)].path : "?";
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const bool longest = labels[k].first == 0;
+    const int64_t predicted =
+        longest ? res.longest_wait.predicted : res.paths[static_cast<size_t>(labels[k].first - 1)].predicted;
+    DominoRow r{longest ? "longest-wait" : "domino",
+                labels[k].first,
+                labels[k].second,
+                predicted == res.best,
+                *steps[k],
+                "",
+                ""};
+    if (op[k] >= 0) {
+      r.operation = static_cast<size_t>(op[k]) < ops.size() ? ops[static_cast<size_t>(op[k])] : "?";
+      r.region = region[k] >= 0 && static_cast<size_t>(region[k]) < regions.size()
+                     ? regions[static_cast<size_t>(region[k])].path
+                     : "?";
     }
     rows.push_back(std::move(r));
-  };
-  int64_t no = 0;
-  for (const auto &p : res.paths) {
-    ++no;
-    for (const auto &st : p.steps) row("domino", no, p.rank, p.predicted == res.best, st);
   }
-  if (res.longest_wait.event.rank >= 0)
-    row("longest-wait", 0, -1, res.longest_wait.predicted == res.best, res.longest_wait);
   return rows;
 }
 
@@ -111,8 +278,7 @@ DominoResult compute_domino(Context &ctx, const config::Values &cfg) {
   DominoResult r;
   if (model.events > limit) {
     r.skipped = "the run has " + std::to_string(model.events) +
-                " events, more than domino.max_events = " + std::to_string(limit) +
-                " (every process would hold them all)";
+                " events, more than domino.max_events = " + std::to_string(limit);
     return r;
   }
   if (model.threaded_ranks > 0) {
@@ -122,11 +288,16 @@ DominoResult compute_domino(Context &ctx, const config::Values &cfg) {
                 "per rank (the what-if questions and bounds replay every thread)";
     return r;
   }
-  ctx.progress().begin("domino: gathering the run");
-  const auto whole = gather_whole(ctx, model);
+  ctx.progress().begin("domino: the baseline's state");
+  DistributedView view(ctx, model);
   ctx.progress().end();
-  r.search = search_paths(ctx, cfg, *whole);
-  r.rows = path_rows(ctx, *whole, r.search);
+  dm::Options opt;
+  opt.max_ties = static_cast<int>(cfg.get_int("domino.max_ties"));
+  opt.max_replays = cfg.get_int("domino.max_replays");
+  ctx.progress().begin("domino: searching paths");
+  r.search = dm::find_paths(view, opt);
+  ctx.progress().end();
+  r.rows = path_rows(ctx, model, r.search);
   return r;
 }
 
@@ -238,18 +409,21 @@ void domino_json(JsonWriter &j, const io::ResultsStore &rs) {
 }  // namespace
 
 StageInfo domino_stage() {
-  StageInfo s{"domino",
-              "PerWiz's domino paths (Fig. 3): the chain of waits whose removal topples the most waiting, with the "
-              "predicted time after each, beside the longest-wait choice",
-              {{"max_events", config::Type::Int, int64_t{200000}, "",
-                "search only runs with at most this many events (every process holds them all)", 0, 1e12},
-               {"max_ties", config::Type::Int, int64_t{4}, "",
-                "tied candidates explored per step (the paper's round robin)", 1, 1000},
-               {"max_replays", config::Type::Int, int64_t{5000}, "",
-                "at most this many candidate replays (each replays the whole run)", 1, 1e9}},
-              run_domino,
-              domino_text,
-              nullptr};
+  StageInfo s{
+      "domino",
+      "PerWiz's domino paths (Fig. 3): the chain of waits whose removal topples the most waiting, with the "
+      "predicted time after each, beside the longest-wait choice",
+      {{"max_events", config::Type::Int, int64_t{1000000000000}, "",
+        "search only runs with at most this many events (each candidate replays the part of the run it "
+        "disturbs, distributed)",
+        0, 1e12},
+       {"max_ties", config::Type::Int, int64_t{4}, "", "tied candidates explored per step (the paper's round robin)", 1,
+        1000},
+       {"max_replays", config::Type::Int, int64_t{5000}, "",
+        "at most this many candidate replays (each resumed at its event, stopped once back on the baseline)", 1, 1e9}},
+      run_domino,
+      domino_text,
+      nullptr};
   s.json_value = domino_json;
   s.requires_products = {product_name<ReplayBaseline>()};
   return s;
