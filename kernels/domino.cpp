@@ -288,7 +288,7 @@ int64_t zero_wait_time(const std::vector<rp::RankProgram> &programs, const rp::S
   sc.rest = &rest;
   sc.abort_at = threshold;
   sc.resume = &snap;
-  sc.resume_at = snap.timings[static_cast<size_t>(slot)][static_cast<size_t>(e.event)].enter;
+  sc.resume_at = snap.timings()[static_cast<size_t>(slot)][static_cast<size_t>(e.event)].enter;
   sc.stop_when_converged = true;
   // At or past the threshold the answer is only "not below it", however the replay ended.
   const int64_t t = rp::replay_serial(programs, sc, false).makespan;

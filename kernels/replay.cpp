@@ -88,11 +88,11 @@ void Engine::join(int32_t s) {
   const RankProgram &p = m_prog[q];
   const int64_t c = st.cursor;
   st.cut = c;
-  st.now = c > 0 ? snap.timings[q][static_cast<size_t>(c - 1)].exit : 0;
-  if (m_record) m_timings[q].assign(snap.timings[q].begin(), snap.timings[q].begin() + c);
+  st.now = c > 0 ? snap.timings()[q][static_cast<size_t>(c - 1)].exit : 0;
+  if (m_record) m_timings[q].assign(snap.timings()[q].begin(), snap.timings()[q].begin() + c);
   // Each kind's values from its first one posted after the cut less its open lag.
   const auto &lag = snap.open_lag[q];
-  auto open = [&](auto &w, const std::vector<int64_t> &posted, size_t n, int64_t kind_lag) {
+  auto open = [&](auto &w, const std::vector<int32_t> &posted, size_t n, int64_t kind_lag) {
     const int64_t first = std::lower_bound(posted.begin(), posted.end(), c) - posted.begin();
     w.base = std::max<int64_t>(0, first - kind_lag);
     w.size = static_cast<int64_t>(n);
@@ -195,9 +195,9 @@ Engine::CollState &Engine::coll_state(int64_t instance) {
     const Collective &cl = m_prog[q].colls[k];
     if (c.expected == 0) c.expected = cl.members;
     const int64_t ev = snap.coll_event[q][k], user = snap.coll_consumer[q][k];
-    if (user != INT64_MAX) ++c.local_users;
+    if (user != Snapshot::kNever) ++c.local_users;
     const auto ended_by_cut = [&](int64_t e) {
-      return e != INT64_MAX && snap.exit_max[q][static_cast<size_t>(e)] <= at;
+      return e != Snapshot::kNever && snap.exit_max[q][static_cast<size_t>(e)] <= at;
     };
     if (ended_by_cut(ev)) {
       ++before.count;
@@ -205,7 +205,7 @@ Engine::CollState &Engine::coll_state(int64_t instance) {
       if (cl.root == m_prog[q].rank) before.root_enter = snap.coll_enter[q][k];
       if (ended_by_cut(user)) ++c.used;
     }
-    if (!ended_by_cut(user)) need(m->slot, user != INT64_MAX ? user : ev);
+    if (!ended_by_cut(user)) need(m->slot, user != Snapshot::kNever ? user : ev);
   }
   c.count += before.count;
   if (before.max_enter != kUnknown) c.max_enter = std::max(c.max_enter, before.max_enter);
@@ -220,38 +220,47 @@ Engine::CollState &Engine::coll_state(int64_t instance) {
   return c;
 }
 
-Snapshot Engine::snapshot() const {
+Snapshot Engine::take_snapshot(const std::vector<std::vector<EventTiming>> *borrowed) {
   Snapshot snap;
   const size_t n = m_prog.size();
-  snap.timings = m_timings;
+  if (borrowed) {
+    if (borrowed->size() != n) throw std::logic_error("replay: borrowed timings do not match the programs");
+    snap.borrowed_timings = borrowed;
+  } else {
+    snap.own_timings = std::move(m_timings);
+  }
+  const auto &timings = snap.timings();
   snap.end = m_end;
-  for (auto *v : {&snap.exit_max, &snap.send_start, &snap.recv_post, &snap.recv_send_start, &snap.recv_posted,
-                  &snap.coll_enter, &snap.send_event, &snap.recv_event, &snap.coll_event, &snap.slot_event,
-                  &snap.recv_consumer, &snap.send_consumer, &snap.coll_consumer})
+  for (auto *v :
+       {&snap.exit_max, &snap.send_start, &snap.recv_post, &snap.recv_send_start, &snap.recv_posted, &snap.coll_enter})
+    v->resize(n);
+  for (auto *v : {&snap.send_event, &snap.recv_event, &snap.coll_event, &snap.slot_event, &snap.recv_consumer,
+                  &snap.send_consumer, &snap.coll_consumer})
     v->resize(n);
   snap.slot_ref.resize(n);
   snap.open_lag.resize(n);
   for (size_t s = 0; s < n; ++s) {
     const RankProgram &p = m_prog[s];
-    const RankState &st = m_state[s];
-    snap.send_start[s] = st.send_start.v;
-    snap.recv_post[s] = st.recv_post.v;
-    snap.recv_send_start[s] = st.recv_send_start.v;
-    snap.recv_posted[s] = st.recv_posted.v;
-    snap.coll_enter[s] = st.coll_enter.v;
-    snap.slot_ref[s] = st.slot_ref.v;
+    RankState &st = m_state[s];
+    snap.send_start[s] = std::move(st.send_start.v);
+    snap.recv_post[s] = std::move(st.recv_post.v);
+    snap.recv_send_start[s] = std::move(st.recv_send_start.v);
+    snap.recv_posted[s] = std::move(st.recv_posted.v);
+    snap.coll_enter[s] = std::move(st.coll_enter.v);
+    snap.slot_ref[s] = std::move(st.slot_ref.v);
     auto &mx = snap.exit_max[s];
     int64_t top = std::numeric_limits<int64_t>::min();
-    for (const auto &t : m_timings[s]) mx.push_back(top = std::max(top, t.exit));
-    snap.send_event[s].assign(p.sends.size(), INT64_MAX);
-    snap.recv_event[s].assign(p.recvs.size(), INT64_MAX);
-    snap.coll_event[s].assign(p.colls.size(), INT64_MAX);
-    snap.slot_event[s].assign(static_cast<size_t>(p.request_slots), INT64_MAX);
-    snap.recv_consumer[s].assign(p.recvs.size(), INT64_MAX);
-    snap.send_consumer[s].assign(p.sends.size(), INT64_MAX);
-    snap.coll_consumer[s].assign(p.colls.size(), INT64_MAX);
-    std::vector<int64_t> slot_used(static_cast<size_t>(p.request_slots), INT64_MAX);  // the call completing it
-    for (int64_t i = 0; i < static_cast<int64_t>(p.events.size()); ++i) {
+    mx.reserve(timings[s].size());
+    for (const auto &t : timings[s]) mx.push_back(top = std::max(top, t.exit));
+    snap.send_event[s].assign(p.sends.size(), Snapshot::kNever);
+    snap.recv_event[s].assign(p.recvs.size(), Snapshot::kNever);
+    snap.coll_event[s].assign(p.colls.size(), Snapshot::kNever);
+    snap.slot_event[s].assign(static_cast<size_t>(p.request_slots), Snapshot::kNever);
+    snap.recv_consumer[s].assign(p.recvs.size(), Snapshot::kNever);
+    snap.send_consumer[s].assign(p.sends.size(), Snapshot::kNever);
+    snap.coll_consumer[s].assign(p.colls.size(), Snapshot::kNever);
+    std::vector<int32_t> slot_used(static_cast<size_t>(p.request_slots), Snapshot::kNever);  // the call completing it
+    for (int32_t i = 0; i < static_cast<int32_t>(p.events.size()); ++i) {
       const Event &e = p.events[static_cast<size_t>(i)];
       for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
         const Item &it = p.items[static_cast<size_t>(k)];
@@ -266,7 +275,7 @@ Snapshot Engine::snapshot() const {
           slot_used[static_cast<size_t>(it.index)] = i;
         const Item *used = &it;
         if (it.type == ItemType::Complete) {
-          const int32_t a = st.slot_ref.v[static_cast<size_t>(it.index)];
+          const int32_t a = snap.slot_ref[s][static_cast<size_t>(it.index)];
           used = a >= 0 ? &p.items[static_cast<size_t>(a)] : nullptr;
         }
         if (!used) continue;
@@ -281,10 +290,10 @@ Snapshot Engine::snapshot() const {
     }
     for (size_t k = 0; k < p.colls.size(); ++k)
       snap.coll_members.push_back({p.colls[k].instance, static_cast<int32_t>(s), static_cast<int32_t>(k)});
-    auto lag = [](const std::vector<int64_t> &posted, const std::vector<int64_t> &used) {
+    auto lag = [](const std::vector<int32_t> &posted, const std::vector<int32_t> &used) {
       int64_t most = 0;
       for (size_t k = 0; k < used.size(); ++k) {
-        if (used[k] == INT64_MAX) continue;
+        if (used[k] == Snapshot::kNever) continue;
         const int64_t later = std::lower_bound(posted.begin(), posted.end(), used[k]) - posted.begin();
         most = std::max(most, later - static_cast<int64_t>(k));
       }
@@ -298,11 +307,11 @@ Snapshot Engine::snapshot() const {
   // gets the others' from their owners: replay_model.cpp).
   snap.send_partner_exit_max.resize(n);
   snap.recv_partner_exit_max.resize(n);
-  auto partner_exit_max = [&](int32_t rank, const std::vector<std::vector<int64_t>> &event_of, int32_t index) {
+  auto partner_exit_max = [&](int32_t rank, const std::vector<std::vector<int32_t>> &event_of, int32_t index) {
     const int32_t q = rank >= 0 ? m_slot_of[static_cast<size_t>(rank)] : -1;
     if (q < 0 || index < 0) return INT64_MAX;
-    const int64_t e = event_of[static_cast<size_t>(q)][static_cast<size_t>(index)];
-    return e == INT64_MAX ? INT64_MAX : snap.exit_max[static_cast<size_t>(q)][static_cast<size_t>(e)];
+    const int32_t e = event_of[static_cast<size_t>(q)][static_cast<size_t>(index)];
+    return e == Snapshot::kNever ? INT64_MAX : snap.exit_max[static_cast<size_t>(q)][static_cast<size_t>(e)];
   };
   for (size_t s = 0; s < n; ++s) {
     const RankProgram &p = m_prog[s];
@@ -661,7 +670,7 @@ bool Engine::try_event(int32_t s) {
     // Off the snapshot: its exit, or an injection horizon that a later send could meet.
     const bool inject_differs =
         st.next_inject != st.snapshot_inject && std::max(st.next_inject, st.snapshot_inject) > exit;
-    const uint8_t dirty = exit != m_sc.resume->timings[static_cast<size_t>(s)][i].exit || inject_differs;
+    const uint8_t dirty = exit != m_sc.resume->timings()[static_cast<size_t>(s)][i].exit || inject_differs;
     m_dirty += static_cast<int64_t>(dirty) - static_cast<int64_t>(m_rank_dirty[static_cast<size_t>(s)]);
     m_rank_dirty[static_cast<size_t>(s)] = dirty;
   }
@@ -692,7 +701,7 @@ void Engine::rank_finished(int32_t s) {
   std::fill(st.send_differs.v.begin(), st.send_differs.v.end(), 0);
 }
 
-bool Engine::consumed(int32_t rank, const std::vector<std::vector<int64_t>> &consumer, int32_t index) const {
+bool Engine::consumed(int32_t rank, const std::vector<std::vector<int32_t>> &consumer, int32_t index) const {
   const int32_t q = m_slot_of[static_cast<size_t>(rank)];
   return q >= 0 &&
          consumer[static_cast<size_t>(q)][static_cast<size_t>(index)] < m_state[static_cast<size_t>(q)].cursor;
@@ -825,7 +834,7 @@ Snapshot replay_snapshot(const std::vector<RankProgram> &programs, const Scenari
     if (engine.finished()) break;
     engine.release_stuck();
   }
-  return engine.snapshot();
+  return engine.take_snapshot();
 }
 
 SerialResult replay_serial(const std::vector<RankProgram> &programs, const Scenario &scenario, bool record_timings) {

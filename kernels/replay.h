@@ -160,15 +160,22 @@ using EventSink = std::function<void(int32_t slot, int64_t event, const EventTim
 // from (Scenario::resume). A resumed replay starts each rank at its cut, the first event
 // whose exit_max passes the resume time: what ended by then cannot change.
 struct Snapshot {
-  std::vector<std::vector<EventTiming>> timings;
+  // The replayed timings: held, or borrowed from whoever keeps the same replay (the
+  // pipeline's baseline: 24 B per event not held twice).
+  std::vector<std::vector<EventTiming>> own_timings;
+  const std::vector<std::vector<EventTiming>> *borrowed_timings = nullptr;
+  const std::vector<std::vector<EventTiming>> &timings() const {
+    return borrowed_timings ? *borrowed_timings : own_timings;
+  }
   std::vector<std::vector<int64_t>> exit_max;  // per event: the largest exit up to it
   std::vector<std::vector<int64_t>> send_start, recv_post, recv_send_start, recv_posted, coll_enter;
-  // The event that posted each send, receive, collective and request slot.
-  std::vector<std::vector<int64_t>> send_event, recv_event, coll_event, slot_event;
+  // The event that posted each send, receive, collective and request slot (kNever: none).
+  static constexpr int32_t kNever = std::numeric_limits<int32_t>::max();
+  std::vector<std::vector<int32_t>> send_event, recv_event, coll_event, slot_event;
   std::vector<std::vector<int32_t>> slot_ref;
   // The event that uses each receive's send start, each send's receive post (rendezvous)
   // and each collective's arrivals: the blocking call, or the Wait/Test completing it.
-  std::vector<std::vector<int64_t>> recv_consumer, send_consumer, coll_consumer;
+  std::vector<std::vector<int32_t>> recv_consumer, send_consumer, coll_consumer;
   // The other end's exit_max at the event posting its side: per send, the receiver's at
   // its receive; per receive, the sender's at its send (INT64_MAX: unmatched). Both ends
   // agree whether a message was posted before the cut without seeing each other's rank.
@@ -257,8 +264,9 @@ class Engine {
   std::vector<std::vector<EventTiming>> take_timings() { return std::move(m_timings); }
   // Called for every event replayed from now on (besides recording, if asked).
   void set_event_sink(EventSink sink) { m_sink = std::move(sink); }
-  // After a serial replay with timings: its state, to resume others from.
-  Snapshot snapshot() const;
+  // After a replay: its state moved out, to resume others from, with the timings it
+  // recorded or `borrowed` ones of the same replay. The engine is spent.
+  Snapshot take_snapshot(const std::vector<std::vector<EventTiming>> *borrowed = nullptr);
 
  private:
   enum class Field : uint8_t { SlotRef, SendStart, RecvPost, RecvSendStart, RecvPosted, CollEnter, Flag };
@@ -381,7 +389,7 @@ class Engine {
   void used_coll(int32_t s, int32_t c);
   void differs(int32_t s, bool send, int32_t index);
   void rank_finished(int32_t s);
-  bool consumed(int32_t rank, const std::vector<std::vector<int64_t>> &consumer, int32_t index) const;
+  bool consumed(int32_t rank, const std::vector<std::vector<int32_t>> &consumer, int32_t index) const;
   bool zero_wait_done() const;
 
  public:

@@ -726,7 +726,9 @@ void exchange_partner_exit_max(const Context &ctx, const ReplayModel &model, rp:
   std::vector<std::vector<Record>> out(static_cast<size_t>(ctx.nprocs()));
   for (size_t s = 0; s < model.programs.size(); ++s) {
     const auto &p = model.programs[s];
-    auto exit_max_at = [&](int64_t e) { return e == INT64_MAX ? INT64_MAX : snap.exit_max[s][static_cast<size_t>(e)]; };
+    auto exit_max_at = [&](int32_t e) {
+      return e == rp::Snapshot::kNever ? INT64_MAX : snap.exit_max[s][static_cast<size_t>(e)];
+    };
     for (size_t k = 0; k < p.recvs.size(); ++k)
       if (const auto &m = p.recvs[k]; m.src >= 0 && ctx.owner_of(m.src) != ctx.me())
         out[static_cast<size_t>(ctx.owner_of(m.src))].push_back(
@@ -753,7 +755,7 @@ void exchange_partner_exit_max(const Context &ctx, const ReplayModel &model, rp:
 ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const rp::Scenario &sc,
                                  bool record_timings, const rp::EventSink &sink, rp::Snapshot *snapshot) {
   const int np = ctx.nprocs();
-  rp::Engine engine(model.programs, sc, ctx.nranks(), record_timings || snapshot, np > 1);
+  rp::Engine engine(model.programs, sc, ctx.nranks(), record_timings, np > 1);
   if (sink) engine.set_event_sink(sink);
   const bool converge = sc.resume && sc.stop_when_converged;
   ReplayOutcome out;
@@ -827,7 +829,10 @@ ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, c
   int64_t released = engine.released();
   MPI_Allreduce(&released, &out.released, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
   if (snapshot) {
-    *snapshot = engine.snapshot();
+    // The snapshot borrows the model's baseline timings: this must be the same replay.
+    PERFSIFT_CHECK(!record_timings && model.baseline.size() == model.programs.size(),
+                   "a replay snapshot borrows the baseline's timings: replay the baseline first");
+    *snapshot = engine.take_snapshot(&model.baseline);
     exchange_partner_exit_max(ctx, model, *snapshot);
   }
   if (record_timings) out.timings = engine.take_timings();

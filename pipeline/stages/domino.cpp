@@ -51,16 +51,16 @@ class DistributedView final : public dm::RunView {
   DistributedView(const Context &ctx, const ReplayModel &model) : m_ctx(ctx), m_model(model) {
     m_base.net = model.params;
     // The baseline replayed again, keeping the state candidates resume from.
-    replay_distributed(ctx, model, m_base, false, nullptr, &m_snapshot);
-    m_rest = dm::rest_bounds(model.programs, m_snapshot.timings);
+    replay_distributed(ctx, model, m_base, false, nullptr, &m_snapshot);  // borrows model.baseline
+    m_rest = dm::rest_bounds(model.programs, m_snapshot.timings());
     m_slot.assign(static_cast<size_t>(ctx.nranks()), -1);
     for (size_t s = 0; s < model.programs.size(); ++s) {
       const auto &p = model.programs[s];
       m_slot[static_cast<size_t>(p.rank)] = static_cast<int32_t>(s);
       std::vector<int64_t> waits(p.events.size());
       for (size_t i = 0; i < waits.size(); ++i) waits[i] = wait(s, i);
-      m_bound.add_rank(m_snapshot.timings[s], waits);
-      if (!p.events.empty()) m_t0 = std::max(m_t0, m_snapshot.timings[s].back().exit);
+      m_bound.add_rank(m_snapshot.timings()[s], waits);
+      if (!p.events.empty()) m_t0 = std::max(m_t0, m_snapshot.timings()[s].back().exit);
     }
     m_bound.finish();
     MPI_Allreduce(MPI_IN_PLACE, &m_t0, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
@@ -80,7 +80,7 @@ class DistributedView final : public dm::RunView {
     if (s >= 0)
       for (int64_t j = 0; j <= last; ++j)
         if (const int64_t w = wait(static_cast<size_t>(s), static_cast<size_t>(j)); w > 0)
-          out.push_back({j, w, m_snapshot.timings[static_cast<size_t>(s)][static_cast<size_t>(j)].enter});
+          out.push_back({j, w, m_snapshot.timings()[static_cast<size_t>(s)][static_cast<size_t>(j)].enter});
     broadcast(out, m_ctx.owner_of(rank));
     return out;
   }
@@ -131,10 +131,10 @@ class DistributedView final : public dm::RunView {
     // Each process's best answer: (enter, -order, -rank, -event), the largest wins.
     std::array<int64_t, 4> best = {INT64_MIN, 0, 0, 0};
     auto offer = [&](int64_t order, int32_t rank, int64_t event) {
-      if (rank == e.rank || event < 0 || event == INT64_MAX) return;
+      if (rank == e.rank || event < 0 || event == rp::Snapshot::kNever) return;
       const int32_t s = m_slot[static_cast<size_t>(rank)];
-      const std::array<int64_t, 4> cand = {m_snapshot.timings[static_cast<size_t>(s)][static_cast<size_t>(event)].enter,
-                                           -order, -rank, -event};
+      const std::array<int64_t, 4> cand = {
+          m_snapshot.timings()[static_cast<size_t>(s)][static_cast<size_t>(event)].enter, -order, -rank, -event};
       best = std::max(best, cand);
     };
     for (size_t k = 0; k < asks.size(); ++k) {
@@ -181,7 +181,7 @@ class DistributedView final : public dm::RunView {
     std::vector<int64_t> enter(events.size(), INT64_MIN);
     for (size_t k = 0; k < events.size(); ++k)
       if (const int32_t s = m_slot[static_cast<size_t>(events[k].rank)]; s >= 0)
-        enter[k] = m_snapshot.timings[static_cast<size_t>(s)][static_cast<size_t>(events[k].event)].enter;
+        enter[k] = m_snapshot.timings()[static_cast<size_t>(s)][static_cast<size_t>(events[k].event)].enter;
     MPI_Allreduce(MPI_IN_PLACE, enter.data(), static_cast<int>(enter.size()), MPI_INT64_T, MPI_MAX, m_ctx.comm());
     std::vector<int64_t> out(events.size());
     for (size_t k = 0; k < events.size(); ++k) {
@@ -201,7 +201,7 @@ class DistributedView final : public dm::RunView {
   }
 
  private:
-  int64_t wait(size_t s, size_t i) const { return dm::event_wait(m_model.programs[s], m_snapshot.timings[s][i], i); }
+  int64_t wait(size_t s, size_t i) const { return dm::event_wait(m_model.programs[s], m_snapshot.timings()[s][i], i); }
   template <class T>
   void broadcast(std::vector<T> &v, int root) const {
     int64_t n = static_cast<int64_t>(v.size());

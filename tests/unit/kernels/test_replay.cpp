@@ -85,7 +85,7 @@ Scenario zero_waited(const Scenario &sc, int r, size_t i, const Snapshot *snap =
   z.zero_wait_event = static_cast<int64_t>(i);
   if (snap) {
     z.resume = snap;
-    z.resume_at = snap->timings[static_cast<size_t>(r)][i].enter;
+    z.resume_at = snap->timings()[static_cast<size_t>(r)][i].enter;
     z.stop_when_converged = stop;
   }
   return z;
@@ -429,7 +429,7 @@ TEST(Replay, ResumingFromTheBaselineGivesTheFullReplay) {
         for (size_t k = 0; k < a.timings[q].size(); ++k)
           ASSERT_EQ(a.timings[q][k].exit, c.timings[q][k].exit)
               << "event " << q << ":" << k << " zero-waiting " << r << ":" << i << " at " << resumed.resume_at
-              << " baseline exit " << snap.timings[q][k].exit;
+              << " baseline exit " << snap.timings()[q][k].exit;
       ++checked;
     }
   EXPECT_EQ(checked, 32);
@@ -542,7 +542,7 @@ Snapshot owned_part(const Snapshot &snap, const std::vector<RankProgram> &all, c
   auto pick = [&](auto &to, const auto &from) {
     for (size_t s : slots) to.push_back(from[s]);
   };
-  pick(o.timings, snap.timings);
+  pick(o.own_timings, snap.timings());
   pick(o.exit_max, snap.exit_max);
   pick(o.send_start, snap.send_start);
   pick(o.recv_post, snap.recv_post);
@@ -650,7 +650,7 @@ TEST(Replay, ResumedReplaysGiveTheFullAnswerSerialAndSplit) {
     const auto snap = replay_snapshot(b.ranks, sc);
     for (int r = 0; r < P; ++r)
       for (size_t i = 0; i < b.ranks[static_cast<size_t>(r)].events.size(); ++i) {
-        const auto &t = snap.timings[static_cast<size_t>(r)][i];
+        const auto &t = snap.timings()[static_cast<size_t>(r)][i];
         if (t.exit <= t.nowait_exit) continue;  // no wait to zero (the domino's candidates)
         const Scenario full = zero_waited(sc, r, i), quick = zero_waited(sc, r, i, &snap, true);
         const int64_t want = replay_serial(b.ranks, full, false).makespan;
