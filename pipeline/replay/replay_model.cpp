@@ -7,6 +7,7 @@
 #include "pipeline/replay/replay_model.h"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 #include <cstdio>
 #include <cstring>
@@ -682,11 +683,13 @@ struct RoundTraffic {
   std::vector<rp::Engine::Pull> pulls;
   bool empty() const { return sends.empty() && recvs.empty() && arrivals.empty() && pulls.empty(); }
 };
-void pack_round(std::vector<char> &blob, const RoundTraffic &t) {
-  if (t.empty()) return;  // nothing: no blob at all
-  const int64_t counts[4] = {static_cast<int64_t>(t.sends.size()), static_cast<int64_t>(t.recvs.size()),
-                             static_cast<int64_t>(t.arrivals.size()), static_cast<int64_t>(t.pulls.size())};
-  blob.insert(blob.end(), reinterpret_cast<const char *>(counts), reinterpret_cast<const char *>(counts + 4));
+// One engine's traffic for one destination: its index and four counts, then the posts,
+// arrivals and pulls.
+void pack_round(std::vector<char> &blob, int64_t engine, const RoundTraffic &t) {
+  if (t.empty()) return;  // nothing: no record at all
+  const int64_t head[5] = {engine, static_cast<int64_t>(t.sends.size()), static_cast<int64_t>(t.recvs.size()),
+                           static_cast<int64_t>(t.arrivals.size()), static_cast<int64_t>(t.pulls.size())};
+  blob.insert(blob.end(), reinterpret_cast<const char *>(head), reinterpret_cast<const char *>(head + 5));
   put_records(blob, t.sends);
   put_records(blob, t.recvs);
   put_records(blob, t.arrivals);
@@ -700,20 +703,22 @@ const char *take_records(const char *at, int64_t n, std::vector<T> &out) {
   std::memcpy(static_cast<void *>(out.data() + old), at, static_cast<size_t>(n) * sizeof(T));
   return at + static_cast<size_t>(n) * sizeof(T);
 }
-// One source's blob; returns where the next begins.
-const char *unpack_round(const char *at, const char *end, RoundTraffic &t) {
-  int64_t counts[4];
-  PERFSIFT_CHECK(end - at >= static_cast<std::ptrdiff_t>(sizeof counts), "a replay round's blob is cut short");
-  std::memcpy(counts, at, sizeof counts);
-  at += sizeof counts;
+// One engine's traffic from one source; returns where the next begins.
+const char *unpack_round(const char *at, const char *end, int64_t engines, int64_t &engine, RoundTraffic &t) {
+  int64_t head[5];
+  PERFSIFT_CHECK(end - at >= static_cast<std::ptrdiff_t>(sizeof head), "a replay round's blob is cut short");
+  std::memcpy(head, at, sizeof head);
+  at += sizeof head;
+  engine = head[0];
+  PERFSIFT_CHECK(engine >= 0 && engine < engines, "a replay round names a replay that does not exist");
   PERFSIFT_CHECK(end - at >= static_cast<std::ptrdiff_t>(
-                                 counts[0] * sizeof(rp::Engine::SendPost) + counts[1] * sizeof(rp::Engine::RecvPost) +
-                                 counts[2] * sizeof(rp::Engine::Arrival) + counts[3] * sizeof(rp::Engine::Pull)),
+                                 head[1] * sizeof(rp::Engine::SendPost) + head[2] * sizeof(rp::Engine::RecvPost) +
+                                 head[3] * sizeof(rp::Engine::Arrival) + head[4] * sizeof(rp::Engine::Pull)),
                  "a replay round's blob is cut short");
-  at = take_records(at, counts[0], t.sends);
-  at = take_records(at, counts[1], t.recvs);
-  at = take_records(at, counts[2], t.arrivals);
-  return take_records(at, counts[3], t.pulls);
+  at = take_records(at, head[1], t.sends);
+  at = take_records(at, head[2], t.recvs);
+  at = take_records(at, head[3], t.arrivals);
+  return take_records(at, head[4], t.pulls);
 }
 
 // The other ends' exit_max for messages whose partner another process owns: each side
@@ -752,80 +757,138 @@ void exchange_partner_exit_max(const Context &ctx, const ReplayModel &model, rp:
 }
 }  // namespace
 
-ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const rp::Scenario &sc,
-                                 bool record_timings, const rp::EventSink &sink, rp::Snapshot *snapshot) {
+namespace {
+// Collective: advances `engines` (each a scenario over the owned ranks) in shared exchange
+// rounds, one all-to-all and one reduction per round for all of them, until each has
+// finished, aborted or (resumed ones) is back on its snapshot. Returns which converged.
+std::vector<uint8_t> run_rounds(const Context &ctx, const ReplayModel &model, const std::vector<rp::Engine *> &engines,
+                                const std::vector<uint8_t> &converge) {
   const int np = ctx.nprocs();
-  rp::Engine engine(model.programs, sc, ctx.nranks(), record_timings, np > 1);
-  if (sink) engine.set_event_sink(sink);
-  const bool converge = sc.resume && sc.stop_when_converged;
-  ReplayOutcome out;
-  bool converged = false;
-  while (true) {
-    bool moved = engine.advance();
+  const size_t n = engines.size();
+  std::vector<uint8_t> done(n, 0), converged(n, 0), moved(n, 0);
+  size_t active = n;
+  while (active > 0) {
+    // Engines are independent: threads take them in turn (results do not depend on it).
+#pragma omp parallel for schedule(dynamic, 1) if (active > 1)
+    for (size_t e = 0; e < n; ++e) moved[e] = !done[e] && engines[e]->advance();
     if (np > 1) {
       // Route what crossed owners; arrivals go to every other owner of the communicator.
-      auto box = engine.take_outbox();
-      std::vector<RoundTraffic> to(static_cast<size_t>(np));
-      for (const auto &p : box.sends) to[static_cast<size_t>(ctx.owner_of(p.dst))].sends.push_back(p);
-      for (const auto &p : box.recvs) to[static_cast<size_t>(ctx.owner_of(p.src))].recvs.push_back(p);
-      for (const auto &p : box.pulls) to[static_cast<size_t>(ctx.owner_of(p.rank))].pulls.push_back(p);
-      for (const auto &a : box.arrivals) {
-        const int32_t comm = rp::instance_comm(a.instance);
-        if (comm >= 0 && comm < static_cast<int32_t>(model.comm_owners.size())) {
-          for (int k : model.comm_owners[static_cast<size_t>(comm)])
-            if (k != ctx.me()) to[static_cast<size_t>(k)].arrivals.push_back(a);
-        } else {
-          for (int k = 0; k < np; ++k)
-            if (k != ctx.me()) to[static_cast<size_t>(k)].arrivals.push_back(a);
-        }
-      }
-      // One exchange per round, not one per kind: each destination gets one blob (four
-      // counts, then the posts, arrivals and pulls), applied in that order.
       std::vector<std::vector<char>> blobs(static_cast<size_t>(np));
-      for (size_t k = 0; k < blobs.size(); ++k)
-        if (static_cast<int>(k) != ctx.me()) pack_round(blobs[k], to[k]);
-      const std::vector<char> in = ctx.alltoallv(blobs);
-      RoundTraffic got;
-      for (const char *at = in.data(), *end = in.data() + in.size(); at < end;) at = unpack_round(at, end, got);
-      for (const auto &p : got.sends) engine.apply(p);
-      for (const auto &p : got.recvs) engine.apply(p);
-      for (const auto &a : got.arrivals) engine.apply(a);
-      for (const auto &p : got.pulls) engine.apply(p);
-      moved |= !got.empty();
-    }
-    // Resumed replays stop once every engine is back on the snapshot after the exchange.
-    int64_t state[5] = {moved ? 1 : 0, engine.unfinished(), engine.off_snapshot(), engine.changed_event_done() ? 0 : 1,
-                        engine.aborted() ? 1 : 0};
-    MPI_Allreduce(MPI_IN_PLACE, state, 5, MPI_INT64_T, MPI_SUM, ctx.comm());
-    if (state[4] > 0) break;
-    if (converge && state[2] == 0 && state[3] == 0) {
-      converged = true;
-      break;
-    }
-    if (state[1] == 0) break;
-    // Stuck everywhere at once: release every blocked rank together (a crashed rank or a
-    // message the trace lacks), so the answer does not depend on the split.
-    if (state[0] == 0) {
-      int64_t released = engine.release_stuck();
-      if (converge) {
-        MPI_Allreduce(MPI_IN_PLACE, &released, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
-        if (released == 0) {  // every rank rests where the snapshot holds
-          converged = true;
-          break;
+      for (size_t e = 0; e < n; ++e) {
+        if (done[e]) continue;
+        const auto box = engines[e]->take_outbox();
+        std::vector<RoundTraffic> to(static_cast<size_t>(np));
+        for (const auto &p : box.sends) to[static_cast<size_t>(ctx.owner_of(p.dst))].sends.push_back(p);
+        for (const auto &p : box.recvs) to[static_cast<size_t>(ctx.owner_of(p.src))].recvs.push_back(p);
+        for (const auto &p : box.pulls) to[static_cast<size_t>(ctx.owner_of(p.rank))].pulls.push_back(p);
+        for (const auto &a : box.arrivals) {
+          const int32_t comm = rp::instance_comm(a.instance);
+          if (comm >= 0 && comm < static_cast<int32_t>(model.comm_owners.size())) {
+            for (int k : model.comm_owners[static_cast<size_t>(comm)])
+              if (k != ctx.me()) to[static_cast<size_t>(k)].arrivals.push_back(a);
+          } else {
+            for (int k = 0; k < np; ++k)
+              if (k != ctx.me()) to[static_cast<size_t>(k)].arrivals.push_back(a);
+          }
         }
+        for (size_t k = 0; k < blobs.size(); ++k)
+          if (static_cast<int>(k) != ctx.me()) pack_round(blobs[k], static_cast<int64_t>(e), to[k]);
+      }
+      // One exchange per round for every engine and kind, applied in the order sent.
+      const std::vector<char> in = ctx.alltoallv(blobs);
+      for (const char *at = in.data(), *end = in.data() + in.size(); at < end;) {
+        RoundTraffic got;
+        int64_t e = 0;
+        at = unpack_round(at, end, static_cast<int64_t>(n), e, got);
+        rp::Engine &engine = *engines[static_cast<size_t>(e)];
+        for (const auto &p : got.sends) engine.apply(p);
+        for (const auto &p : got.recvs) engine.apply(p);
+        for (const auto &a : got.arrivals) engine.apply(a);
+        for (const auto &p : got.pulls) engine.apply(p);
+        moved[static_cast<size_t>(e)] |= !got.empty();
       }
     }
+    // Resumed replays stop once every process is back on the snapshot after the exchange.
+    std::vector<int64_t> state(5 * n, 0);
+    for (size_t e = 0; e < n; ++e) {
+      if (done[e]) continue;
+      const rp::Engine &x = *engines[e];
+      const int64_t mine[5] = {moved[e] ? 1 : 0, x.unfinished(), x.off_snapshot(), x.changed_event_done() ? 0 : 1,
+                               x.aborted() ? 1 : 0};
+      std::copy(mine, mine + 5, state.begin() + static_cast<std::ptrdiff_t>(5 * e));
+    }
+    MPI_Allreduce(MPI_IN_PLACE, state.data(), static_cast<int>(state.size()), MPI_INT64_T, MPI_SUM, ctx.comm());
+    std::vector<int64_t> released(n, 0);
+    bool stuck = false;
+    for (size_t e = 0; e < n; ++e) {
+      if (done[e]) continue;
+      const int64_t *g = state.data() + 5 * e;
+      if (g[4] > 0 || g[1] == 0 || (converge[e] && g[2] == 0 && g[3] == 0)) {
+        converged[e] = g[4] == 0 && converge[e] && g[2] == 0 && g[3] == 0;
+        done[e] = 1;
+        --active;
+      } else if (g[0] == 0) {
+        // Stuck everywhere at once: release every blocked rank together (a crashed rank or
+        // a message the trace lacks), so the answer does not depend on the split.
+        released[e] = engines[e]->release_stuck();
+        stuck |= converge[e] != 0;
+      }
+    }
+    if (stuck) {
+      MPI_Allreduce(MPI_IN_PLACE, released.data(), static_cast<int>(n), MPI_INT64_T, MPI_SUM, ctx.comm());
+      for (size_t e = 0; e < n; ++e)
+        if (!done[e] && converge[e] && state[5 * e] == 0 && released[e] == 0) {
+          converged[e] = 1;  // every rank rests where the snapshot holds
+          done[e] = 1;
+          --active;
+        }
+    }
   }
-  int64_t aborted = engine.aborted() ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &aborted, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
-  int64_t end = 0;
-  if (converged || engine.converged()) {
-    end = engine.converged_makespan();
-  } else {
-    for (int64_t t : engine.end_times()) end = std::max(end, t);
+  return converged;
+}
+
+// Collective: the run's end for an engine `run_rounds` finished (INT64_MAX: aborted).
+std::vector<int64_t> makespans(const Context &ctx, const std::vector<rp::Engine *> &engines,
+                               const std::vector<uint8_t> &converged) {
+  const size_t n = engines.size();
+  std::vector<int64_t> end(2 * n, 0);
+  for (size_t e = 0; e < n; ++e) {
+    if (converged[e] || engines[e]->converged()) {
+      end[e] = engines[e]->converged_makespan();
+    } else {
+      for (int64_t t : engines[e]->end_times()) end[e] = std::max(end[e], t);
+    }
+    end[n + e] = engines[e]->aborted() ? 1 : 0;
   }
-  MPI_Allreduce(&end, &out.makespan_ns, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
-  if (aborted) out.makespan_ns = std::numeric_limits<int64_t>::max();
+  MPI_Allreduce(MPI_IN_PLACE, end.data(), static_cast<int>(end.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
+  for (size_t e = 0; e < n; ++e)
+    if (end[n + e]) end[e] = std::numeric_limits<int64_t>::max();
+  end.resize(n);
+  return end;
+}
+}  // namespace
+
+std::vector<int64_t> replay_distributed(const Context &ctx, const ReplayModel &model,
+                                        const std::vector<rp::Scenario> &scenarios) {
+  std::vector<std::unique_ptr<rp::Engine>> owned;
+  std::vector<rp::Engine *> engines;
+  std::vector<uint8_t> converge;
+  for (const auto &sc : scenarios) {
+    owned.push_back(std::make_unique<rp::Engine>(model.programs, sc, ctx.nranks(), false, ctx.nprocs() > 1));
+    engines.push_back(owned.back().get());
+    converge.push_back(sc.resume && sc.stop_when_converged);
+  }
+  return makespans(ctx, engines, run_rounds(ctx, model, engines, converge));
+}
+
+ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const rp::Scenario &sc,
+                                 bool record_timings, const rp::EventSink &sink, rp::Snapshot *snapshot) {
+  rp::Engine engine(model.programs, sc, ctx.nranks(), record_timings, ctx.nprocs() > 1);
+  if (sink) engine.set_event_sink(sink);
+  const std::vector<rp::Engine *> one = {&engine};
+  const auto converged = run_rounds(ctx, model, one, {static_cast<uint8_t>(sc.resume && sc.stop_when_converged)});
+  ReplayOutcome out;
+  out.makespan_ns = makespans(ctx, one, converged)[0];
   int64_t released = engine.released();
   MPI_Allreduce(&released, &out.released, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
   if (snapshot) {

@@ -104,6 +104,12 @@ ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, c
                                  bool record_timings, const kernels::replay::EventSink &sink = nullptr,
                                  kernels::replay::Snapshot *snapshot = nullptr);
 
+// Collective: several scenarios replayed side by side in shared exchange rounds (the
+// domino search's batches of resumed replays); each one's run time, INT64_MAX when its
+// abort_at stopped it.
+std::vector<int64_t> replay_distributed(const Context &ctx, const ReplayModel &model,
+                                        const std::vector<kernels::replay::Scenario> &scenarios);
+
 // Reads a LogGPS parameter file (`perfsift calibrate` writes it). Throws config::ConfigError.
 kernels::LogGPS read_loggps(const std::string &path);
 void write_loggps(const std::string &path, const kernels::LogGPS &p, const std::string &comment);
