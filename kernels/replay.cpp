@@ -199,17 +199,35 @@ Engine::CollState &Engine::coll_state(int64_t instance) {
     const auto ended_by_cut = [&](int64_t e) {
       return e != Snapshot::kNever && snap.exit_max[q][static_cast<size_t>(e)] <= at;
     };
-    if (ended_by_cut(ev)) {
+    if (c.member_slot < 0) {
+      c.member_slot = m->slot;
+      c.member_index = m->index;
+    }
+    const RankState &st = m_state[q];
+    // A member resting where the snapshot holds (not yet joined, or clean and needed no
+    // further) arrives as in the snapshot; one replaying is needed up to its arrival.
+    const bool assumed = m_converge && m_sc.assume_resting_arrivals && !ended_by_cut(ev) &&
+                         (!st.live || (!st.posted && st.cursor <= ev && resting(m->slot)));
+    if (ended_by_cut(ev) || assumed) {
       ++before.count;
       before.max_enter = std::max(before.max_enter, snap.coll_enter[q][k]);
       if (cl.root == m_prog[q].rank) before.root_enter = snap.coll_enter[q][k];
       if (ended_by_cut(user)) ++c.used;
+      if (assumed) m_assumed.insert((static_cast<uint64_t>(q) << 32) | k);
+    } else if (!ended_by_cut(ev) && (!st.live || st.cursor < ev || (st.cursor == ev && !st.posted))) {
+      need(m->slot, ev);
     }
-    if (!ended_by_cut(user)) need(m->slot, user != Snapshot::kNever ? user : ev);
   }
   c.count += before.count;
   if (before.max_enter != kUnknown) c.max_enter = std::max(c.max_enter, before.max_enter);
   if (before.root_enter != kUnknown) c.root_enter = before.root_enter;
+  if (!m_converge) {
+    // Replaying every rank to its end: each member uses the arrivals in turn.
+    for (auto m = range.first; m != range.second; ++m) {
+      const int64_t user = snap.coll_consumer[static_cast<size_t>(m->slot)][static_cast<size_t>(m->index)];
+      if (user != Snapshot::kNever) need(m->slot, user);
+    }
+  }
   if (m_distributed) {
     auto [pos, fresh] = m_out_arrivals.try_emplace(instance, Arrival{instance, 0, 0, kUnknown, kUnknown});
     Arrival &a = pos->second;
@@ -217,7 +235,31 @@ Engine::CollState &Engine::coll_state(int64_t instance) {
     a.max_enter = std::max(a.max_enter, before.max_enter);
     if (before.root_enter != kUnknown) a.root_enter = before.root_enter;
   }
+  check_divergence(c);
   return c;
+}
+
+// Once what the members wait for is known and differs from the snapshot, every owned
+// member must use it again: each is needed up to its using call.
+void Engine::check_divergence(CollState &c) {
+  if (!m_converge || c.divergent || c.member_slot < 0) return;
+  const Snapshot &snap = *m_sc.resume;
+  const size_t q = static_cast<size_t>(c.member_slot), k = static_cast<size_t>(c.member_index);
+  const bool all_in = c.expected > 0 && c.count >= c.expected;
+  if (!(all_in && c.max_enter != snap.coll_max_enter[q][k]) &&
+      !(c.root_enter != kUnknown && c.root_enter != snap.coll_root_enter[q][k]))
+    return;
+  c.divergent = true;
+  if (c.used < c.local_users) ++m_pending;
+  const int64_t instance = m_prog[q].colls[k].instance;
+  const auto range =
+      std::equal_range(snap.coll_members.begin(), snap.coll_members.end(), Snapshot::Member{instance, 0, 0});
+  for (auto m = range.first; m != range.second; ++m) {
+    const int32_t user = snap.coll_consumer[static_cast<size_t>(m->slot)][static_cast<size_t>(m->index)];
+    if (user != Snapshot::kNever &&
+        snap.exit_max[static_cast<size_t>(m->slot)][static_cast<size_t>(user)] > m_sc.resume_at)
+      need(m->slot, user);
+  }
 }
 
 Snapshot Engine::take_snapshot(const std::vector<std::vector<EventTiming>> *borrowed) {
@@ -231,8 +273,8 @@ Snapshot Engine::take_snapshot(const std::vector<std::vector<EventTiming>> *borr
   }
   const auto &timings = snap.timings();
   snap.end = m_end;
-  for (auto *v :
-       {&snap.exit_max, &snap.send_start, &snap.recv_post, &snap.recv_send_start, &snap.recv_posted, &snap.coll_enter})
+  for (auto *v : {&snap.exit_max, &snap.send_start, &snap.recv_post, &snap.recv_send_start, &snap.recv_posted,
+                  &snap.coll_enter, &snap.coll_max_enter, &snap.coll_root_enter})
     v->resize(n);
   for (auto *v : {&snap.send_event, &snap.recv_event, &snap.coll_event, &snap.slot_event, &snap.recv_consumer,
                   &snap.send_consumer, &snap.coll_consumer})
@@ -288,8 +330,15 @@ Snapshot Engine::take_snapshot(const std::vector<std::vector<EventTiming>> *borr
           snap.coll_consumer[s][static_cast<size_t>(used->index)] = i;
       }
     }
-    for (size_t k = 0; k < p.colls.size(); ++k)
+    snap.coll_max_enter[s].assign(p.colls.size(), kUnknown);
+    snap.coll_root_enter[s].assign(p.colls.size(), kUnknown);
+    for (size_t k = 0; k < p.colls.size(); ++k) {
       snap.coll_members.push_back({p.colls[k].instance, static_cast<int32_t>(s), static_cast<int32_t>(k)});
+      if (const auto c = m_coll.find(p.colls[k].instance); c != m_coll.end()) {
+        snap.coll_max_enter[s][k] = c->second.max_enter;
+        snap.coll_root_enter[s][k] = c->second.root_enter;
+      }
+    }
     auto lag = [](const std::vector<int32_t> &posted, const std::vector<int32_t> &used) {
       int64_t most = 0;
       for (size_t k = 0; k < used.size(); ++k) {
@@ -387,6 +436,7 @@ void Engine::arrive(int64_t instance, int32_t count, int64_t max_enter, int64_t 
   c.count += count;
   if (max_enter != kUnknown) c.max_enter = std::max(c.max_enter, max_enter);
   if (root_enter != kUnknown) c.root_enter = root_enter;
+  check_divergence(c);
   // Wake the waiters only when they can go on: all members arrived, or the root did
   // (waking on every arrival would cost members^2 retries).
   const bool complete = c.expected > 0 && c.count >= c.expected;
@@ -399,14 +449,7 @@ void Engine::arrive(int64_t instance, int32_t count, int64_t max_enter, int64_t 
 
 void Engine::apply(const SendPost &p) { deliver_send(p.dst, p.recv_index, p.t, p.bytes); }
 void Engine::apply(const RecvPost &p) { deliver_recv(p.src, p.send_index, p.t); }
-void Engine::apply(const Arrival &a) {
-  arrive(a.instance, a.count, a.max_enter, a.root_enter, 0);
-  if (a.divergent && m_converge) {
-    CollState &c = coll_state(a.instance);
-    if (!c.divergent && c.used < c.local_users) ++m_pending;
-    c.divergent = true;
-  }
-}
+void Engine::apply(const Arrival &a) { arrive(a.instance, a.count, a.max_enter, a.root_enter, 0); }
 
 Engine::Outbox Engine::take_outbox() {
   for (const auto &[id, a] : m_out_arrivals) m_out.arrivals.push_back(a);
@@ -454,20 +497,19 @@ void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
       case ItemType::PostCollective: {
         const Collective &c = p.colls[static_cast<size_t>(it.index)];
         at(s, st.coll_enter, it.index, Field::CollEnter) = enter;
+        if (m_converge && !m_assumed.empty() &&
+            m_assumed.count((static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(it.index))) {
+          // Counted already as in the snapshot: it must arrive so.
+          if (enter != m_sc.resume->coll_enter[static_cast<size_t>(s)][static_cast<size_t>(it.index)])
+            m_conflict = true;
+          break;
+        }
         const int64_t root_enter = c.root == p.rank ? enter : kUnknown;
         arrive(c.instance, 1, enter, root_enter, c.members);
-        const bool divergent =
-            m_converge && enter != m_sc.resume->coll_enter[static_cast<size_t>(s)][static_cast<size_t>(it.index)];
-        if (divergent) {
-          CollState &cs = m_coll[c.instance];
-          if (!cs.divergent && cs.used < cs.local_users) ++m_pending;
-          cs.divergent = true;
-        }
         if (m_distributed) {
           auto [pos, fresh] = m_out_arrivals.try_emplace(c.instance, Arrival{c.instance, 0, 0, kUnknown, kUnknown});
           Arrival &a = pos->second;
           ++a.count;
-          a.divergent |= divergent;
           a.max_enter = std::max(a.max_enter, enter);
           if (root_enter != kUnknown) a.root_enter = root_enter;
         }
@@ -632,6 +674,7 @@ bool Engine::try_event(int32_t s) {
     st.enter = st.now + gap;
     post_items(s, e, st.enter);
     st.posted = true;
+    if (m_conflict) return false;
   }
   const int64_t enter = st.enter;
   int64_t exit = enter, nowait_exit = enter;
@@ -853,6 +896,13 @@ SerialResult replay_serial(const std::vector<RankProgram> &programs, const Scena
   if (engine.aborted()) r.makespan = std::numeric_limits<int64_t>::max();
   if (record_timings) r.timings = engine.timings();
   r.released = engine.released();
+  if (engine.conflict()) {
+    // A rested member's assumed arrival came otherwise: again, every member replayed.
+    Scenario careful = scenario;
+    careful.assume_resting_arrivals = false;
+    r = replay_serial(programs, careful, record_timings);
+    r.repeated = true;
+  }
   return r;
 }
 

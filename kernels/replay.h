@@ -21,6 +21,7 @@
 #include <functional>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "kernels/loggps.h"
@@ -142,6 +143,11 @@ struct Scenario {
   // nobody needs it further. The run is back on the snapshot when every rank rests and no
   // collective's differing arrival is unused: the makespan follows from the snapshot.
   bool stop_when_converged = false;
+  // With `stop_when_converged`: a collective's members that rest where the snapshot holds
+  // arrive as in the snapshot without being replayed; should one arrive otherwise after
+  // all (a later disturbance reached it first), the replay stops with conflict() and must
+  // be run again without.
+  bool assume_resting_arrivals = true;
 };
 
 inline constexpr uint8_t kZeroWait = 1, kZeroEvent = 2;
@@ -176,6 +182,9 @@ struct Snapshot {
   // The event that uses each receive's send start, each send's receive post (rendezvous)
   // and each collective's arrivals: the blocking call, or the Wait/Test completing it.
   std::vector<std::vector<int32_t>> recv_consumer, send_consumer, coll_consumer;
+  // Per collective call: its instance's latest arrival and root arrival (kUnknown: none),
+  // what every member's completion depends on.
+  std::vector<std::vector<int64_t>> coll_max_enter, coll_root_enter;
   // The other end's exit_max at the event posting its side: per send, the receiver's at
   // its receive; per receive, the sender's at its send (INT64_MAX: unmatched). Both ends
   // agree whether a message was posted before the cut without seeing each other's rank.
@@ -204,7 +213,8 @@ class Engine {
 
   // Advances every owned rank as far as possible. Returns whether anything moved.
   bool advance();
-  bool finished() const { return m_unfinished == 0 || m_aborted || m_converged; }
+  bool finished() const { return m_unfinished == 0 || m_aborted || m_converged || m_conflict; }
+  bool conflict() const { return m_conflict; }  // Scenario::assume_resting_arrivals failed
   bool aborted() const { return m_aborted; }
   bool converged() const { return m_converged; }
   int64_t unfinished() const { return m_unfinished; }
@@ -227,7 +237,7 @@ class Engine {
   struct Arrival {
     int64_t instance;
     int32_t count;
-    int32_t divergent = 0;  // resumed replays: an arrival differed from the snapshot
+    int32_t pad = 0;
     int64_t max_enter, root_enter;
   };
   // Resumed replays: a replayed rank needs another owner's rank to reach the event that
@@ -250,9 +260,15 @@ class Engine {
   void apply(const Pull &p);
 
   // Resumed replays that stop on the snapshot (distributed: the driver sums these over
-  // engines after each exchange): ranks and values off the snapshot, whether the changed
-  // event is replayed, and the verdict once every engine is back on it.
+  // engines after each exchange; back on it only when no engine has anything woken):
+  // ranks and values off the snapshot, whether the changed event is replayed, and the
+  // verdict once every engine is back on it.
   int64_t off_snapshot() const { return m_dirty + m_pending; }
+  // Nothing woken since the last advance and nothing for other engines not yet taken.
+  bool idle() const {
+    return m_queue.empty() && m_out_arrivals.empty() && m_out.sends.empty() && m_out.recvs.empty() &&
+           m_out.arrivals.empty() && m_out.pulls.empty();
+  }
   bool changed_event_done() const { return zero_wait_done(); }
   void mark_converged() { m_converged = true; }
   bool back_on_snapshot() const;
@@ -328,11 +344,13 @@ class Engine {
     int64_t max_enter = kUnknown, root_enter = kUnknown;
     int32_t expected = 0;
     // Resumed replays: the owned members that use its arrivals, those whose using call
-    // completed, whether an arrival differed from the snapshot, whether the snapshot's
-    // earlier arrivals were gathered.
+    // completed, whether what the members wait for (latest or root arrival) differs from
+    // the snapshot, whether the snapshot's earlier arrivals were gathered, and one owned
+    // member (slot, index) to read the snapshot's values from.
     int32_t local_users = 0, used = 0;
     bool divergent = false;
     bool gathered = false;
+    int32_t member_slot = -1, member_index = -1;
   };
 
   void step(int32_t s);  // process rank slot s until it blocks or ends
@@ -344,6 +362,7 @@ class Engine {
   void need(int32_t s, int64_t event);
   void pull(int32_t rank, bool send, int64_t index);
   bool resting(int32_t s) const;
+  void check_divergence(CollState &c);
   bool try_event(int32_t s);
   bool try_lane_step(int32_t s);  // laned programs: one post or completion of RankProgram::steps
   // The event's completion from `enter`: false when a dependency is missing (the rank then
@@ -379,7 +398,8 @@ class Engine {
   std::vector<std::vector<EventTiming>> m_timings;
   EventSink m_sink;
   int64_t m_unfinished = 0, m_released = 0;
-  bool m_aborted = false;
+  bool m_aborted = false, m_conflict = false;
+  std::unordered_set<uint64_t> m_assumed;  // (slot << 32 | collective index) arriving as in the snapshot
   // Convergence (Scenario::stop_when_converged).
   bool m_converge = false, m_converged = false;
   int64_t m_dirty = 0, m_pending = 0;  // ranks off the snapshot; differing values not yet used
@@ -405,6 +425,7 @@ struct SerialResult {
   std::vector<int64_t> end_times;
   std::vector<std::vector<EventTiming>> timings;
   int64_t released = 0;
+  bool repeated = false;  // Scenario::assume_resting_arrivals failed: replayed again without
 };
 SerialResult replay_serial(const std::vector<RankProgram> &programs, const Scenario &scenario, bool record_timings);
 // A serial replay of every rank and its state.

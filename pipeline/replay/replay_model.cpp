@@ -809,12 +809,14 @@ std::vector<uint8_t> run_rounds(const Context &ctx, const ReplayModel &model, co
       }
     }
     // Resumed replays stop once every process is back on the snapshot after the exchange.
+    // (Off the snapshot counts what the exchange just woke: it may yet differ.)
+    // An aborted replay or a failed assumption (conflict) ends it everywhere.
     std::vector<int64_t> state(5 * n, 0);
     for (size_t e = 0; e < n; ++e) {
       if (done[e]) continue;
       const rp::Engine &x = *engines[e];
-      const int64_t mine[5] = {moved[e] ? 1 : 0, x.unfinished(), x.off_snapshot(), x.changed_event_done() ? 0 : 1,
-                               x.aborted() ? 1 : 0};
+      const int64_t mine[5] = {moved[e] ? 1 : 0, x.unfinished(), x.off_snapshot() + (x.idle() ? 0 : 1),
+                               x.changed_event_done() ? 0 : 1, x.aborted() || x.conflict() ? 1 : 0};
       std::copy(mine, mine + 5, state.begin() + static_cast<std::ptrdiff_t>(5 * e));
     }
     MPI_Allreduce(MPI_IN_PLACE, state.data(), static_cast<int>(state.size()), MPI_INT64_T, MPI_SUM, ctx.comm());
@@ -847,11 +849,14 @@ std::vector<uint8_t> run_rounds(const Context &ctx, const ReplayModel &model, co
   return converged;
 }
 
-// Collective: the run's end for an engine `run_rounds` finished (INT64_MAX: aborted).
+constexpr int64_t kReplayAgain = std::numeric_limits<int64_t>::min();
+
+// Collective: the run's end for an engine `run_rounds` finished (INT64_MAX: aborted;
+// kReplayAgain: an assumed arrival came otherwise).
 std::vector<int64_t> makespans(const Context &ctx, const std::vector<rp::Engine *> &engines,
                                const std::vector<uint8_t> &converged) {
   const size_t n = engines.size();
-  std::vector<int64_t> end(2 * n, 0);
+  std::vector<int64_t> end(3 * n, 0);
   for (size_t e = 0; e < n; ++e) {
     if (converged[e] || engines[e]->converged()) {
       end[e] = engines[e]->converged_makespan();
@@ -859,10 +864,13 @@ std::vector<int64_t> makespans(const Context &ctx, const std::vector<rp::Engine 
       for (int64_t t : engines[e]->end_times()) end[e] = std::max(end[e], t);
     }
     end[n + e] = engines[e]->aborted() ? 1 : 0;
+    end[2 * n + e] = engines[e]->conflict() ? 1 : 0;
   }
   MPI_Allreduce(MPI_IN_PLACE, end.data(), static_cast<int>(end.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
-  for (size_t e = 0; e < n; ++e)
+  for (size_t e = 0; e < n; ++e) {
     if (end[n + e]) end[e] = std::numeric_limits<int64_t>::max();
+    if (end[2 * n + e]) end[e] = kReplayAgain;
+  }
   end.resize(n);
   return end;
 }
@@ -878,7 +886,20 @@ std::vector<int64_t> replay_distributed(const Context &ctx, const ReplayModel &m
     engines.push_back(owned.back().get());
     converge.push_back(sc.resume && sc.stop_when_converged);
   }
-  return makespans(ctx, engines, run_rounds(ctx, model, engines, converge));
+  auto out = makespans(ctx, engines, run_rounds(ctx, model, engines, converge));
+  // A rested member's assumed arrival came otherwise: those again, every member replayed.
+  std::vector<rp::Scenario> again;
+  for (size_t e = 0; e < out.size(); ++e)
+    if (out[e] == kReplayAgain) {
+      again.push_back(scenarios[e]);
+      again.back().assume_resting_arrivals = false;
+    }
+  if (!again.empty()) {
+    const auto redone = replay_distributed(ctx, model, again);
+    for (size_t e = 0, k = 0; e < out.size(); ++e)
+      if (out[e] == kReplayAgain) out[e] = redone[k++];
+  }
+  return out;
 }
 
 ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const rp::Scenario &sc,
@@ -889,6 +910,11 @@ ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, c
   const auto converged = run_rounds(ctx, model, one, {static_cast<uint8_t>(sc.resume && sc.stop_when_converged)});
   ReplayOutcome out;
   out.makespan_ns = makespans(ctx, one, converged)[0];
+  if (out.makespan_ns == kReplayAgain) {
+    rp::Scenario careful = sc;
+    careful.assume_resting_arrivals = false;
+    return replay_distributed(ctx, model, careful, record_timings, sink, snapshot);
+  }
   int64_t released = engine.released();
   MPI_Allreduce(&released, &out.released, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
   if (snapshot) {
