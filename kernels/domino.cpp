@@ -140,6 +140,12 @@ class SerialView final : public RunView {
     for (const auto &p : m_programs) last[static_cast<size_t>(p.rank)] = static_cast<int64_t>(p.events.size()) - 1;
     return last;
   }
+  std::vector<int64_t> ends() override {
+    std::vector<int64_t> end(m_slot_of.size(), 0);
+    for (size_t s = 0; s < m_programs.size(); ++s)
+      if (!m_baseline[s].empty()) end[static_cast<size_t>(m_programs[s].rank)] = m_baseline[s].back().exit;
+    return end;
+  }
   std::vector<Candidate> waits_up_to(int32_t rank, int64_t last) override {
     std::vector<Candidate> out;
     const size_t s = static_cast<size_t>(m_slot_of[static_cast<size_t>(rank)]);
@@ -231,7 +237,14 @@ Result find_paths(RunView &view, const Options &opt) {
   r.baseline = s.t0;
   r.best = s.t0;
   const auto last = view.last_events();
-  for (int32_t rank = 0; rank < static_cast<int32_t>(last.size()); ++rank) {
+  // Paths from the ranks that end last first: they hold up the run, and the replay budget
+  // (Options::max_replays) goes to them before the others.
+  const auto end = view.ends();
+  std::vector<int32_t> order(last.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<int32_t>(k);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return end[static_cast<size_t>(a)] > end[static_cast<size_t>(b)]; });
+  for (const int32_t rank : order) {
     if (last[static_cast<size_t>(rank)] < 0) continue;
     Path path;
     path.rank = rank;

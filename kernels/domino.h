@@ -5,12 +5,17 @@
 // the prediction keeps improving. Ties are explored in turn (the round robin the paper
 // describes). The longest-wait choice is reported beside it for comparison.
 //
-// Cost: each candidate is one serial replay, O(events) at worst; in practice the window
-// its change disturbs: it resumes from the baseline at the zeroed event and stops once
-// back on the baseline. Candidates are memoised across paths and pruned by a bound:
-// zeroing a wait of w shortens the run by at most w (the replay is monotone and
-// 1-Lipschitz in every delay), so candidates are tried by decreasing wait and the search
-// stops when no remaining wait can beat the best.
+// The search reads the run through a RunView: every rank held here (SerialView, for
+// find_paths over programs), or each rank asked on its owner (the pipeline's distributed
+// view), with the same answers either way.
+//
+// Cost: each candidate is one replay, O(events) at worst; in practice the part its change
+// disturbs: it resumes from the baseline at the zeroed event, advances only the ranks
+// whose values differ or that a replayed rank needs, and stops once back on the baseline
+// (replay.h, Scenario::stop_when_converged). Candidates are memoised across paths and
+// pruned by a bound: zeroing a wait of w shortens the run by at most w (the replay is
+// monotone and 1-Lipschitz in every delay), so candidates are tried by decreasing wait
+// and the search stops when no remaining wait can beat the best.
 #pragma once
 
 #include <cstdint>
@@ -69,6 +74,7 @@ class RunView {
   };
   virtual int64_t baseline() = 0;                  // the replayed run time
   virtual std::vector<int64_t> last_events() = 0;  // per rank: its last event, -1 none
+  virtual std::vector<int64_t> ends() = 0;         // per rank: its baseline end, 0 none
   // The events of `rank` up to `last` that waited (not in MPI_Finalize), in event order.
   virtual std::vector<Candidate> waits_up_to(int32_t rank, int64_t last) = 0;
   // Per candidate: no rank can gain more than its wait, nor more than its own waiting

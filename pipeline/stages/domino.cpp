@@ -1,12 +1,12 @@
 // Stage `domino` (PerWiz F1 for communication): the domino paths of the run and, beside
-// them, the longest-wait choice. The search replays the whole run once per candidate
-// event, so every process holds every rank's program (up to domino.max_events events);
-// each batch of candidates is spread over processes and their threads.
+// them, the longest-wait choice. The search (kernels/domino.h) runs on the distributed
+// replay: each rank is asked on its owner, and each batch of candidates replays side by
+// side, each resumed from the owners' parts of the baseline snapshot and advancing only
+// the ranks it disturbs (or needs), on their owners.
 //
-// Cost: gathering the programs, O(events) memory per process; then candidates x
-// O(events) replay work divided by processes x threads, candidates pruned by the wait
-// bound (kernels/domino.h).
-#include <omp.h>
+// Cost: the snapshot, about 60 B per owned event beside the replay model (its timings are
+// the baseline's); per candidate, the events it disturbs plus one exchange round per hop
+// of its disturbance between owners; a few reductions per step of the search.
 
 #include <array>
 #include <cstdio>
@@ -73,6 +73,14 @@ class DistributedView final : public dm::RunView {
       last[static_cast<size_t>(p.rank)] = static_cast<int64_t>(p.events.size()) - 1;
     MPI_Allreduce(MPI_IN_PLACE, last.data(), static_cast<int>(last.size()), MPI_INT64_T, MPI_MAX, m_ctx.comm());
     return last;
+  }
+  std::vector<int64_t> ends() override {
+    std::vector<int64_t> end(static_cast<size_t>(m_ctx.nranks()), 0);
+    for (size_t s = 0; s < m_model.programs.size(); ++s)
+      if (!m_model.programs[s].events.empty())
+        end[static_cast<size_t>(m_model.programs[s].rank)] = m_snapshot.timings()[s].back().exit;
+    MPI_Allreduce(MPI_IN_PLACE, end.data(), static_cast<int>(end.size()), MPI_INT64_T, MPI_MAX, m_ctx.comm());
+    return end;
   }
   std::vector<Candidate> waits_up_to(int32_t rank, int64_t last) override {
     std::vector<Candidate> out;
