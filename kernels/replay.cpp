@@ -168,15 +168,22 @@ void Engine::pull(int32_t rank, bool send, int64_t index) {
   }
   const Snapshot &snap = *m_sc.resume;
   need(q, (send ? snap.send_event : snap.recv_event)[static_cast<size_t>(q)][static_cast<size_t>(index)]);
+  // Distributed, a rank pulled runs on past the event while it has what it needs: the
+  // next value asked of it is then often there already, not a round trip away.
+  if (m_distributed) m_state[static_cast<size_t>(q)].ahead = true;
+}
+
+// Whether the replay needs rank slot s to go on: up to its demand, or while it holds
+// something off the snapshot.
+bool Engine::needed(int32_t s) const {
+  const RankState &st = m_state[static_cast<size_t>(s)];
+  return !m_converge || st.cursor <= st.demand || m_rank_dirty[static_cast<size_t>(s)] || st.pending > 0;
 }
 
 void Engine::apply(const Pull &p) { pull(p.rank, p.send != 0, p.index); }
 
 // A rank rests while the snapshot holds for it and nobody needs it further.
-bool Engine::resting(int32_t s) const {
-  const RankState &st = m_state[static_cast<size_t>(s)];
-  return m_converge && st.cursor > st.demand && !m_rank_dirty[static_cast<size_t>(s)] && st.pending == 0;
-}
+bool Engine::resting(int32_t s) const { return m_converge && !m_state[static_cast<size_t>(s)].ahead && !needed(s); }
 
 Engine::CollState &Engine::coll_state(int64_t instance) {
   CollState &c = m_coll[instance];
@@ -643,7 +650,10 @@ bool Engine::complete_event(int32_t s, const Event &e, int64_t enter, uint8_t fl
       const Item &waited = a >= 0 ? p.items[static_cast<size_t>(a)] : it;
       if (waited.type == ItemType::Collective || waited.type == ItemType::PostCollective)
         m_coll_waiters[p.colls[static_cast<size_t>(waited.index)].instance].push_back(p.rank);
-      // A resumed replay needs the other end to reach its side of the message.
+      // A rank running ahead stops at the first value it lacks; one the replay needs asks
+      // the other end to reach its side of the message.
+      else if (m_sc.resume && !needed(s))
+        m_state[static_cast<size_t>(s)].ahead = false;
       else if (m_sc.resume && (waited.type == ItemType::Recv || waited.type == ItemType::PostRecv)) {
         const RecvMessage &m = p.recvs[static_cast<size_t>(waited.index)];
         pull(m.src, true, m.send_index);
@@ -857,7 +867,7 @@ int64_t Engine::release_stuck() {
   for (size_t s = 0; s < m_state.size(); ++s) {
     RankState &st = m_state[s];
     if (st.cursor >= static_cast<int64_t>(m_prog[s].events.size())) continue;
-    if (m_sc.resume && !(st.live && st.posted)) continue;  // resting, not stuck
+    if (m_sc.resume && !(st.live && st.posted && needed(static_cast<int32_t>(s)))) continue;  // resting, not stuck
     st.release = true;
     ++released;
     wake(m_prog[s].rank);

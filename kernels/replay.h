@@ -260,9 +260,8 @@ class Engine {
   void apply(const Pull &p);
 
   // Resumed replays that stop on the snapshot (distributed: the driver sums these over
-  // engines after each exchange; back on it only when no engine has anything woken):
-  // ranks and values off the snapshot, whether the changed event is replayed, and the
-  // verdict once every engine is back on it.
+  // engines after each exchange; back on it only when every engine is idle too): ranks
+  // and values off the snapshot, and whether the changed event is replayed.
   int64_t off_snapshot() const { return m_dirty + m_pending; }
   // Nothing woken since the last advance and nothing for other engines not yet taken.
   bool idle() const {
@@ -270,8 +269,6 @@ class Engine {
            m_out.arrivals.empty() && m_out.pulls.empty();
   }
   bool changed_event_done() const { return zero_wait_done(); }
-  void mark_converged() { m_converged = true; }
-  bool back_on_snapshot() const;
 
   // Results (owned ranks, program order).
   const std::vector<int64_t> &end_times() const { return m_end; }
@@ -334,6 +331,7 @@ class Engine {
     // need it, its values off the snapshot not yet used, and the snapshot's injection
     // horizon beside its own.
     bool live = true;
+    bool ahead = false;  // pulled, distributed: runs on while it has what it needs
     int64_t cut = 0;
     int64_t demand = -1;
     int64_t pending = 0;
@@ -362,6 +360,7 @@ class Engine {
   void need(int32_t s, int64_t event);
   void pull(int32_t rank, bool send, int64_t index);
   bool resting(int32_t s) const;
+  bool needed(int32_t s) const;
   void check_divergence(CollState &c);
   bool try_event(int32_t s);
   bool try_lane_step(int32_t s);  // laned programs: one post or completion of RankProgram::steps
@@ -411,6 +410,7 @@ class Engine {
   void rank_finished(int32_t s);
   bool consumed(int32_t rank, const std::vector<std::vector<int32_t>> &consumer, int32_t index) const;
   bool zero_wait_done() const;
+  bool back_on_snapshot() const;  // no rank nor value off it, the changed event replayed
 
  public:
   // After convergence: the run's end, the snapshot's for ranks not yet finished.
