@@ -280,24 +280,28 @@ std::vector<ResultsStore::Child> ResultsStore::children(const std::string &group
   SilenceHdf5 quiet;
   Ctx ck(m_path);
   Handle g(ck(H5Gopen2(m_file, group.empty() ? "/" : group.c_str(), H5P_DEFAULT), "missing group " + group), H5Gclose);
-  std::vector<std::string> names;
-  auto collect = [](hid_t, const char *name, const H5L_info_t *, void *out) -> herr_t {
-    static_cast<std::vector<std::string> *>(out)->push_back(name);
+  // Each hard link's name and object address: objects are opened by address, since a
+  // second look-up of a damaged link by name crashes inside HDF5 1.10 (H5G_traverse).
+  std::vector<std::pair<std::string, haddr_t>> links;
+  auto collect = [](hid_t, const char *name, const H5L_info_t *info, void *out) -> herr_t {
+    if (name && info && info->type == H5L_TYPE_HARD)
+      static_cast<std::vector<std::pair<std::string, haddr_t>> *>(out)->emplace_back(name, info->u.address);
     return 0;
   };
-  if (H5Literate(g, H5_INDEX_CRT_ORDER, H5_ITER_INC, nullptr, collect, &names) < 0) {
-    names.clear();
-    H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names);
+  if (H5Literate(g, H5_INDEX_CRT_ORDER, H5_ITER_INC, nullptr, collect, &links) < 0) {
+    links.clear();
+    H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &links);
   }
   std::vector<Child> out;
-  for (const auto &n : names) {
-    H5O_info_t info;
-    if (H5Oget_info_by_name(g, n.c_str(), &info, H5P_DEFAULT) < 0) continue;
+  for (const auto &[n, addr] : links) {
+    const hid_t obj = H5Oopen_by_addr(g, addr);
+    if (obj < 0) continue;
+    Handle c(obj, H5Oclose);
     Kind k = Kind::Matrix;
-    if (info.type == H5O_TYPE_GROUP) {
-      Handle c(H5Gopen2(g, n.c_str(), H5P_DEFAULT), H5Gclose);
+    if (H5Iget_type(c) == H5I_GROUP)
       k = read_string_attr(ck, c, "kind") == "table" ? Kind::Table : Kind::Group;
-    }
+    else if (H5Iget_type(c) != H5I_DATASET)
+      continue;
     out.push_back({n, k});
   }
   return out;

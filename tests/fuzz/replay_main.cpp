@@ -137,6 +137,7 @@ int replay(const std::vector<std::string> &args) {
     g_input = &in;
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t *>(in.data()), in.size());
   }
+  g_input = nullptr;  // (the death callback may run at exit, after `inputs` is gone)
   std::printf("%zu inputs, no crash\n", inputs.size());
   return inputs.empty() ? 1 : 0;
 }
@@ -159,6 +160,7 @@ int fuzz(double seconds, uint64_t seed, const std::vector<std::string> &args) {
     alarm(0);
     ++runs;
   }
+  g_input = nullptr;
   std::printf("%lld mutated inputs, no crash\n", static_cast<long long>(runs));
   return 0;
 }
