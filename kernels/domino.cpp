@@ -330,6 +330,38 @@ Evaluate serial_evaluator(const std::vector<rp::RankProgram> &programs, const rp
   };
 }
 
+std::vector<WaitSource> wait_sources(const rp::RankProgram &p, int64_t event) {
+  std::vector<WaitSource> out;
+  auto add = [&](const rp::Item &it) {
+    if (it.type == rp::ItemType::Recv || it.type == rp::ItemType::PostRecv) {
+      const auto &m = p.recvs[static_cast<size_t>(it.index)];
+      if (m.src >= 0) out.push_back({WaitSource::Sender, m.src, m.send_index});
+    } else if (it.type == rp::ItemType::Send || it.type == rp::ItemType::PostSend) {
+      const auto &m = p.sends[static_cast<size_t>(it.index)];
+      if (m.dst >= 0) out.push_back({WaitSource::Receiver, m.dst, m.recv_index});
+    } else if (it.type == rp::ItemType::Collective || it.type == rp::ItemType::PostCollective) {
+      const auto &c = p.colls[static_cast<size_t>(it.index)];
+      const bool rooted = c.flow == CollectiveFlow::FromRoot && c.root >= 0;
+      out.push_back({WaitSource::Instance, rooted ? c.root : -1, c.instance});
+    }
+  };
+  const auto &ev = p.events[static_cast<size_t>(event)];
+  for (int32_t k = ev.first_item; k < ev.first_item + ev.items; ++k) {
+    const auto &it = p.items[static_cast<size_t>(k)];
+    if (it.type == rp::ItemType::Recv || it.type == rp::ItemType::Send || it.type == rp::ItemType::Collective) {
+      add(it);
+    } else if (it.type == rp::ItemType::Complete) {
+      // The activation with this slot: search back within the rank (slots are few).
+      for (int32_t a = k - 1; a >= 0; --a)
+        if (p.items[static_cast<size_t>(a)].slot == it.index) {
+          if (p.items[static_cast<size_t>(a)].type != rp::ItemType::Complete) add(p.items[static_cast<size_t>(a)]);
+          break;
+        }
+    }
+  }
+  return out;
+}
+
 std::function<std::vector<EventRef>(EventRef)> program_partners(
     const std::vector<rp::RankProgram> &programs, const std::vector<std::vector<rp::EventTiming>> &baseline) {
   struct Tables {
@@ -365,58 +397,15 @@ std::function<std::vector<EventRef>(EventRef)> program_partners(
     std::vector<EventRef> out;
     const int32_t s = t->slot_of[static_cast<size_t>(e.rank)];
     if (s < 0) return out;
-    const auto &p = programs[static_cast<size_t>(s)];
-    const auto &ev = p.events[static_cast<size_t>(e.event)];
-    auto sender = [&](int32_t recv_index) {
-      const auto &m = p.recvs[static_cast<size_t>(recv_index)];
-      if (m.src >= 0 && t->slot_of[static_cast<size_t>(m.src)] >= 0)
-        out.push_back({m.src, t->send_event[static_cast<size_t>(t->slot_of[static_cast<size_t>(m.src)])]
-                                           [static_cast<size_t>(m.send_index)]});
-    };
-    auto receiver = [&](int32_t send_index) {
-      const auto &m = p.sends[static_cast<size_t>(send_index)];
-      if (m.dst >= 0 && t->slot_of[static_cast<size_t>(m.dst)] >= 0)
-        out.push_back({m.dst, t->recv_event[static_cast<size_t>(t->slot_of[static_cast<size_t>(m.dst)])]
-                                           [static_cast<size_t>(m.recv_index)]});
-    };
-    auto collective = [&](const rp::Collective &c) {
-      if (c.flow == CollectiveFlow::FromRoot && c.root >= 0) {
-        for (const auto &m : t->members[c.instance])
-          if (m.rank == c.root) out.push_back(m);
-        return;
-      }
-      for (const auto &m : t->members[c.instance])
-        if (!(m == e)) out.push_back(m);
-    };
-    for (int32_t k = ev.first_item; k < ev.first_item + ev.items; ++k) {
-      const auto &it = p.items[static_cast<size_t>(k)];
-      switch (it.type) {
-        case rp::ItemType::Recv:
-          sender(it.index);
-          break;
-        case rp::ItemType::Send:
-          receiver(it.index);
-          break;
-        case rp::ItemType::Collective:
-          collective(p.colls[static_cast<size_t>(it.index)]);
-          break;
-        case rp::ItemType::Complete:
-          // The activation with this slot: search back within the rank (slots are few).
-          for (int32_t a = k - 1; a >= 0; --a) {
-            const auto &act = p.items[static_cast<size_t>(a)];
-            if (act.slot != it.index) continue;
-            if (act.type == rp::ItemType::PostRecv)
-              sender(act.index);
-            else if (act.type == rp::ItemType::PostSend)
-              receiver(act.index);
-            else if (act.type == rp::ItemType::PostCollective)
-              collective(p.colls[static_cast<size_t>(act.index)]);
-            break;
-          }
-          break;
-        default:
-          break;
-      }
+    for (const WaitSource &w : wait_sources(programs[static_cast<size_t>(s)], e.event)) {
+      const int32_t q = w.rank >= 0 ? t->slot_of[static_cast<size_t>(w.rank)] : -1;
+      if (w.kind == WaitSource::Sender && q >= 0)
+        out.push_back({w.rank, t->send_event[static_cast<size_t>(q)][static_cast<size_t>(w.index)]});
+      else if (w.kind == WaitSource::Receiver && q >= 0)
+        out.push_back({w.rank, t->recv_event[static_cast<size_t>(q)][static_cast<size_t>(w.index)]});
+      else if (w.kind == WaitSource::Instance)
+        for (const auto &m : t->members[w.index])
+          if (w.rank >= 0 ? m.rank == w.rank : !(m == e)) out.push_back(m);
     }
     // The latest arrival first: the one that held this event up.
     auto enter = [&](EventRef x) {

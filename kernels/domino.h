@@ -131,6 +131,17 @@ int64_t zero_wait_time(const std::vector<replay::RankProgram> &programs, const r
 Evaluate serial_evaluator(const std::vector<replay::RankProgram> &programs, const replay::Scenario &base,
                           const std::vector<std::vector<int64_t>> &rest);
 
+// What an event waited for, read from its own rank's program alone (the partner's event
+// is named by whoever holds the partner): the sender of a message it received, the receiver
+// of one it sent, a collective instance. In the event's item order.
+struct WaitSource {
+  enum Kind : int32_t { Sender, Receiver, Instance };
+  Kind kind;
+  int32_t rank;   // Sender/Receiver: that rank; Instance: its root if data flows from it, else -1
+  int64_t index;  // Sender: the partner's send index; Receiver: its recv index; Instance: the instance
+};
+std::vector<WaitSource> wait_sources(const replay::RankProgram &p, int64_t event);
+
 // Partners from the programs and the baseline: for every event, the events whose times
 // it depended on.
 std::function<std::vector<EventRef>(EventRef)> program_partners(

@@ -102,39 +102,9 @@ class DistributedView final : public dm::RunView {
   // owners give their enters; the latest other-rank one wins, ties by e's item order,
   // then rank and event (the serial search's order).
   dm::EventRef partner(dm::EventRef e) override {
-    struct Ask {
-      int32_t kind, rank;  // 0: sender of (rank, send index); 1: receiver of (rank, recv index); 2: instance
-      int64_t index;
-    };
-    std::vector<Ask> asks;
-    if (const int32_t s = m_slot[static_cast<size_t>(e.rank)]; s >= 0) {
-      const auto &p = m_model.programs[static_cast<size_t>(s)];
-      const auto &ev = p.events[static_cast<size_t>(e.event)];
-      auto add = [&](const rp::Item &it) {
-        if (it.type == rp::ItemType::Recv || it.type == rp::ItemType::PostRecv) {
-          const auto &m = p.recvs[static_cast<size_t>(it.index)];
-          if (m.src >= 0) asks.push_back({0, m.src, m.send_index});
-        } else if (it.type == rp::ItemType::Send || it.type == rp::ItemType::PostSend) {
-          const auto &m = p.sends[static_cast<size_t>(it.index)];
-          if (m.dst >= 0) asks.push_back({1, m.dst, m.recv_index});
-        } else if (it.type == rp::ItemType::Collective || it.type == rp::ItemType::PostCollective) {
-          const auto &c = p.colls[static_cast<size_t>(it.index)];
-          asks.push_back({2, c.flow == kernels::CollectiveFlow::FromRoot ? c.root : -1, c.instance});
-        }
-      };
-      for (int32_t k = ev.first_item; k < ev.first_item + ev.items; ++k) {
-        const auto &it = p.items[static_cast<size_t>(k)];
-        if (it.type == rp::ItemType::Recv || it.type == rp::ItemType::Send || it.type == rp::ItemType::Collective) {
-          add(it);
-        } else if (it.type == rp::ItemType::Complete) {
-          for (int32_t a = k - 1; a >= 0; --a)  // the activation with this slot (slots are few)
-            if (p.items[static_cast<size_t>(a)].slot == it.index) {
-              if (p.items[static_cast<size_t>(a)].type != rp::ItemType::Complete) add(p.items[static_cast<size_t>(a)]);
-              break;
-            }
-        }
-      }
-    }
+    std::vector<dm::WaitSource> asks;
+    if (const int32_t s = m_slot[static_cast<size_t>(e.rank)]; s >= 0)
+      asks = dm::wait_sources(m_model.programs[static_cast<size_t>(s)], e.event);
     broadcast(asks, m_ctx.owner_of(e.rank));
     // Each process's best answer: (enter, -order, -rank, -event), the largest wins.
     std::array<int64_t, 4> best = {INT64_MIN, 0, 0, 0};
@@ -146,11 +116,11 @@ class DistributedView final : public dm::RunView {
       best = std::max(best, cand);
     };
     for (size_t k = 0; k < asks.size(); ++k) {
-      const Ask &a = asks[k];
-      if (a.kind < 2) {
+      const dm::WaitSource &a = asks[k];
+      if (a.kind != dm::WaitSource::Instance) {
         const int32_t s = a.rank >= 0 ? m_slot[static_cast<size_t>(a.rank)] : -1;
         if (s < 0) continue;
-        const auto &events = a.kind == 0 ? m_snapshot.send_event : m_snapshot.recv_event;
+        const auto &events = a.kind == dm::WaitSource::Sender ? m_snapshot.send_event : m_snapshot.recv_event;
         offer(static_cast<int64_t>(k), a.rank, events[static_cast<size_t>(s)][static_cast<size_t>(a.index)]);
         continue;
       }
