@@ -20,40 +20,56 @@ uint64_t key_of(EventRef e) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(e.rank)) << 40) ^ static_cast<uint64_t>(e.event);
 }
 
+// What is known of a candidate's predicted time: the time itself, or only a lower bound
+// (the replay stopped at a threshold, or a bound ruled it out): enough while no later
+// question asks below that bound.
+struct Known {
+  int64_t time;
+  bool exact;
+  bool settles(int64_t threshold) const { return exact || time >= threshold; }
+  int64_t value() const { return exact ? time : kInfinity; }
+};
+
 struct Search {
   RunView &view;
   const Options &opt;
   int64_t t0 = 0;
-  std::unordered_map<uint64_t, int64_t> memo{};
+  std::unordered_map<uint64_t, Known> memo{};
   int64_t replays = 0;
 
   // The events of `rank` up to `last` whose zeroed wait gives the smallest predicted time
-  // (all ties), and that time; empty when nothing beats the baseline.
-  std::pair<int64_t, std::vector<RunView::Candidate>> best_up_to(int32_t rank, int64_t last) {
+  // no later than `cap` (all ties), and that time; empty when nothing beats the baseline
+  // or reaches the cap (larger times cannot matter to the caller).
+  std::pair<int64_t, std::vector<RunView::Candidate>> best_up_to(int32_t rank, int64_t last, int64_t cap) {
     auto cand = view.waits_up_to(rank, last);
     std::stable_sort(cand.begin(), cand.end(),
                      [](const RunView::Candidate &a, const RunView::Candidate &b) { return a.wait > b.wait; });
+    int64_t best = std::min(cap, t0);
+    const auto threshold_now = [&] { return best < t0 ? best + 1 : t0; };
+    const auto settled = [&](EventRef e) {
+      const auto it = memo.find(key_of(e));
+      return it != memo.end() && it->second.settles(threshold_now());
+    };
     // Every candidate's lower bound in one question (collective in a distributed view).
     std::vector<RunView::Candidate> asked;
     for (const auto &c : cand)
-      if (!memo.count(key_of({rank, c.event}))) asked.push_back(c);
+      if (!settled({rank, c.event})) asked.push_back(c);
     const auto bounds = view.lower_bounds(asked);
     std::unordered_map<int64_t, int64_t> bound_of;
     for (size_t k = 0; k < asked.size(); ++k) bound_of[asked[k].event] = bounds[k];
-    int64_t best = t0;
     std::vector<RunView::Candidate> ties;
     const size_t batch = 16;  // fixed: the candidates tried do not depend on the thread count
     size_t k = 0;
     while (k < cand.size()) {
       std::vector<EventRef> todo;
       size_t stop = k;
-      const int64_t threshold = best < t0 ? best + 1 : t0;
+      const int64_t threshold = threshold_now();
       while (stop < cand.size() && todo.size() < batch && t0 - cand[stop].wait <= best) {
         const EventRef e{rank, cand[stop].event};
-        if (!memo.count(key_of(e))) {
+        if (!settled(e)) {
           auto b = bound_of.find(e.event);
           if (b != bound_of.end() && b->second >= threshold)
-            memo[key_of(e)] = kInfinity;  // cannot matter
+            memo[key_of(e)] = {b->second, false};  // cannot matter
           else
             todo.push_back(e);
         }
@@ -64,16 +80,18 @@ struct Search {
         // A candidate matters only if it beats the best so far (or ties it, below t0).
         const auto times = view.evaluate(todo, threshold);
         replays += static_cast<int64_t>(todo.size());
-        for (size_t i = 0; i < todo.size(); ++i) memo[key_of(todo[i])] = times[i];
+        for (size_t i = 0; i < todo.size(); ++i)
+          memo[key_of(todo[i])] = times[i] == kInfinity ? Known{threshold, false} : Known{times[i], true};
       }
       for (size_t i = k; i < stop; ++i) {
         auto it = memo.find(key_of({rank, cand[i].event}));
         if (it == memo.end()) continue;
-        if (it->second < best) {
-          best = it->second;
+        const int64_t t = it->second.value();
+        if (t < best) {
+          best = t;
           ties.clear();
         }
-        if (it->second == best && best < t0) ties.push_back(cand[i]);
+        if (t == best && best < t0) ties.push_back(cand[i]);
       }
       k = stop;
     }
@@ -85,7 +103,7 @@ struct Search {
   // ComputingForEachProcs: returns w(D) and the path it extends.
   int64_t follow(EventRef at, int64_t t_p, std::vector<Step> &path, int depth) {
     if (depth > 100000) return t_p;
-    auto [best, ties] = best_up_to(at.rank, at.event);
+    auto [best, ties] = best_up_to(at.rank, at.event, t_p);
     if (ties.empty() || best > t_p) return t_p;
     int64_t result = t_p;
     std::vector<Step> best_path = path;
@@ -127,9 +145,7 @@ class SerialView final : public RunView {
     for (size_t k = 0; k < programs.size(); ++k)
       m_slot_of[static_cast<size_t>(programs[k].rank)] = static_cast<int32_t>(k);
     for (size_t s = 0; s < programs.size(); ++s) {
-      std::vector<int64_t> waits(baseline[s].size());
-      for (size_t i = 0; i < waits.size(); ++i) waits[i] = wait(s, i);
-      m_bound.add_rank(baseline[s], waits);
+      m_bound.add_rank(programs[s], baseline[s]);
       if (!baseline[s].empty()) m_t0 = std::max(m_t0, baseline[s].back().exit);
     }
     m_bound.finish();
@@ -202,16 +218,32 @@ int64_t event_wait(const rp::RankProgram &p, const rp::EventTiming &t, size_t i)
   return t.exit - t.nowait_exit;
 }
 
-void WaitBound::add_rank(const std::vector<rp::EventTiming> &timings, const std::vector<int64_t> &waits) {
+int64_t duration_floor(const rp::RankProgram &p, const rp::EventTiming &t, size_t i) {
+  const auto &ev = p.events[i];
+  for (int32_t k = ev.first_item; k < ev.first_item + ev.items; ++k) {
+    const auto &it = p.items[static_cast<size_t>(k)];
+    if (it.type == rp::ItemType::Send || it.type == rp::ItemType::PostSend) return 0;
+    if (it.type == rp::ItemType::Collective) {
+      const auto &c = p.colls[static_cast<size_t>(it.index)];
+      if (c.flow == CollectiveFlow::FromRoot && c.root != p.rank) return 0;
+    }
+  }
+  return std::max<int64_t>(0, t.nowait_exit - t.enter);
+}
+
+void WaitBound::add_rank(const rp::RankProgram &p, const std::vector<rp::EventTiming> &timings) {
   if (timings.empty()) return;
+  std::vector<int64_t> above(timings.size());  // each call's time beyond its floor
+  for (size_t i = 0; i < timings.size(); ++i)
+    above[i] = std::max<int64_t>(0, timings[i].exit - timings[i].enter - duration_floor(p, timings[i], i));
   const int64_t end = timings.back().exit;
   m_latest_end = std::max(m_latest_end, end);
-  int64_t after = 0;  // waiting from event i on
-  for (const int64_t w : waits) after += w;
+  int64_t after = 0;  // from event i on
+  for (const int64_t a : above) after += a;
   m_first = std::max(m_first, end - after);
   for (size_t i = 0; i < timings.size(); ++i) {
-    if (waits[i] == 0) continue;  // the term does not change
-    after -= waits[i];
+    if (above[i] == 0) continue;  // the term does not change
+    after -= above[i];
     m_steps.push_back({timings[i].enter, end - after});
   }
 }
@@ -261,9 +293,8 @@ Result find_paths(RunView &view, const Options &opt) {
   r.longest_wait.predicted = s.t0;
   if (r.longest_wait.event.rank >= 0) {
     auto it = s.memo.find(key_of(r.longest_wait.event));
-    r.longest_wait.predicted = it != s.memo.end() && it->second != kInfinity
-                                   ? it->second
-                                   : view.evaluate({r.longest_wait.event}, kInfinity)[0];
+    r.longest_wait.predicted =
+        it != s.memo.end() && it->second.exact ? it->second.time : view.evaluate({r.longest_wait.event}, kInfinity)[0];
     r.longest_wait.partner = view.partner(r.longest_wait.event);
   }
   r.replays = s.replays;
@@ -285,8 +316,7 @@ std::vector<std::vector<int64_t>> rest_bounds(const std::vector<rp::RankProgram>
     const auto &ev = programs[s].events;
     rest[s].assign(ev.size() + 1, 0);
     for (size_t i = ev.size(); i-- > 0;) {
-      const auto &t = baseline[s][i];
-      rest[s][i] = rest[s][i + 1] + ev[i].gap + (t.nowait_exit - t.enter);
+      rest[s][i] = rest[s][i + 1] + ev[i].gap + duration_floor(programs[s], baseline[s][i], i);
     }
   }
   return rest;

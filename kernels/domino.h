@@ -92,14 +92,22 @@ Result find_paths(RunView &view, const Options &opt = {});
 // MPI_Finalize (the end of the run, not a message anyone can reschedule).
 int64_t event_wait(const replay::RankProgram &p, const replay::EventTiming &t, size_t i);
 
-// RunView::lower_bounds over the ranks held. max_r end_r - min(w, W_r(>= t)) is
-// max(max_r end_r - w, F(t)) with F(t) = max_r end_r - W_r(>= t); each rank's term only
-// grows with t, so F is a prefix maximum over the events by enter time: O(log events)
-// per candidate. 16 B per event that waited.
+// The least event i's call can take in any replay of the same programs: its duration had
+// nothing been waited for, except where that is no floor: a send may have waited for the
+// injection of an earlier one, and a member of a collective whose data flows from its root
+// leaves once the root's data is in, however late it entered (both: 0).
+int64_t duration_floor(const replay::RankProgram &p, const replay::EventTiming &t, size_t i);
+
+// RunView::lower_bounds over the ranks held. With W_r(>= t) the time rank r's calls took
+// beyond their floors from t on (what any change can take off its end),
+// max_r end_r - min(w, W_r(>= t)) is max(max_r end_r - w, F(t)) with
+// F(t) = max_r end_r - W_r(>= t); each rank's term only grows with t, so F is a prefix
+// maximum over the events by enter time: O(log events) per candidate. 16 B per event
+// above its floor.
 class WaitBound {
  public:
-  // A rank's events' baseline enters and waits, and its end.
-  void add_rank(const std::vector<replay::EventTiming> &timings, const std::vector<int64_t> &waits);
+  // A rank's program and baseline timings.
+  void add_rank(const replay::RankProgram &p, const std::vector<replay::EventTiming> &timings);
   void finish();
   int64_t bound(int64_t enter, int64_t wait) const;  // 0 when no rank was added
 
@@ -115,8 +123,8 @@ Result find_paths(const std::vector<replay::RankProgram> &programs,
                   const std::function<std::vector<EventRef>(EventRef)> &partners, const Evaluate &evaluate,
                   const Options &opt = {});
 
-// Lower bounds for early stopping: rest[slot][i] = the computation and waiting-free
-// call time from event i to the rank's end, from the baseline replay.
+// Lower bounds for early stopping: rest[slot][i] = the computation and the calls' floors
+// (duration_floor) from event i to the rank's end.
 std::vector<std::vector<int64_t>> rest_bounds(const std::vector<replay::RankProgram> &programs,
                                               const std::vector<std::vector<replay::EventTiming>> &baseline);
 

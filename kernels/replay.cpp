@@ -83,6 +83,7 @@ void Engine::join(int32_t s) {
   RankState &st = m_state[static_cast<size_t>(s)];
   if (st.live) return;
   st.live = true;
+  if (m_converge) m_joined.push_back(s);
   const Snapshot &snap = *m_sc.resume;
   const size_t q = static_cast<size_t>(s);
   const RankProgram &p = m_prog[q];
@@ -258,6 +259,7 @@ void Engine::check_divergence(CollState &c) {
     return;
   c.divergent = true;
   if (c.used < c.local_users) ++m_pending;
+  list_lead(m_prog[q].colls[k].instance, c);
   const int64_t instance = m_prog[q].colls[k].instance;
   const auto range =
       std::equal_range(snap.coll_members.begin(), snap.coll_members.end(), Snapshot::Member{instance, 0, 0});
@@ -280,6 +282,7 @@ Snapshot Engine::take_snapshot(const std::vector<std::vector<EventTiming>> *borr
   }
   const auto &timings = snap.timings();
   snap.end = m_end;
+  for (const int64_t t : m_end) snap.run_end = std::max(snap.run_end, t);
   for (auto *v : {&snap.exit_max, &snap.send_start, &snap.recv_post, &snap.recv_send_start, &snap.recv_posted,
                   &snap.coll_enter, &snap.coll_max_enter, &snap.coll_root_enter})
     v->resize(n);
@@ -398,8 +401,9 @@ void Engine::wake(int32_t rank) {
 }
 
 // A value rank slot s has not used yet differs from the snapshot's.
-void Engine::differs(int32_t s, bool send, int32_t index) {
+void Engine::differs(int32_t s, bool send, int32_t index, int64_t lead) {
   RankState &st = m_state[static_cast<size_t>(s)];
+  st.pending_lead = std::max(st.pending_lead, lead);
   auto &flag = at(s, send ? st.send_differs : st.recv_differs, index, Field::Flag);
   if (flag) return;
   flag = 1;
@@ -415,9 +419,10 @@ void Engine::deliver_send(int32_t dst, int32_t recv_index, int64_t t, int64_t by
   }
   if (m_sc.resume) join(s);
   at(s, m_state[static_cast<size_t>(s)].recv_send_start, recv_index, Field::RecvSendStart) = t;
-  if (m_converge && t != m_sc.resume->recv_send_start[static_cast<size_t>(s)][static_cast<size_t>(recv_index)] &&
-      !consumed(dst, m_sc.resume->recv_consumer, recv_index))
-    differs(s, false, recv_index);
+  if (m_converge) {
+    const int64_t was = m_sc.resume->recv_send_start[static_cast<size_t>(s)][static_cast<size_t>(recv_index)];
+    if (t != was && !consumed(dst, m_sc.resume->recv_consumer, recv_index)) differs(s, false, recv_index, was - t);
+  }
   if (bytes != m_prog[static_cast<size_t>(s)].recvs[static_cast<size_t>(recv_index)].bytes)
     m_changed_bytes[(static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(recv_index)] = bytes;
   wake(dst);
@@ -431,9 +436,10 @@ void Engine::deliver_recv(int32_t src, int32_t send_index, int64_t t) {
   }
   if (m_sc.resume) join(s);
   at(s, m_state[static_cast<size_t>(s)].recv_post, send_index, Field::RecvPost) = t;
-  if (m_converge && t != m_sc.resume->recv_post[static_cast<size_t>(s)][static_cast<size_t>(send_index)] &&
-      !consumed(src, m_sc.resume->send_consumer, send_index))
-    differs(s, true, send_index);
+  if (m_converge) {
+    const int64_t was = m_sc.resume->recv_post[static_cast<size_t>(s)][static_cast<size_t>(send_index)];
+    if (t != was && !consumed(src, m_sc.resume->send_consumer, send_index)) differs(s, true, send_index, was - t);
+  }
   wake(src);
 }
 
@@ -485,7 +491,7 @@ void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
           // A later call completes it: until then a start off the snapshot is unused.
           const int64_t was = m_sc.resume->send_start[static_cast<size_t>(s)][static_cast<size_t>(it.index)];
           st.snapshot_inject = was + m_net.injection_gap(b);
-          if (it.type == ItemType::PostSend && start != was) differs(s, true, it.index);
+          if (it.type == ItemType::PostSend && start != was) differs(s, true, it.index, was - start);
         }
         if (m.dst >= 0) deliver_send(m.dst, m.recv_index, start, b);
         break;
@@ -494,9 +500,10 @@ void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
       case ItemType::PostRecv: {
         const RecvMessage &m = p.recvs[static_cast<size_t>(it.index)];
         at(s, st.recv_posted, it.index, Field::RecvPosted) = enter;
-        if (m_converge && it.type == ItemType::PostRecv &&
-            enter != m_sc.resume->recv_posted[static_cast<size_t>(s)][static_cast<size_t>(it.index)])
-          differs(s, false, it.index);
+        if (m_converge && it.type == ItemType::PostRecv) {
+          const int64_t was = m_sc.resume->recv_posted[static_cast<size_t>(s)][static_cast<size_t>(it.index)];
+          if (enter != was) differs(s, false, it.index, was - enter);
+        }
         if (m.src >= 0) deliver_recv(m.src, m.send_index, enter);
         break;
       }
@@ -505,14 +512,22 @@ void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
         const Collective &c = p.colls[static_cast<size_t>(it.index)];
         at(s, st.coll_enter, it.index, Field::CollEnter) = enter;
         if (m_converge && !m_assumed.empty() &&
-            m_assumed.count((static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(it.index))) {
-          // Counted already as in the snapshot: it must arrive so.
+            m_assumed.erase((static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(it.index))) {
+          // Counted already as in the snapshot: it must arrive so (and now has, or not).
           if (enter != m_sc.resume->coll_enter[static_cast<size_t>(s)][static_cast<size_t>(it.index)])
             m_conflict = true;
           break;
         }
         const int64_t root_enter = c.root == p.rank ? enter : kUnknown;
         arrive(c.instance, 1, enter, root_enter, c.members);
+        if (m_converge) {
+          const int64_t was = m_sc.resume->coll_enter[static_cast<size_t>(s)][static_cast<size_t>(it.index)];
+          if (was > enter) {
+            CollState &cs = m_coll[c.instance];
+            cs.arrival_lead = std::max(cs.arrival_lead, was - enter);
+            list_lead(c.instance, cs);
+          }
+        }
         if (m_distributed) {
           auto [pos, fresh] = m_out_arrivals.try_emplace(c.instance, Arrival{c.instance, 0, 0, kUnknown, kUnknown});
           Arrival &a = pos->second;
@@ -728,8 +743,13 @@ bool Engine::try_event(int32_t s) {
     m_rank_dirty[static_cast<size_t>(s)] = dirty;
   }
   if (m_sc.rest && exit + (*m_sc.rest)[static_cast<size_t>(s)][i + 1] >= m_sc.abort_at) {
-    m_aborted = true;
-    return false;
+    // The run cannot end before abort_at, if this exit holds: it does unless it follows
+    // from a collective arrival assumed and not yet seen (Scenario::assume_resting_arrivals).
+    if (!m_distributed && m_assumed.empty()) {
+      m_aborted = true;
+      return false;
+    }
+    m_rest_bound_met = true;
   }
   st.now = exit;
   st.posted = false;
@@ -750,6 +770,7 @@ void Engine::rank_finished(int32_t s) {
   m_rank_dirty[static_cast<size_t>(s)] = 0;
   m_pending -= st.pending;
   st.pending = 0;
+  st.pending_lead = 0;
   std::fill(st.recv_differs.v.begin(), st.recv_differs.v.end(), 0);
   std::fill(st.send_differs.v.begin(), st.send_differs.v.end(), 0);
 }
@@ -764,7 +785,7 @@ void Engine::used_recv(int32_t s, int32_t i) {
   auto &flag = at(s, m_state[static_cast<size_t>(s)].recv_differs, i, Field::Flag);
   if (flag) {
     --m_pending;
-    --m_state[static_cast<size_t>(s)].pending;
+    if (--m_state[static_cast<size_t>(s)].pending == 0) m_state[static_cast<size_t>(s)].pending_lead = 0;
   }
   flag = 0;
 }
@@ -773,7 +794,7 @@ void Engine::used_send(int32_t s, int32_t i) {
   auto &flag = at(s, m_state[static_cast<size_t>(s)].send_differs, i, Field::Flag);
   if (flag) {
     --m_pending;
-    --m_state[static_cast<size_t>(s)].pending;
+    if (--m_state[static_cast<size_t>(s)].pending == 0) m_state[static_cast<size_t>(s)].pending_lead = 0;
   }
   flag = 0;
 }
@@ -798,6 +819,78 @@ int64_t Engine::converged_makespan() const {
     t = std::max(t, done ? m_end[s] : m_sc.resume->end[s]);
   }
   return t;
+}
+
+void Engine::list_lead(int64_t instance, CollState &c) {
+  if (c.lead_listed) return;
+  c.lead_listed = true;
+  m_lead_colls.push_back(instance);
+}
+
+int64_t Engine::lead() const {
+  const Snapshot &snap = *m_sc.resume;
+  int64_t lead = 0;
+  for (const int32_t s : m_joined) {
+    const size_t q = static_cast<size_t>(s);
+    const RankState &st = m_state[q];
+    const auto &base = snap.timings()[q];
+    if (st.cursor >= static_cast<int64_t>(m_prog[q].events.size())) {
+      lead = std::max(lead, snap.end[q] - m_end[q]);  // a finished rank's end
+      continue;
+    }
+    if (st.cursor > st.cut) lead = std::max(lead, base[static_cast<size_t>(st.cursor - 1)].exit - st.now);
+    if (st.posted) lead = std::max(lead, base[static_cast<size_t>(st.cursor)].enter - st.enter);
+    lead = std::max({lead, st.snapshot_inject - st.next_inject, st.pending_lead});
+  }
+  // Collectives: an owned member's early arrival until every member is in and every owned
+  // user used the outcome; a divergent outcome until every owned user used it.
+  for (size_t k = 0; k < m_lead_colls.size();) {
+    const auto found = m_coll.find(m_lead_colls[k]);
+    const CollState &c = found->second;
+    const bool complete = c.expected > 0 && c.count >= c.expected;
+    if (complete && c.used >= c.local_users) {
+      m_lead_colls[k] = m_lead_colls.back();
+      m_lead_colls.pop_back();
+      continue;
+    }
+    lead = std::max(lead, c.arrival_lead);
+    if (c.divergent) {
+      const size_t q = static_cast<size_t>(c.member_slot), i = static_cast<size_t>(c.member_index);
+      if (c.max_enter != kUnknown && snap.coll_max_enter[q][i] != kUnknown)
+        lead = std::max(lead, snap.coll_max_enter[q][i] - c.max_enter);
+      if (c.root_enter != kUnknown && snap.coll_root_enter[q][i] != kUnknown)
+        lead = std::max(lead, snap.coll_root_enter[q][i] - c.root_enter);
+    }
+    ++k;
+  }
+  return lead;
+}
+
+bool Engine::lead_passes_threshold(int64_t lead) const {
+  return m_converge && m_sc.abort_at != std::numeric_limits<int64_t>::max() && zero_wait_done() &&
+         m_sc.resume->run_end - lead >= m_sc.abort_at;
+}
+
+Engine::RoundReport Engine::round_report(bool moved) const {
+  // Off the snapshot counts what the exchange just woke or left to send: it may yet differ.
+  return {moved ? 1 : 0,
+          m_unfinished,
+          off_snapshot() + (idle() ? 0 : 1),
+          zero_wait_done() ? 0 : 1,
+          m_aborted || m_conflict ? 1 : 0,
+          m_converge && zero_wait_done() ? lead() : 0,
+          static_cast<int64_t>(m_assumed.size()),
+          m_rest_bound_met ? 1 : 0};
+}
+
+Engine::RoundEnd Engine::round_end(const RoundReport &sum) const {
+  const bool replayed = sum.changed_pending == 0 && sum.stopped == 0;
+  if (m_converge && replayed && sum.off_snapshot == 0) return RoundEnd::Converged;
+  // Bounds prove the threshold out of reach only on values no unseen assumed arrival shaped.
+  if (replayed && sum.assumed == 0 && (sum.rest_bound_met > 0 || (m_converge && lead_passes_threshold(sum.lead))))
+    return RoundEnd::Abort;
+  if (sum.stopped > 0 || sum.unfinished == 0) return RoundEnd::Finished;
+  return sum.moved == 0 ? RoundEnd::Stuck : RoundEnd::Continue;
 }
 
 bool Engine::back_on_snapshot() const { return m_dirty == 0 && m_pending == 0 && zero_wait_done(); }
@@ -856,8 +949,14 @@ bool Engine::advance() {
     const bool was_posted = st.posted;
     step(s);
     moved |= st.cursor != before || st.posted != was_posted || st.step != before_step;
+    // One engine owning every rank checks its lead now and then (distributed: the driver).
+    if (m_converge && !m_distributed && (m_since_lead_check += st.cursor - before) >= kLeadCheckEvents) {
+      m_since_lead_check = 0;
+      if (m_assumed.empty() && lead_passes_threshold(lead())) m_aborted = true;
+    }
   }
   // One engine owning every rank decides alone; distributed, the driver sums over engines.
+  if (!m_distributed && m_rest_bound_met && m_assumed.empty()) m_aborted = true;
   if (m_converge && !m_distributed && !m_aborted && back_on_snapshot()) m_converged = true;
   return moved;
 }

@@ -202,6 +202,7 @@ struct Snapshot {
   // values from its first one posted after the cut less this lag.
   std::vector<std::array<int64_t, 4>> open_lag;
   std::vector<int64_t> end;
+  int64_t run_end = 0;  // the run's end over every rank (distributed: made global by the owner)
 };
 
 class Engine {
@@ -269,6 +270,36 @@ class Engine {
            m_out.arrivals.empty() && m_out.pulls.empty();
   }
   bool changed_event_done() const { return zero_wait_done(); }
+  // Resumed replays that stop on the snapshot, once the changed event is replayed: the most
+  // anything off the snapshot here is ahead of it (rank clocks, injection horizons, values
+  // not yet used, collective arrivals). The replay is max-plus, monotone and 1-Lipschitz,
+  // so nothing computed later gains more than this over the snapshot: the run ends no
+  // earlier than Snapshot::run_end less the largest lead over all engines (distributed:
+  // the driver sums the engines' leads, an upper bound of it).
+  int64_t lead() const;
+  // Whether a lead (this engine's or the sum over engines) proves the run cannot end
+  // before Scenario::abort_at.
+  bool lead_passes_threshold(int64_t lead) const;
+
+  // A replay split over owners (one engine each) advances in rounds: each owner advances,
+  // the owners exchange their outboxes, then each reports and all decide alike from the
+  // reports summed over owners.
+  // assumed: collective arrivals assumed as in the snapshot and not yet seen; while any
+  // is, neither bound below may stop the replay (values shaped by one may yet change).
+  struct RoundReport {
+    int64_t moved, unfinished, off_snapshot, changed_pending, stopped, lead, assumed, rest_bound_met;
+  };
+  static constexpr int kRoundReportFields = 8;
+  RoundReport round_report(bool moved) const;
+  enum class RoundEnd {
+    Continue,
+    Converged,  // back on the snapshot everywhere: the run's end follows from it
+    Finished,   // every rank ended, or some owner aborted or met a conflict
+    Abort,      // the leads prove Scenario::abort_at out of reach: call abort() everywhere
+    Stuck,      // nothing moved anywhere: release_stuck() everywhere
+  };
+  RoundEnd round_end(const RoundReport &sum) const;
+  void abort() { m_aborted = true; }
 
   // Results (owned ranks, program order).
   const std::vector<int64_t> &end_times() const { return m_end; }
@@ -335,6 +366,7 @@ class Engine {
     int64_t cut = 0;
     int64_t demand = -1;
     int64_t pending = 0;
+    int64_t pending_lead = 0;  // the largest lead of those values (reset when none is left)
     int64_t snapshot_inject = std::numeric_limits<int64_t>::min() / 4;
   };
   struct CollState {
@@ -348,6 +380,8 @@ class Engine {
     int32_t local_users = 0, used = 0;
     bool divergent = false;
     bool gathered = false;
+    bool lead_listed = false;  // in m_lead_colls
+    int64_t arrival_lead = 0;  // the largest lead of an owned member's arrival
     int32_t member_slot = -1, member_index = -1;
   };
 
@@ -398,15 +432,23 @@ class Engine {
   EventSink m_sink;
   int64_t m_unfinished = 0, m_released = 0;
   bool m_aborted = false, m_conflict = false;
-  std::unordered_set<uint64_t> m_assumed;  // (slot << 32 | collective index) arriving as in the snapshot
+  std::unordered_set<uint64_t> m_assumed;  // (slot << 32 | collective index) to arrive as in the snapshot, not yet seen
   // Convergence (Scenario::stop_when_converged).
   bool m_converge = false, m_converged = false;
   int64_t m_dirty = 0, m_pending = 0;  // ranks off the snapshot; differing values not yet used
   std::vector<uint8_t> m_rank_dirty;
+  // Leads (lead()): the ranks that joined, the collectives with an arrival ahead of the
+  // snapshot or a divergent outcome, and events completed since the last check.
+  static constexpr int64_t kLeadCheckEvents = 1024;
+  std::vector<int32_t> m_joined;
+  mutable std::vector<int64_t> m_lead_colls;
+  int64_t m_since_lead_check = 0;
+  bool m_rest_bound_met = false;  // Scenario::rest proved abort_at out of reach, if no assumption fails
   void used_recv(int32_t s, int32_t i);
   void used_send(int32_t s, int32_t i);
   void used_coll(int32_t s, int32_t c);
-  void differs(int32_t s, bool send, int32_t index);
+  void differs(int32_t s, bool send, int32_t index, int64_t lead);
+  void list_lead(int64_t instance, CollState &c);
   void rank_finished(int32_t s);
   bool consumed(int32_t rank, const std::vector<std::vector<int32_t>> &consumer, int32_t index) const;
   bool zero_wait_done() const;

@@ -808,38 +808,48 @@ std::vector<uint8_t> run_rounds(const Context &ctx, const ReplayModel &model, co
         moved[static_cast<size_t>(e)] |= !got.empty();
       }
     }
-    // Resumed replays stop once every process is back on the snapshot after the exchange.
-    // (Off the snapshot counts what the exchange just woke: it may yet differ.)
-    // An aborted replay or a failed assumption (conflict) ends it everywhere.
-    std::vector<int64_t> state(5 * n, 0);
+    // Every engine's report summed over processes; all decide alike.
+    constexpr size_t kFields = rp::Engine::kRoundReportFields;
+    std::vector<int64_t> state(kFields * n, 0);
     for (size_t e = 0; e < n; ++e) {
       if (done[e]) continue;
-      const rp::Engine &x = *engines[e];
-      const int64_t mine[5] = {moved[e] ? 1 : 0, x.unfinished(), x.off_snapshot() + (x.idle() ? 0 : 1),
-                               x.changed_event_done() ? 0 : 1, x.aborted() || x.conflict() ? 1 : 0};
-      std::copy(mine, mine + 5, state.begin() + static_cast<std::ptrdiff_t>(5 * e));
+      const rp::Engine::RoundReport r = engines[e]->round_report(moved[e]);
+      std::memcpy(state.data() + kFields * e, &r, sizeof r);
     }
     MPI_Allreduce(MPI_IN_PLACE, state.data(), static_cast<int>(state.size()), MPI_INT64_T, MPI_SUM, ctx.comm());
     std::vector<int64_t> released(n, 0);
+    std::vector<uint8_t> stuck_here(n, 0);
     bool stuck = false;
     for (size_t e = 0; e < n; ++e) {
       if (done[e]) continue;
-      const int64_t *g = state.data() + 5 * e;
-      if (g[4] > 0 || g[1] == 0 || (converge[e] && g[2] == 0 && g[3] == 0)) {
-        converged[e] = g[4] == 0 && converge[e] && g[2] == 0 && g[3] == 0;
-        done[e] = 1;
-        --active;
-      } else if (g[0] == 0) {
-        // Stuck everywhere at once: release every blocked rank together (a crashed rank or
-        // a message the trace lacks), so the answer does not depend on the split.
-        released[e] = engines[e]->release_stuck();
-        stuck |= converge[e] != 0;
+      rp::Engine::RoundReport sum;
+      std::memcpy(&sum, state.data() + kFields * e, sizeof sum);
+      switch (engines[e]->round_end(sum)) {
+        case rp::Engine::RoundEnd::Continue:
+          continue;
+        case rp::Engine::RoundEnd::Stuck:
+          // Stuck everywhere at once: release every blocked rank together (a crashed rank or
+          // a message the trace lacks), so the answer does not depend on the split.
+          released[e] = engines[e]->release_stuck();
+          stuck_here[e] = 1;
+          stuck |= converge[e] != 0;
+          continue;
+        case rp::Engine::RoundEnd::Abort:
+          engines[e]->abort();
+          break;
+        case rp::Engine::RoundEnd::Converged:
+          converged[e] = 1;
+          break;
+        case rp::Engine::RoundEnd::Finished:
+          break;
       }
+      done[e] = 1;
+      --active;
     }
     if (stuck) {
       MPI_Allreduce(MPI_IN_PLACE, released.data(), static_cast<int>(n), MPI_INT64_T, MPI_SUM, ctx.comm());
       for (size_t e = 0; e < n; ++e)
-        if (!done[e] && converge[e] && state[5 * e] == 0 && released[e] == 0) {
+        if (stuck_here[e] && converge[e] && released[e] == 0) {
           converged[e] = 1;  // every rank rests where the snapshot holds
           done[e] = 1;
           --active;
@@ -923,6 +933,7 @@ ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, c
                    "a replay snapshot borrows the baseline's timings: replay the baseline first");
     *snapshot = engine.take_snapshot(&model.baseline);
     exchange_partner_exit_max(ctx, model, *snapshot);
+    MPI_Allreduce(MPI_IN_PLACE, &snapshot->run_end, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
   }
   if (record_timings) out.timings = engine.take_timings();
   return out;

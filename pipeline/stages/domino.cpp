@@ -57,9 +57,7 @@ class DistributedView final : public dm::RunView {
     for (size_t s = 0; s < model.programs.size(); ++s) {
       const auto &p = model.programs[s];
       m_slot[static_cast<size_t>(p.rank)] = static_cast<int32_t>(s);
-      std::vector<int64_t> waits(p.events.size());
-      for (size_t i = 0; i < waits.size(); ++i) waits[i] = wait(s, i);
-      m_bound.add_rank(m_snapshot.timings()[s], waits);
+      m_bound.add_rank(p, m_snapshot.timings()[s]);
       if (!p.events.empty()) m_t0 = std::max(m_t0, m_snapshot.timings()[s].back().exit);
     }
     m_bound.finish();
