@@ -221,7 +221,10 @@ Engine::CollState &Engine::coll_state(int64_t instance) {
       before.max_enter = std::max(before.max_enter, snap.coll_enter[q][k]);
       if (cl.root == m_prog[q].rank) before.root_enter = snap.coll_enter[q][k];
       if (ended_by_cut(user)) ++c.used;
-      if (assumed) m_assumed.insert((static_cast<uint64_t>(q) << 32) | k);
+      if (assumed) {
+        m_assumed.insert((static_cast<uint64_t>(q) << 32) | k);
+        m_assumed_latest = std::max(m_assumed_latest, snap.coll_enter[q][k]);
+      }
     } else if (!ended_by_cut(ev) && (!st.live || st.cursor < ev || (st.cursor == ev && !st.posted))) {
       need(m->slot, ev);
     }
@@ -827,23 +830,29 @@ void Engine::list_lead(int64_t instance, CollState &c) {
   m_lead_colls.push_back(instance);
 }
 
-int64_t Engine::lead() const {
+Engine::Frontier Engine::frontier() const {
   const Snapshot &snap = *m_sc.resume;
-  int64_t lead = 0;
+  Frontier f{0, std::numeric_limits<int64_t>::max()};
+  if (!zero_wait_done()) f.horizon = m_sc.resume_at;
   for (const int32_t s : m_joined) {
     const size_t q = static_cast<size_t>(s);
     const RankState &st = m_state[q];
     const auto &base = snap.timings()[q];
     if (st.cursor >= static_cast<int64_t>(m_prog[q].events.size())) {
-      lead = std::max(lead, snap.end[q] - m_end[q]);  // a finished rank's end
+      f.lead = std::max(f.lead, snap.end[q] - m_end[q]);  // a finished rank's end
       continue;
     }
-    if (st.cursor > st.cut) lead = std::max(lead, base[static_cast<size_t>(st.cursor - 1)].exit - st.now);
-    if (st.posted) lead = std::max(lead, base[static_cast<size_t>(st.cursor)].enter - st.enter);
-    lead = std::max({lead, st.snapshot_inject - st.next_inject, st.pending_lead});
+    const auto c = static_cast<size_t>(st.cursor);
+    int64_t lead = std::max(st.snapshot_inject - st.next_inject, st.pending_lead);
+    if (st.cursor > st.cut) lead = std::max(lead, base[c - 1].exit - st.now);
+    if (st.posted) lead = std::max(lead, base[c].enter - st.enter);
+    f.lead = std::max(f.lead, lead);
+    // What it holds off the baseline reaches its next event and later ones.
+    if (lead != 0 || m_rank_dirty[q] || st.pending > 0) f.horizon = std::min(f.horizon, base[c].enter);
   }
   // Collectives: an owned member's early arrival until every member is in and every owned
-  // user used the outcome; a divergent outcome until every owned user used it.
+  // user used the outcome; a divergent outcome until every owned user used it. Either
+  // reaches the members' exits, no earlier than the baseline's latest or root arrival.
   for (size_t k = 0; k < m_lead_colls.size();) {
     const auto found = m_coll.find(m_lead_colls[k]);
     const CollState &c = found->second;
@@ -853,17 +862,23 @@ int64_t Engine::lead() const {
       m_lead_colls.pop_back();
       continue;
     }
-    lead = std::max(lead, c.arrival_lead);
+    const size_t q = static_cast<size_t>(c.member_slot), i = static_cast<size_t>(c.member_index);
+    f.lead = std::max(f.lead, c.arrival_lead);
     if (c.divergent) {
-      const size_t q = static_cast<size_t>(c.member_slot), i = static_cast<size_t>(c.member_index);
       if (c.max_enter != kUnknown && snap.coll_max_enter[q][i] != kUnknown)
-        lead = std::max(lead, snap.coll_max_enter[q][i] - c.max_enter);
+        f.lead = std::max(f.lead, snap.coll_max_enter[q][i] - c.max_enter);
       if (c.root_enter != kUnknown && snap.coll_root_enter[q][i] != kUnknown)
-        lead = std::max(lead, snap.coll_root_enter[q][i] - c.root_enter);
+        f.lead = std::max(f.lead, snap.coll_root_enter[q][i] - c.root_enter);
     }
+    int64_t reach = std::numeric_limits<int64_t>::min();  // no baseline time known: from the start
+    if (snap.coll_max_enter[q][i] != kUnknown) reach = snap.coll_max_enter[q][i];
+    if (snap.coll_root_enter[q][i] != kUnknown)
+      reach = reach == std::numeric_limits<int64_t>::min() ? snap.coll_root_enter[q][i]
+                                                           : std::min(reach, snap.coll_root_enter[q][i]);
+    f.horizon = std::min(f.horizon, reach);
     ++k;
   }
-  return lead;
+  return f;
 }
 
 bool Engine::lead_passes_threshold(int64_t lead) const {
@@ -872,22 +887,39 @@ bool Engine::lead_passes_threshold(int64_t lead) const {
 }
 
 Engine::RoundReport Engine::round_report(bool moved) const {
+  const Frontier f = m_converge ? frontier() : Frontier{0, std::numeric_limits<int64_t>::max()};
   // Off the snapshot counts what the exchange just woke or left to send: it may yet differ.
   return {moved ? 1 : 0,
           m_unfinished,
           off_snapshot() + (idle() ? 0 : 1),
           zero_wait_done() ? 0 : 1,
           m_aborted || m_conflict ? 1 : 0,
-          m_converge && zero_wait_done() ? lead() : 0,
+          zero_wait_done() ? f.lead : 0,
           static_cast<int64_t>(m_assumed.size()),
-          m_rest_bound_met ? 1 : 0};
+          m_rest_bound_met ? 1 : 0,
+          f.horizon,
+          m_assumed.empty() ? std::numeric_limits<int64_t>::min() : m_assumed_latest};
+}
+
+void Engine::combine(RoundReport &into, const RoundReport &from) {
+  into.moved += from.moved;
+  into.unfinished += from.unfinished;
+  into.off_snapshot += from.off_snapshot;
+  into.changed_pending += from.changed_pending;
+  into.stopped += from.stopped;
+  into.lead += from.lead;
+  into.assumed += from.assumed;
+  into.rest_bound_met += from.rest_bound_met;
+  into.horizon = std::min(into.horizon, from.horizon);
+  into.assumed_latest = std::max(into.assumed_latest, from.assumed_latest);
 }
 
 Engine::RoundEnd Engine::round_end(const RoundReport &sum) const {
   const bool replayed = sum.changed_pending == 0 && sum.stopped == 0;
   if (m_converge && replayed && sum.off_snapshot == 0) return RoundEnd::Converged;
   // Bounds prove the threshold out of reach only on values no unseen assumed arrival shaped.
-  if (replayed && sum.assumed == 0 && (sum.rest_bound_met > 0 || (m_converge && lead_passes_threshold(sum.lead))))
+  const bool settled = sum.assumed == 0 || sum.horizon > sum.assumed_latest;
+  if (replayed && settled && (sum.rest_bound_met > 0 || (m_converge && lead_passes_threshold(sum.lead))))
     return RoundEnd::Abort;
   if (sum.stopped > 0 || sum.unfinished == 0) return RoundEnd::Finished;
   return sum.moved == 0 ? RoundEnd::Stuck : RoundEnd::Continue;
@@ -952,11 +984,12 @@ bool Engine::advance() {
     // One engine owning every rank checks its lead now and then (distributed: the driver).
     if (m_converge && !m_distributed && (m_since_lead_check += st.cursor - before) >= kLeadCheckEvents) {
       m_since_lead_check = 0;
-      if (m_assumed.empty() && lead_passes_threshold(lead())) m_aborted = true;
+      const Frontier f = frontier();
+      if (settled(f) && (m_rest_bound_met || lead_passes_threshold(f.lead))) m_aborted = true;
     }
   }
   // One engine owning every rank decides alone; distributed, the driver sums over engines.
-  if (!m_distributed && m_rest_bound_met && m_assumed.empty()) m_aborted = true;
+  if (!m_distributed && !m_aborted && m_rest_bound_met && settled(frontier())) m_aborted = true;
   if (m_converge && !m_distributed && !m_aborted && back_on_snapshot()) m_converged = true;
   return moved;
 }

@@ -276,7 +276,14 @@ class Engine {
   // so nothing computed later gains more than this over the snapshot: the run ends no
   // earlier than Snapshot::run_end less the largest lead over all engines (distributed:
   // the driver sums the engines' leads, an upper bound of it).
-  int64_t lead() const;
+  // With it, the horizon: the earliest baseline time anything off the baseline can still
+  // reach (INT64_MAX: nothing). Influence runs forward in baseline time, so an assumed
+  // arrival earlier than the horizon can no longer come otherwise.
+  struct Frontier {
+    int64_t lead, horizon;
+  };
+  Frontier frontier() const;
+  int64_t lead() const { return frontier().lead; }
   // Whether a lead (this engine's or the sum over engines) proves the run cannot end
   // before Scenario::abort_at.
   bool lead_passes_threshold(int64_t lead) const;
@@ -284,13 +291,17 @@ class Engine {
   // A replay split over owners (one engine each) advances in rounds: each owner advances,
   // the owners exchange their outboxes, then each reports and all decide alike from the
   // reports summed over owners.
-  // assumed: collective arrivals assumed as in the snapshot and not yet seen; while any
-  // is, neither bound below may stop the replay (values shaped by one may yet change).
+  // assumed: collective arrivals assumed as in the snapshot and not yet seen, the latest
+  // baseline time of one (INT64_MIN: none); unless the horizon is past it everywhere,
+  // neither bound may stop the replay (values shaped by one may yet change). Reports
+  // combine field-wise: sums, the horizon's minimum, the latest assumption's maximum.
   struct RoundReport {
-    int64_t moved, unfinished, off_snapshot, changed_pending, stopped, lead, assumed, rest_bound_met;
+    int64_t moved, unfinished, off_snapshot, changed_pending, stopped, lead, assumed, rest_bound_met, horizon,
+        assumed_latest;
   };
-  static constexpr int kRoundReportFields = 8;
+  static constexpr int kRoundReportFields = 10;
   RoundReport round_report(bool moved) const;
+  static void combine(RoundReport &into, const RoundReport &from);
   enum class RoundEnd {
     Continue,
     Converged,  // back on the snapshot everywhere: the run's end follows from it
@@ -444,6 +455,8 @@ class Engine {
   mutable std::vector<int64_t> m_lead_colls;
   int64_t m_since_lead_check = 0;
   bool m_rest_bound_met = false;  // Scenario::rest proved abort_at out of reach, if no assumption fails
+  int64_t m_assumed_latest = std::numeric_limits<int64_t>::min();  // of every assumed arrival
+  bool settled(const Frontier &f) const { return m_assumed.empty() || f.horizon > m_assumed_latest; }
   void used_recv(int32_t s, int32_t i);
   void used_send(int32_t s, int32_t i);
   void used_coll(int32_t s, int32_t c);

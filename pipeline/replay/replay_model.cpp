@@ -758,6 +758,28 @@ void exchange_partner_exit_max(const Context &ctx, const ReplayModel &model, rp:
 }  // namespace
 
 namespace {
+// Combines the engines' round reports (Engine::combine) in one reduction per round.
+MPI_Op round_report_op() {
+  static const MPI_Op op = [] {
+    MPI_Op made = MPI_OP_NULL;
+    MPI_Op_create(
+        [](void *in, void *inout, int *len, MPI_Datatype *) {
+          constexpr int kFields = rp::Engine::kRoundReportFields;
+          static_assert(sizeof(rp::Engine::RoundReport) == kFields * sizeof(int64_t));
+          for (int k = 0; k + kFields <= *len; k += kFields) {
+            rp::Engine::RoundReport a, b;
+            std::memcpy(&a, static_cast<const int64_t *>(in) + k, sizeof a);
+            std::memcpy(&b, static_cast<int64_t *>(inout) + k, sizeof b);
+            rp::Engine::combine(b, a);
+            std::memcpy(static_cast<int64_t *>(inout) + k, &b, sizeof b);
+          }
+        },
+        1, &made);
+    return made;
+  }();
+  return op;
+}
+
 // Collective: advances `engines` (each a scenario over the owned ranks) in shared exchange
 // rounds, one all-to-all and one reduction per round for all of them, until each has
 // finished, aborted or (resumed ones) is back on its snapshot. Returns which converged.
@@ -808,15 +830,16 @@ std::vector<uint8_t> run_rounds(const Context &ctx, const ReplayModel &model, co
         moved[static_cast<size_t>(e)] |= !got.empty();
       }
     }
-    // Every engine's report summed over processes; all decide alike.
+    // Every engine's report combined over processes; all decide alike.
     constexpr size_t kFields = rp::Engine::kRoundReportFields;
     std::vector<int64_t> state(kFields * n, 0);
     for (size_t e = 0; e < n; ++e) {
-      if (done[e]) continue;
-      const rp::Engine::RoundReport r = engines[e]->round_report(moved[e]);
+      const rp::Engine::RoundReport r = done[e] ? rp::Engine::RoundReport{0, 0, 0, 0, 0, 0, 0, 0, INT64_MAX, INT64_MIN}
+                                                : engines[e]->round_report(moved[e]);
       std::memcpy(state.data() + kFields * e, &r, sizeof r);
     }
-    MPI_Allreduce(MPI_IN_PLACE, state.data(), static_cast<int>(state.size()), MPI_INT64_T, MPI_SUM, ctx.comm());
+    MPI_Allreduce(MPI_IN_PLACE, state.data(), static_cast<int>(state.size()), MPI_INT64_T, round_report_op(),
+                  ctx.comm());
     std::vector<int64_t> released(n, 0);
     std::vector<uint8_t> stuck_here(n, 0);
     bool stuck = false;

@@ -616,18 +616,8 @@ int64_t split_resumed_makespan(const std::vector<RankProgram> &all, const Snapsh
           if (p.rank % owners == k) to.apply(p), moved = true;
       }
     // The reports summed over owners; every owner decides alike (as the pipeline's rounds).
-    Engine::RoundReport sum{};
-    for (auto &x : e) {
-      const Engine::RoundReport r = x->round_report(moved);
-      sum.moved += r.moved;
-      sum.unfinished += r.unfinished;
-      sum.off_snapshot += r.off_snapshot;
-      sum.changed_pending += r.changed_pending;
-      sum.stopped += r.stopped;
-      sum.lead += r.lead;
-      sum.assumed += r.assumed;
-      sum.rest_bound_met += r.rest_bound_met;
-    }
+    Engine::RoundReport sum = e[0]->round_report(moved);
+    for (size_t k = 1; k < e.size(); ++k) Engine::combine(sum, e[k]->round_report(moved));
     if (rounds_out) *rounds_out = round + 1;
     for (auto &x : e)
       if (x->conflict()) return INT64_MIN;
