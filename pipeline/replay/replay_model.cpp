@@ -40,19 +40,21 @@ struct MatchReply {
   int32_t src, send_index, dst, recv_index;
 };
 
-// Per communicator: its members with data (what a collective on it waits for); sets the
-// model's comm_owners, the analysis processes owning a member.
+// Per communicator: its members with data (what a collective on it waits for; an
+// intercommunicator's collectives span both groups, and the store holds it once, as one
+// side sees it); sets the model's comm_owners, the analysis processes owning a member.
 std::vector<int32_t> count_comm_members(const Context &ctx, ReplayModel &model) {
   const auto &comms = ctx.store().comms();
   std::vector<int32_t> comm_members(comms.size(), 0);
   model.comm_owners.assign(comms.size(), {});
   for (size_t c = 0; c < comms.size(); ++c) {
     std::vector<int> owners;
-    for (int32_t m : comms[c].members)
-      if (m >= 0 && m < ctx.nranks() && !ctx.missing(m)) {
-        ++comm_members[c];
-        owners.push_back(ctx.owner_of(m));
-      }
+    for (const auto *group : {&comms[c].members, &comms[c].remote})
+      for (int32_t m : *group)
+        if (m >= 0 && m < ctx.nranks() && !ctx.missing(m)) {
+          ++comm_members[c];
+          owners.push_back(ctx.owner_of(m));
+        }
     std::sort(owners.begin(), owners.end());
     owners.erase(std::unique(owners.begin(), owners.end()), owners.end());
     model.comm_owners[c] = std::move(owners);
@@ -758,28 +760,6 @@ void exchange_partner_exit_max(const Context &ctx, const ReplayModel &model, rp:
 }  // namespace
 
 namespace {
-// Combines the engines' round reports (Engine::combine) in one reduction per round.
-MPI_Op round_report_op() {
-  static const MPI_Op op = [] {
-    MPI_Op made = MPI_OP_NULL;
-    MPI_Op_create(
-        [](void *in, void *inout, int *len, MPI_Datatype *) {
-          constexpr int kFields = rp::Engine::kRoundReportFields;
-          static_assert(sizeof(rp::Engine::RoundReport) == kFields * sizeof(int64_t));
-          for (int k = 0; k + kFields <= *len; k += kFields) {
-            rp::Engine::RoundReport a, b;
-            std::memcpy(&a, static_cast<const int64_t *>(in) + k, sizeof a);
-            std::memcpy(&b, static_cast<int64_t *>(inout) + k, sizeof b);
-            rp::Engine::combine(b, a);
-            std::memcpy(static_cast<int64_t *>(inout) + k, &b, sizeof b);
-          }
-        },
-        1, &made);
-    return made;
-  }();
-  return op;
-}
-
 // Collective: advances `engines` (each a scenario over the owned ranks) in shared exchange
 // rounds, one all-to-all and one reduction per round for all of them, until each has
 // finished, aborted or (resumed ones) is back on its snapshot. Returns which converged.
@@ -830,24 +810,32 @@ std::vector<uint8_t> run_rounds(const Context &ctx, const ReplayModel &model, co
         moved[static_cast<size_t>(e)] |= !got.empty();
       }
     }
-    // Every engine's report combined over processes; all decide alike.
-    constexpr size_t kFields = rp::Engine::kRoundReportFields;
-    std::vector<int64_t> state(kFields * n, 0);
+    // Every engine's report combined over processes (Engine::combine: sums, and the
+    // horizon's minimum and the latest assumption's maximum as maxima); all decide alike.
+    constexpr size_t kSums = 8;
+    static_assert(sizeof(rp::Engine::RoundReport) == (kSums + 2) * sizeof(int64_t));
+    std::vector<int64_t> sums(kSums * n, 0), maxima(2 * n, INT64_MIN);
+    std::vector<rp::Engine::RoundReport> report(n);
     for (size_t e = 0; e < n; ++e) {
-      const rp::Engine::RoundReport r = done[e] ? rp::Engine::RoundReport{0, 0, 0, 0, 0, 0, 0, 0, INT64_MAX, INT64_MIN}
-                                                : engines[e]->round_report(moved[e]);
-      std::memcpy(state.data() + kFields * e, &r, sizeof r);
+      if (done[e]) continue;
+      report[e] = engines[e]->round_report(moved[e]);
+      std::memcpy(sums.data() + kSums * e, &report[e], kSums * sizeof(int64_t));
+      maxima[2 * e] = report[e].horizon == INT64_MIN ? INT64_MAX : -report[e].horizon;
+      maxima[2 * e + 1] = report[e].assumed_latest;
     }
-    MPI_Allreduce(MPI_IN_PLACE, state.data(), static_cast<int>(state.size()), MPI_INT64_T, round_report_op(),
-                  ctx.comm());
+    MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_INT64_T, MPI_SUM, ctx.comm());
+    MPI_Allreduce(MPI_IN_PLACE, maxima.data(), static_cast<int>(maxima.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
+    for (size_t e = 0; e < n; ++e) {
+      std::memcpy(&report[e], sums.data() + kSums * e, kSums * sizeof(int64_t));
+      report[e].horizon = maxima[2 * e] == INT64_MAX ? INT64_MIN : -maxima[2 * e];
+      report[e].assumed_latest = maxima[2 * e + 1];
+    }
     std::vector<int64_t> released(n, 0);
     std::vector<uint8_t> stuck_here(n, 0);
     bool stuck = false;
     for (size_t e = 0; e < n; ++e) {
       if (done[e]) continue;
-      rp::Engine::RoundReport sum;
-      std::memcpy(&sum, state.data() + kFields * e, sizeof sum);
-      switch (engines[e]->round_end(sum)) {
+      switch (engines[e]->round_end(report[e])) {
         case rp::Engine::RoundEnd::Continue:
           continue;
         case rp::Engine::RoundEnd::Stuck:

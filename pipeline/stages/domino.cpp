@@ -198,6 +198,35 @@ class DistributedView final : public dm::RunView {
   int64_t m_t0 = 0;
 };
 
+// The search over every process's copy of the whole run (`all`: gather_whole): each batch
+// of candidates spread over the processes, process k replaying candidates k, k + np, ...
+// (its threads sharing them); the times meet in one reduction. Collective.
+dm::Result search_whole(const Context &ctx, const ReplayModel &all, const dm::Options &opt) {
+  rp::Scenario base;
+  base.net = all.params;
+  const auto rest = dm::rest_bounds(all.programs, all.baseline);
+  const auto snap = rp::replay_snapshot(all.programs, base);
+  std::vector<int32_t> slot_of(static_cast<size_t>(ctx.nranks()), -1);
+  for (size_t s = 0; s < all.programs.size(); ++s)
+    slot_of[static_cast<size_t>(all.programs[s].rank)] = static_cast<int32_t>(s);
+  const dm::Evaluate evaluate = [&](const std::vector<dm::EventRef> &events, int64_t threshold) {
+    std::vector<int64_t> times(events.size(), INT64_MIN);
+    std::vector<size_t> mine;
+    for (size_t i = static_cast<size_t>(ctx.me()); i < events.size(); i += static_cast<size_t>(ctx.nprocs()))
+      mine.push_back(i);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t k = 0; k < mine.size(); ++k) {
+      const dm::EventRef e = events[mine[k]];
+      times[mine[k]] =
+          dm::zero_wait_time(all.programs, base, rest, snap, slot_of[static_cast<size_t>(e.rank)], e, threshold);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, times.data(), static_cast<int>(times.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
+    return times;
+  };
+  const auto partners = dm::program_partners(all.programs, all.baseline);
+  return dm::find_paths(all.programs, all.baseline, partners, evaluate, opt);
+}
+
 // The paths' steps, then the longest-wait choice, each labelled with its operation and
 // region (each step's owner names them).
 std::vector<DominoRow> path_rows(const Context &ctx, const ReplayModel &model, const dm::Result &res) {
@@ -266,15 +295,24 @@ DominoResult compute_domino(Context &ctx, const config::Values &cfg) {
                 "per rank (the what-if questions and bounds replay every thread)";
     return r;
   }
-  ctx.progress().begin("domino: the baseline's state");
-  DistributedView view(ctx, model);
-  ctx.progress().end();
   dm::Options opt;
   opt.max_ties = static_cast<int>(cfg.get_int("domino.max_ties"));
   opt.max_replays = cfg.get_int("domino.max_replays");
-  ctx.progress().begin("domino: searching paths");
-  r.search = dm::find_paths(view, opt);
-  ctx.progress().end();
+  if (model.events <= cfg.get_int("domino.gather_events")) {
+    ctx.progress().begin("domino: gathering the run");
+    const auto whole = gather_whole(ctx, model);
+    ctx.progress().end();
+    ctx.progress().begin("domino: searching paths");
+    r.search = search_whole(ctx, *whole, opt);
+    ctx.progress().end();
+  } else {
+    ctx.progress().begin("domino: the baseline's state");
+    DistributedView view(ctx, model);
+    ctx.progress().end();
+    ctx.progress().begin("domino: searching paths");
+    r.search = dm::find_paths(view, opt);
+    ctx.progress().end();
+  }
   r.rows = path_rows(ctx, model, r.search);
   return r;
 }
@@ -394,6 +432,11 @@ StageInfo domino_stage() {
       {{"max_events", config::Type::Int, int64_t{1000000000000}, "",
         "search only runs with at most this many events (each candidate replays the part of the run it "
         "disturbs, distributed)",
+        0, 1e12},
+       {"gather_events", config::Type::Int, int64_t{1000000}, "",
+        "runs with at most this many events are searched on every process's copy of the whole run, candidates "
+        "spread over the processes (a tightly coupled run's disturbance crosses processes at every message: one "
+        "exchange round each, distributed); larger runs on the distributed replay",
         0, 1e12},
        {"max_ties", config::Type::Int, int64_t{4}, "", "tied candidates explored per step (the paper's round robin)", 1,
         1000},
