@@ -826,6 +826,7 @@ std::vector<uint8_t> run_rounds(const Context &ctx, const ReplayModel &model, co
     MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_INT64_T, MPI_SUM, ctx.comm());
     MPI_Allreduce(MPI_IN_PLACE, maxima.data(), static_cast<int>(maxima.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
     for (size_t e = 0; e < n; ++e) {
+      if (done[e]) continue;
       std::memcpy(&report[e], sums.data() + kSums * e, kSums * sizeof(int64_t));
       report[e].horizon = maxima[2 * e] == INT64_MAX ? INT64_MIN : -maxima[2 * e];
       report[e].assumed_latest = maxima[2 * e + 1];
