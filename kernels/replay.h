@@ -270,20 +270,19 @@ class Engine {
            m_out.arrivals.empty() && m_out.pulls.empty();
   }
   bool changed_event_done() const { return zero_wait_done(); }
-  // Resumed replays that stop on the snapshot, once the changed event is replayed: the most
-  // anything off the snapshot here is ahead of it (rank clocks, injection horizons, values
-  // not yet used, collective arrivals). The replay is max-plus, monotone and 1-Lipschitz,
-  // so nothing computed later gains more than this over the snapshot: the run ends no
-  // earlier than Snapshot::run_end less the largest lead over all engines (distributed:
-  // the driver sums the engines' leads, an upper bound of it).
-  // With it, the horizon: the earliest baseline time anything off the baseline can still
-  // reach (INT64_MAX: nothing). Influence runs forward in baseline time, so an assumed
-  // arrival earlier than the horizon can no longer come otherwise.
+  // Resumed replays that stop on the snapshot, once the changed event is replayed. lead:
+  // the most anything off the snapshot here is ahead of it (rank clocks, injection
+  // horizons, values not yet used, collective arrivals). The replay is max-plus, monotone
+  // and 1-Lipschitz, so nothing computed later gains more than this over the snapshot: the
+  // run ends no earlier than Snapshot::run_end less the largest lead over all engines
+  // (distributed: the driver sums the engines' leads, an upper bound of it). horizon: the
+  // earliest baseline time anything off the baseline can still reach (INT64_MAX: nothing).
+  // Influence runs forward in baseline time, so an assumed arrival earlier than the
+  // horizon can no longer come otherwise.
   struct Frontier {
     int64_t lead, horizon;
   };
   Frontier frontier() const;
-  int64_t lead() const { return frontier().lead; }
   // Whether a lead (this engine's or the sum over engines) proves the run cannot end
   // before Scenario::abort_at.
   bool lead_passes_threshold(int64_t lead) const;

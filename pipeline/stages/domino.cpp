@@ -200,26 +200,21 @@ class DistributedView final : public dm::RunView {
 
 // The search over every process's copy of the whole run (`all`: gather_whole): each batch
 // of candidates spread over the processes, process k replaying candidates k, k + np, ...
-// (its threads sharing them); the times meet in one reduction. Collective.
+// with the serial evaluator (its threads sharing them); the times meet in one reduction.
+// Collective.
 dm::Result search_whole(const Context &ctx, const ReplayModel &all, const dm::Options &opt) {
   rp::Scenario base;
   base.net = all.params;
   const auto rest = dm::rest_bounds(all.programs, all.baseline);
-  const auto snap = rp::replay_snapshot(all.programs, base);
-  std::vector<int32_t> slot_of(static_cast<size_t>(ctx.nranks()), -1);
-  for (size_t s = 0; s < all.programs.size(); ++s)
-    slot_of[static_cast<size_t>(all.programs[s].rank)] = static_cast<int32_t>(s);
+  const dm::Evaluate mine = dm::serial_evaluator(all.programs, base, rest);
   const dm::Evaluate evaluate = [&](const std::vector<dm::EventRef> &events, int64_t threshold) {
-    std::vector<int64_t> times(events.size(), INT64_MIN);
-    std::vector<size_t> mine;
+    std::vector<dm::EventRef> share;
     for (size_t i = static_cast<size_t>(ctx.me()); i < events.size(); i += static_cast<size_t>(ctx.nprocs()))
-      mine.push_back(i);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (size_t k = 0; k < mine.size(); ++k) {
-      const dm::EventRef e = events[mine[k]];
-      times[mine[k]] =
-          dm::zero_wait_time(all.programs, base, rest, snap, slot_of[static_cast<size_t>(e.rank)], e, threshold);
-    }
+      share.push_back(events[i]);
+    const std::vector<int64_t> got = mine(share, threshold);
+    std::vector<int64_t> times(events.size(), INT64_MIN);
+    for (size_t k = 0; k < got.size(); ++k)
+      times[static_cast<size_t>(ctx.me()) + k * static_cast<size_t>(ctx.nprocs())] = got[k];
     MPI_Allreduce(MPI_IN_PLACE, times.data(), static_cast<int>(times.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
     return times;
   };
