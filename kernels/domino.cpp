@@ -8,6 +8,8 @@
 #include <memory>
 #include <unordered_map>
 
+#include "kernels/replay_cuts.h"
+
 namespace perfsift::kernels::domino {
 
 namespace rp = replay;
@@ -323,9 +325,10 @@ std::vector<std::vector<int64_t>> rest_bounds(const std::vector<rp::RankProgram>
 }
 
 int64_t zero_wait_time(const std::vector<rp::RankProgram> &programs, const rp::Scenario &base,
-                       const std::vector<std::vector<int64_t>> &rest, const rp::Snapshot &snap, int32_t slot,
-                       EventRef e, int64_t threshold) {
+                       const std::vector<std::vector<int64_t>> &rest, const rp::Snapshot &snap,
+                       const std::vector<std::vector<int64_t>> *cuts, int32_t slot, EventRef e, int64_t threshold) {
   rp::Scenario sc = base;
+  sc.cuts = cuts;
   sc.zero_wait_rank = e.rank;
   sc.zero_wait_event = e.event;
   sc.rest = &rest;
@@ -343,18 +346,20 @@ Evaluate serial_evaluator(const std::vector<rp::RankProgram> &programs, const rp
   // Candidates resume from the baseline at the zeroed event's start: what ended before
   // cannot change.
   auto snap = std::make_shared<rp::Snapshot>(rp::replay_snapshot(programs, base));
+  // ... and stop where every rank leaves a clean cut equally ahead of it.
+  auto cuts = std::make_shared<const std::vector<std::vector<int64_t>>>(rp::clean_cuts(programs, *snap));
   std::vector<int32_t> slot_of;
   for (size_t s = 0; s < programs.size(); ++s) {
     if (static_cast<size_t>(programs[s].rank) >= slot_of.size())
       slot_of.resize(static_cast<size_t>(programs[s].rank) + 1, -1);
     slot_of[static_cast<size_t>(programs[s].rank)] = static_cast<int32_t>(s);
   }
-  return [&programs, &base, &rest, snap, slot_of](const std::vector<EventRef> &events, int64_t threshold) {
+  return [&programs, &base, &rest, snap, cuts, slot_of](const std::vector<EventRef> &events, int64_t threshold) {
     std::vector<int64_t> out(events.size());
 #pragma omp parallel for schedule(dynamic, 1)
     for (size_t i = 0; i < events.size(); ++i) {
-      out[i] = zero_wait_time(programs, base, rest, *snap, slot_of[static_cast<size_t>(events[i].rank)], events[i],
-                              threshold);
+      out[i] = zero_wait_time(programs, base, rest, *snap, cuts.get(), slot_of[static_cast<size_t>(events[i].rank)],
+                              events[i], threshold);
     }
     return out;
   };

@@ -129,10 +129,11 @@ std::vector<std::vector<int64_t>> rest_bounds(const std::vector<replay::RankProg
                                               const std::vector<std::vector<replay::EventTiming>> &baseline);
 
 // One candidate: the run with e's wait zeroed, resumed from the baseline snapshot at e's
-// start and stopped early against `threshold` (INT64_MAX then).
+// start, stopped at a clean cut (`cuts`: Scenario::cuts, or null) or early against
+// `threshold` (INT64_MAX then).
 int64_t zero_wait_time(const std::vector<replay::RankProgram> &programs, const replay::Scenario &base,
-                       const std::vector<std::vector<int64_t>> &rest, const replay::Snapshot &snap, int32_t slot,
-                       EventRef e, int64_t threshold);
+                       const std::vector<std::vector<int64_t>> &rest, const replay::Snapshot &snap,
+                       const std::vector<std::vector<int64_t>> *cuts, int32_t slot, EventRef e, int64_t threshold);
 
 // The serial evaluator: one replay per event, spread over OpenMP threads, each stopping
 // early against the threshold.

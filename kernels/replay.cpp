@@ -30,6 +30,10 @@ Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenari
                              " has several lanes)");
   }
   if (m_converge) m_rank_dirty.assign(programs.size(), 0);
+  // Clean cuts stop a replay only where nothing but the zeroed wait changed.
+  if (m_converge && scenario.cuts && scenario.cuts->size() == programs.size() && scenario.gaps.empty() &&
+      scenario.send_bytes.empty() && scenario.event_flags.empty())
+    m_cuts = scenario.cuts;
   for (size_t s = 0; s < programs.size(); ++s) {
     const RankProgram &p = programs[s];
     RankState &st = m_state[s];
@@ -114,6 +118,10 @@ void Engine::join(int32_t s) {
     st.next_inject = snap.send_start[q][static_cast<size_t>(first_send - 1)] +
                      m_net.injection_gap(bytes_of(s, static_cast<int32_t>(first_send - 1)));
   st.snapshot_inject = st.next_inject;
+  if (m_cuts) {
+    const auto &cuts = (*m_cuts)[q];
+    st.next_cut = static_cast<size_t>(std::lower_bound(cuts.begin(), cuts.end(), c) - cuts.begin());
+  }
 }
 
 int64_t Engine::initial(int32_t s, int64_t k, Field f) const {
@@ -744,6 +752,10 @@ bool Engine::try_event(int32_t s) {
     const uint8_t dirty = exit != m_sc.resume->timings()[static_cast<size_t>(s)][i].exit || inject_differs;
     m_dirty += static_cast<int64_t>(dirty) - static_cast<int64_t>(m_rank_dirty[static_cast<size_t>(s)]);
     m_rank_dirty[static_cast<size_t>(s)] = dirty;
+    if (m_cuts) {
+      const auto &cuts = (*m_cuts)[static_cast<size_t>(s)];
+      if (st.next_cut < cuts.size() && cuts[st.next_cut] == st.cursor) left_cut(s, st.cursor, exit);
+    }
   }
   if (m_sc.rest && exit + (*m_sc.rest)[static_cast<size_t>(s)][i + 1] >= m_sc.abort_at) {
     // The run cannot end before abort_at, if this exit holds: it does unless it follows
@@ -764,6 +776,45 @@ bool Engine::try_event(int32_t s) {
     return false;
   }
   return true;
+}
+
+// Rank slot s left its next clean cut at `exit`. The replay is max-plus with no absolute
+// time in it: once every rank left the same cut exactly delta ahead of the snapshot, and
+// nothing the rest reads was posted before it (replay_cuts.h), the rest is the snapshot's
+// less delta. Serially that ends the replay; split, each owner reports its run of such
+// cuts and all stop together (round_end).
+void Engine::left_cut(int32_t s, int64_t event, int64_t exit) {
+  RankState &st = m_state[static_cast<size_t>(s)];
+  const int64_t k = static_cast<int64_t>(st.next_cut++);
+  const int64_t base_exit = m_sc.resume->timings()[static_cast<size_t>(s)][static_cast<size_t>(event)].exit;
+  const int64_t lead = base_exit - exit;
+  // The injection horizon matters after the cut only where it lies past the exit.
+  const bool inject_even =
+      (st.next_inject <= exit && st.snapshot_inject <= base_exit) || st.snapshot_inject - st.next_inject == lead;
+  const bool even = inject_even && !st.release &&
+                    (m_prog[static_cast<size_t>(s)].rank != m_sc.zero_wait_rank || event > m_sc.zero_wait_event);
+  CutTally &t = m_cut_tally[k];
+  if (t.count++ == 0) {
+    t.lead = lead;
+    t.even = even;
+  } else {
+    t.even = t.even && even && lead == t.lead;
+  }
+  if (t.count < static_cast<int64_t>(m_prog.size())) return;
+  const CutTally left = t;
+  m_cut_tally.erase(k);
+  if (!left.even) {
+    m_cut_first = std::numeric_limits<int64_t>::max();
+    m_cut_last = std::numeric_limits<int64_t>::min();
+    return;
+  }
+  if (m_cut_first <= m_cut_last && m_cut_lead == left.lead) {
+    m_cut_last = k;
+  } else {
+    m_cut_first = m_cut_last = k;
+    m_cut_lead = left.lead;
+  }
+  if (!m_distributed && m_assumed.empty() && zero_wait_done()) stop_shifted(left.lead);
 }
 
 // A finished rank's end is known: nothing it holds can move the run any more.
@@ -888,6 +939,10 @@ bool Engine::lead_passes_threshold(int64_t lead) const {
 
 Engine::RoundReport Engine::round_report(bool moved) const {
   const Frontier f = m_converge ? frontier() : Frontier{0, std::numeric_limits<int64_t>::max()};
+  constexpr int64_t lowest = std::numeric_limits<int64_t>::min(), highest = std::numeric_limits<int64_t>::max();
+  // An owner without clean cuts or ranks does not hold a stop back; one without a run does.
+  const bool vacuous = !m_cuts || m_prog.empty();
+  const bool run = m_cut_first <= m_cut_last;
   // Off the snapshot counts what the exchange just woke or left to send: it may yet differ.
   return {moved ? 1 : 0,
           m_unfinished,
@@ -898,7 +953,11 @@ Engine::RoundReport Engine::round_report(bool moved) const {
           static_cast<int64_t>(m_assumed.size()),
           m_rest_bound_met ? 1 : 0,
           f.horizon,
-          m_assumed.empty() ? std::numeric_limits<int64_t>::min() : m_assumed_latest};
+          m_assumed.empty() ? std::numeric_limits<int64_t>::min() : m_assumed_latest,
+          vacuous ? lowest : m_cut_first,
+          vacuous ? highest : m_cut_last,
+          vacuous || !run ? highest : m_cut_lead,
+          vacuous || !run ? lowest : m_cut_lead};
 }
 
 void Engine::combine(RoundReport &into, const RoundReport &from) {
@@ -912,11 +971,18 @@ void Engine::combine(RoundReport &into, const RoundReport &from) {
   into.rest_bound_met += from.rest_bound_met;
   into.horizon = std::min(into.horizon, from.horizon);
   into.assumed_latest = std::max(into.assumed_latest, from.assumed_latest);
+  into.cut_first = std::max(into.cut_first, from.cut_first);
+  into.cut_last = std::min(into.cut_last, from.cut_last);
+  into.shift_low = std::min(into.shift_low, from.shift_low);
+  into.shift_high = std::max(into.shift_high, from.shift_high);
 }
 
 Engine::RoundEnd Engine::round_end(const RoundReport &sum) const {
   const bool replayed = sum.changed_pending == 0 && sum.stopped == 0;
   if (m_converge && replayed && sum.off_snapshot == 0) return RoundEnd::Converged;
+  // Every owner left cut_first equally ahead, with no unseen assumed arrival behind it.
+  if (m_converge && replayed && sum.assumed == 0 && sum.cut_first <= sum.cut_last && sum.shift_low == sum.shift_high)
+    return RoundEnd::Shifted;
   // Bounds prove the threshold out of reach only on values no unseen assumed arrival shaped.
   const bool settled = sum.assumed == 0 || sum.horizon > sum.assumed_latest;
   if (replayed && settled && (sum.rest_bound_met > 0 || (m_converge && lead_passes_threshold(sum.lead))))
@@ -966,12 +1032,12 @@ void Engine::step(int32_t s) {
   if (m_prog[static_cast<size_t>(s)].laned())
     while (try_lane_step(s)) {}
   else
-    while (try_event(s)) {}
+    while (!m_shifted && try_event(s)) {}
 }
 
 bool Engine::advance() {
   bool moved = false;
-  while (!m_queue.empty() && !m_aborted) {
+  while (!m_queue.empty() && !m_aborted && !m_shifted) {
     const int32_t s = m_queue.back();
     m_queue.pop_back();
     RankState &st = m_state[static_cast<size_t>(s)];
@@ -982,13 +1048,14 @@ bool Engine::advance() {
     step(s);
     moved |= st.cursor != before || st.posted != was_posted || st.step != before_step;
     // One engine owning every rank checks its lead now and then (distributed: the driver).
-    if (m_converge && !m_distributed && (m_since_lead_check += st.cursor - before) >= kLeadCheckEvents) {
+    if (m_converge && !m_distributed && !m_shifted && (m_since_lead_check += st.cursor - before) >= kLeadCheckEvents) {
       m_since_lead_check = 0;
       const Frontier f = frontier();
       if (settled(f) && (m_rest_bound_met || lead_passes_threshold(f.lead))) m_aborted = true;
     }
   }
   // One engine owning every rank decides alone; distributed, the driver sums over engines.
+  if (m_shifted) return moved;
   if (!m_distributed && !m_aborted && m_rest_bound_met && settled(frontier())) m_aborted = true;
   if (m_converge && !m_distributed && !m_aborted && back_on_snapshot()) m_converged = true;
   return moved;
@@ -1035,6 +1102,8 @@ SerialResult replay_serial(const std::vector<RankProgram> &programs, const Scena
   r.end_times = engine.end_times();
   for (int64_t t : r.end_times) r.makespan = std::max(r.makespan, t);
   if (engine.converged()) r.makespan = engine.converged_makespan();
+  if (engine.shifted()) r.makespan = engine.shifted_makespan();
+  r.shifted = engine.shifted();
   if (engine.aborted()) r.makespan = std::numeric_limits<int64_t>::max();
   if (record_timings) r.timings = engine.timings();
   r.released = engine.released();

@@ -148,6 +148,13 @@ struct Scenario {
   // all (a later disturbance reached it first), the replay stops with conflict() and must
   // be run again without.
   bool assume_resting_arrivals = true;
+  // With `stop_when_converged`: per owned rank (program order), its clean cuts in event
+  // order (replay_cuts.h: collectives of every rank that no dependency crosses; the k-th
+  // the same instance on every rank). Once every rank leaves one exactly delta ahead of
+  // the snapshot (its exit and injection horizon, the changed event before it), all that
+  // follows is the snapshot's less delta, and the replay stops: the run ends at
+  // Snapshot::run_end - delta. Only for scenarios that change nothing but the zeroed wait.
+  const std::vector<std::vector<int64_t>> *cuts = nullptr;
 };
 
 inline constexpr uint8_t kZeroWait = 1, kZeroEvent = 2;
@@ -214,7 +221,7 @@ class Engine {
 
   // Advances every owned rank as far as possible. Returns whether anything moved.
   bool advance();
-  bool finished() const { return m_unfinished == 0 || m_aborted || m_converged || m_conflict; }
+  bool finished() const { return m_unfinished == 0 || m_aborted || m_converged || m_conflict || m_shifted; }
   bool conflict() const { return m_conflict; }  // Scenario::assume_resting_arrivals failed
   bool aborted() const { return m_aborted; }
   bool converged() const { return m_converged; }
@@ -294,11 +301,15 @@ class Engine {
   // baseline time of one (INT64_MIN: none); unless the horizon is past it everywhere,
   // neither bound may stop the replay (values shaped by one may yet change). Reports
   // combine field-wise: sums, the horizon's minimum, the latest assumption's maximum.
+  // Clean cuts (Scenario::cuts): every owned rank left cuts cut_first .. cut_last (in the
+  // order they completed here) exactly shift ahead of the snapshot; over owners the latest
+  // first, the earliest last, the least and the largest shift (shift_low > shift_high:
+  // none here). Every owner's run holds cut_first when cut_first <= cut_last.
   struct RoundReport {
     int64_t moved, unfinished, off_snapshot, changed_pending, stopped, lead, assumed, rest_bound_met, horizon,
-        assumed_latest;
+        assumed_latest, cut_first, cut_last, shift_low, shift_high;
   };
-  static constexpr int kRoundReportFields = 10;
+  static constexpr int kRoundReportFields = 14;
   RoundReport round_report(bool moved) const;
   static void combine(RoundReport &into, const RoundReport &from);
   enum class RoundEnd {
@@ -307,9 +318,17 @@ class Engine {
     Finished,   // every rank ended, or some owner aborted or met a conflict
     Abort,      // the leads prove Scenario::abort_at out of reach: call abort() everywhere
     Stuck,      // nothing moved anywhere: release_stuck() everywhere
+    Shifted,    // every rank left a clean cut shift_low ahead: stop_shifted(shift_low) everywhere
   };
   RoundEnd round_end(const RoundReport &sum) const;
   void abort() { m_aborted = true; }
+  void stop_shifted(int64_t delta) {
+    m_shifted = true;
+    m_shift = delta;
+  }
+  bool shifted() const { return m_shifted; }
+  // After a stop at a clean cut: the snapshot's end less the shift.
+  int64_t shifted_makespan() const { return m_sc.resume->run_end - m_shift; }
 
   // Results (owned ranks, program order).
   const std::vector<int64_t> &end_times() const { return m_end; }
@@ -378,6 +397,7 @@ class Engine {
     int64_t pending = 0;
     int64_t pending_lead = 0;  // the largest lead of those values (reset when none is left)
     int64_t snapshot_inject = std::numeric_limits<int64_t>::min() / 4;
+    size_t next_cut = 0;  // Scenario::cuts: the next of the rank's clean cuts
   };
   struct CollState {
     int32_t count = 0;
@@ -456,6 +476,19 @@ class Engine {
   bool m_rest_bound_met = false;  // Scenario::rest proved abort_at out of reach, if no assumption fails
   int64_t m_assumed_latest = std::numeric_limits<int64_t>::min();  // of every assumed arrival
   bool settled(const Frontier &f) const { return m_assumed.empty() || f.horizon > m_assumed_latest; }
+  // Clean cuts (Scenario::cuts): per cut, the owned ranks that left it and whether all
+  // left it equally ahead of the snapshot; the run of completed cuts so far that were.
+  struct CutTally {
+    int64_t count = 0, lead = 0;
+    bool even = true;
+  };
+  const std::vector<std::vector<int64_t>> *m_cuts = nullptr;
+  std::unordered_map<int64_t, CutTally> m_cut_tally;
+  int64_t m_cut_first = std::numeric_limits<int64_t>::max(), m_cut_last = std::numeric_limits<int64_t>::min(),
+          m_cut_lead = 0;
+  bool m_shifted = false;
+  int64_t m_shift = 0;
+  void left_cut(int32_t s, int64_t event, int64_t exit);
   void used_recv(int32_t s, int32_t i);
   void used_send(int32_t s, int32_t i);
   void used_coll(int32_t s, int32_t c);
@@ -480,6 +513,7 @@ struct SerialResult {
   std::vector<std::vector<EventTiming>> timings;
   int64_t released = 0;
   bool repeated = false;  // Scenario::assume_resting_arrivals failed: replayed again without
+  bool shifted = false;   // stopped at a clean cut (Scenario::cuts)
 };
 SerialResult replay_serial(const std::vector<RankProgram> &programs, const Scenario &scenario, bool record_timings);
 // A serial replay of every rank and its state.

@@ -10,6 +10,7 @@
 #include <memory>
 #include <utility>
 #include <cstdio>
+#include <array>
 #include <cstring>
 #include <type_traits>
 #include <sstream>
@@ -17,6 +18,7 @@
 
 #include "config/schema.h"
 #include "kernels/message_match.h"
+#include "kernels/replay_cuts.h"
 #include "pipeline/engine/check.h"
 #include "pipeline/engine/op_traits.h"
 #include "io/atomic_file.h"
@@ -810,26 +812,34 @@ std::vector<uint8_t> run_rounds(const Context &ctx, const ReplayModel &model, co
         moved[static_cast<size_t>(e)] |= !got.empty();
       }
     }
-    // Every engine's report combined over processes (Engine::combine: sums, and the
-    // horizon's minimum and the latest assumption's maximum as maxima); all decide alike.
-    constexpr size_t kSums = 8;
-    static_assert(sizeof(rp::Engine::RoundReport) == (kSums + 2) * sizeof(int64_t));
-    std::vector<int64_t> sums(kSums * n, 0), maxima(2 * n, INT64_MIN);
+    // Every engine's report combined over processes (Engine::combine: sums, then minima and
+    // maxima, a minimum as the maximum of its complement ~x); all decide alike.
+    constexpr size_t kSums = 8, kMaxima = 6;
+    static_assert(sizeof(rp::Engine::RoundReport) == (kSums + kMaxima) * sizeof(int64_t));
+    std::vector<int64_t> sums(kSums * n, 0), maxima(kMaxima * n, INT64_MIN);
     std::vector<rp::Engine::RoundReport> report(n);
     for (size_t e = 0; e < n; ++e) {
       if (done[e]) continue;
       report[e] = engines[e]->round_report(moved[e]);
       std::memcpy(sums.data() + kSums * e, &report[e], kSums * sizeof(int64_t));
-      maxima[2 * e] = report[e].horizon == INT64_MIN ? INT64_MAX : -report[e].horizon;
-      maxima[2 * e + 1] = report[e].assumed_latest;
+      const auto &r = report[e];
+      const std::array<int64_t, kMaxima> m = {~r.horizon,  r.assumed_latest, r.cut_first,
+                                              ~r.cut_last, ~r.shift_low,     r.shift_high};
+      std::copy(m.begin(), m.end(), maxima.begin() + static_cast<std::ptrdiff_t>(kMaxima * e));
     }
     MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_INT64_T, MPI_SUM, ctx.comm());
     MPI_Allreduce(MPI_IN_PLACE, maxima.data(), static_cast<int>(maxima.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
     for (size_t e = 0; e < n; ++e) {
       if (done[e]) continue;
       std::memcpy(&report[e], sums.data() + kSums * e, kSums * sizeof(int64_t));
-      report[e].horizon = maxima[2 * e] == INT64_MAX ? INT64_MIN : -maxima[2 * e];
-      report[e].assumed_latest = maxima[2 * e + 1];
+      const int64_t *m = maxima.data() + kMaxima * e;
+      auto &r = report[e];
+      r.horizon = ~m[0];
+      r.assumed_latest = m[1];
+      r.cut_first = m[2];
+      r.cut_last = ~m[3];
+      r.shift_low = ~m[4];
+      r.shift_high = m[5];
     }
     std::vector<int64_t> released(n, 0);
     std::vector<uint8_t> stuck_here(n, 0);
@@ -851,6 +861,9 @@ std::vector<uint8_t> run_rounds(const Context &ctx, const ReplayModel &model, co
           break;
         case rp::Engine::RoundEnd::Converged:
           converged[e] = 1;
+          break;
+        case rp::Engine::RoundEnd::Shifted:
+          engines[e]->stop_shifted(report[e].shift_low);
           break;
         case rp::Engine::RoundEnd::Finished:
           break;
@@ -880,7 +893,9 @@ std::vector<int64_t> makespans(const Context &ctx, const std::vector<rp::Engine 
   const size_t n = engines.size();
   std::vector<int64_t> end(3 * n, 0);
   for (size_t e = 0; e < n; ++e) {
-    if (converged[e] || engines[e]->converged()) {
+    if (engines[e]->shifted()) {
+      end[e] = engines[e]->shifted_makespan();  // the same on every process
+    } else if (converged[e] || engines[e]->converged()) {
       end[e] = engines[e]->converged_makespan();
     } else {
       for (int64_t t : engines[e]->end_times()) end[e] = std::max(end[e], t);
@@ -949,6 +964,37 @@ ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, c
   }
   if (record_timings) out.timings = engine.take_timings();
   return out;
+}
+
+std::vector<std::vector<int64_t>> clean_cuts(const Context &ctx, const ReplayModel &model,
+                                             const rp::Snapshot &snapshot) {
+  rp::CutPlan plan(model.programs, snapshot, ctx.nranks());
+  // Every rank held somewhere, each with the same number of candidates.
+  std::array<int64_t, 3> agree = {plan.candidates() == rp::CutPlan::kNone ? INT64_MIN : plan.candidates(),
+                                  plan.candidates() == rp::CutPlan::kNone ? INT64_MIN : -plan.candidates(),
+                                  static_cast<int64_t>(model.programs.size())};
+  MPI_Allreduce(MPI_IN_PLACE, agree.data(), 2, MPI_INT64_T, MPI_MAX, ctx.comm());
+  MPI_Allreduce(MPI_IN_PLACE, &agree[2], 1, MPI_INT64_T, MPI_SUM, ctx.comm());
+  const int64_t count = agree[0];
+  if (count <= 0 || -agree[1] != count || agree[2] != ctx.nranks())
+    return std::vector<std::vector<int64_t>>(model.programs.size());
+  // The k-th candidate the same instance everywhere.
+  std::vector<int64_t> low(static_cast<size_t>(count), INT64_MAX), high(static_cast<size_t>(count), INT64_MIN);
+  if (plan.candidates() == count) low = high = plan.instances();
+  MPI_Allreduce(MPI_IN_PLACE, low.data(), static_cast<int>(count), MPI_INT64_T, MPI_MIN, ctx.comm());
+  MPI_Allreduce(MPI_IN_PLACE, high.data(), static_cast<int>(count), MPI_INT64_T, MPI_MAX, ctx.comm());
+  // Messages crossing owners meet at the receiver's owner; instances at owner instance % np.
+  std::vector<std::vector<rp::CutPlan::End>> ends(static_cast<size_t>(ctx.nprocs()));
+  for (const auto &e : plan.remote_ends()) ends[static_cast<size_t>(ctx.owner_of(e.rank))].push_back(e);
+  for (const auto &e : ctx.alltoallv(ends)) plan.add_remote(e);
+  std::vector<std::vector<rp::CutPlan::Span>> spans(static_cast<size_t>(ctx.nprocs()));
+  for (const auto &s : plan.spans())
+    spans[static_cast<size_t>(static_cast<uint64_t>(s.instance) % static_cast<uint64_t>(ctx.nprocs()))].push_back(s);
+  plan.merge_spans(ctx.alltoallv(spans));
+  std::vector<uint8_t> crossed = plan.candidates() == count ? plan.crossed() : std::vector<uint8_t>(low.size(), 0);
+  for (size_t k = 0; k < crossed.size(); ++k) crossed[k] |= low[k] != high[k];
+  MPI_Allreduce(MPI_IN_PLACE, crossed.data(), static_cast<int>(crossed.size()), MPI_UINT8_T, MPI_MAX, ctx.comm());
+  return plan.clean(crossed);
 }
 
 namespace {

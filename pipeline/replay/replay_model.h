@@ -110,6 +110,12 @@ ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, c
 std::vector<int64_t> replay_distributed(const Context &ctx, const ReplayModel &model,
                                         const std::vector<kernels::replay::Scenario> &scenarios);
 
+// Collective: the owned ranks' clean cuts (kernels/replay_cuts.h) over every process's
+// ranks, for Scenario::cuts of resumed replays from `snapshot`; empty vectors when the
+// ranks disagree on their candidates.
+std::vector<std::vector<int64_t>> clean_cuts(const Context &ctx, const ReplayModel &model,
+                                             const kernels::replay::Snapshot &snapshot);
+
 // Reads a LogGPS parameter file (`perfsift calibrate` writes it). Throws config::ConfigError.
 kernels::LogGPS read_loggps(const std::string &path);
 void write_loggps(const std::string &path, const kernels::LogGPS &p, const std::string &comment);

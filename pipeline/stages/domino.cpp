@@ -53,6 +53,8 @@ class DistributedView final : public dm::RunView {
     // The baseline replayed again, keeping the state candidates resume from.
     replay_distributed(ctx, model, m_base, false, nullptr, &m_snapshot);  // borrows model.baseline
     m_rest = dm::rest_bounds(model.programs, m_snapshot.timings());
+    // Candidates also stop where every rank leaves a clean cut equally ahead of the baseline.
+    m_cuts = clean_cuts(ctx, model, m_snapshot);
     m_slot.assign(static_cast<size_t>(ctx.nranks()), -1);
     for (size_t s = 0; s < model.programs.size(); ++s) {
       const auto &p = model.programs[s];
@@ -169,6 +171,7 @@ class DistributedView final : public dm::RunView {
       sc.resume = &m_snapshot;
       sc.resume_at = enter[k];
       sc.stop_when_converged = true;
+      sc.cuts = &m_cuts;
     }
     // The batch side by side: one exchange per round for all of them.
     std::vector<int64_t> out = replay_distributed(m_ctx, m_model, scenarios);
@@ -193,6 +196,7 @@ class DistributedView final : public dm::RunView {
   rp::Scenario m_base;
   rp::Snapshot m_snapshot;
   std::vector<std::vector<int64_t>> m_rest;
+  std::vector<std::vector<int64_t>> m_cuts;
   std::vector<int32_t> m_slot;
   dm::WaitBound m_bound;
   int64_t m_t0 = 0;

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "kernels/replay.h"
+#include "kernels/replay_cuts.h"
 
 using namespace perfsift::kernels;
 using namespace perfsift::kernels::replay;
@@ -488,8 +489,9 @@ TEST(Replay, StoppingOnTheBaselineKeepsEveryAnswerOnANonblockingRing) {
 namespace {
 
 // A random program of blocking exchanges (send and receive in one call, eager or
-// rendezvous), nonblocking rounds completed by one Waitall, all-to-all, rooted and
-// to-root collectives, and local calls, with uneven computation.
+// rendezvous), nonblocking rounds completed by one Waitall, in the same round or some
+// rounds later (across collectives), all-to-all, rooted and to-root collectives, and local
+// calls, with uneven computation.
 Builder random_program(int P, int rounds, uint64_t seed) {
   Builder b(P);
   uint64_t x = seed;
@@ -498,8 +500,17 @@ Builder random_program(int P, int rounds, uint64_t seed) {
     return static_cast<int64_t>((x >> 33) % static_cast<uint64_t>(m));
   };
   int64_t coll = 0;
+  std::vector<std::vector<Item>> open(static_cast<size_t>(P));  // completions of requests left open
+  auto complete_open = [&] {
+    for (int r = 0; r < P; ++r) {
+      auto &o = open[static_cast<size_t>(r)];
+      if (!o.empty()) b.event(r, rnd(500), o);
+      o.clear();
+    }
+  };
   for (int round = 0; round < rounds; ++round) {
-    const int kind = static_cast<int>(rnd(5));
+    if (rnd(3) == 0) complete_open();
+    const int kind = static_cast<int>(rnd(6));
     const int shift = 1 + static_cast<int>(rnd(P - 1));
     const int64_t bytes = rnd(2) ? 3000 : 100;
     if (kind == 0 || kind == 1) {
@@ -529,10 +540,28 @@ Builder random_program(int P, int rounds, uint64_t seed) {
       const int64_t id = instance_id(0, coll++);
       for (int r = 0; r < P; ++r)
         b.event(r, rnd(5000), {{ItemType::Collective, b.collective(r, id, P, flow, root, 8)}});
+    } else if (kind == 5) {
+      // An exchange whose requests stay open across what follows.
+      std::vector<int32_t> ri(static_cast<size_t>(P));
+      std::vector<int32_t> si(static_cast<size_t>(P));
+      for (int r = 0; r < P; ++r) {
+        auto [s_, r_] = b.message(r, (r + shift) % P, bytes);
+        si[static_cast<size_t>(r)] = s_;
+        ri[static_cast<size_t>((r + shift) % P)] = r_;
+      }
+      for (int r = 0; r < P; ++r) {
+        RankProgram &p = b.at(r);
+        const int32_t s0 = p.request_slots++, s1 = p.request_slots++;
+        b.event(r, rnd(1000), {{ItemType::PostRecv, ri[static_cast<size_t>(r)], s0}});
+        b.event(r, rnd(300), {{ItemType::PostSend, si[static_cast<size_t>(r)], s1}});
+        open[static_cast<size_t>(r)].push_back({ItemType::Complete, s0});
+        open[static_cast<size_t>(r)].push_back({ItemType::Complete, s1});
+      }
     } else {
       for (int r = 0; r < P; ++r) b.event(r, rnd(2000), {}, rnd(800));
     }
   }
+  complete_open();
   return b;
 }
 
@@ -584,6 +613,7 @@ int64_t split_resumed_makespan(const std::vector<RankProgram> &all, const Snapsh
   }
   std::vector<Snapshot> snaps;
   std::vector<std::vector<std::vector<int64_t>>> rests(static_cast<size_t>(owners));  // by owned slot
+  std::vector<std::vector<std::vector<int64_t>>> cuts(static_cast<size_t>(owners));
   std::vector<Scenario> scs;
   for (int k = 0; k < owners; ++k) snaps.push_back(owned_part(snap, all, slots[static_cast<size_t>(k)]));
   for (int k = 0; k < owners; ++k) {
@@ -592,6 +622,10 @@ int64_t split_resumed_makespan(const std::vector<RankProgram> &all, const Snapsh
     if (zw.rest) {
       for (size_t s : slots[static_cast<size_t>(k)]) rests[static_cast<size_t>(k)].push_back((*zw.rest)[s]);
       scs.back().rest = &rests[static_cast<size_t>(k)];
+    }
+    if (zw.cuts) {
+      for (size_t s : slots[static_cast<size_t>(k)]) cuts[static_cast<size_t>(k)].push_back((*zw.cuts)[s]);
+      scs.back().cuts = &cuts[static_cast<size_t>(k)];
     }
   }
   std::vector<std::unique_ptr<Engine>> e;
@@ -633,6 +667,9 @@ int64_t split_resumed_makespan(const std::vector<RankProgram> &all, const Snapsh
         if (released > 0) continue;
         break;
       }
+      case Engine::RoundEnd::Shifted:
+        for (auto &x : e) x->stop_shifted(sum.shift_low);
+        return e[0]->shifted_makespan();
       case Engine::RoundEnd::Converged:
       case Engine::RoundEnd::Finished:
         for (auto &x : e)
@@ -649,8 +686,10 @@ int64_t split_resumed_makespan(const std::vector<RankProgram> &all, const Snapsh
 
 TEST(Replay, ResumedReplaysGiveTheFullAnswerSerialAndSplit) {
   // Every waiting event of random programs zero-waited: the full replay, the resumed
-  // replay that stops on the snapshot, and the same split over 2, 3 or 4 owners agree.
-  int checked = 0, conflicts = 0, stopped_at_threshold = 0;
+  // replay that stops on the snapshot or at a clean cut, and the same split over 2, 3 or 4
+  // owners agree.
+  int checked = 0, conflicts = 0, stopped_at_threshold = 0, shifted = 0;
+  int64_t candidate_cuts = 0, clean = 0;
   int64_t replayed = 0, full_events = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     const int P = 4 + static_cast<int>(seed % 4);
@@ -660,17 +699,25 @@ TEST(Replay, ResumedReplaysGiveTheFullAnswerSerialAndSplit) {
     if (full_base.released) continue;
     const auto snap = replay_snapshot(b.ranks, sc);
     const auto rest = domino::rest_bounds(b.ranks, snap.timings());
+    const auto cuts = clean_cuts(b.ranks, snap);
+    candidate_cuts += CutPlan(b.ranks, snap, P).candidates();
+    clean += static_cast<int64_t>(cuts[0].size());
     for (int r = 0; r < P; ++r)
       for (size_t i = 0; i < b.ranks[static_cast<size_t>(r)].events.size(); ++i) {
         const auto &t = snap.timings()[static_cast<size_t>(r)][i];
         if (t.exit <= t.nowait_exit) continue;  // no wait to zero (the domino's candidates)
-        const Scenario full = zero_waited(sc, r, i), quick = zero_waited(sc, r, i, &snap, true);
+        const Scenario full = zero_waited(sc, r, i);
+        Scenario quick = zero_waited(sc, r, i, &snap, true);
+        quick.cuts = &cuts;
         const int64_t want = replay_serial(b.ranks, full, false).makespan;
-        // A rested member's arrival assumed, then replayed otherwise: again without assuming.
+        // A rested member's arrival assumed, then replayed otherwise: again without assuming
+        // (and without stopping at clean cuts).
         Scenario careful = quick;
         careful.assume_resting_arrivals = false;
+        careful.cuts = nullptr;
         const auto serial = replay_serial(b.ranks, quick, false);
         conflicts += serial.repeated;
+        shifted += serial.shifted;
         ASSERT_EQ(serial.makespan, want) << "seed " << seed << " " << r << ":" << i;
         const int owners = 2 + static_cast<int>(seed % 3);
         int64_t split = split_resumed_makespan(b.ranks, snap, quick, owners);
@@ -710,9 +757,13 @@ TEST(Replay, ResumedReplaysGiveTheFullAnswerSerialAndSplit) {
   EXPECT_GT(checked, 1000);
   EXPECT_LT(replayed * 4, full_events);
   EXPECT_GT(stopped_at_threshold, checked / 4);  // the bounds do stop replays at a threshold at the answer
+  EXPECT_GT(clean, 0);
+  EXPECT_LT(clean, candidate_cuts);  // requests left open across collectives rule cuts out
+  EXPECT_GT(shifted, checked / 20);
   std::printf(
       "%d zero-waited events agree (%d replayed again: a rested arrival came otherwise; %d of %d replays stopped at a "
-      "threshold at the answer); the resumed replays advanced %lld events, the full ones %lld\n",
-      checked, conflicts, stopped_at_threshold, 2 * checked, static_cast<long long>(replayed),
-      static_cast<long long>(full_events));
+      "threshold at the answer; %d serial ones at a clean cut, %lld of %lld candidate cuts clean); the resumed "
+      "replays advanced %lld events, the full ones %lld\n",
+      checked, conflicts, stopped_at_threshold, 2 * checked, shifted, static_cast<long long>(clean),
+      static_cast<long long>(candidate_cuts), static_cast<long long>(replayed), static_cast<long long>(full_events));
 }
