@@ -102,8 +102,8 @@ int64_t duration_floor(const replay::RankProgram &p, const replay::EventTiming &
 // beyond their floors from t on (what any change can take off its end),
 // max_r end_r - min(w, W_r(>= t)) is max(max_r end_r - w, F(t)) with
 // F(t) = max_r end_r - W_r(>= t); each rank's term only grows with t, so F is a prefix
-// maximum over the events by enter time: O(log events) per candidate. 16 B per event
-// above its floor.
+// maximum over the events by enter time, kept where it rises: O(log rises) per candidate.
+// 16 B per event above its floor while it is built, per rise after.
 class WaitBound {
  public:
   // A rank's program and baseline timings.
@@ -112,7 +112,7 @@ class WaitBound {
   int64_t bound(int64_t enter, int64_t wait) const;  // 0 when no rank was added
 
  private:
-  std::vector<std::pair<int64_t, int64_t>> m_steps;  // (enter, F just after it), by enter
+  std::vector<std::pair<int64_t, int64_t>> m_steps;  // (enter, F just after it), by enter; where F rises
   int64_t m_first = 0, m_latest_end = 0;             // F before any event; max end
 };
 
