@@ -79,8 +79,13 @@ Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenari
 }
 
 int64_t Engine::cut_of(int32_t s) const {
-  const auto &mx = m_sc.resume->exit_max[static_cast<size_t>(s)];
-  return std::upper_bound(mx.begin(), mx.end(), m_sc.resume_at) - mx.begin();
+  const Snapshot &snap = *m_sc.resume;
+  const auto &mx = snap.exit_max[static_cast<size_t>(s)];
+  if (!mx.empty()) return std::upper_bound(mx.begin(), mx.end(), m_sc.resume_at) - mx.begin();
+  const auto &t = snap.timings()[static_cast<size_t>(s)];
+  return std::upper_bound(t.begin(), t.end(), m_sc.resume_at,
+                          [](int64_t at, const EventTiming &x) { return at < x.exit; }) -
+         t.begin();
 }
 
 void Engine::join(int32_t s) {
@@ -213,7 +218,7 @@ Engine::CollState &Engine::coll_state(int64_t instance) {
     const int64_t ev = snap.coll_event[q][k], user = snap.coll_consumer[q][k];
     if (user != Snapshot::kNever) ++c.local_users;
     const auto ended_by_cut = [&](int64_t e) {
-      return e != Snapshot::kNever && snap.exit_max[q][static_cast<size_t>(e)] <= at;
+      return e != Snapshot::kNever && snap.exit_max_at(q, static_cast<size_t>(e)) <= at;
     };
     if (c.member_slot < 0) {
       c.member_slot = m->slot;
@@ -277,7 +282,7 @@ void Engine::check_divergence(CollState &c) {
   for (auto m = range.first; m != range.second; ++m) {
     const int32_t user = snap.coll_consumer[static_cast<size_t>(m->slot)][static_cast<size_t>(m->index)];
     if (user != Snapshot::kNever &&
-        snap.exit_max[static_cast<size_t>(m->slot)][static_cast<size_t>(user)] > m_sc.resume_at)
+        snap.exit_max_at(static_cast<size_t>(m->slot), static_cast<size_t>(user)) > m_sc.resume_at)
       need(m->slot, user);
   }
 }
@@ -311,10 +316,15 @@ Snapshot Engine::take_snapshot(const std::vector<std::vector<EventTiming>> *borr
     snap.recv_posted[s] = std::move(st.recv_posted.v);
     snap.coll_enter[s] = std::move(st.coll_enter.v);
     snap.slot_ref[s] = std::move(st.slot_ref.v);
-    auto &mx = snap.exit_max[s];
-    int64_t top = std::numeric_limits<int64_t>::min();
-    mx.reserve(timings[s].size());
-    for (const auto &t : timings[s]) mx.push_back(top = std::max(top, t.exit));
+    const bool falls = std::adjacent_find(timings[s].begin(), timings[s].end(), [](const auto &a, const auto &b) {
+                         return b.exit < a.exit;
+                       }) != timings[s].end();
+    if (falls) {
+      auto &mx = snap.exit_max[s];
+      int64_t top = std::numeric_limits<int64_t>::min();
+      mx.reserve(timings[s].size());
+      for (const auto &t : timings[s]) mx.push_back(top = std::max(top, t.exit));
+    }
     snap.send_event[s].assign(p.sends.size(), Snapshot::kNever);
     snap.recv_event[s].assign(p.recvs.size(), Snapshot::kNever);
     snap.coll_event[s].assign(p.colls.size(), Snapshot::kNever);
@@ -381,7 +391,7 @@ Snapshot Engine::take_snapshot(const std::vector<std::vector<EventTiming>> *borr
     const int32_t q = rank >= 0 ? m_slot_of[static_cast<size_t>(rank)] : -1;
     if (q < 0 || index < 0) return INT64_MAX;
     const int32_t e = event_of[static_cast<size_t>(q)][static_cast<size_t>(index)];
-    return e == Snapshot::kNever ? INT64_MAX : snap.exit_max[static_cast<size_t>(q)][static_cast<size_t>(e)];
+    return e == Snapshot::kNever ? INT64_MAX : snap.exit_max_at(static_cast<size_t>(q), static_cast<size_t>(e));
   };
   for (size_t s = 0; s < n; ++s) {
     const RankProgram &p = m_prog[s];

@@ -180,7 +180,12 @@ struct Snapshot {
   const std::vector<std::vector<EventTiming>> &timings() const {
     return borrowed_timings ? *borrowed_timings : own_timings;
   }
-  std::vector<std::vector<int64_t>> exit_max;  // per event: the largest exit up to it
+  // Per event: the largest exit up to it. Held only for ranks whose exits ever fall (laned
+  // ranks); a single stream's exits never do (8 B per event not held).
+  std::vector<std::vector<int64_t>> exit_max;
+  int64_t exit_max_at(size_t slot, size_t event) const {
+    return exit_max[slot].empty() ? timings()[slot][event].exit : exit_max[slot][event];
+  }
   std::vector<std::vector<int64_t>> send_start, recv_post, recv_send_start, recv_posted, coll_enter;
   // The event that posted each send, receive, collective and request slot (kNever: none).
   static constexpr int32_t kNever = std::numeric_limits<int32_t>::max();

@@ -736,7 +736,7 @@ void exchange_partner_exit_max(const Context &ctx, const ReplayModel &model, rp:
   for (size_t s = 0; s < model.programs.size(); ++s) {
     const auto &p = model.programs[s];
     auto exit_max_at = [&](int32_t e) {
-      return e == rp::Snapshot::kNever ? INT64_MAX : snap.exit_max[s][static_cast<size_t>(e)];
+      return e == rp::Snapshot::kNever ? INT64_MAX : snap.exit_max_at(s, static_cast<size_t>(e));
     };
     for (size_t k = 0; k < p.recvs.size(); ++k)
       if (const auto &m = p.recvs[k]; m.src >= 0 && ctx.owner_of(m.src) != ctx.me())
