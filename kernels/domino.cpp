@@ -140,17 +140,18 @@ class SerialView final : public RunView {
  public:
   SerialView(const std::vector<rp::RankProgram> &programs, const std::vector<std::vector<rp::EventTiming>> &baseline,
              const std::function<std::vector<EventRef>(EventRef)> &partners, const Evaluate &evaluate)
-      : m_programs(programs), m_baseline(baseline), m_partners(partners), m_evaluate(evaluate) {
+      : m_programs(programs),
+        m_baseline(baseline),
+        m_partners(partners),
+        m_evaluate(evaluate),
+        m_bound(programs, baseline) {
     int32_t nranks = 0;
     for (const auto &p : programs) nranks = std::max(nranks, p.rank + 1);
     m_slot_of.assign(static_cast<size_t>(nranks), -1);
     for (size_t k = 0; k < programs.size(); ++k)
       m_slot_of[static_cast<size_t>(programs[k].rank)] = static_cast<int32_t>(k);
-    for (size_t s = 0; s < programs.size(); ++s) {
-      m_bound.add_rank(programs[s], baseline[s]);
+    for (size_t s = 0; s < programs.size(); ++s)
       if (!baseline[s].empty()) m_t0 = std::max(m_t0, baseline[s].back().exit);
-    }
-    m_bound.finish();
   }
   int64_t baseline() override { return m_t0; }
   std::vector<int64_t> last_events() override {
@@ -233,24 +234,30 @@ int64_t duration_floor(const rp::RankProgram &p, const rp::EventTiming &t, size_
   return std::max<int64_t>(0, t.nowait_exit - t.enter);
 }
 
-void WaitBound::add_rank(const rp::RankProgram &p, const std::vector<rp::EventTiming> &timings) {
-  if (timings.empty()) return;
-  std::vector<int64_t> above(timings.size());  // each call's time beyond its floor
-  for (size_t i = 0; i < timings.size(); ++i)
-    above[i] = std::max<int64_t>(0, timings[i].exit - timings[i].enter - duration_floor(p, timings[i], i));
-  const int64_t end = timings.back().exit;
-  m_latest_end = std::max(m_latest_end, end);
-  int64_t after = 0;  // from event i on
-  for (const int64_t a : above) after += a;
-  m_first = std::max(m_first, end - after);
-  for (size_t i = 0; i < timings.size(); ++i) {
-    if (above[i] == 0) continue;  // the term does not change
-    after -= above[i];
-    m_steps.push_back({timings[i].enter, end - after});
+WaitBound::WaitBound(const std::vector<rp::RankProgram> &programs,
+                     const std::vector<std::vector<rp::EventTiming>> &timings) {
+  // Each call's time beyond its floor.
+  auto above = [&](size_t s, size_t i) {
+    const rp::EventTiming &t = timings[s][i];
+    return std::max<int64_t>(0, t.exit - t.enter - duration_floor(programs[s], t, i));
+  };
+  // F before any event first: a step at or below it never shows, and is not kept.
+  std::vector<int64_t> total(programs.size(), 0);
+  for (size_t s = 0; s < programs.size(); ++s) {
+    if (timings[s].empty()) continue;
+    for (size_t i = 0; i < timings[s].size(); ++i) total[s] += above(s, i);
+    m_latest_end = std::max(m_latest_end, timings[s].back().exit);
+    m_first = std::max(m_first, timings[s].back().exit - total[s]);
   }
-}
-
-void WaitBound::finish() {
+  for (size_t s = 0; s < programs.size(); ++s) {
+    int64_t after = total[s];  // from event i on
+    for (size_t i = 0; i < timings[s].size(); ++i) {
+      const int64_t a = above(s, i);
+      if (a == 0) continue;  // the term does not change
+      after -= a;
+      if (const int64_t f = timings[s].back().exit - after; f > m_first) m_steps.push_back({timings[s][i].enter, f});
+    }
+  }
   // F(t) is the running maximum before t: only the steps where it rises are kept (a
   // fraction of the events that waited; the look-ups then mostly hit the cache).
   std::sort(m_steps.begin(), m_steps.end());

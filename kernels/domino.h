@@ -103,13 +103,14 @@ int64_t duration_floor(const replay::RankProgram &p, const replay::EventTiming &
 // max_r end_r - min(w, W_r(>= t)) is max(max_r end_r - w, F(t)) with
 // F(t) = max_r end_r - W_r(>= t); each rank's term only grows with t, so F is a prefix
 // maximum over the events by enter time, kept where it rises: O(log rises) per candidate.
-// 16 B per event above its floor while it is built, per rise after.
+// 16 B per event whose term passes F before any event while it is built, per rise after.
 class WaitBound {
  public:
-  // A rank's program and baseline timings.
-  void add_rank(const replay::RankProgram &p, const std::vector<replay::EventTiming> &timings);
-  void finish();
-  int64_t bound(int64_t enter, int64_t wait) const;  // 0 when no rank was added
+  WaitBound() = default;
+  // The ranks held: their programs and baseline timings.
+  WaitBound(const std::vector<replay::RankProgram> &programs,
+            const std::vector<std::vector<replay::EventTiming>> &timings);
+  int64_t bound(int64_t enter, int64_t wait) const;  // 0 without ranks
 
  private:
   std::vector<std::pair<int64_t, int64_t>> m_steps;  // (enter, F just after it), by enter; where F rises

@@ -59,10 +59,9 @@ class DistributedView final : public dm::RunView {
     for (size_t s = 0; s < model.programs.size(); ++s) {
       const auto &p = model.programs[s];
       m_slot[static_cast<size_t>(p.rank)] = static_cast<int32_t>(s);
-      m_bound.add_rank(p, m_snapshot.timings()[s]);
       if (!p.events.empty()) m_t0 = std::max(m_t0, m_snapshot.timings()[s].back().exit);
     }
-    m_bound.finish();
+    m_bound = dm::WaitBound(model.programs, m_snapshot.timings());
     MPI_Allreduce(MPI_IN_PLACE, &m_t0, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
   }
 
