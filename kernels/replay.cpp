@@ -307,6 +307,7 @@ Snapshot Engine::take_snapshot(const std::vector<std::vector<EventTiming>> *borr
     v->resize(n);
   snap.slot_ref.resize(n);
   snap.open_lag.resize(n);
+  std::vector<int64_t> before;  // open lags: per event, how many were posted before it
   for (size_t s = 0; s < n; ++s) {
     const RankProgram &p = m_prog[s];
     RankState &st = m_state[s];
@@ -370,11 +371,25 @@ Snapshot Engine::take_snapshot(const std::vector<std::vector<EventTiming>> *borr
         snap.coll_root_enter[s][k] = c->second.root_enter;
       }
     }
-    auto lag = [](const std::vector<int32_t> &posted, const std::vector<int32_t> &used) {
+    // Posting events are in index order: one sweep gives, per event, how many were posted
+    // before it (a binary search per use was most of the snapshot's time).
+    auto lag = [&before, n_events = p.events.size()](const std::vector<int32_t> &posted,
+                                                     const std::vector<int32_t> &used) {
+      const bool sorted = std::is_sorted(posted.begin(), posted.end());
+      if (sorted) {
+        before.resize(n_events + 1);
+        size_t j = 0;
+        for (size_t e = 0; e <= n_events; ++e) {
+          while (j < posted.size() && static_cast<size_t>(posted[j]) < e) ++j;
+          before[e] = static_cast<int64_t>(j);
+        }
+      }
       int64_t most = 0;
       for (size_t k = 0; k < used.size(); ++k) {
         if (used[k] == Snapshot::kNever) continue;
-        const int64_t later = std::lower_bound(posted.begin(), posted.end(), used[k]) - posted.begin();
+        const int64_t later = sorted && static_cast<size_t>(used[k]) <= n_events
+                                  ? before[static_cast<size_t>(used[k])]
+                                  : std::lower_bound(posted.begin(), posted.end(), used[k]) - posted.begin();
         most = std::max(most, later - static_cast<int64_t>(k));
       }
       return most;

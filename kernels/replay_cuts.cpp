@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
+#include <unordered_map>
 
 namespace perfsift::kernels::replay {
 
@@ -47,11 +47,20 @@ CutPlan::CutPlan(const std::vector<RankProgram> &programs, const Snapshot &snap,
     }
   m_diff.assign(static_cast<size_t>(m_count) + 1, 0);
   // Each value's epochs: where it is posted and where it is used, on its own rank.
-  auto span = [&](size_t q, int32_t posted, int32_t used) {
+  std::vector<int32_t> epochs;  // the rank's, per event
+  auto take_epochs = [&](size_t q) {
+    epochs.resize(programs[q].events.size());
+    size_t k = 0;
+    for (size_t e = 0; e < epochs.size(); ++e) {
+      while (k < m_candidates[q].size() && m_candidates[q][k] < static_cast<int64_t>(e)) ++k;
+      epochs[e] = static_cast<int32_t>(k);
+    }
+  };
+  auto span = [&](int32_t posted, int32_t used) {
     std::pair<int32_t, int32_t> s{kNoEpoch, std::numeric_limits<int32_t>::min()};
     for (const int32_t e : {posted, used})
-      if (e != Snapshot::kNever) {
-        const int32_t x = epoch(q, e);
+      if (e != Snapshot::kNever && static_cast<size_t>(e) < epochs.size()) {
+        const int32_t x = epochs[static_cast<size_t>(e)];
         s = {std::min(s.first, x), std::max(s.second, x)};
       }
     return s;
@@ -59,17 +68,19 @@ CutPlan::CutPlan(const std::vector<RankProgram> &programs, const Snapshot &snap,
   m_recv_span.resize(programs.size());
   for (size_t q = 0; q < programs.size(); ++q) {
     const RankProgram &p = programs[q];
+    take_epochs(q);
     m_recv_span[q].resize(p.recvs.size());
     for (size_t i = 0; i < p.recvs.size(); ++i) {
-      m_recv_span[q][i] = span(q, snap.recv_event[q][i], snap.recv_consumer[q][i]);
+      m_recv_span[q][i] = span(snap.recv_event[q][i], snap.recv_consumer[q][i]);
       mark(m_recv_span[q][i].first, m_recv_span[q][i].second);
     }
   }
-  std::map<int64_t, std::pair<int32_t, int32_t>> instances;
+  std::unordered_map<int64_t, std::pair<int32_t, int32_t>> instances;
   for (size_t q = 0; q < programs.size(); ++q) {
     const RankProgram &p = programs[q];
+    take_epochs(q);
     for (size_t i = 0; i < p.sends.size(); ++i) {
-      auto [lo, hi] = span(q, snap.send_event[q][i], snap.send_consumer[q][i]);
+      auto [lo, hi] = span(snap.send_event[q][i], snap.send_consumer[q][i]);
       mark(lo, hi);
       const SendMessage &m = p.sends[i];
       if (m.dst < 0 || m.dst >= nranks || m.recv_index < 0) continue;
@@ -82,18 +93,14 @@ CutPlan::CutPlan(const std::vector<RankProgram> &programs, const Snapshot &snap,
       }
     }
     for (size_t i = 0; i < p.colls.size(); ++i) {
-      const auto s = span(q, snap.coll_event[q][i], snap.coll_consumer[q][i]);
+      const auto s = span(snap.coll_event[q][i], snap.coll_consumer[q][i]);
       mark(s.first, s.second);
       auto [at, fresh] = instances.try_emplace(p.colls[i].instance, s);
       if (!fresh) at->second = {std::min(at->second.first, s.first), std::max(at->second.second, s.second)};
     }
   }
   for (const auto &[instance, s] : instances) m_spans.push_back({instance, s.first, s.second});
-}
-
-int32_t CutPlan::epoch(size_t slot, int64_t event) const {
-  const auto &c = m_candidates[slot];
-  return static_cast<int32_t>(std::lower_bound(c.begin(), c.end(), event) - c.begin());
+  std::sort(m_spans.begin(), m_spans.end(), [](const Span &a, const Span &b) { return a.instance < b.instance; });
 }
 
 // Something posted in epoch lo and used in epoch hi crosses cuts lo .. hi - 1.

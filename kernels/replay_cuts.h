@@ -58,7 +58,6 @@ class CutPlan {
   std::vector<std::vector<int64_t>> clean(const std::vector<uint8_t> &crossed) const;
 
  private:
-  int32_t epoch(size_t slot, int64_t event) const;
   void mark(int32_t lo, int32_t hi);
 
   std::vector<std::vector<int64_t>> m_candidates;                     // per owned slot
