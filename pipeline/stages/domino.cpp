@@ -4,9 +4,11 @@
 // side, each resumed from the owners' parts of the baseline snapshot and advancing only
 // the ranks it disturbs (or needs), on their owners.
 //
-// Cost: the snapshot, about 60 B per owned event beside the replay model (its timings are
-// the baseline's); per candidate, the events it disturbs plus one exchange round per hop
-// of its disturbance between owners; a few reductions per step of the search.
+// Cost: the snapshot beside the replay model (its timings are the baseline's; per message
+// its times and event links, per call 4-byte links), 8 B per owned event of rest bounds;
+// per candidate, the events it disturbs up to the first clean cut all ranks leave equally
+// ahead, plus one exchange round per hop of its disturbance between owners; a few
+// reductions per step of the search.
 
 #include <array>
 #include <cstdio>
