@@ -15,7 +15,7 @@
  * that are not the main ones, which the replay must reproduce.
  * MODE crash: after the loops, rank 1's thread 1 writes through a null pointer while
  * rank 1's other threads are blocked in MPI_Recv (tag 300, never sent) and the other
- * ranks in MPI_Barrier; the launcher ends them. Every completed call before the crash is
+ * ranks in MPI_Barrier (each tells it first, tag 400); the launcher ends them. Every completed call before the crash is
  * in the recovered store; the blocked calls are kept, marked interrupted.
  * SCALE (default 1) multiplies the iterations: with a small buffer, every thread spills. */
 #include <mpi.h>
@@ -56,7 +56,12 @@ static void *work(void *arg) {
   if (g_crash) {
     pthread_barrier_wait(&g_loops_done); /* every thread of the rank is past its loop */
     if (g_rank == 1 && t == 1) {
-      usleep(500 * 1000); /* the others are inside MPI_Recv / MPI_Barrier by now */
+      /* Every other rank says it is about to enter MPI_Barrier (however loaded the
+         machine, its loops are done); a moment later it is inside, as are this rank's
+         other threads in MPI_Recv. */
+      for (int k = 0; k < g_size - 1; ++k)
+        MPI_Recv(&in, 1, MPI_INT, MPI_ANY_SOURCE, 400, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      usleep(300 * 1000);
       *(volatile int *)(uintptr_t)g_zero = 1;
     }
     if (g_rank == 1) MPI_Recv(&in, 1, MPI_INT, prev, 300, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -81,7 +86,10 @@ int main(int argc, char **argv) {
   pthread_t threads[kThreads];
   for (int t = 1; t < kThreads; ++t) pthread_create(&threads[t], NULL, work, (void *)(intptr_t)t);
   work((void *)0);
-  if (g_crash && g_rank != 1) MPI_Barrier(MPI_COMM_WORLD); /* waits for rank 1, which dies */
+  if (g_crash && g_rank != 1) {
+    MPI_Send(&g_rank, 1, MPI_INT, 1, 400, MPI_COMM_WORLD); /* rank 1 crashes once all are here */
+    MPI_Barrier(MPI_COMM_WORLD);                           /* waits for rank 1, which dies */
+  }
   for (int t = 1; t < kThreads; ++t) pthread_join(threads[t], NULL);
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
