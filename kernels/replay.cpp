@@ -985,21 +985,28 @@ Engine::RoundReport Engine::round_report(bool moved) const {
           vacuous || !run ? lowest : m_cut_lead};
 }
 
+static_assert(sizeof(Engine::RoundReport) ==
+              (Engine::RoundReport::kSums + Engine::RoundReport::kMaxima) * sizeof(int64_t));
+
+void Engine::RoundReport::encode(int64_t *sums, int64_t *maxima) const {
+  const int64_t summed[kSums] = {moved,   unfinished, off_snapshot, changed_pending,
+                                 stopped, lead,       assumed,      rest_bound_met};
+  const int64_t maxed[kMaxima] = {~horizon, assumed_latest, cut_first, ~cut_last, ~shift_low, shift_high};
+  std::copy(summed, summed + kSums, sums);
+  std::copy(maxed, maxed + kMaxima, maxima);
+}
+
+Engine::RoundReport Engine::RoundReport::decode(const int64_t *s, const int64_t *m) {
+  return {s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], ~m[0], m[1], m[2], ~m[3], ~m[4], m[5]};
+}
+
 void Engine::combine(RoundReport &into, const RoundReport &from) {
-  into.moved += from.moved;
-  into.unfinished += from.unfinished;
-  into.off_snapshot += from.off_snapshot;
-  into.changed_pending += from.changed_pending;
-  into.stopped += from.stopped;
-  into.lead += from.lead;
-  into.assumed += from.assumed;
-  into.rest_bound_met += from.rest_bound_met;
-  into.horizon = std::min(into.horizon, from.horizon);
-  into.assumed_latest = std::max(into.assumed_latest, from.assumed_latest);
-  into.cut_first = std::max(into.cut_first, from.cut_first);
-  into.cut_last = std::min(into.cut_last, from.cut_last);
-  into.shift_low = std::min(into.shift_low, from.shift_low);
-  into.shift_high = std::max(into.shift_high, from.shift_high);
+  int64_t sums[2][RoundReport::kSums], maxima[2][RoundReport::kMaxima];
+  into.encode(sums[0], maxima[0]);
+  from.encode(sums[1], maxima[1]);
+  for (size_t k = 0; k < RoundReport::kSums; ++k) sums[0][k] += sums[1][k];
+  for (size_t k = 0; k < RoundReport::kMaxima; ++k) maxima[0][k] = std::max(maxima[0][k], maxima[1][k]);
+  into = RoundReport::decode(sums[0], maxima[0]);
 }
 
 Engine::RoundEnd Engine::round_end(const RoundReport &sum) const {

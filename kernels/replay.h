@@ -313,10 +313,14 @@ class Engine {
   struct RoundReport {
     int64_t moved, unfinished, off_snapshot, changed_pending, stopped, lead, assumed, rest_bound_met, horizon,
         assumed_latest, cut_first, cut_last, shift_low, shift_high;
+    // As reduced over owners (one MPI_SUM and one MPI_MAX): the fields summed, then those
+    // combined by maximum, a minimum as the maximum of its complement ~x.
+    static constexpr size_t kSums = 8, kMaxima = 6;
+    void encode(int64_t *sums, int64_t *maxima) const;
+    static RoundReport decode(const int64_t *sums, const int64_t *maxima);
   };
-  static constexpr int kRoundReportFields = 14;
   RoundReport round_report(bool moved) const;
-  static void combine(RoundReport &into, const RoundReport &from);
+  static void combine(RoundReport &into, const RoundReport &from);  // that reduction of two
   enum class RoundEnd {
     Continue,
     Converged,  // back on the snapshot everywhere: the run's end follows from it

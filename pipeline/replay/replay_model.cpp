@@ -812,35 +812,17 @@ std::vector<uint8_t> run_rounds(const Context &ctx, const ReplayModel &model, co
         moved[static_cast<size_t>(e)] |= !got.empty();
       }
     }
-    // Every engine's report combined over processes (Engine::combine: sums, then minima and
-    // maxima, a minimum as the maximum of its complement ~x); all decide alike.
-    constexpr size_t kSums = 8, kMaxima = 6;
-    static_assert(sizeof(rp::Engine::RoundReport) == (kSums + kMaxima) * sizeof(int64_t));
-    std::vector<int64_t> sums(kSums * n, 0), maxima(kMaxima * n, INT64_MIN);
-    std::vector<rp::Engine::RoundReport> report(n);
-    for (size_t e = 0; e < n; ++e) {
-      if (done[e]) continue;
-      report[e] = engines[e]->round_report(moved[e]);
-      std::memcpy(sums.data() + kSums * e, &report[e], kSums * sizeof(int64_t));
-      const auto &r = report[e];
-      const std::array<int64_t, kMaxima> m = {~r.horizon,  r.assumed_latest, r.cut_first,
-                                              ~r.cut_last, ~r.shift_low,     r.shift_high};
-      std::copy(m.begin(), m.end(), maxima.begin() + static_cast<std::ptrdiff_t>(kMaxima * e));
-    }
+    // Every engine's report combined over processes (Engine::combine as two reductions);
+    // all decide alike.
+    using Report = rp::Engine::RoundReport;
+    std::vector<int64_t> sums(Report::kSums * n, 0), maxima(Report::kMaxima * n, INT64_MIN);
+    std::vector<Report> report(n);
+    for (size_t e = 0; e < n; ++e)
+      if (!done[e]) engines[e]->round_report(moved[e]).encode(&sums[Report::kSums * e], &maxima[Report::kMaxima * e]);
     MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_INT64_T, MPI_SUM, ctx.comm());
     MPI_Allreduce(MPI_IN_PLACE, maxima.data(), static_cast<int>(maxima.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
-    for (size_t e = 0; e < n; ++e) {
-      if (done[e]) continue;
-      std::memcpy(&report[e], sums.data() + kSums * e, kSums * sizeof(int64_t));
-      const int64_t *m = maxima.data() + kMaxima * e;
-      auto &r = report[e];
-      r.horizon = ~m[0];
-      r.assumed_latest = m[1];
-      r.cut_first = m[2];
-      r.cut_last = ~m[3];
-      r.shift_low = ~m[4];
-      r.shift_high = m[5];
-    }
+    for (size_t e = 0; e < n; ++e)
+      if (!done[e]) report[e] = Report::decode(&sums[Report::kSums * e], &maxima[Report::kMaxima * e]);
     std::vector<int64_t> released(n, 0);
     std::vector<uint8_t> stuck_here(n, 0);
     bool stuck = false;
