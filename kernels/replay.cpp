@@ -39,13 +39,17 @@ Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenari
     RankState &st = m_state[s];
     if (scenario.resume) {
       // Resumed: every rank rests at its cut until the replay needs it (join).
+      // Its cut is found when it joins (a binary search per rank and candidate was a
+      // tenth of the domino search): until then only whether it ended by the resume time.
       st.live = false;
-      const int64_t c = cut_of(static_cast<int32_t>(s));
-      st.cursor = c;
-      if (c < static_cast<int64_t>(p.events.size()))
+      if (p.events.empty()) continue;
+      if (scenario.resume->last_exit_max(s) > scenario.resume_at) {
+        st.cursor = kCutPending;
         ++m_unfinished;
-      else if (c > 0)
+      } else {
+        st.cursor = static_cast<int64_t>(p.events.size());
         m_end[s] = scenario.resume->end[s];
+      }
       continue;
     }
     st.slot_ref.assign(static_cast<size_t>(p.request_slots), -1);
@@ -68,6 +72,9 @@ Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenari
     m_queue.push_back(static_cast<int32_t>(s));
   }
   if (scenario.resume) {
+    if (!scenario.resume->coll_members.empty() &&
+        scenario.resume->member_begin.size() != scenario.resume->member_instances.size() + 1)
+      throw std::logic_error("replay: resuming from a snapshot whose collective members are not indexed");
     if (!m_converge) {
       // Every rank replays from its cut to its end.
       for (size_t s = 0; s < programs.size(); ++s) need(static_cast<int32_t>(s), INT64_MAX);
@@ -88,9 +95,15 @@ int64_t Engine::cut_of(int32_t s) const {
          t.begin();
 }
 
+int64_t Engine::position(int32_t s) const {
+  const int64_t c = m_state[static_cast<size_t>(s)].cursor;
+  return c == kCutPending ? cut_of(s) : c;
+}
+
 void Engine::join(int32_t s) {
   RankState &st = m_state[static_cast<size_t>(s)];
   if (st.live) return;
+  st.cursor = position(s);
   st.live = true;
   if (m_converge) m_joined.push_back(s);
   const Snapshot &snap = *m_sc.resume;
@@ -167,6 +180,7 @@ T &Engine::grow(int32_t s, Values<T> &w, int64_t k, Field f) {
 
 void Engine::need(int32_t s, int64_t event) {
   RankState &st = m_state[static_cast<size_t>(s)];
+  if (!st.live) st.cursor = position(s);
   if (st.cursor >= static_cast<int64_t>(m_prog[static_cast<size_t>(s)].events.size())) return;
   join(s);
   if (event <= st.demand) return;
@@ -209,37 +223,44 @@ Engine::CollState &Engine::coll_state(int64_t instance) {
   const Snapshot &snap = *m_sc.resume;
   const int64_t at = m_sc.resume_at;
   Arrival before{instance, 0, 0, kUnknown, kUnknown};
-  const auto range =
-      std::equal_range(snap.coll_members.begin(), snap.coll_members.end(), Snapshot::Member{instance, 0, 0});
-  for (auto m = range.first; m != range.second; ++m) {
-    const size_t q = static_cast<size_t>(m->slot), k = static_cast<size_t>(m->index);
-    const Collective &cl = m_prog[q].colls[k];
-    if (c.expected == 0) c.expected = cl.members;
-    const int64_t ev = snap.coll_event[q][k], user = snap.coll_consumer[q][k];
-    if (user != Snapshot::kNever) ++c.local_users;
-    const auto ended_by_cut = [&](int64_t e) {
-      return e != Snapshot::kNever && snap.exit_max_at(q, static_cast<size_t>(e)) <= at;
-    };
+  const auto range = snap.members_of(instance);
+  const bool may_assume = m_converge && m_sc.assume_resting_arrivals;
+  if (range.first != range.second) {
+    const Snapshot::Member &first = *range.first;
     if (c.member_slot < 0) {
-      c.member_slot = m->slot;
-      c.member_index = m->index;
+      c.member_slot = first.slot;
+      c.member_index = first.index;
     }
+    if (c.expected == 0)
+      c.expected = m_prog[static_cast<size_t>(first.slot)].colls[static_cast<size_t>(first.index)].members;
+  }
+  for (auto m = range.first; m != range.second; ++m) {
+    const size_t q = static_cast<size_t>(m->slot);
+    if (m->has_user) ++c.local_users;
+    const bool ended = m->posted_by <= at;
     const RankState &st = m_state[q];
     // A member resting where the snapshot holds (not yet joined, or clean and needed no
     // further) arrives as in the snapshot; one replaying is needed up to its arrival.
-    const bool assumed = m_converge && m_sc.assume_resting_arrivals && !ended_by_cut(ev) &&
-                         (!st.live || (!st.posted && st.cursor <= ev && resting(m->slot)));
-    if (ended_by_cut(ev) || assumed) {
+    bool assumed = false;
+    if (may_assume && !ended) {
+      const int64_t ev = snap.coll_event[q][static_cast<size_t>(m->index)];
+      assumed = !st.live || (!st.posted && st.cursor <= ev && resting(m->slot));
+    }
+    if (ended || assumed) {
       ++before.count;
-      before.max_enter = std::max(before.max_enter, snap.coll_enter[q][k]);
-      if (cl.root == m_prog[q].rank) before.root_enter = snap.coll_enter[q][k];
-      if (ended_by_cut(user)) ++c.used;
+      before.max_enter = std::max(before.max_enter, m->enter);
+      if (m->root) before.root_enter = m->enter;
+      if (m->used_by <= at) ++c.used;
       if (assumed) {
-        m_assumed.insert((static_cast<uint64_t>(q) << 32) | k);
-        m_assumed_latest = std::max(m_assumed_latest, snap.coll_enter[q][k]);
+        const size_t bit = static_cast<size_t>(m - range.first);
+        if (c.assumed.empty()) c.assumed.assign((static_cast<size_t>(range.second - range.first) + 63) / 64, 0);
+        c.assumed[bit / 64] |= uint64_t{1} << (bit % 64);
+        ++m_assumed;
+        m_assumed_latest = std::max(m_assumed_latest, m->enter);
       }
-    } else if (!ended_by_cut(ev) && (!st.live || st.cursor < ev || (st.cursor == ev && !st.posted))) {
-      need(m->slot, ev);
+    } else if (!ended) {
+      const int64_t ev = snap.coll_event[q][static_cast<size_t>(m->index)];
+      if (!st.live || st.cursor < ev || (st.cursor == ev && !st.posted)) need(m->slot, ev);
     }
   }
   c.count += before.count;
@@ -263,6 +284,22 @@ Engine::CollState &Engine::coll_state(int64_t instance) {
   return c;
 }
 
+bool Engine::take_assumed(int32_t s, int64_t instance) {
+  const auto found = m_coll.find(instance);
+  if (found == m_coll.end() || found->second.assumed.empty()) return false;
+  const auto range = m_sc.resume->members_of(instance);
+  const auto m = std::lower_bound(range.first, range.second, s,
+                                  [](const Snapshot::Member &x, int32_t slot) { return x.slot < slot; });
+  if (m == range.second || m->slot != s) return false;
+  const size_t bit = static_cast<size_t>(m - range.first);
+  uint64_t &word = found->second.assumed[bit / 64];
+  const uint64_t mask = uint64_t{1} << (bit % 64);
+  if (!(word & mask)) return false;
+  word &= ~mask;
+  --m_assumed;
+  return true;
+}
+
 // Once what the members wait for is known and differs from the snapshot, every owned
 // member must use it again: each is needed up to its using call.
 void Engine::check_divergence(CollState &c) {
@@ -277,14 +314,10 @@ void Engine::check_divergence(CollState &c) {
   if (c.used < c.local_users) ++m_pending;
   list_lead(m_prog[q].colls[k].instance, c);
   const int64_t instance = m_prog[q].colls[k].instance;
-  const auto range =
-      std::equal_range(snap.coll_members.begin(), snap.coll_members.end(), Snapshot::Member{instance, 0, 0});
-  for (auto m = range.first; m != range.second; ++m) {
-    const int32_t user = snap.coll_consumer[static_cast<size_t>(m->slot)][static_cast<size_t>(m->index)];
-    if (user != Snapshot::kNever &&
-        snap.exit_max_at(static_cast<size_t>(m->slot), static_cast<size_t>(user)) > m_sc.resume_at)
-      need(m->slot, user);
-  }
+  const auto range = snap.members_of(instance);
+  for (auto m = range.first; m != range.second; ++m)
+    if (m->has_user && m->used_by > m_sc.resume_at)
+      need(m->slot, snap.coll_consumer[static_cast<size_t>(m->slot)][static_cast<size_t>(m->index)]);
 }
 
 Snapshot Engine::take_snapshot(const std::vector<std::vector<EventTiming>> *borrowed) {
@@ -365,7 +398,16 @@ Snapshot Engine::take_snapshot(const std::vector<std::vector<EventTiming>> *borr
     snap.coll_max_enter[s].assign(p.colls.size(), kUnknown);
     snap.coll_root_enter[s].assign(p.colls.size(), kUnknown);
     for (size_t k = 0; k < p.colls.size(); ++k) {
-      snap.coll_members.push_back({p.colls[k].instance, static_cast<int32_t>(s), static_cast<int32_t>(k)});
+      Snapshot::Member m{p.colls[k].instance, static_cast<int32_t>(s), static_cast<int32_t>(k)};
+      m.enter = snap.coll_enter[s][k];
+      if (const int32_t e = snap.coll_event[s][k]; e != Snapshot::kNever)
+        m.posted_by = snap.exit_max_at(s, static_cast<size_t>(e));
+      if (const int32_t e = snap.coll_consumer[s][k]; e != Snapshot::kNever) {
+        m.used_by = snap.exit_max_at(s, static_cast<size_t>(e));
+        m.has_user = true;
+      }
+      m.root = p.colls[k].root == p.rank;
+      snap.coll_members.push_back(m);
       if (const auto c = m_coll.find(p.colls[k].instance); c != m_coll.end()) {
         snap.coll_max_enter[s][k] = c->second.max_enter;
         snap.coll_root_enter[s][k] = c->second.root_enter;
@@ -397,7 +439,7 @@ Snapshot Engine::take_snapshot(const std::vector<std::vector<EventTiming>> *borr
     snap.open_lag[s] = {lag(snap.slot_event[s], slot_used), lag(snap.send_event[s], snap.send_consumer[s]),
                         lag(snap.recv_event[s], snap.recv_consumer[s]), lag(snap.coll_event[s], snap.coll_consumer[s])};
   }
-  std::stable_sort(snap.coll_members.begin(), snap.coll_members.end());
+  snap.index_members();
   // The other ends' exit_max, for the partners this engine owns (a distributed snapshot
   // gets the others' from their owners: replay_model.cpp).
   snap.send_partner_exit_max.resize(n);
@@ -418,6 +460,18 @@ Snapshot Engine::take_snapshot(const std::vector<std::vector<EventTiming>> *borr
       snap.recv_partner_exit_max[s][k] = partner_exit_max(p.recvs[k].src, snap.send_event, p.recvs[k].send_index);
   }
   return snap;
+}
+
+void Snapshot::index_members() {
+  std::sort(coll_members.begin(), coll_members.end());
+  member_instances.clear();
+  member_begin.clear();
+  for (size_t k = 0; k < coll_members.size(); ++k)
+    if (k == 0 || coll_members[k].instance != coll_members[k - 1].instance) {
+      member_instances.push_back(coll_members[k].instance);
+      member_begin.push_back(static_cast<int64_t>(k));
+    }
+  member_begin.push_back(static_cast<int64_t>(coll_members.size()));
 }
 
 int64_t Engine::bytes_of(int32_t s, int32_t send_index) const {
@@ -547,8 +601,7 @@ void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
       case ItemType::PostCollective: {
         const Collective &c = p.colls[static_cast<size_t>(it.index)];
         at(s, st.coll_enter, it.index, Field::CollEnter) = enter;
-        if (m_converge && !m_assumed.empty() &&
-            m_assumed.erase((static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(it.index))) {
+        if (m_converge && m_assumed > 0 && take_assumed(s, c.instance)) {
           // Counted already as in the snapshot: it must arrive so (and now has, or not).
           if (enter != m_sc.resume->coll_enter[static_cast<size_t>(s)][static_cast<size_t>(it.index)])
             m_conflict = true;
@@ -785,7 +838,7 @@ bool Engine::try_event(int32_t s) {
   if (m_sc.rest && exit + (*m_sc.rest)[static_cast<size_t>(s)][i + 1] >= m_sc.abort_at) {
     // The run cannot end before abort_at, if this exit holds: it does unless it follows
     // from a collective arrival assumed and not yet seen (Scenario::assume_resting_arrivals).
-    if (!m_distributed && m_assumed.empty()) {
+    if (!m_distributed && m_assumed == 0) {
       m_aborted = true;
       return false;
     }
@@ -839,7 +892,7 @@ void Engine::left_cut(int32_t s, int64_t event, int64_t exit) {
     m_cut_first = m_cut_last = k;
     m_cut_lead = left.lead;
   }
-  if (!m_distributed && m_assumed.empty() && zero_wait_done()) stop_shifted(left.lead);
+  if (!m_distributed && m_assumed == 0 && zero_wait_done()) stop_shifted(left.lead);
 }
 
 // A finished rank's end is known: nothing it holds can move the run any more.
@@ -856,8 +909,7 @@ void Engine::rank_finished(int32_t s) {
 
 bool Engine::consumed(int32_t rank, const std::vector<std::vector<int32_t>> &consumer, int32_t index) const {
   const int32_t q = m_slot_of[static_cast<size_t>(rank)];
-  return q >= 0 &&
-         consumer[static_cast<size_t>(q)][static_cast<size_t>(index)] < m_state[static_cast<size_t>(q)].cursor;
+  return q >= 0 && consumer[static_cast<size_t>(q)][static_cast<size_t>(index)] < position(q);
 }
 
 void Engine::used_recv(int32_t s, int32_t i) {
@@ -887,7 +939,7 @@ void Engine::used_coll(int32_t s, int32_t c) {
 bool Engine::zero_wait_done() const {
   if (m_sc.zero_wait_rank < 0) return true;
   const int32_t q = m_slot_of[static_cast<size_t>(m_sc.zero_wait_rank)];
-  return q < 0 || m_state[static_cast<size_t>(q)].cursor > m_sc.zero_wait_event;
+  return q < 0 || position(q) > m_sc.zero_wait_event;
 }
 
 int64_t Engine::converged_makespan() const {
@@ -975,10 +1027,10 @@ Engine::RoundReport Engine::round_report(bool moved) const {
           zero_wait_done() ? 0 : 1,
           m_aborted || m_conflict ? 1 : 0,
           zero_wait_done() ? f.lead : 0,
-          static_cast<int64_t>(m_assumed.size()),
+          m_assumed,
           m_rest_bound_met ? 1 : 0,
           f.horizon,
-          m_assumed.empty() ? std::numeric_limits<int64_t>::min() : m_assumed_latest,
+          m_assumed == 0 ? std::numeric_limits<int64_t>::min() : m_assumed_latest,
           vacuous ? lowest : m_cut_first,
           vacuous ? highest : m_cut_last,
           vacuous || !run ? highest : m_cut_lead,

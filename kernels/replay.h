@@ -16,6 +16,7 @@
 // Cost: O(events + items) per replay; memory per event is stated by bench_replay.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -203,12 +204,38 @@ struct Snapshot {
   std::vector<std::vector<int64_t>> send_partner_exit_max, recv_partner_exit_max;
   // The owned collective calls by instance: a resumed replay gathers an instance's
   // earlier arrivals when it first meets it.
+  // Each carries what gathering an instance reads of it, so that gathering is one pass
+  // over the instance's members rather than several lookups per member in per-rank tables.
   struct Member {
     int64_t instance;
     int32_t slot, index;
-    bool operator<(const Member &o) const { return instance < o.instance; }
+    int64_t enter = kUnknown;  // its arrival (coll_enter)
+    // exit_max at the call posting it and at the one using the outcome (INT64_MAX: none).
+    int64_t posted_by = std::numeric_limits<int64_t>::max(), used_by = std::numeric_limits<int64_t>::max();
+    bool root = false, has_user = false;
+    bool operator<(const Member &o) const { return instance < o.instance || (instance == o.instance && slot < o.slot); }
   };
-  std::vector<Member> coll_members;  // sorted by instance
+  std::vector<Member> coll_members;  // sorted by instance, then slot
+  // coll_members' instances, each once, and where each one's members begin (one more:
+  // the end): a resumed replay looks an instance up thousands of times per candidate, in
+  // a table as long as the instances rather than the calls.
+  std::vector<int64_t> member_instances;
+  std::vector<int64_t> member_begin;
+  // Sorts coll_members and builds that index (take_snapshot does; so must whoever fills
+  // a snapshot by hand).
+  void index_members();
+  std::pair<const Member *, const Member *> members_of(int64_t instance) const {
+    const auto k = std::lower_bound(member_instances.begin(), member_instances.end(), instance);
+    if (k == member_instances.end() || *k != instance) return {nullptr, nullptr};
+    const size_t i = static_cast<size_t>(k - member_instances.begin());
+    return {coll_members.data() + member_begin[i], coll_members.data() + member_begin[i + 1]};
+  }
+  // The largest exit of rank slot s (INT64_MIN: no events): it rests past resume_at
+  // unless this lies beyond.
+  int64_t last_exit_max(size_t s) const {
+    if (!exit_max[s].empty()) return exit_max[s].back();
+    return timings()[s].empty() ? std::numeric_limits<int64_t>::min() : end[s];
+  }
   // Per rank, for request slots, sends, receives and collectives: how many later ones
   // were posted while one was still open (posted, not yet used). A resumed rank holds
   // values from its first one posted after the cut less this lag.
@@ -422,12 +449,16 @@ class Engine {
     bool lead_listed = false;  // in m_lead_colls
     int64_t arrival_lead = 0;  // the largest lead of an owned member's arrival
     int32_t member_slot = -1, member_index = -1;
+    std::vector<uint64_t> assumed;  // per member (Snapshot::members_of order): assumed, not yet seen
   };
 
   void step(int32_t s);  // process rank slot s until it blocks or ends
   // Resumed replays: rank slot s joins at its cut with the snapshot's state there; the
   // collective's state with the snapshot's earlier arrivals; a rank needed up to an event.
   int64_t cut_of(int32_t s) const;
+  // A resting rank's cursor is its cut, found when first asked (kCutPending until then).
+  static constexpr int64_t kCutPending = -1;
+  int64_t position(int32_t s) const;
   void join(int32_t s);
   CollState &coll_state(int64_t instance);
   void need(int32_t s, int64_t event);
@@ -471,7 +502,10 @@ class Engine {
   EventSink m_sink;
   int64_t m_unfinished = 0, m_released = 0;
   bool m_aborted = false, m_conflict = false;
-  std::unordered_set<uint64_t> m_assumed;  // (slot << 32 | collective index) to arrive as in the snapshot, not yet seen
+  // Members assumed to arrive as in the snapshot and not yet seen: per gathered instance
+  // a bit per member (Snapshot::members_of order), and how many are left over all.
+  int64_t m_assumed = 0;
+  bool take_assumed(int32_t s, int64_t instance);  // whether slot s's arrival was assumed (then no longer)
   // Convergence (Scenario::stop_when_converged).
   bool m_converge = false, m_converged = false;
   int64_t m_dirty = 0, m_pending = 0;  // ranks off the snapshot; differing values not yet used
@@ -484,7 +518,7 @@ class Engine {
   int64_t m_since_lead_check = 0;
   bool m_rest_bound_met = false;  // Scenario::rest proved abort_at out of reach, if no assumption fails
   int64_t m_assumed_latest = std::numeric_limits<int64_t>::min();  // of every assumed arrival
-  bool settled(const Frontier &f) const { return m_assumed.empty() || f.horizon > m_assumed_latest; }
+  bool settled(const Frontier &f) const { return m_assumed == 0 || f.horizon > m_assumed_latest; }
   // Clean cuts (Scenario::cuts): per cut, the owned ranks that left it and whether all
   // left it equally ahead of the snapshot; the run of completed cuts so far that were.
   struct CutTally {

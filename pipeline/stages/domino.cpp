@@ -125,8 +125,7 @@ class DistributedView final : public dm::RunView {
         offer(static_cast<int64_t>(k), a.rank, events[static_cast<size_t>(s)][static_cast<size_t>(a.index)]);
         continue;
       }
-      const auto range = std::equal_range(m_snapshot.coll_members.begin(), m_snapshot.coll_members.end(),
-                                          rp::Snapshot::Member{a.index, 0, 0});
+      const auto range = m_snapshot.members_of(a.index);
       for (auto m = range.first; m != range.second; ++m) {
         const int32_t rank = m_model.programs[static_cast<size_t>(m->slot)].rank;
         if (a.rank >= 0 && rank != a.rank) continue;  // a rooted flow waits for its root only

@@ -593,10 +593,14 @@ Snapshot owned_part(const Snapshot &snap, const std::vector<RankProgram> &all, c
   pick(o.open_lag, snap.open_lag);
   pick(o.end, snap.end);
   o.run_end = snap.run_end;  // global, as the pipeline makes it
-  for (size_t k = 0; k < slots.size(); ++k)
-    for (size_t c = 0; c < all[slots[k]].colls.size(); ++c)
-      o.coll_members.push_back({all[slots[k]].colls[c].instance, static_cast<int32_t>(k), static_cast<int32_t>(c)});
-  std::stable_sort(o.coll_members.begin(), o.coll_members.end());
+  std::vector<int32_t> owned_slot(all.size(), -1);
+  for (size_t k = 0; k < slots.size(); ++k) owned_slot[slots[k]] = static_cast<int32_t>(k);
+  for (Snapshot::Member m : snap.coll_members)
+    if (owned_slot[static_cast<size_t>(m.slot)] >= 0) {
+      m.slot = owned_slot[static_cast<size_t>(m.slot)];
+      o.coll_members.push_back(m);
+    }
+  o.index_members();
   return o;
 }
 
