@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <queue>
+#include <tuple>
 #include <unordered_map>
 
 #include "kernels/replay_cuts.h"
@@ -249,27 +251,72 @@ WaitBound::WaitBound(const std::vector<rp::RankProgram> &programs,
     m_latest_end = std::max(m_latest_end, timings[s].back().exit);
     m_first = std::max(m_first, timings[s].back().exit - total[s]);
   }
-  for (size_t s = 0; s < programs.size(); ++s) {
-    int64_t after = total[s];  // from event i on
-    for (size_t i = 0; i < timings[s].size(); ++i) {
-      const int64_t a = above(s, i);
-      if (a == 0) continue;  // the term does not change
-      after -= a;
-      if (const int64_t f = timings[s].back().exit - after; f > m_first) m_steps.push_back({timings[s][i].enter, f});
+  // Each rank's steps come in event order, F's value rising along them; a single stream
+  // enters in event order too, so the ranks' lists merge by enter through a heap (a sort
+  // of every step was most of this at 10^8 events, and held them all at once). A rank
+  // whose enters fall (several threads) has its steps sorted first.
+  struct Stream {
+    size_t s, i = 0;
+    int64_t after;
+    bool materialized = false;  // ranks entering out of order: their steps sorted
+    std::vector<std::pair<int64_t, int64_t>> sorted;
+    size_t next = 0;
+  };
+  std::vector<Stream> streams;
+  // The stream's next step above `floor` (F never falls: a step at or below the running
+  // maximum when its predecessor leaves the heap cannot raise it later either).
+  const auto next_step = [&](Stream &x, int64_t floor, std::pair<int64_t, int64_t> &out) {
+    if (x.materialized) {
+      while (x.next < x.sorted.size() && x.sorted[x.next].second <= floor) ++x.next;
+      if (x.next >= x.sorted.size()) return false;
+      out = x.sorted[x.next++];
+      return true;
     }
+    const auto &t = timings[x.s];
+    for (; x.i < t.size(); ++x.i) {
+      const int64_t a = above(x.s, x.i);
+      if (a == 0) continue;  // the term does not change
+      x.after -= a;
+      if (const int64_t f = t.back().exit - x.after; f > floor) {
+        out = {t[x.i].enter, f};
+        ++x.i;
+        return true;
+      }
+    }
+    return false;
+  };
+  for (size_t s = 0; s < programs.size(); ++s) {
+    if (timings[s].empty()) continue;
+    Stream x{s, 0, total[s], false, {}, 0};
+    const bool in_order = std::is_sorted(timings[s].begin(), timings[s].end(),
+                                         [](const auto &a, const auto &b) { return a.enter < b.enter; });
+    if (!in_order) {
+      for (std::pair<int64_t, int64_t> st; next_step(x, m_first, st);) x.sorted.push_back(st);
+      std::sort(x.sorted.begin(), x.sorted.end());
+      x.materialized = true;
+    }
+    streams.push_back(std::move(x));
   }
-  // F(t) is the running maximum before t: only the steps where it rises are kept (a
-  // fraction of the events that waited; the look-ups then mostly hit the cache).
-  std::sort(m_steps.begin(), m_steps.end());
+  // Min-heap of (enter, f, stream): F(t) is the running maximum before t, and only the
+  // steps where it rises are kept (a fraction of the events that waited; the look-ups
+  // then mostly hit the cache).
+  using Head = std::tuple<int64_t, int64_t, size_t>;
+  std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heap;
+  for (size_t k = 0; k < streams.size(); ++k)
+    if (std::pair<int64_t, int64_t> st; next_step(streams[k], m_first, st)) heap.emplace(st.first, st.second, k);
   int64_t top = m_first;
-  size_t kept = 0;
-  for (size_t k = 0; k < m_steps.size();) {
-    const int64_t at = m_steps[k].first;
+  while (!heap.empty()) {
+    const int64_t at = std::get<0>(heap.top());
     int64_t high = top;
-    for (; k < m_steps.size() && m_steps[k].first == at; ++k) high = std::max(high, m_steps[k].second);
-    if (high > top) m_steps[kept++] = {at, top = high};
+    while (!heap.empty() && std::get<0>(heap.top()) == at) {
+      const auto [enter, f, k] = heap.top();
+      heap.pop();
+      high = std::max(high, f);
+      if (std::pair<int64_t, int64_t> st; next_step(streams[k], std::max(top, high), st))
+        heap.emplace(st.first, st.second, k);
+    }
+    if (high > top) m_steps.emplace_back(at, top = high);
   }
-  m_steps.resize(kept);
   m_steps.shrink_to_fit();
 }
 

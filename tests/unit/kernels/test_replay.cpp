@@ -2,7 +2,9 @@
 // by hand from L, o, g, G, S and s (figures worked out in the comments).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
+#include <random>
 
 #include "kernels/replay.h"
 #include "kernels/replay_cuts.h"
@@ -770,4 +772,49 @@ TEST(Replay, ResumedReplaysGiveTheFullAnswerSerialAndSplit) {
       "replays advanced %lld events, the full ones %lld\n",
       checked, conflicts, stopped_at_threshold, 2 * checked, shifted, static_cast<long long>(clean),
       static_cast<long long>(candidate_cuts), static_cast<long long>(replayed), static_cast<long long>(full_events));
+}
+
+TEST(Domino, WaitBoundIsItsDefinitionOnRandomRuns) {
+  // WaitBound merges the ranks' steps; here F(t) straight from its definition: each
+  // rank's end less the time its calls spent beyond their floors from t on, at most.
+  // Every third run, the ranks enter out of order (as ranks calling MPI from several threads).
+  int64_t asked = 0, above_first = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    const int P = 3 + static_cast<int>(seed % 5);
+    const Builder b = random_program(P, 20, seed);
+    auto timings = replay_serial(b.ranks, base(), true).timings;
+    if (seed % 3 == 0)  // neighbours swapped, the last event kept: enters out of order
+      for (auto &t : timings)
+        for (size_t i = 0; i + 2 < t.size(); i += 2) std::swap(t[i], t[i + 1]);
+    const domino::WaitBound bound(b.ranks, timings);
+    int64_t first = 0, latest_end = 0;
+    std::vector<std::pair<int64_t, int64_t>> steps;  // (enter, F from just after it)
+    for (size_t s = 0; s < timings.size(); ++s) {
+      const auto &t = timings[s];
+      if (t.empty()) continue;
+      std::vector<int64_t> above(t.size());
+      int64_t total = 0;
+      for (size_t i = 0; i < t.size(); ++i)
+        total += above[i] = std::max<int64_t>(0, t[i].exit - t[i].enter - domino::duration_floor(b.ranks[s], t[i], i));
+      latest_end = std::max(latest_end, t.back().exit);
+      first = std::max(first, t.back().exit - total);
+      int64_t after = total;
+      for (size_t i = 0; i < t.size(); ++i)
+        if (above[i] > 0) steps.emplace_back(t[i].enter, t.back().exit - (after -= above[i]));
+    }
+    std::mt19937_64 rng(seed);
+    for (const auto &[enter, f] : steps)
+      for (const int64_t at : {enter - 1, enter, enter + 1}) {
+        const int64_t wait = static_cast<int64_t>(rng() % 5000);
+        int64_t F = first;
+        for (const auto &[e, g] : steps)
+          if (e < at) F = std::max(F, g);
+        above_first += F > first;
+        ASSERT_EQ(bound.bound(at, wait), std::max<int64_t>({0, latest_end - wait, F}))
+            << "seed " << seed << " at " << at << " wait " << wait;
+        ++asked;
+      }
+  }
+  EXPECT_GT(asked, 1000);
+  EXPECT_GT(above_first, asked / 10);  // the steps matter, not only the run's end
 }
