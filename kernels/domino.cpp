@@ -45,39 +45,62 @@ struct Search {
   // no later than `cap` (all ties), and that time; empty when nothing beats the baseline
   // or reaches the cap (larger times cannot matter to the caller).
   std::pair<int64_t, std::vector<RunView::Candidate>> best_up_to(int32_t rank, int64_t last, int64_t cap) {
-    auto cand = view.waits_up_to(rank, last);
-    std::stable_sort(cand.begin(), cand.end(),
-                     [](const RunView::Candidate &a, const RunView::Candidate &b) { return a.wait > b.wait; });
     int64_t best = std::min(cap, t0);
     const auto threshold_now = [&] { return best < t0 ? best + 1 : t0; };
     const auto settled = [&](EventRef e) {
       const auto it = memo.find(key_of(e));
       return it != memo.end() && it->second.settles(threshold_now());
     };
-    // Every candidate's lower bound in one question (collective in a distributed view).
-    std::vector<RunView::Candidate> asked;
-    for (const auto &c : cand)
-      if (!settled({rank, c.event})) asked.push_back(c);
-    const auto bounds = view.lower_bounds(asked);
-    std::unordered_map<int64_t, int64_t> bound_of;
-    for (size_t k = 0; k < asked.size(); ++k) bound_of[asked[k].event] = bounds[k];
+    // `best` only falls and a candidate matters only while t0 - wait <= best: smaller
+    // waits never do. The rest come largest wait first (ties in event order) from a heap,
+    // their lower bounds asked a growing batch at a time (collective in a distributed
+    // view): a search step reaches a few of a rank's waits, not all 10^5 of a long run.
+    std::vector<RunView::Candidate> heap = view.waits_up_to(rank, last, std::max<int64_t>(1, t0 - best));
+    const auto after = [](const RunView::Candidate &a, const RunView::Candidate &b) {
+      return a.wait != b.wait ? a.wait < b.wait : a.event > b.event;
+    };
+    std::make_heap(heap.begin(), heap.end(), after);
+    std::vector<RunView::Candidate> cand;  // in the order the search takes them
+    constexpr int64_t kNotAsked = std::numeric_limits<int64_t>::min();
+    std::vector<int64_t> bound_of;  // per cand: its lower bound (kNotAsked: settled when reached)
+    size_t next_batch = 64;
+    const auto reach = [&](size_t n) {
+      if (n <= cand.size() || heap.empty()) return;
+      const size_t from = cand.size();
+      n = std::max(n, from + next_batch);
+      next_batch *= 2;
+      while (cand.size() < n && !heap.empty()) {
+        std::pop_heap(heap.begin(), heap.end(), after);
+        cand.push_back(heap.back());
+        heap.pop_back();
+      }
+      std::vector<RunView::Candidate> asked;
+      std::vector<size_t> where;
+      for (size_t i = from; i < cand.size(); ++i)
+        if (!settled({rank, cand[i].event})) {
+          asked.push_back(cand[i]);
+          where.push_back(i);
+        }
+      bound_of.resize(cand.size(), kNotAsked);
+      if (asked.empty()) return;  // alike on every process (so is the whole search state)
+      const auto bounds = view.lower_bounds(asked);
+      for (size_t k = 0; k < where.size(); ++k) bound_of[where[k]] = bounds[k];
+    };
     std::vector<RunView::Candidate> ties;
     const size_t batch = 16;  // fixed: the candidates tried do not depend on the thread count
     size_t k = 0;
-    while (k < cand.size()) {
+    for (reach(1); k < cand.size(); reach(k + 1)) {
       std::vector<EventRef> todo;
       size_t stop = k;
       const int64_t threshold = threshold_now();
-      while (stop < cand.size() && todo.size() < batch && t0 - cand[stop].wait <= best) {
+      for (; stop < cand.size() && todo.size() < batch && t0 - cand[stop].wait <= best; reach(++stop + 1)) {
         const EventRef e{rank, cand[stop].event};
         if (!settled(e)) {
-          auto b = bound_of.find(e.event);
-          if (b != bound_of.end() && b->second >= threshold)
-            memo[key_of(e)] = {b->second, false};  // cannot matter
+          if (bound_of[stop] != kNotAsked && bound_of[stop] >= threshold)
+            memo[key_of(e)] = {bound_of[stop], false};  // cannot matter
           else
             todo.push_back(e);
         }
-        ++stop;
       }
       if (stop == k) break;
       if (!todo.empty() && replays < opt.max_replays) {
@@ -167,11 +190,11 @@ class SerialView final : public RunView {
       if (!m_baseline[s].empty()) end[static_cast<size_t>(m_programs[s].rank)] = m_baseline[s].back().exit;
     return end;
   }
-  std::vector<Candidate> waits_up_to(int32_t rank, int64_t last) override {
+  std::vector<Candidate> waits_up_to(int32_t rank, int64_t last, int64_t min_wait) override {
     std::vector<Candidate> out;
     const size_t s = static_cast<size_t>(m_slot_of[static_cast<size_t>(rank)]);
     for (int64_t j = 0; j <= last; ++j)
-      if (const int64_t w = wait(s, static_cast<size_t>(j)); w > 0)
+      if (const int64_t w = wait(s, static_cast<size_t>(j)); w >= min_wait)
         out.push_back({j, w, m_baseline[s][static_cast<size_t>(j)].enter});
     return out;
   }

@@ -75,8 +75,9 @@ class RunView {
   virtual int64_t baseline() = 0;                  // the replayed run time
   virtual std::vector<int64_t> last_events() = 0;  // per rank: its last event, -1 none
   virtual std::vector<int64_t> ends() = 0;         // per rank: its baseline end, 0 none
-  // The events of `rank` up to `last` that waited (not in MPI_Finalize), in event order.
-  virtual std::vector<Candidate> waits_up_to(int32_t rank, int64_t last) = 0;
+  // The events of `rank` up to `last` that waited at least `min_wait` (> 0; not in
+  // MPI_Finalize), in event order.
+  virtual std::vector<Candidate> waits_up_to(int32_t rank, int64_t last, int64_t min_wait) = 0;
   // Per candidate: no rank can gain more than its wait, nor more than its own waiting
   // from the candidate's time on: max_r end_r - min(wait, W_r(>= enter)).
   virtual std::vector<int64_t> lower_bounds(const std::vector<Candidate> &cands) = 0;

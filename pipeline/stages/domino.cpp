@@ -83,12 +83,12 @@ class DistributedView final : public dm::RunView {
     MPI_Allreduce(MPI_IN_PLACE, end.data(), static_cast<int>(end.size()), MPI_INT64_T, MPI_MAX, m_ctx.comm());
     return end;
   }
-  std::vector<Candidate> waits_up_to(int32_t rank, int64_t last) override {
+  std::vector<Candidate> waits_up_to(int32_t rank, int64_t last, int64_t min_wait) override {
     std::vector<Candidate> out;
     const int32_t s = m_slot[static_cast<size_t>(rank)];
     if (s >= 0)
       for (int64_t j = 0; j <= last; ++j)
-        if (const int64_t w = wait(static_cast<size_t>(s), static_cast<size_t>(j)); w > 0)
+        if (const int64_t w = wait(static_cast<size_t>(s), static_cast<size_t>(j)); w >= min_wait)
           out.push_back({j, w, m_snapshot.timings()[static_cast<size_t>(s)][static_cast<size_t>(j)].enter});
     broadcast(out, m_ctx.owner_of(rank));
     return out;
