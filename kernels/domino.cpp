@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <memory>
 #include <queue>
@@ -34,11 +35,56 @@ struct Known {
   int64_t value() const { return exact ? time : kInfinity; }
 };
 
+// What is known per candidate (key_of), in one open-addressed table: a long run's search
+// asks about millions of events, and a node per entry cost an allocation and a cache
+// miss each.
+class Memo {
+ public:
+  const Known *find(uint64_t key) const {
+    if (m_keys.empty()) return nullptr;
+    for (size_t i = slot_of(key);; i = (i + 1) & (m_keys.size() - 1)) {
+      if (m_keys[i] == key) return &m_values[i];
+      if (m_keys[i] == kEmpty) return nullptr;
+    }
+  }
+  Known &operator[](uint64_t key) {
+    if (2 * (m_size + 1) > m_keys.size()) grow();
+    for (size_t i = slot_of(key);; i = (i + 1) & (m_keys.size() - 1)) {
+      if (m_keys[i] == key) return m_values[i];
+      if (m_keys[i] == kEmpty) {
+        m_keys[i] = key;
+        ++m_size;
+        return m_values[i] = Known{0, false};
+      }
+    }
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = ~uint64_t{0};  // key_of never gives it (ranks < 2^24)
+  size_t slot_of(uint64_t key) const {              // Fibonacci hashing: the product's top bits
+    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> m_shift);
+  }
+  void grow() {
+    std::vector<uint64_t> keys = std::move(m_keys);
+    std::vector<Known> values = std::move(m_values);
+    m_keys.assign(std::max<size_t>(1024, 2 * keys.size()), kEmpty);
+    m_shift = 64 - std::countr_zero(m_keys.size());
+    m_values.assign(m_keys.size(), Known{0, false});
+    m_size = 0;
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] != kEmpty) (*this)[keys[i]] = values[i];
+  }
+  std::vector<uint64_t> m_keys;
+  std::vector<Known> m_values;
+  size_t m_size = 0;
+  int m_shift = 64;
+};
+
 struct Search {
   RunView &view;
   const Options &opt;
   int64_t t0 = 0;
-  std::unordered_map<uint64_t, Known> memo{};
+  Memo memo{};
   int64_t replays = 0;
 
   // The events of `rank` up to `last` whose zeroed wait gives the smallest predicted time
@@ -48,8 +94,8 @@ struct Search {
     int64_t best = std::min(cap, t0);
     const auto threshold_now = [&] { return best < t0 ? best + 1 : t0; };
     const auto settled = [&](EventRef e) {
-      const auto it = memo.find(key_of(e));
-      return it != memo.end() && it->second.settles(threshold_now());
+      const Known *k = memo.find(key_of(e));
+      return k && k->settles(threshold_now());
     };
     // `best` only falls and a candidate matters only while t0 - wait <= best: smaller
     // waits never do. The rest come largest wait first (ties in event order) from a heap,
@@ -111,9 +157,9 @@ struct Search {
           memo[key_of(todo[i])] = times[i] == kInfinity ? Known{threshold, false} : Known{times[i], true};
       }
       for (size_t i = k; i < stop; ++i) {
-        auto it = memo.find(key_of({rank, cand[i].event}));
-        if (it == memo.end()) continue;
-        const int64_t t = it->second.value();
+        const Known *known = memo.find(key_of({rank, cand[i].event}));
+        if (!known) continue;
+        const int64_t t = known->value();
         if (t < best) {
           best = t;
           ties.clear();
@@ -198,11 +244,7 @@ class SerialView final : public RunView {
         out.push_back({j, w, m_baseline[s][static_cast<size_t>(j)].enter});
     return out;
   }
-  std::vector<int64_t> lower_bounds(const std::vector<Candidate> &cands) override {
-    std::vector<int64_t> out;
-    for (const auto &c : cands) out.push_back(m_bound.bound(c.enter, c.wait));
-    return out;
-  }
+  std::vector<int64_t> lower_bounds(const std::vector<Candidate> &cands) override { return m_bound.bounds(cands); }
   EventRef partner(EventRef e) override {
     for (const EventRef q : m_partners(e))
       if (q.rank != e.rank) return q;
@@ -351,6 +393,31 @@ int64_t WaitBound::bound(int64_t enter, int64_t wait) const {
   return std::max<int64_t>({0, m_latest_end - wait, f});
 }
 
+std::vector<int64_t> WaitBound::bounds(const std::vector<RunView::Candidate> &cands) const {
+  std::vector<int64_t> out(cands.size());
+  std::vector<uint32_t> order(cands.size());
+  for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return cands[a].enter < cands[b].enter; });
+  const auto before = [](const std::pair<int64_t, int64_t> &st, int64_t t) { return st.first < t; };
+  size_t pos = 0;  // every step before it enters before the current candidate
+  for (const uint32_t k : order) {
+    const int64_t enter = cands[k].enter;
+    size_t lo = pos, hi = pos, stride = 1;  // gallop, then search [lo, hi)
+    while (hi < m_steps.size() && m_steps[hi].first < enter) {
+      lo = hi + 1;
+      hi = lo + stride;
+      stride *= 2;
+    }
+    hi = std::min(hi, m_steps.size());
+    pos = static_cast<size_t>(std::lower_bound(m_steps.begin() + static_cast<std::ptrdiff_t>(lo),
+                                               m_steps.begin() + static_cast<std::ptrdiff_t>(hi), enter, before) -
+                              m_steps.begin());
+    const int64_t f = pos == 0 ? m_first : m_steps[pos - 1].second;
+    out[k] = std::max<int64_t>({0, m_latest_end - cands[k].wait, f});
+  }
+  return out;
+}
+
 Result find_paths(RunView &view, const Options &opt) {
   Search s{view, opt};
   s.t0 = view.baseline();
@@ -381,9 +448,9 @@ Result find_paths(RunView &view, const Options &opt) {
   r.longest_wait = view.longest_wait();
   r.longest_wait.predicted = s.t0;
   if (r.longest_wait.event.rank >= 0) {
-    auto it = s.memo.find(key_of(r.longest_wait.event));
+    const Known *known = s.memo.find(key_of(r.longest_wait.event));
     r.longest_wait.predicted =
-        it != s.memo.end() && it->second.exact ? it->second.time : view.evaluate({r.longest_wait.event}, kInfinity)[0];
+        known && known->exact ? known->time : view.evaluate({r.longest_wait.event}, kInfinity)[0];
     r.longest_wait.partner = view.partner(r.longest_wait.event);
   }
   r.replays = s.replays;

@@ -112,6 +112,9 @@ class WaitBound {
   WaitBound(const std::vector<replay::RankProgram> &programs,
             const std::vector<std::vector<replay::EventTiming>> &timings);
   int64_t bound(int64_t enter, int64_t wait) const;  // 0 without ranks
+  // bound() of each candidate, looked up in enter order (a long run's steps fill more than
+  // the cache: a search from the previous answer's place is a few lines, not twenty).
+  std::vector<int64_t> bounds(const std::vector<RunView::Candidate> &cands) const;
 
  private:
   std::vector<std::pair<int64_t, int64_t>> m_steps;  // (enter, F just after it), by enter; where F rises

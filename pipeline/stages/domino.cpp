@@ -94,8 +94,7 @@ class DistributedView final : public dm::RunView {
     return out;
   }
   std::vector<int64_t> lower_bounds(const std::vector<Candidate> &cands) override {
-    std::vector<int64_t> out(cands.size());
-    for (size_t k = 0; k < cands.size(); ++k) out[k] = m_bound.bound(cands[k].enter, cands[k].wait);
+    std::vector<int64_t> out = m_bound.bounds(cands);
     MPI_Allreduce(MPI_IN_PLACE, out.data(), static_cast<int>(out.size()), MPI_INT64_T, MPI_MAX, m_ctx.comm());
     return out;
   }

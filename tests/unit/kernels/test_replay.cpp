@@ -803,6 +803,7 @@ TEST(Domino, WaitBoundIsItsDefinitionOnRandomRuns) {
         if (above[i] > 0) steps.emplace_back(t[i].enter, t.back().exit - (after -= above[i]));
     }
     std::mt19937_64 rng(seed);
+    std::vector<domino::RunView::Candidate> batch;  // bounds(): the same, asked all at once
     for (const auto &[enter, f] : steps)
       for (const int64_t at : {enter - 1, enter, enter + 1}) {
         const int64_t wait = static_cast<int64_t>(rng() % 5000);
@@ -812,8 +813,13 @@ TEST(Domino, WaitBoundIsItsDefinitionOnRandomRuns) {
         above_first += F > first;
         ASSERT_EQ(bound.bound(at, wait), std::max<int64_t>({0, latest_end - wait, F}))
             << "seed " << seed << " at " << at << " wait " << wait;
+        batch.push_back({0, wait, at});
         ++asked;
       }
+    std::shuffle(batch.begin(), batch.end(), rng);  // in no particular order, as asked
+    const std::vector<int64_t> got = bound.bounds(batch);
+    ASSERT_EQ(got.size(), batch.size());
+    for (size_t k = 0; k < batch.size(); ++k) EXPECT_EQ(got[k], bound.bound(batch[k].enter, batch[k].wait));
   }
   EXPECT_GT(asked, 1000);
   EXPECT_GT(above_first, asked / 10);  // the steps matter, not only the run's end
