@@ -6,6 +6,10 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "io/trace_store.h"
 
 namespace perfsift::io {
@@ -65,6 +69,47 @@ std::string format_checksum(uint64_t h) {
   char b[40];
   std::snprintf(b, sizeof b, "blockhash64:%016llx", static_cast<unsigned long long>(h));
   return b;
+}
+
+uint32_t adler32(uint32_t adler, const unsigned char *data, size_t n) {
+  constexpr uint64_t kBase = 65521;
+  // Bytes per block: the sums stay in their lanes (the 32-bit weighted ones below 2^32)
+  // and the block's totals in 64 bits before the modulo.
+  constexpr size_t kBlock = 5552 / 16 * 16;
+  uint64_t a = adler & 0xFFFF, b = adler >> 16;
+  while (n >= 16) {
+    const size_t len = std::min(n, kBlock) / 16 * 16;
+#if defined(__SSE2__)
+    // Over k chunks of 16 bytes from (a, b): a gains every byte; b gains 16k a, 16 times
+    // the sum of all chunks before each chunk, and each chunk's bytes weighted 16 .. 1.
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i w_lo = _mm_setr_epi16(16, 15, 14, 13, 12, 11, 10, 9), w_hi = _mm_setr_epi16(8, 7, 6, 5, 4, 3, 2, 1);
+    __m128i sum = zero, before = zero, weighted = zero;
+    for (size_t i = 0; i < len; i += 16) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(data + i));
+      before = _mm_add_epi64(before, sum);
+      sum = _mm_add_epi64(sum, _mm_sad_epu8(x, zero));
+      weighted = _mm_add_epi32(weighted, _mm_madd_epi16(_mm_unpacklo_epi8(x, zero), w_lo));
+      weighted = _mm_add_epi32(weighted, _mm_madd_epi16(_mm_unpackhi_epi8(x, zero), w_hi));
+    }
+    alignas(16) uint64_t s64[2], p64[2];
+    alignas(16) uint32_t w32[4];
+    _mm_store_si128(reinterpret_cast<__m128i *>(s64), sum);
+    _mm_store_si128(reinterpret_cast<__m128i *>(p64), before);
+    _mm_store_si128(reinterpret_cast<__m128i *>(w32), weighted);
+    const uint64_t bytes = s64[0] + s64[1];
+    b += len * a + 16 * (p64[0] + p64[1]) + (uint64_t{w32[0]} + w32[1] + w32[2] + w32[3]);
+    a += bytes;
+#else
+    for (size_t i = 0; i < len; ++i) b += a += data[i];
+#endif
+    a %= kBase;
+    b %= kBase;
+    data += len;
+    n -= len;
+  }
+  for (size_t i = 0; i < n; ++i) b += a += data[i];
+  return static_cast<uint32_t>((b % kBase) << 16 | (a % kBase));
 }
 
 }  // namespace perfsift::io

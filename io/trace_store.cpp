@@ -27,6 +27,7 @@
 #include <unordered_map>
 
 #include "io/atomic_file.h"
+#include "io/checksum.h"
 #include "io/codec.h"
 #include "io/spill.h"
 
@@ -1159,6 +1160,30 @@ static void unshuffle(const unsigned char *src, unsigned char *dst, size_t n) {
     for (size_t j = 0; j < E; ++j) dst[i * E + j] = src[j * n + i];
 }
 
+// A zlib stream (HDF5's deflate filter) inflated into out[0, *out_len), its Adler-32
+// trailer checked with io::adler32 (zlib's uncompress() spent most of its time summing
+// byte by byte). False on any error: a bad header, a corrupt or short stream, a wrong sum.
+static bool inflate_zlib(const std::vector<unsigned char> &in, unsigned char *out, uLongf *out_len) {
+  if (in.size() < 6) return false;
+  const unsigned cmf = in[0], flg = in[1];
+  if ((cmf & 0x0F) != 8 || (cmf >> 4) > 7 || (cmf * 256 + flg) % 31 != 0 || (flg & 0x20)) return false;
+  z_stream zs{};
+  if (inflateInit2(&zs, -15) != Z_OK) return false;  // raw deflate: the trailer is ours to check
+  zs.next_in = const_cast<unsigned char *>(in.data() + 2);
+  zs.avail_in = static_cast<uInt>(in.size() - 2);
+  zs.next_out = out;
+  zs.avail_out = static_cast<uInt>(*out_len);
+  const int rc = inflate(&zs, Z_FINISH);
+  const size_t produced = zs.total_out;
+  const unsigned char *tail = zs.next_in;
+  const uInt tail_len = zs.avail_in;
+  inflateEnd(&zs);
+  if (rc != Z_STREAM_END || tail_len < 4) return false;
+  const uint32_t stored = uint32_t{tail[0]} << 24 | uint32_t{tail[1]} << 16 | uint32_t{tail[2]} << 8 | tail[3];
+  *out_len = static_cast<uLongf>(produced);
+  return adler32(1, out, produced) == stored;
+}
+
 static ChunkIndex chunk_index(const Ctx &ck, hid_t file) {
   ChunkIndex idx;
   Handle ds(ck(H5Dopen2(file, "events", H5P_DEFAULT), "missing dataset /events (truncated store?)"), H5Dclose);
@@ -1225,10 +1250,8 @@ void TraceStore::scan_raw_chunks(int64_t row_begin, int64_t row_end, int64_t row
       for (int64_t c = next++; c < b_end; c = next++) {
         packed.resize(static_cast<size_t>(idx.size[c]));
         uLongf out_len = static_cast<uLongf>(shuffled.size());
-        const bool ok =
-            ::pread(fd, packed.data(), packed.size(), idx.addr[c]) == static_cast<ssize_t>(packed.size()) &&
-            ::uncompress(shuffled.data(), &out_len, packed.data(), static_cast<uLong>(packed.size())) == Z_OK &&
-            out_len == shuffled.size();
+        const bool ok = ::pread(fd, packed.data(), packed.size(), idx.addr[c]) == static_cast<ssize_t>(packed.size()) &&
+                        inflate_zlib(packed, shuffled.data(), &out_len) && out_len == shuffled.size();
         if (!ok) {
           std::lock_guard<std::mutex> g(error_lock);
           error = "reading /events chunk " + std::to_string(c) + " failed (truncated or corrupt store?)";
