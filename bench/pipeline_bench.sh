@@ -6,7 +6,8 @@
 # per owned event, and each stage's time and peak on analysis rank 0 (--progress).
 # usage: pipeline_bench.sh PERFSIFT [RANKS "SIZES" "KS"]
 #   SIZES default "1000000 10000000", KS "1 2"; 100000000 with KS "2" takes 8 GB per analysis rank
-#   and about 80 s on 2 cores (its store: 2.5 GB, written in a minute).
+#   and about 80 s on 2 cores (its store: 2.5 GB, written in a minute). A K of the form KxT
+#   runs K processes of T threads each, unbound (default: one core and thread per process).
 # PERFSIFT_BENCH_DIR keeps the stores between runs (they take a while to write).
 set -euo pipefail
 perfsift=$1 ranks=${2:-1024} sizes=${3:-"1000000 10000000"} ks=${4:-"1 2"}
@@ -28,20 +29,23 @@ for events in $sizes; do
     echo "synth $events events: $(since "$start") s, $(( $(stat -c %s "$store") / 1048576 )) MB"
   fi
   nev=$("$perfsift" info --json "$store" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
-  for k in $ks; do
-    out=$dir/run-$events-$k
+  for kt in $ks; do
+    k=${kt%x*}
+    threads=()
+    [ "$kt" = "$k" ] || threads=(--bind-to none -x OMP_NUM_THREADS="${kt#*x}")
+    out=$dir/run-$events-$kt
     start=$(now)
-    mpirun -n "$k" /usr/bin/time -f "peak_kb %M" "$perfsift" analyze "$store" -o "$out.h5" --progress \
+    mpirun -n "$k" "${threads[@]}" /usr/bin/time -f "peak_kb %M" "$perfsift" analyze "$store" -o "$out.h5" --progress \
       > "$out.txt" 2> "$out.err" || { cat "$out.err"; exit 1; }
     wall=$(since "$start")
-    echo "default pipeline: $ranks ranks, $nev events, K=$k: wall $wall s"
+    echo "default pipeline: $ranks ranks, $nev events, K=$kt: wall $wall s"
     grep -E "^perfsift: stage .* done in" "$out.err" | sed 's/^perfsift: /  /'
-    line=$(awk -v wall="$wall" -v k="$k" -v nev="$nev" '
+    line=$(awk -v wall="$wall" -v k="$k" -v kt="$kt" -v nev="$nev" '
       /^peak_kb/ { if ($2 > peak) peak = $2 }
       # --progress resets the kernel high-water mark at each stage: its stage peaks count too.
       / done in .* s, peak [0-9]+ MB/ { for (i = 1; i < NF; i++) if ($i == "peak" && $(i + 1) * 1024 > peak) peak = $(i + 1) * 1024 }
-      END { printf "%12d  K=%d  %8.2f s  %6.2f M events/s per process  peak %7.0f MB per analysis rank  %5.0f B per owned event",
-                   nev, k, wall, nev / k / wall / 1e6, peak / 1024, peak * 1024 / (nev / k) }' "$out.err")
+      END { printf "%12d  K=%-4s  %8.2f s  %6.2f M events/s per process  peak %7.0f MB per analysis rank  %5.0f B per owned event",
+                   nev, kt, wall, nev / k / wall / 1e6, peak / 1024, peak * 1024 / (nev / k) }' "$out.err")
     echo "  $line"
     summary+=("$line")
   done

@@ -896,27 +896,42 @@ std::vector<int64_t> makespans(const Context &ctx, const std::vector<rp::Engine 
 }  // namespace
 
 std::vector<int64_t> replay_distributed(const Context &ctx, const ReplayModel &model,
-                                        const std::vector<rp::Scenario> &scenarios) {
+                                        const std::vector<rp::Scenario> &scenarios,
+                                        const std::vector<rp::EventSink> &sinks, std::vector<int64_t> *released) {
+  PERFSIFT_CHECK(sinks.empty() || sinks.size() == scenarios.size(), "one event sink per scenario, or none");
   std::vector<std::unique_ptr<rp::Engine>> owned;
   std::vector<rp::Engine *> engines;
   std::vector<uint8_t> converge;
-  for (const auto &sc : scenarios) {
+  for (size_t e = 0; e < scenarios.size(); ++e) {
+    const rp::Scenario &sc = scenarios[e];
     owned.push_back(std::make_unique<rp::Engine>(model.programs, sc, ctx.nranks(), false, ctx.nprocs() > 1));
+    if (!sinks.empty() && sinks[e]) owned.back()->set_event_sink(sinks[e]);
     engines.push_back(owned.back().get());
     converge.push_back(sc.resume && sc.stop_when_converged);
   }
   auto out = makespans(ctx, engines, run_rounds(ctx, model, engines, converge));
+  if (released) {
+    released->assign(engines.size(), 0);
+    for (size_t e = 0; e < engines.size(); ++e) (*released)[e] = engines[e]->released();
+    MPI_Allreduce(MPI_IN_PLACE, released->data(), static_cast<int>(released->size()), MPI_INT64_T, MPI_SUM, ctx.comm());
+  }
   // A rested member's assumed arrival came otherwise: those again, every member replayed.
   std::vector<rp::Scenario> again;
+  std::vector<rp::EventSink> again_sinks;
   for (size_t e = 0; e < out.size(); ++e)
     if (out[e] == kReplayAgain) {
       again.push_back(scenarios[e]);
       again.back().assume_resting_arrivals = false;
+      if (!sinks.empty()) again_sinks.push_back(sinks[e]);
     }
   if (!again.empty()) {
-    const auto redone = replay_distributed(ctx, model, again);
+    std::vector<int64_t> again_released;
+    const auto redone = replay_distributed(ctx, model, again, again_sinks, released ? &again_released : nullptr);
     for (size_t e = 0, k = 0; e < out.size(); ++e)
-      if (out[e] == kReplayAgain) out[e] = redone[k++];
+      if (out[e] == kReplayAgain) {
+        if (released) (*released)[e] = again_released[k];
+        out[e] = redone[k++];
+      }
   }
   return out;
 }

@@ -104,11 +104,16 @@ ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, c
                                  bool record_timings, const kernels::replay::EventSink &sink = nullptr,
                                  kernels::replay::Snapshot *snapshot = nullptr);
 
-// Collective: several scenarios replayed side by side in shared exchange rounds (the
-// domino search's batches of resumed replays); each one's run time, INT64_MAX when its
-// abort_at stopped it.
+// Collective: several scenarios replayed side by side in shared exchange rounds, the
+// engines advanced by threads in turn (the domino search's batches of resumed replays,
+// the whatif questions on several cores); each one's run time, INT64_MAX when its
+// abort_at stopped it. `sinks`, when given, one per scenario (empty: none), each seeing
+// its own replay's events of the owned ranks; `released`, when given, receives each
+// scenario's dependencies released at a stuck fixpoint (over every process).
 std::vector<int64_t> replay_distributed(const Context &ctx, const ReplayModel &model,
-                                        const std::vector<kernels::replay::Scenario> &scenarios);
+                                        const std::vector<kernels::replay::Scenario> &scenarios,
+                                        const std::vector<kernels::replay::EventSink> &sinks = {},
+                                        std::vector<int64_t> *released = nullptr);
 
 // Collective: the owned ranks' clean cuts (kernels/replay_cuts.h) over every process's
 // ranks, for Scenario::cuts of resumed replays from `snapshot`; empty vectors when the

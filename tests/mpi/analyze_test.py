@@ -165,6 +165,7 @@ class AnalyzeTest(unittest.TestCase):
         mpirun(1, "analyze", "s.h5", "-o", "k1.h5", "--json", "k1.json", out="k1.txt", env={**rows, "OMP_NUM_THREADS": "1"})
         mpirun(2, "analyze", "s.h5", "-o", "k2.h5", "--json", "k2.json", out="k2.txt", env={**rows, "OMP_NUM_THREADS": "2"})
         mpirun(4, "analyze", "s.h5", "-o", "k4.h5", "--json", "k4.json", out="k4.txt", env={**rows, "OMP_NUM_THREADS": "1"})
+        # One process, two threads: the whatif questions replay two at a time side by side.
         perfsift("analyze", "s.h5", "-o", "t2.h5", "--json", "t2.json", out="t2.txt", env={**rows, "OMP_NUM_THREADS": "2"})
         # The plain H5Dread path (used for stores of other layouts) gives the same results.
         mpirun(2, "analyze", "s.h5", "-o", "h2.h5", "--json", "h2.json", out="h2.txt", env={**rows, "PERFSIFT_HDF5_READ": "1"})
