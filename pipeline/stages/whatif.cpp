@@ -173,6 +173,14 @@ std::vector<Asked> ask_questions(const Context &ctx, const config::Values &cfg, 
 void replay_distributed_questions(Context &ctx, const std::vector<Question> &parsed, size_t end, size_t keep_end,
                                   WhatifResult &r, size_t begin = 0) {
   ReplayModel &model = *r.model;
+  // A fix's waiting per place is summed as its replay goes, not from 24 B per event of
+  // recorded timings (the baseline's are kept anyway); none for other questions.
+  const auto sum_waits = [&model, &r](size_t k) -> rp::EventSink {
+    if (!r.effect_of[k]) return {};
+    return [&model, &r, k](int32_t s, int64_t i, const rp::EventTiming &t) {
+      add_event_wait(model.side[static_cast<size_t>(s)], static_cast<size_t>(i), t, r.sites, r.site_wait[k]);
+    };
+  };
   // With several threads, questions that keep no timings replay side by side, as many at
   // once as threads (each engine's state, about 13 B per owned event, held that often).
   const size_t width = static_cast<size_t>(std::max(1, omp_get_max_threads()));
@@ -184,12 +192,7 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
       std::string texts;
       for (size_t j = k; j < stop; ++j) {
         scenarios.push_back(build_scenario(&ctx, model, parsed[j], r.selected[j]));
-        if (r.effect_of[j])
-          sinks.push_back([&model, &r, j](int32_t s, int64_t i, const rp::EventTiming &t) {
-            add_event_wait(model.side[static_cast<size_t>(s)], static_cast<size_t>(i), t, r.sites, r.site_wait[j]);
-          });
-        else
-          sinks.emplace_back();
+        sinks.push_back(sum_waits(j));
         texts += (j > k ? ", " : "") + r.asked[j].text;
       }
       ctx.progress().begin("whatif: " + texts);
@@ -206,12 +209,7 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
     const rp::Scenario sc = build_scenario(&ctx, model, parsed[k], r.selected[k]);
     const bool keep = k < keep_end;
     ctx.progress().begin("whatif: " + r.asked[k].text);
-    // A fix's waiting per place is summed as the replay goes, not from 24 B per event of
-    // recorded timings (the baseline's are kept anyway).
-    const rp::EventSink sum_waits = [&](int32_t s, int64_t i, const rp::EventTiming &t) {
-      add_event_wait(model.side[static_cast<size_t>(s)], static_cast<size_t>(i), t, r.sites, r.site_wait[k]);
-    };
-    ReplayOutcome o = replay_distributed(ctx, model, sc, keep || k == 0, r.effect_of[k] ? sum_waits : rp::EventSink());
+    ReplayOutcome o = replay_distributed(ctx, model, sc, keep || k == 0, sum_waits(k));
     ctx.progress().end();
     r.predicted[k] = o.makespan_ns;
     r.released[k] = o.released;
