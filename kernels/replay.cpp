@@ -320,15 +320,11 @@ void Engine::check_divergence(CollState &c) {
       need(m->slot, snap.coll_consumer[static_cast<size_t>(m->slot)][static_cast<size_t>(m->index)]);
 }
 
-Snapshot Engine::take_snapshot(const std::vector<std::vector<EventTiming>> *borrowed) {
+Snapshot Engine::take_snapshot() {
   Snapshot snap;
   const size_t n = m_prog.size();
-  if (borrowed) {
-    if (borrowed->size() != n) throw std::logic_error("replay: borrowed timings do not match the programs");
-    snap.borrowed_timings = borrowed;
-  } else {
-    snap.own_timings = std::move(m_timings);
-  }
+  if (!m_record) throw std::logic_error("replay: a snapshot needs the replay's recorded timings");
+  snap.own_timings = std::move(m_timings);
   const auto &timings = snap.timings();
   snap.end = m_end;
   for (const int64_t t : m_end) snap.run_end = std::max(snap.run_end, t);

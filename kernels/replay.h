@@ -373,9 +373,9 @@ class Engine {
   std::vector<std::vector<EventTiming>> take_timings() { return std::move(m_timings); }
   // Called for every event replayed from now on (besides recording, if asked).
   void set_event_sink(EventSink sink) { m_sink = std::move(sink); }
-  // After a replay: its state moved out, to resume others from, with the timings it
-  // recorded or `borrowed` ones of the same replay. The engine is spent.
-  Snapshot take_snapshot(const std::vector<std::vector<EventTiming>> *borrowed = nullptr);
+  // After a replay that recorded its timings: its state moved out, to resume others
+  // from, with those timings. The engine is spent.
+  Snapshot take_snapshot();
 
  private:
   enum class Field : uint8_t { SlotRef, SendStart, RecvPost, RecvSendStart, RecvPosted, CollEnter, Flag };

@@ -952,12 +952,14 @@ ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, c
   int64_t released = engine.released();
   MPI_Allreduce(&released, &out.released, 1, MPI_INT64_T, MPI_SUM, ctx.comm());
   if (snapshot) {
-    // The snapshot borrows the model's baseline timings: this must be the same replay.
-    PERFSIFT_CHECK(!record_timings && model.baseline.size() == model.programs.size(),
-                   "a replay snapshot borrows the baseline's timings: replay the baseline first");
-    *snapshot = engine.take_snapshot(&model.baseline);
+    // The timings go to the caller, who keeps them and lends them back to the snapshot
+    // (24 B per event held once).
+    PERFSIFT_CHECK(record_timings, "a replay snapshot comes with the replay's timings: record them");
+    *snapshot = engine.take_snapshot();
     exchange_partner_exit_max(ctx, model, *snapshot);
     MPI_Allreduce(MPI_IN_PLACE, &snapshot->run_end, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+    out.timings = std::exchange(snapshot->own_timings, {});
+    return out;
   }
   if (record_timings) out.timings = engine.take_timings();
   return out;

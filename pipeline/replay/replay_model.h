@@ -71,11 +71,19 @@ struct MatchedRun {
 };
 
 // Product of the whatif stage: the matched run under the configured LogGPS parameters,
-// with its baseline replay (bounds and domino start from it).
+// with its baseline replay (bounds and domino start from it), and that replay's state
+// when the domino stage will resume candidates from it (domino_resumes_from_baseline):
+// kept from the whatif stage's own baseline replay rather than replayed again; it borrows
+// the model's baseline timings, and the domino stage takes it (its memory goes there).
 struct ReplayBaseline {
   static constexpr std::string_view kProduct = "replay baseline";
   std::shared_ptr<const ReplayModel> model;
+  std::shared_ptr<kernels::replay::Snapshot> snapshot;
 };
+// Whether the domino stage of pipeline `cfg` will resume its candidates' replays from the
+// baseline's state on this run (pipeline/stages/domino.cpp: it is in pipeline.stages, and
+// the run is neither past domino.max_events, nor small enough to gather, nor threaded).
+bool domino_resumes_from_baseline(const config::Values &cfg, const ReplayModel &model);
 
 // Collective: reads the owned ranks' events, requests, completions and region executions
 // and matches messages across processes.
@@ -100,6 +108,8 @@ std::shared_ptr<ReplayModel> gather_whole(const Context &ctx, const ReplayModel 
 // resumed replay's scenario holds this process's part of the snapshot; it stops when
 // every process is back on it. `sink`, when given, sees every replayed event of the
 // owned ranks; `snapshot`, when given, receives the owned ranks' state to resume from.
+// With a snapshot the replay records its timings (`record_timings`): they come in the
+// outcome, and whoever keeps them lends them back with Snapshot::borrowed_timings.
 ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const kernels::replay::Scenario &sc,
                                  bool record_timings, const kernels::replay::EventSink &sink = nullptr,
                                  kernels::replay::Snapshot *snapshot = nullptr);

@@ -10,6 +10,7 @@
 // ahead, plus one exchange round per hop of its disturbance between owners; a few
 // reductions per step of the search.
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <limits>
@@ -50,10 +51,10 @@ struct DominoResult {
 // process's part of the baseline snapshot and advancing only the ranks they disturb.
 class DistributedView final : public dm::RunView {
  public:
-  DistributedView(const Context &ctx, const ReplayModel &model) : m_ctx(ctx), m_model(model) {
+  // `snapshot`: the baseline replay's state, as the whatif stage kept it.
+  DistributedView(const Context &ctx, const ReplayModel &model, rp::Snapshot &&snapshot)
+      : m_ctx(ctx), m_model(model), m_snapshot(std::move(snapshot)) {
     m_base.net = model.params;
-    // The baseline replayed again, keeping the state candidates resume from.
-    replay_distributed(ctx, model, m_base, false, nullptr, &m_snapshot);  // borrows model.baseline
     m_rest = dm::rest_bounds(model.programs, m_snapshot.timings());
     // Candidates also stop where every rank leaves a clean cut equally ahead of the baseline.
     m_cuts = clean_cuts(ctx, model, m_snapshot);
@@ -277,26 +278,45 @@ std::vector<DominoRow> path_rows(const Context &ctx, const ReplayModel &model, c
   return rows;
 }
 
-DominoResult compute_domino(Context &ctx, const config::Values &cfg) {
-  const ReplayModel &model = *ctx.products().get<ReplayBaseline>().model;
+// Why the search is skipped on this run (empty: it runs).
+std::string skip_reason(const config::Values &cfg, const ReplayModel &model) {
   const int64_t limit = cfg.get_int("domino.max_events");
-  DominoResult r;
-  if (model.events > limit) {
-    r.skipped = "the run has " + std::to_string(model.events) +
-                " events, more than domino.max_events = " + std::to_string(limit);
-    return r;
-  }
-  if (model.threaded_ranks > 0) {
+  if (model.events > limit)
+    return "the run has " + std::to_string(model.events) +
+           " events, more than domino.max_events = " + std::to_string(limit);
+  if (model.threaded_ranks > 0)
     // Candidates resume from a snapshot of one stream per rank; lanes run side by side.
-    r.skipped = std::to_string(model.threaded_ranks) +
-                " ranks call MPI from several threads: the domino search resumes replays of one call sequence "
-                "per rank (the what-if questions and bounds replay every thread)";
-    return r;
-  }
+    return std::to_string(model.threaded_ranks) +
+           " ranks call MPI from several threads: the domino search resumes replays of one call sequence "
+           "per rank (the what-if questions and bounds replay every thread)";
+  return {};
+}
+
+// Small runs are gathered whole on every process and searched there.
+bool gathered(const config::Values &cfg, const ReplayModel &model) {
+  return model.events <= cfg.get_int("domino.gather_events");
+}
+
+}  // namespace
+
+bool domino_resumes_from_baseline(const config::Values &cfg, const ReplayModel &model) {
+  const auto stages = cfg.get_list("pipeline.stages");
+  return std::find(stages.begin(), stages.end(), "domino") != stages.end() && skip_reason(cfg, model).empty() &&
+         !gathered(cfg, model);
+}
+
+namespace {
+
+DominoResult compute_domino(Context &ctx, const config::Values &cfg) {
+  ReplayBaseline &base = ctx.products().get<ReplayBaseline>();
+  const ReplayModel &model = *base.model;
+  DominoResult r;
+  r.skipped = skip_reason(cfg, model);
+  if (!r.skipped.empty()) return r;
   dm::Options opt;
   opt.max_ties = static_cast<int>(cfg.get_int("domino.max_ties"));
   opt.max_replays = cfg.get_int("domino.max_replays");
-  if (model.events <= cfg.get_int("domino.gather_events")) {
+  if (gathered(cfg, model)) {
     ctx.progress().begin("domino: gathering the run");
     const auto whole = gather_whole(ctx, model);
     ctx.progress().end();
@@ -305,7 +325,11 @@ DominoResult compute_domino(Context &ctx, const config::Values &cfg) {
     ctx.progress().end();
   } else {
     ctx.progress().begin("domino: the baseline's state");
-    DistributedView view(ctx, model);
+    // The whatif stage's baseline replay kept it (domino_resumes_from_baseline): held
+    // from there only until the search ends.
+    PERFSIFT_CHECK(base.snapshot, "the whatif stage did not keep the baseline replay's state for the domino search");
+    DistributedView view(ctx, model, std::move(*base.snapshot));
+    base.snapshot.reset();
     ctx.progress().end();
     ctx.progress().begin("domino: searching paths");
     r.search = dm::find_paths(view, opt);

@@ -72,6 +72,9 @@ struct WhatifResult {
   bool traces = false;                                 // predicted traces are stored
   // (question, timings of the owned ranks) of the stored predicted traces
   std::vector<std::pair<int64_t, std::vector<std::vector<rp::EventTiming>>>> kept;
+  // The baseline replay's state, kept when the domino stage resumes from it (keep_state).
+  bool keep_state = false;
+  std::shared_ptr<rp::Snapshot> snapshot;
   // Waiting per call site (this process's part until summed) of the baseline and of every
   // fix that changes work: which waiting each fix removes.
   std::vector<uint8_t> effect_of;               // per question: its per-site waiting is measured
@@ -167,9 +170,11 @@ std::vector<Asked> ask_questions(const Context &ctx, const config::Values &cfg, 
   return unique;
 }
 
-// Questions [0, end) replayed distributed, every process advancing its own ranks; those
-// before `keep_end` keep their timings: the baseline's become the model's, and the stored
-// traces' are kept.
+// Questions [begin, end) replayed distributed, every process advancing its own ranks;
+// those before `keep_end` keep their timings: the baseline's become the model's, and the
+// stored traces' are kept. The baseline goes last: its timings (24 B per event) are not
+// held while the others replay, and its state, when the domino stage resumes from it
+// (WhatifResult::snapshot), passes from its replay to that stage without a second one.
 void replay_distributed_questions(Context &ctx, const std::vector<Question> &parsed, size_t end, size_t keep_end,
                                   WhatifResult &r, size_t begin = 0) {
   ReplayModel &model = *r.model;
@@ -181,35 +186,43 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
       add_event_wait(model.side[static_cast<size_t>(s)], static_cast<size_t>(i), t, r.sites, r.site_wait[k]);
     };
   };
+  std::vector<size_t> order;
+  for (size_t k = std::max<size_t>(begin, 1); k < end; ++k) order.push_back(k);
+  if (begin == 0 && end > 0) order.push_back(0);
   // With several threads, questions that keep no timings replay side by side, as many at
   // once as threads (each engine's state, about 13 B per owned event, held that often).
   const size_t width = static_cast<size_t>(std::max(1, omp_get_max_threads()));
-  for (size_t k = begin; k < end;) {
-    if (width > 1 && k > 0 && k >= keep_end && k + 1 < end) {
-      const size_t stop = std::min(end, k + width);
+  const auto side_by_side = [&](size_t k) { return k > 0 && k >= keep_end; };
+  for (size_t at = 0; at < order.size();) {
+    size_t stop = at;
+    while (stop < order.size() && stop - at < width && side_by_side(order[stop])) ++stop;
+    if (width > 1 && stop - at > 1) {
       std::vector<rp::Scenario> scenarios;
       std::vector<rp::EventSink> sinks;
       std::string texts;
-      for (size_t j = k; j < stop; ++j) {
-        scenarios.push_back(build_scenario(&ctx, model, parsed[j], r.selected[j]));
-        sinks.push_back(sum_waits(j));
-        texts += (j > k ? ", " : "") + r.asked[j].text;
+      for (size_t j = at; j < stop; ++j) {
+        scenarios.push_back(build_scenario(&ctx, model, parsed[order[j]], r.selected[order[j]]));
+        sinks.push_back(sum_waits(order[j]));
+        texts += (j > at ? ", " : "") + r.asked[order[j]].text;
       }
       ctx.progress().begin("whatif: " + texts);
       std::vector<int64_t> released;
       const auto times = replay_distributed(ctx, model, scenarios, sinks, &released);
       ctx.progress().end();
-      for (size_t j = k; j < stop; ++j) {
-        r.predicted[j] = times[j - k];
-        r.released[j] = released[j - k];
+      for (size_t j = at; j < stop; ++j) {
+        r.predicted[order[j]] = times[j - at];
+        r.released[order[j]] = released[j - at];
       }
-      k = stop;
+      at = stop;
       continue;
     }
+    const size_t k = order[at++];
     const rp::Scenario sc = build_scenario(&ctx, model, parsed[k], r.selected[k]);
     const bool keep = k < keep_end;
+    if (k == 0 && r.keep_state) r.snapshot = std::make_shared<rp::Snapshot>();
     ctx.progress().begin("whatif: " + r.asked[k].text);
-    ReplayOutcome o = replay_distributed(ctx, model, sc, keep || k == 0, sum_waits(k));
+    ReplayOutcome o =
+        replay_distributed(ctx, model, sc, keep || k == 0, sum_waits(k), k == 0 ? r.snapshot.get() : nullptr);
     ctx.progress().end();
     r.predicted[k] = o.makespan_ns;
     r.released[k] = o.released;
@@ -217,10 +230,11 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
     if (k == 0) {
       model.baseline = stored ? o.timings : std::move(o.timings);  // a copy only when traces are stored too
       model.replayed = true;
+      if (r.snapshot) r.snapshot->borrowed_timings = &model.baseline;
     }
     if (stored) r.kept.emplace_back(static_cast<int64_t>(k), std::move(o.timings));
-    ++k;
   }
+  std::sort(r.kept.begin(), r.kept.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
 }
 
 // Questions [begin, n) spread over the processes and their threads, each replaying the
@@ -332,6 +346,7 @@ WhatifResult compute_whatif(Context &ctx, const config::Values &cfg) {
   r.paths = region_paths(ctx.store());
   r.asked = ask_questions(ctx, cfg, *r.model, r.paths, r.user_end);
   r.traces = r.model->events <= cfg.get_int("whatif.trace_max_events");
+  r.keep_state = domino_resumes_from_baseline(cfg, *r.model);
   // Questions with stored traces (the baseline, the user's) replay distributed: every
   // process advances its own ranks. The rest are spread over the processes and their
   // threads, each replaying the whole run alone, when it fits (whatif.spread_max_events).
@@ -561,7 +576,7 @@ void whatif_findings(Context &ctx, const WhatifResult &r) {
 }
 
 void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
-  const WhatifResult result = compute_whatif(ctx, cfg);
+  WhatifResult result = compute_whatif(ctx, cfg);
   write_whatif(ctx, result, out);
   whatif_findings(ctx, result);
   FixEffects effects;
@@ -571,7 +586,7 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
     if (result.effect_of[k]) effects.wait_under[result.asked[k].text] = result.site_wait[k];
   ctx.products().publish(std::move(effects));
   PERFSIFT_CHECK(result.model->replayed, "the whatif stage ends without its baseline replay");
-  ctx.products().publish(ReplayBaseline{result.model});
+  ctx.products().publish(ReplayBaseline{result.model, std::move(result.snapshot)});
 }
 
 void whatif_text(std::ostream &os, const io::ResultsStore &rs) {

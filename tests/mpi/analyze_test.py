@@ -160,11 +160,16 @@ class AnalyzeTest(unittest.TestCase):
         perfsift("synth", "-o", "s.h5", "--ranks", 24, "--regions", "solve,solve/smooth,solve/restrict,io",
                  "--events-per-rank", 40000, "--inject", "imbalance:region=solve/smooth,ranks=5-8,factor=3")
         # Reads of 65,536 rows: many per analysis rank; OpenMP splits each rank's slice. The
-        # domino search (960,000 events) distributed too, its budget cut to keep the test short.
+        # domino search (960,000 events) has its budget cut to keep the test short.
         rows = {"PERFSIFT_ROWS_PER_READ": "65536", "PERFSIFT_DOMINO_MAX_REPLAYS": "300"}
         mpirun(1, "analyze", "s.h5", "-o", "k1.h5", "--json", "k1.json", out="k1.txt", env={**rows, "OMP_NUM_THREADS": "1"})
         mpirun(2, "analyze", "s.h5", "-o", "k2.h5", "--json", "k2.json", out="k2.txt", env={**rows, "OMP_NUM_THREADS": "2"})
         mpirun(4, "analyze", "s.h5", "-o", "k4.h5", "--json", "k4.json", out="k4.txt", env={**rows, "OMP_NUM_THREADS": "1"})
+        # The search gathered whole (the run is small) and distributed (resumed from the
+        # baseline state the whatif stage kept) finds the same paths.
+        mpirun(3, "analyze", "s.h5", "-o", "d3.h5", env={**rows, "PERFSIFT_DOMINO_GATHER_EVENTS": "0"})
+        self.check(run(["h5diff", "k1.h5", "d3.h5", "/domino", "/domino"], check=False) == 0,
+                   "the distributed domino search on K = 3 differs from the gathered one on K = 1")
         # One process, two threads: the whatif questions replay two at a time side by side.
         perfsift("analyze", "s.h5", "-o", "t2.h5", "--json", "t2.json", out="t2.txt", env={**rows, "OMP_NUM_THREADS": "2"})
         # The plain H5Dread path (used for stores of other layouts) gives the same results.
