@@ -85,16 +85,22 @@ Context::Context(MPI_Comm comm, const io::TraceStore &store, const config::Value
   progress.begin("loading the profile");
   for (const auto &metric : store.metrics()) m_profile[metric] = store.profile(metric, m_first, m_last);
   progress.end();
-  // A rank whose row is NaN has no profile (it died before writing one).
+  // A rank whose row is NaN has no profile (it died before writing one). Its owner sees
+  // that; every process must know it (collective members, arrivals' routing), or the
+  // replay would depend on how the ranks are split.
   const auto &wall = profile(io::kMetricNames[io::kWall]);
   double wmax = 0;
+  std::vector<uint8_t> no_profile(static_cast<size_t>(n), 0);
   for (int32_t r = m_first; r < m_last; ++r) {
     const double w = wall.empty() ? std::nan("") : wall[static_cast<size_t>(r - m_first) * nregions()];
     if (std::isnan(w))
-      m_missing[r] = true;
+      no_profile[static_cast<size_t>(r)] = 1;
     else
       wmax = std::max(wmax, w);
   }
+  MPI_Allreduce(MPI_IN_PLACE, no_profile.data(), n, MPI_UINT8_T, MPI_MAX, comm);
+  for (int32_t r = 0; r < n; ++r)
+    if (no_profile[static_cast<size_t>(r)]) m_missing[static_cast<size_t>(r)] = true;
   MPI_Allreduce(&wmax, &m_wall_time_s, 1, MPI_DOUBLE, MPI_MAX, comm);
   find_program_window();
 }
