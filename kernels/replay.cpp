@@ -630,18 +630,15 @@ void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
 }
 
 int64_t Engine::send_done(int32_t s, int32_t i, int64_t start, bool nowait) {
-  const RankProgram &p = m_prog[static_cast<size_t>(s)];
   RankState &st = m_state[static_cast<size_t>(s)];
   const int64_t b = bytes_of(s, i);
-  if (p.sends[static_cast<size_t>(i)].dst < 0 || !m_net.rendezvous(b)) return start + m_net.send_overhead(b);
-  int64_t h = start + m_net.handshake();
-  if (!nowait) {
-    const int64_t posted = at(s, st.recv_post, i, Field::RecvPost);
+  const bool matched = m_prog[static_cast<size_t>(s)].sends[static_cast<size_t>(i)].dst >= 0;
+  int64_t posted = kUnknown;
+  if (!nowait && send_waits(m_net, b, matched)) {
+    posted = at(s, st.recv_post, i, Field::RecvPost);
     if (posted == kUnknown) return kUnknown;
-    h = std::max(h, posted);
   }
-  // Rendezvous: the clear-to-send travels back (L), then the sender pushes the data.
-  return h + LogGPS::ns(m_net.L) + m_net.send_overhead(b);
+  return send_completion(m_net, b, matched, start, posted, nowait);
 }
 
 int64_t Engine::recv_done(int32_t s, int32_t i, int64_t post, bool nowait) {
@@ -655,34 +652,20 @@ int64_t Engine::recv_done(int32_t s, int32_t i, int64_t post, bool nowait) {
         it != m_changed_bytes.end())
       b = it->second;
   const int64_t sent = at(s, st.recv_send_start, i, Field::RecvSendStart);
-  if (!m_net.rendezvous(b)) {
-    if (nowait) return post + m_net.recv_overhead(b);
-    if (sent == kUnknown) return kUnknown;
-    return std::max(post, sent + m_net.flight(b)) + m_net.recv_overhead(b);
-  }
-  int64_t h = post;
-  if (!nowait) {
-    if (sent == kUnknown) return kUnknown;
-    h = std::max(sent + m_net.handshake(), post);
-  }
-  return h + LogGPS::ns(m_net.L) + m_net.flight(b) + m_net.recv_overhead(b);
+  if (!nowait && sent == kUnknown) return kUnknown;
+  return recv_completion(m_net, b, post, sent, nowait);
 }
 
 int64_t Engine::coll_done(int32_t s, const Collective &c, int64_t enter, bool nowait) {
-  const int32_t rank = m_prog[static_cast<size_t>(s)].rank;
-  const int64_t cost = c.flow == CollectiveFlow::Finalize ? c.remainder : collective_cost(m_net, c.rounds, c.bytes);
-  const bool is_root = c.root == rank;
-  if (c.flow == CollectiveFlow::ToRoot && !is_root) return enter + m_net.send_overhead(c.bytes);
-  if (c.flow == CollectiveFlow::FromRoot && is_root) return enter + cost;
-  if (nowait) return enter + cost;
+  const bool is_root = c.root == m_prog[static_cast<size_t>(s)].rank;
+  const CollectiveNeeds needs = collective_needs(c.flow, is_root, nowait);
+  if (needs == CollectiveNeeds::Nothing) return collective_completion(m_net, c, is_root, enter, 0, 0, nowait);
   if (m_sc.resume) coll_state(c.instance);  // its earlier arrivals, the first time
   auto it = m_coll.find(c.instance);
-  if (c.flow == CollectiveFlow::FromRoot) {
-    if (it == m_coll.end() || it->second.root_enter == kUnknown) return kUnknown;
-    return std::max(enter, it->second.root_enter + cost);
-  }
-  if (it == m_coll.end() || it->second.count < c.members) return kUnknown;
-  return std::max(enter, it->second.max_enter) + cost;
+  if (it == m_coll.end()) return kUnknown;
+  if (needs == CollectiveNeeds::Root ? it->second.root_enter == kUnknown : it->second.count < c.members)
+    return kUnknown;
+  return collective_completion(m_net, c, is_root, enter, it->second.max_enter, it->second.root_enter, nowait);
 }
 
 int64_t Engine::item_done(int32_t s, const Item &it, int64_t enter, bool nowait) {

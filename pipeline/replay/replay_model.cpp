@@ -19,6 +19,7 @@
 #include "config/schema.h"
 #include "kernels/message_match.h"
 #include "kernels/replay_cuts.h"
+#include "kernels/replay_lanes.h"
 #include "pipeline/engine/check.h"
 #include "pipeline/engine/op_traits.h"
 #include "io/atomic_file.h"
@@ -963,6 +964,110 @@ ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, c
   }
   if (record_timings) out.timings = engine.take_timings();
   return out;
+}
+
+size_t lanes_that_fit(const Context &ctx, const ReplayModel &model, const std::vector<rp::Scenario> &scenarios) {
+  // Every process must decide alike: a scenario's changed sizes may touch another's ranks only.
+  int64_t fit = 0;
+  std::vector<const rp::Scenario *> lanes;
+  for (const auto &sc : scenarios) {
+    if (lanes.size() == kReplayLanes) break;
+    lanes.push_back(&sc);
+    if (!rp::lanes_fit(model.programs, lanes)) break;
+    fit = static_cast<int64_t>(lanes.size());
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &fit, 1, MPI_INT64_T, MPI_MIN, ctx.comm());
+  return static_cast<size_t>(fit);
+}
+
+namespace {
+// replay_lanes with W lanes (as many as scenarios: no lane replays for nothing).
+template <int W>
+std::optional<std::vector<int64_t>> replay_lanes_of(const Context &ctx, const ReplayModel &model,
+                                                    const std::vector<rp::Scenario> &scenarios,
+                                                    const std::vector<rp::EventSink> &sinks) {
+  using Lanes = rp::LaneEngine<W>;
+  std::vector<const rp::Scenario *> lanes;
+  for (const auto &sc : scenarios) lanes.push_back(&sc);
+  const int np = ctx.nprocs();
+  Lanes engine(model.programs, lanes, ctx.nranks(), np > 1);
+  for (size_t l = 0; l < sinks.size(); ++l)
+    if (sinks[l]) engine.set_event_sink(l, sinks[l]);
+  // Rounds as run_rounds: advance, route what crossed owners (arrivals to the other owners
+  // of the communicator), one all-to-all, then one reduction of (moved, unfinished).
+  while (true) {
+    int64_t state[2] = {engine.advance() ? 1 : 0, 0};
+    if (np > 1) {
+      const auto box = engine.take_outbox();
+      std::vector<std::vector<char>> blobs(static_cast<size_t>(np));
+      std::vector<typename Lanes::Outbox> to(static_cast<size_t>(np));
+      for (const auto &p : box.sends) to[static_cast<size_t>(ctx.owner_of(p.dst))].sends.push_back(p);
+      for (const auto &p : box.recvs) to[static_cast<size_t>(ctx.owner_of(p.src))].recvs.push_back(p);
+      for (const auto &a : box.arrivals) {
+        const int32_t comm = rp::instance_comm(a.instance);
+        const bool routed = comm >= 0 && comm < static_cast<int32_t>(model.comm_owners.size());
+        for (int k = 0; k < np; ++k)
+          if (k != ctx.me() && (!routed || std::binary_search(model.comm_owners[static_cast<size_t>(comm)].begin(),
+                                                              model.comm_owners[static_cast<size_t>(comm)].end(), k)))
+            to[static_cast<size_t>(k)].arrivals.push_back(a);
+      }
+      for (size_t k = 0; k < blobs.size(); ++k) {
+        const int64_t head[3] = {static_cast<int64_t>(to[k].sends.size()), static_cast<int64_t>(to[k].recvs.size()),
+                                 static_cast<int64_t>(to[k].arrivals.size())};
+        if (static_cast<int>(k) == ctx.me() || (head[0] | head[1] | head[2]) == 0) continue;
+        blobs[k].insert(blobs[k].end(), reinterpret_cast<const char *>(head), reinterpret_cast<const char *>(head + 3));
+        put_records(blobs[k], to[k].sends);
+        put_records(blobs[k], to[k].recvs);
+        put_records(blobs[k], to[k].arrivals);
+      }
+      const std::vector<char> in = ctx.alltoallv(blobs);
+      for (const char *at = in.data(), *end = in.data() + in.size(); at < end;) {
+        int64_t head[3];
+        PERFSIFT_CHECK(end - at >= static_cast<std::ptrdiff_t>(sizeof head), "a lane replay round's blob is cut short");
+        std::memcpy(head, at, sizeof head);
+        at += sizeof head;
+        PERFSIFT_CHECK(end - at >= static_cast<std::ptrdiff_t>(head[0] * sizeof(typename Lanes::SendPost) +
+                                                               head[1] * sizeof(typename Lanes::RecvPost) +
+                                                               head[2] * sizeof(typename Lanes::Arrival)),
+                       "a lane replay round's blob is cut short");
+        typename Lanes::Outbox got;
+        at = take_records(at, head[0], got.sends);
+        at = take_records(at, head[1], got.recvs);
+        at = take_records(at, head[2], got.arrivals);
+        for (const auto &p : got.sends) engine.apply(p);
+        for (const auto &p : got.recvs) engine.apply(p);
+        for (const auto &a : got.arrivals) engine.apply(a);
+        state[0] = 1;
+      }
+    }
+    state[1] = engine.unfinished();
+    MPI_Allreduce(MPI_IN_PLACE, state, 2, MPI_INT64_T, MPI_SUM, ctx.comm());
+    if (state[1] == 0) break;
+    if (state[0] == 0) return std::nullopt;  // blocked for good somewhere: one by one
+  }
+  std::vector<int64_t> end(scenarios.size(), 0);
+  for (const auto &t : engine.end_times())
+    for (size_t l = 0; l < end.size(); ++l) end[l] = std::max(end[l], t[l]);
+  MPI_Allreduce(MPI_IN_PLACE, end.data(), static_cast<int>(end.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
+  return end;
+}
+}  // namespace
+
+std::optional<std::vector<int64_t>> replay_lanes(const Context &ctx, const ReplayModel &model,
+                                                 const std::vector<rp::Scenario> &scenarios,
+                                                 const std::vector<rp::EventSink> &sinks) {
+  static_assert(kReplayLanes == 4, "one replay_lanes_of per lane count");
+  switch (scenarios.size()) {
+    case 2:
+      return replay_lanes_of<2>(ctx, model, scenarios, sinks);
+    case 3:
+      return replay_lanes_of<3>(ctx, model, scenarios, sinks);
+    case 4:
+      return replay_lanes_of<4>(ctx, model, scenarios, sinks);
+    default:
+      PERFSIFT_CHECK(false, "lanes replay 2 to " + std::to_string(kReplayLanes) + " scenarios at once");
+  }
+  return std::nullopt;
 }
 
 std::vector<std::vector<int64_t>> clean_cuts(const Context &ctx, const ReplayModel &model,

@@ -8,6 +8,7 @@
 
 #include "kernels/replay.h"
 #include "kernels/replay_cuts.h"
+#include "kernels/replay_lanes.h"
 
 using namespace perfsift::kernels;
 using namespace perfsift::kernels::replay;
@@ -823,4 +824,131 @@ TEST(Domino, WaitBoundIsItsDefinitionOnRandomRuns) {
   }
   EXPECT_GT(asked, 1000);
   EXPECT_GT(above_first, asked / 10);  // the steps matter, not only the run's end
+}
+
+TEST(Replay, LanesGiveEachScenariosOwnReplaySerialAndSplit) {
+  // Random programs, four scenarios side by side (as measured; random events' waits
+  // zeroed; random events zeroed; computation gaps changed), on one engine and split over
+  // 2 or 3 owners: every lane's every event timing and end equal its own scenario's
+  // Engine replay, and a lost partner stops the lanes (blocked for good) instead of
+  // releasing it.
+  int64_t events = 0, zeroed = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    const int P = 3 + static_cast<int>(seed % 4);
+    const Builder b = random_program(P, 16, seed * 7919);
+    std::mt19937_64 rng(seed);
+    std::vector<Scenario> sc(4, base());
+    for (int l = 1; l < 4; ++l) {
+      auto &flags = sc[static_cast<size_t>(l)].event_flags;
+      flags.resize(static_cast<size_t>(P));
+      for (int r = 0; r < P; ++r) {
+        const size_t n = b.ranks[static_cast<size_t>(r)].events.size();
+        if (l == 3) {
+          auto &gaps = sc[3].gaps;
+          gaps.resize(static_cast<size_t>(P));
+          for (size_t i = 0; i < n; ++i)
+            gaps[static_cast<size_t>(r)].push_back(b.ranks[static_cast<size_t>(r)].events[i].gap * (1 + (rng() % 3)) /
+                                                   2);
+          continue;
+        }
+        flags[static_cast<size_t>(r)].assign(n, 0);
+        for (size_t i = 0; i < n; ++i)
+          if (rng() % 4 == 0) {
+            flags[static_cast<size_t>(r)][i] = l == 1 ? kZeroWait : kZeroEvent;
+            ++zeroed;
+          }
+      }
+    }
+    std::vector<const Scenario *> lanes;
+    for (const auto &s : sc) lanes.push_back(&s);
+    ASSERT_TRUE(lanes_fit(b.ranks, lanes));
+    std::vector<SerialResult> want;
+    for (const auto &s : sc) want.push_back(replay_serial(b.ranks, s, true));
+    for (int owners = 1; owners <= 3; ++owners) {
+      // Rank r owned by r % owners; each owner's scenarios hold its ranks' parts.
+      std::vector<std::vector<RankProgram>> part(static_cast<size_t>(owners));
+      std::vector<std::vector<Scenario>> own_sc(static_cast<size_t>(owners), sc);
+      for (int k = 0; k < owners; ++k)
+        for (auto &s : own_sc[static_cast<size_t>(k)]) {
+          s.event_flags.clear();
+          s.gaps.clear();
+        }
+      for (int r = 0; r < P; ++r) {
+        const size_t k = static_cast<size_t>(r % owners);
+        part[k].push_back(b.ranks[static_cast<size_t>(r)]);
+        for (size_t l = 0; l < sc.size(); ++l) {
+          if (!sc[l].event_flags.empty()) own_sc[k][l].event_flags.push_back(sc[l].event_flags[static_cast<size_t>(r)]);
+          if (!sc[l].gaps.empty()) own_sc[k][l].gaps.push_back(sc[l].gaps[static_cast<size_t>(r)]);
+        }
+      }
+      std::vector<std::unique_ptr<LaneEngine<4>>> e;
+      std::vector<std::vector<std::vector<std::vector<EventTiming>>>> seen(static_cast<size_t>(owners));
+      for (int k = 0; k < owners; ++k) {
+        std::vector<const Scenario *> mine;
+        for (const auto &s : own_sc[static_cast<size_t>(k)]) mine.push_back(&s);
+        e.push_back(std::make_unique<LaneEngine<4>>(part[static_cast<size_t>(k)], mine, P, owners > 1));
+        auto &got = seen[static_cast<size_t>(k)];
+        got.assign(4, std::vector<std::vector<EventTiming>>(part[static_cast<size_t>(k)].size()));
+        for (size_t l = 0; l < 4; ++l)
+          e.back()->set_event_sink(
+              l, [&got, l](int32_t s, int64_t, const EventTiming &t) { got[l][static_cast<size_t>(s)].push_back(t); });
+      }
+      for (int round = 0; round < 10000; ++round) {
+        bool moved = false;
+        for (auto &x : e) moved |= x->advance();
+        std::vector<LaneEngine<4>::Outbox> box;
+        for (auto &x : e) box.push_back(x->take_outbox());
+        for (int k = 0; k < owners; ++k)
+          for (int j = 0; j < owners; ++j) {
+            if (j == k) continue;
+            auto &to = *e[static_cast<size_t>(k)];
+            for (const auto &p : box[static_cast<size_t>(j)].sends)
+              if (p.dst % owners == k) to.apply(p), moved = true;
+            for (const auto &p : box[static_cast<size_t>(j)].recvs)
+              if (p.src % owners == k) to.apply(p), moved = true;
+            for (const auto &a : box[static_cast<size_t>(j)].arrivals) to.apply(a), moved = true;
+          }
+        if (!moved) break;
+      }
+      for (int r = 0; r < P; ++r) {
+        const size_t k = static_cast<size_t>(r % owners), s = static_cast<size_t>(r / owners);
+        ASSERT_EQ(e[k]->unfinished(), 0) << "seed " << seed << " owners " << owners;
+        for (size_t l = 0; l < 4; ++l) {
+          EXPECT_EQ(e[k]->end_times()[s][l], want[l].end_times[static_cast<size_t>(r)])
+              << "seed " << seed << " owners " << owners << " lane " << l << " rank " << r;
+          const auto &got = seen[k][l][s];
+          const auto &ref = want[l].timings[static_cast<size_t>(r)];
+          ASSERT_EQ(got.size(), ref.size());
+          for (size_t i = 0; i < got.size(); ++i) {
+            ASSERT_EQ(got[i].enter, ref[i].enter)
+                << "seed " << seed << " lane " << l << " rank " << r << " event " << i;
+            ASSERT_EQ(got[i].exit, ref[i].exit) << "seed " << seed << " lane " << l << " rank " << r << " event " << i;
+            ASSERT_EQ(got[i].nowait_exit, ref[i].nowait_exit);
+          }
+          events += static_cast<int64_t>(got.size());
+        }
+      }
+    }
+  }
+  // A receive whose sender is lost: Engine releases it at the fixpoint; lanes stop there.
+  Builder lost(2);
+  auto [si, ri] = lost.message(0, 1, 64);
+  (void)si;
+  lost.event(1, 10, {{ItemType::Recv, ri}});
+  lost.event(0, 10, {}, 5);  // rank 0 never sends
+  std::vector<Scenario> two(2, base());
+  LaneEngine<4> stuck(lost.ranks, {&two[0], &two[1]}, 2, false);
+  while (stuck.advance()) {}
+  EXPECT_EQ(stuck.unfinished(), 1);
+  EXPECT_GT(replay_serial(lost.ranks, two[0], false).released, 0);
+  // Changed message sizes or a resumed replay do not fit in lanes.
+  Scenario bigger = base();
+  bigger.send_bytes.assign(2, {});
+  bigger.send_bytes[0] = {128};
+  EXPECT_FALSE(lanes_fit(lost.ranks, {&two[0], &bigger}));
+  Scenario ideal = base();
+  ideal.ideal_network = true;
+  EXPECT_FALSE(lanes_fit(lost.ranks, {&two[0], &ideal}));
+  std::printf("%lld lane event timings equal their scenario's own replay (%lld events zeroed or not waiting)\n",
+              static_cast<long long>(events), static_cast<long long>(zeroed));
 }
