@@ -8,12 +8,9 @@
 namespace perfsift::kernels::replay {
 
 namespace {
-bool same_network(const Scenario &a, const Scenario &b) {
-  if (a.ideal_network != b.ideal_network) return false;
-  if (a.ideal_network) return true;
-  const LogGPS &x = a.net, &y = b.net;
-  return x.L == y.L && x.os0 == y.os0 && x.os1 == y.os1 && x.or0 == y.or0 && x.or1 == y.or1 && x.g == y.g &&
-         x.G == y.G && x.S == y.S && x.s == y.s;
+const LogGPS &network(const Scenario &sc) {
+  static const LogGPS ideal = LogGPS::ideal();
+  return sc.ideal_network ? ideal : sc.net;
 }
 bool plain(const Scenario &sc) {
   return !sc.resume && !sc.rest && !sc.cuts && sc.zero_wait_rank < 0 &&
@@ -27,7 +24,17 @@ bool lanes_fit(const std::vector<RankProgram> &programs, const std::vector<const
   for (const auto &p : programs)
     if (p.laned()) return false;
   for (const Scenario *sc : scenarios)
-    if (!sc || !plain(*sc) || !same_network(*sc, *scenarios.front())) return false;
+    if (!sc || !plain(*sc)) return false;
+  // Networks may differ (each lane costs its messages on its own) while every message is
+  // synchronous under all of them or under none: the lanes then wait for the same things.
+  const LogGPS &first = network(*scenarios.front());
+  for (const Scenario *sc : scenarios) {
+    const LogGPS &net = network(*sc);
+    if (net.S == first.S) continue;
+    for (const auto &p : programs)
+      for (const auto &m : p.sends)
+        if (send_waits(net, m.bytes, m.dst >= 0) != send_waits(first, m.bytes, m.dst >= 0)) return false;
+  }
   return true;
 }
 
@@ -38,7 +45,8 @@ LaneEngine<W>::LaneEngine(const std::vector<RankProgram> &programs, const std::v
   if (scenarios.size() > static_cast<size_t>(W) || !lanes_fit(programs, scenarios))
     throw std::logic_error("replay: these scenarios cannot replay as lanes of one pass");
   for (size_t l = 0; l < static_cast<size_t>(W); ++l) m_sc[l] = scenarios[std::min(l, scenarios.size() - 1)];
-  m_net = m_sc[0]->ideal_network ? LogGPS::ideal() : m_sc[0]->net;
+  for (size_t l = 0; l < static_cast<size_t>(W); ++l) m_nets[l] = network(*m_sc[l]);
+  const LogGPS &waits = m_nets[0];  // what every lane waits for is the same (lanes_fit)
   Times unknown;
   unknown.fill(kUnknown);
   Times far_past;
@@ -53,10 +61,17 @@ LaneEngine<W>::LaneEngine(const std::vector<RankProgram> &programs, const std::v
     st.next_inject = far_past;
     st.slot_ref.assign(static_cast<size_t>(p.request_slots), -1);
     st.send_start.assign(p.sends.size(), unknown);
-    st.recv_post.assign(p.sends.size(), unknown);
-    st.coll_enter.assign(p.colls.size(), unknown);
     st.recv_send_start.assign(p.recvs.size(), unknown);
-    st.recv_posted.assign(p.recvs.size(), unknown);
+    // Tables only some calls read: receivers' posts for synchronous sends, the posting time
+    // of nonblocking receives and collectives for their completion (W x 8 B each).
+    if (std::any_of(p.sends.begin(), p.sends.end(),
+                    [&](const SendMessage &m) { return send_waits(waits, m.bytes, m.dst >= 0); }))
+      st.recv_post.assign(p.sends.size(), unknown);
+    const auto posts = [&](ItemType t) {
+      return std::any_of(p.items.begin(), p.items.end(), [t](const Item &it) { return it.type == t; });
+    };
+    if (posts(ItemType::PostRecv)) st.recv_posted.assign(p.recvs.size(), unknown);
+    if (posts(ItemType::PostCollective)) st.coll_enter.assign(p.colls.size(), unknown);
     if (p.events.empty()) continue;
     ++m_unfinished;
     st.queued = true;
@@ -141,11 +156,10 @@ void LaneEngine<W>::post_items(int32_t s, const Event &e) {
       case ItemType::Send:
       case ItemType::PostSend: {
         const SendMessage &m = p.sends[static_cast<size_t>(it.index)];
-        const int64_t gap = m_net.injection_gap(m.bytes);
         Times &start = st.send_start[static_cast<size_t>(it.index)];
         for (size_t l = 0; l < static_cast<size_t>(W); ++l) {
           start[l] = std::max(enter[l], st.next_inject[l]);
-          st.next_inject[l] = start[l] + gap;
+          st.next_inject[l] = start[l] + m_nets[l].injection_gap(m.bytes);
         }
         if (m.dst >= 0) deliver_send(m.dst, m.recv_index, start);
         break;
@@ -153,14 +167,16 @@ void LaneEngine<W>::post_items(int32_t s, const Event &e) {
       case ItemType::Recv:
       case ItemType::PostRecv: {
         const RecvMessage &m = p.recvs[static_cast<size_t>(it.index)];
-        st.recv_posted[static_cast<size_t>(it.index)] = enter;
-        if (m.src >= 0) deliver_recv(m.src, m.send_index, enter);
+        if (it.type == ItemType::PostRecv) st.recv_posted[static_cast<size_t>(it.index)] = enter;
+        // Only a synchronous send waits for its receiver (its bytes are the send's: lanes
+        // change no sizes).
+        if (m.src >= 0 && send_waits(m_nets[0], m.bytes, true)) deliver_recv(m.src, m.send_index, enter);
         break;
       }
       case ItemType::Collective:
       case ItemType::PostCollective: {
         const Collective &c = p.colls[static_cast<size_t>(it.index)];
-        st.coll_enter[static_cast<size_t>(it.index)] = enter;
+        if (it.type == ItemType::PostCollective) st.coll_enter[static_cast<size_t>(it.index)] = enter;
         const bool is_root = c.root == p.rank;
         arrive(c.instance, 1, enter, is_root, enter, c.members);
         if (m_distributed) {
@@ -211,7 +227,7 @@ bool LaneEngine<W>::available(int32_t s, const Item &it) {
     used = &p.items[static_cast<size_t>(k)];
     if (used->type == ItemType::PostSend) {
       const SendMessage &m = p.sends[static_cast<size_t>(used->index)];
-      return !send_waits(m_net, m.bytes, m.dst >= 0) || known(st.recv_post[static_cast<size_t>(used->index)]);
+      return !send_waits(m_nets[0], m.bytes, m.dst >= 0) || known(st.recv_post[static_cast<size_t>(used->index)]);
     }
     if (used->type == ItemType::PostRecv)
       return p.recvs[static_cast<size_t>(used->index)].src < 0 ||
@@ -222,7 +238,7 @@ bool LaneEngine<W>::available(int32_t s, const Item &it) {
   switch (it.type) {
     case ItemType::Send: {
       const SendMessage &m = p.sends[static_cast<size_t>(it.index)];
-      return !send_waits(m_net, m.bytes, m.dst >= 0) || known(st.recv_post[static_cast<size_t>(it.index)]);
+      return !send_waits(m_nets[0], m.bytes, m.dst >= 0) || known(st.recv_post[static_cast<size_t>(it.index)]);
     }
     case ItemType::Recv:
       return p.recvs[static_cast<size_t>(it.index)].src < 0 || known(st.recv_send_start[static_cast<size_t>(it.index)]);
@@ -236,15 +252,16 @@ bool LaneEngine<W>::available(int32_t s, const Item &it) {
 template <int W>
 int64_t LaneEngine<W>::send_done(int32_t s, int32_t i, int64_t start, size_t lane, bool nowait) const {
   const SendMessage &m = m_prog[static_cast<size_t>(s)].sends[static_cast<size_t>(i)];
-  return send_completion(m_net, m.bytes, m.dst >= 0, start,
-                         m_state[static_cast<size_t>(s)].recv_post[static_cast<size_t>(i)][lane], nowait);
+  const bool waits = send_waits(m_nets[0], m.bytes, m.dst >= 0);
+  const int64_t posted = waits ? m_state[static_cast<size_t>(s)].recv_post[static_cast<size_t>(i)][lane] : kUnknown;
+  return send_completion(m_nets[lane], m.bytes, m.dst >= 0, start, posted, nowait);
 }
 
 template <int W>
 int64_t LaneEngine<W>::recv_done(int32_t s, int32_t i, int64_t post, size_t lane, bool nowait) const {
   const RecvMessage &m = m_prog[static_cast<size_t>(s)].recvs[static_cast<size_t>(i)];
   if (m.src < 0) return post + m.own_unmatched;
-  return recv_completion(m_net, m.bytes, post,
+  return recv_completion(m_nets[lane], m.bytes, post,
                          m_state[static_cast<size_t>(s)].recv_send_start[static_cast<size_t>(i)][lane], nowait);
 }
 
@@ -252,9 +269,9 @@ template <int W>
 int64_t LaneEngine<W>::coll_done(int32_t s, const Collective &c, int64_t enter, size_t lane, bool nowait) const {
   const bool is_root = c.root == m_prog[static_cast<size_t>(s)].rank;
   if (collective_needs(c.flow, is_root, nowait) == CollectiveNeeds::Nothing)
-    return collective_completion(m_net, c, is_root, enter, 0, 0, nowait);
+    return collective_completion(m_nets[lane], c, is_root, enter, 0, 0, nowait);
   const CollState &cs = m_coll.find(c.instance)->second;  // available() saw it
-  return collective_completion(m_net, c, is_root, enter, cs.max_enter[lane], cs.root_enter[lane], nowait);
+  return collective_completion(m_nets[lane], c, is_root, enter, cs.max_enter[lane], cs.root_enter[lane], nowait);
 }
 
 template <int W>
@@ -265,15 +282,15 @@ int64_t LaneEngine<W>::item_done(int32_t s, const Item &it, int64_t enter, size_
     case ItemType::Send:
       return send_done(s, it.index, st.send_start[static_cast<size_t>(it.index)][lane], lane, nowait);
     case ItemType::PostSend:
-      return st.send_start[static_cast<size_t>(it.index)][lane] + m_net.send_overhead(0);
+      return st.send_start[static_cast<size_t>(it.index)][lane] + m_nets[lane].send_overhead(0);
     case ItemType::Recv:
       return recv_done(s, it.index, enter, lane, nowait);
     case ItemType::PostRecv:
-      return enter + m_net.recv_overhead(0);
+      return enter + m_nets[lane].recv_overhead(0);
     case ItemType::Collective:
       return coll_done(s, p.colls[static_cast<size_t>(it.index)], enter, lane, nowait);
     case ItemType::PostCollective:
-      return enter + m_net.send_overhead(0);
+      return enter + m_nets[lane].send_overhead(0);
     case ItemType::Complete: {
       const int32_t k = st.slot_ref[static_cast<size_t>(it.index)];
       if (k < 0 || nowait) return enter;

@@ -2,9 +2,9 @@
 //
 // A replay is bound by memory latency: each event reads its rank's program and writes the
 // times its messages carry into the partners' tables, mostly cache misses (a rank runs a
-// few events, then blocks). Questions that change only computation gaps, zeroed waits or
-// zeroed events make every message eager or rendezvous alike: their dependencies are the
-// baseline's (a zeroed wait only reads less). Such questions replay together: each time is
+// few events, then blocks). Questions that change only computation gaps, zeroed waits,
+// zeroed events or the network's costs (not which messages are synchronous) keep every
+// dependency of the baseline (a zeroed wait only reads less). They replay together: each time is
 // W values side by side, one per lane, so a miss serves W questions. Each lane's every
 // time is what Engine computes for its scenario (the formulas are shared, replay.h): a
 // call blocks until every lane has what it needs, and each lane then reads only what its
@@ -13,11 +13,11 @@
 // A replay that reaches a fixpoint with ranks still blocked (a crashed rank, a message the
 // trace lacks) stops with stuck(): Engine releases stuck dependencies at its own fixpoint,
 // which differs per question, so the caller replays those questions one by one instead.
-// Not for resumed replays, recorded timings, changed message sizes or threaded programs
-// (lanes_fit).
+// Not for resumed replays, recorded timings, changed message sizes, networks that make
+// different messages synchronous, or threaded programs (lanes_fit).
 //
-// Memory: per owned event about 8 B x W of times (per message and collective call), plus
-// the programs read in place.
+// Memory: W x 8 B per message (its send's start at both ends), per synchronous message and
+// per nonblocking receive or collective call; the programs are read in place.
 #pragma once
 
 #include <array>
@@ -79,6 +79,8 @@ class LaneEngine {
     Times now{}, enter{}, next_inject{};
     bool posted = false, queued = false;
     std::vector<int32_t> slot_ref;  // request slot -> item that activated it
+    // recv_post only when a send is synchronous; recv_posted, coll_enter only when a
+    // receive or collective is nonblocking (their only readers).
     std::vector<Times> send_start, recv_post, recv_send_start, recv_posted, coll_enter;
   };
   struct CollState {
@@ -104,7 +106,7 @@ class LaneEngine {
 
   const std::vector<RankProgram> &m_prog;
   std::array<const Scenario *, W> m_sc;
-  LogGPS m_net;
+  std::array<LogGPS, W> m_nets;  // each lane's (lanes_fit: all agree on which sends are synchronous)
   bool m_distributed;
   std::vector<int32_t> m_slot_of;
   std::vector<RankState> m_state;

@@ -828,7 +828,8 @@ TEST(Domino, WaitBoundIsItsDefinitionOnRandomRuns) {
 
 TEST(Replay, LanesGiveEachScenariosOwnReplaySerialAndSplit) {
   // Random programs, four scenarios side by side (as measured; random events' waits
-  // zeroed; random events zeroed; computation gaps changed), on one engine and split over
+  // zeroed; random events zeroed; computation gaps changed on a slower network with the
+  // same synchronous threshold), on one engine and split over
   // 2 or 3 owners: every lane's every event timing and end equal its own scenario's
   // Engine replay, and a lost partner stops the lanes (blocked for good) instead of
   // releasing it.
@@ -838,6 +839,10 @@ TEST(Replay, LanesGiveEachScenariosOwnReplaySerialAndSplit) {
     const Builder b = random_program(P, 16, seed * 7919);
     std::mt19937_64 rng(seed);
     std::vector<Scenario> sc(4, base());
+    sc[3].net.L = 2500;
+    sc[3].net.os0 = 300;
+    sc[3].net.g = 120;
+    sc[3].net.G = 3;
     for (int l = 1; l < 4; ++l) {
       auto &flags = sc[static_cast<size_t>(l)].event_flags;
       flags.resize(static_cast<size_t>(P));
@@ -946,9 +951,16 @@ TEST(Replay, LanesGiveEachScenariosOwnReplaySerialAndSplit) {
   bigger.send_bytes.assign(2, {});
   bigger.send_bytes[0] = {128};
   EXPECT_FALSE(lanes_fit(lost.ranks, {&two[0], &bigger}));
+  // An ideal network makes no message synchronous: it shares lanes with the measured
+  // network only where no message is synchronous there either.
   Scenario ideal = base();
   ideal.ideal_network = true;
-  EXPECT_FALSE(lanes_fit(lost.ranks, {&two[0], &ideal}));
+  EXPECT_TRUE(lanes_fit(lost.ranks, {&two[0], &ideal}));
+  const Builder large = random_program(4, 16, 3);
+  ASSERT_TRUE(std::any_of(large.ranks.begin(), large.ranks.end(), [](const RankProgram &p) {
+    return std::any_of(p.sends.begin(), p.sends.end(), [](const SendMessage &m) { return m.bytes > params().S; });
+  }));
+  EXPECT_FALSE(lanes_fit(large.ranks, {&two[0], &ideal}));
   std::printf("%lld lane event timings equal their scenario's own replay (%lld events zeroed or not waiting)\n",
               static_cast<long long>(events), static_cast<long long>(zeroed));
 }
