@@ -550,15 +550,7 @@ void Engine::apply(const SendPost &p) { deliver_send(p.dst, p.recv_index, p.t, p
 void Engine::apply(const RecvPost &p) { deliver_recv(p.src, p.send_index, p.t); }
 void Engine::apply(const Arrival &a) { arrive(a.instance, a.count, a.max_enter, a.root_enter, 0); }
 
-Engine::Outbox Engine::take_outbox() {
-  for (const auto &[id, a] : m_out_arrivals) m_out.arrivals.push_back(a);
-  m_out_arrivals.clear();
-  std::sort(m_out.arrivals.begin(), m_out.arrivals.end(),
-            [](const Arrival &a, const Arrival &b) { return a.instance < b.instance; });
-  Outbox out = std::move(m_out);
-  m_out = Outbox{};
-  return out;
-}
+Engine::Outbox Engine::take_outbox() { return hand_over(m_out, m_out_arrivals); }
 
 void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];

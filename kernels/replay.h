@@ -23,6 +23,7 @@
 #include <limits>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "kernels/loggps.h"
@@ -86,7 +87,7 @@ struct Collective {
   int64_t remainder = 0;          // Finalize: the measured time after the last member arrived
 };
 
-// The completion formulas every replay shares (Engine, LaneEngine): a call's end from its
+// The completion formulas every replay shares (Engine, PassEngine): a call's end from its
 // own start and what it waits for. `nowait`: the call waits for nobody (zeroed wait, or a
 // dependency released at a stuck fixpoint); what it would wait for is then not read.
 
@@ -132,6 +133,17 @@ inline int64_t collective_completion(const LogGPS &net, const Collective &c, boo
       break;
   }
   return std::max(enter, max_enter) + cost;
+}
+
+// An engine's outbox handed over with its collective arrivals, gathered per instance while
+// the engine ran, in instance order (Engine and PassEngine).
+template <class Outbox, class ArrivalsByInstance>
+Outbox hand_over(Outbox &out, ArrivalsByInstance &arrivals) {
+  for (const auto &[id, a] : arrivals) out.arrivals.push_back(a);
+  arrivals.clear();
+  std::sort(out.arrivals.begin(), out.arrivals.end(),
+            [](const auto &a, const auto &b) { return a.instance < b.instance; });
+  return std::exchange(out, Outbox{});
 }
 
 struct RankProgram {

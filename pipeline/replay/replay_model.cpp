@@ -19,7 +19,7 @@
 #include "config/schema.h"
 #include "kernels/message_match.h"
 #include "kernels/replay_cuts.h"
-#include "kernels/replay_lanes.h"
+#include "kernels/replay_pass.h"
 #include "pipeline/engine/check.h"
 #include "pipeline/engine/op_traits.h"
 #include "io/atomic_file.h"
@@ -966,31 +966,32 @@ ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, c
   return out;
 }
 
-size_t lanes_that_fit(const Context &ctx, const ReplayModel &model, const std::vector<rp::Scenario> &scenarios) {
+size_t questions_sharing_a_pass(const Context &ctx, const ReplayModel &model,
+                                const std::vector<rp::Scenario> &scenarios) {
   // Every process must decide alike: a scenario's changed sizes may touch another's ranks only.
   int64_t fit = 0;
-  std::vector<const rp::Scenario *> lanes;
+  std::vector<const rp::Scenario *> pass;
   for (const auto &sc : scenarios) {
-    if (lanes.size() == kReplayLanes) break;
-    lanes.push_back(&sc);
-    if (!rp::lanes_fit(model.programs, lanes)) break;
-    fit = static_cast<int64_t>(lanes.size());
+    if (pass.size() == kQuestionsPerPass) break;
+    pass.push_back(&sc);
+    if (!rp::pass_fits(model.programs, pass)) break;
+    fit = static_cast<int64_t>(pass.size());
   }
   MPI_Allreduce(MPI_IN_PLACE, &fit, 1, MPI_INT64_T, MPI_MIN, ctx.comm());
   return static_cast<size_t>(fit);
 }
 
 namespace {
-// replay_lanes with W lanes (as many as scenarios: no lane replays for nothing).
+// replay_one_pass of W scenarios (as many slots as scenarios: none replays for nothing).
 template <int W>
-std::optional<std::vector<int64_t>> replay_lanes_of(const Context &ctx, const ReplayModel &model,
-                                                    const std::vector<rp::Scenario> &scenarios,
-                                                    const std::vector<rp::EventSink> &sinks) {
-  using Lanes = rp::LaneEngine<W>;
-  std::vector<const rp::Scenario *> lanes;
-  for (const auto &sc : scenarios) lanes.push_back(&sc);
+std::optional<std::vector<int64_t>> replay_one_pass_of(const Context &ctx, const ReplayModel &model,
+                                                       const std::vector<rp::Scenario> &scenarios,
+                                                       const std::vector<rp::EventSink> &sinks) {
+  using Pass = rp::PassEngine<W>;
+  std::vector<const rp::Scenario *> pass;
+  for (const auto &sc : scenarios) pass.push_back(&sc);
   const int np = ctx.nprocs();
-  Lanes engine(model.programs, lanes, ctx.nranks(), np > 1);
+  Pass engine(model.programs, pass, ctx.nranks(), np > 1);
   for (size_t l = 0; l < sinks.size(); ++l)
     if (sinks[l]) engine.set_event_sink(l, sinks[l]);
   // Rounds as run_rounds: advance, route what crossed owners (arrivals to the other owners
@@ -1000,7 +1001,7 @@ std::optional<std::vector<int64_t>> replay_lanes_of(const Context &ctx, const Re
     if (np > 1) {
       const auto box = engine.take_outbox();
       std::vector<std::vector<char>> blobs(static_cast<size_t>(np));
-      std::vector<typename Lanes::Outbox> to(static_cast<size_t>(np));
+      std::vector<typename Pass::Outbox> to(static_cast<size_t>(np));
       for (const auto &p : box.sends) to[static_cast<size_t>(ctx.owner_of(p.dst))].sends.push_back(p);
       for (const auto &p : box.recvs) to[static_cast<size_t>(ctx.owner_of(p.src))].recvs.push_back(p);
       for (const auto &a : box.arrivals) {
@@ -1023,14 +1024,15 @@ std::optional<std::vector<int64_t>> replay_lanes_of(const Context &ctx, const Re
       const std::vector<char> in = ctx.alltoallv(blobs);
       for (const char *at = in.data(), *end = in.data() + in.size(); at < end;) {
         int64_t head[3];
-        PERFSIFT_CHECK(end - at >= static_cast<std::ptrdiff_t>(sizeof head), "a lane replay round's blob is cut short");
+        PERFSIFT_CHECK(end - at >= static_cast<std::ptrdiff_t>(sizeof head),
+                       "a one-pass replay round's blob is cut short");
         std::memcpy(head, at, sizeof head);
         at += sizeof head;
-        PERFSIFT_CHECK(end - at >= static_cast<std::ptrdiff_t>(head[0] * sizeof(typename Lanes::SendPost) +
-                                                               head[1] * sizeof(typename Lanes::RecvPost) +
-                                                               head[2] * sizeof(typename Lanes::Arrival)),
-                       "a lane replay round's blob is cut short");
-        typename Lanes::Outbox got;
+        PERFSIFT_CHECK(end - at >= static_cast<std::ptrdiff_t>(head[0] * sizeof(typename Pass::SendPost) +
+                                                               head[1] * sizeof(typename Pass::RecvPost) +
+                                                               head[2] * sizeof(typename Pass::Arrival)),
+                       "a one-pass replay round's blob is cut short");
+        typename Pass::Outbox got;
         at = take_records(at, head[0], got.sends);
         at = take_records(at, head[1], got.recvs);
         at = take_records(at, head[2], got.arrivals);
@@ -1053,19 +1055,19 @@ std::optional<std::vector<int64_t>> replay_lanes_of(const Context &ctx, const Re
 }
 }  // namespace
 
-std::optional<std::vector<int64_t>> replay_lanes(const Context &ctx, const ReplayModel &model,
-                                                 const std::vector<rp::Scenario> &scenarios,
-                                                 const std::vector<rp::EventSink> &sinks) {
-  static_assert(kReplayLanes == 4, "one replay_lanes_of per lane count");
+std::optional<std::vector<int64_t>> replay_one_pass(const Context &ctx, const ReplayModel &model,
+                                                    const std::vector<rp::Scenario> &scenarios,
+                                                    const std::vector<rp::EventSink> &sinks) {
+  static_assert(kQuestionsPerPass == 4, "one replay_one_pass_of per question count");
   switch (scenarios.size()) {
     case 2:
-      return replay_lanes_of<2>(ctx, model, scenarios, sinks);
+      return replay_one_pass_of<2>(ctx, model, scenarios, sinks);
     case 3:
-      return replay_lanes_of<3>(ctx, model, scenarios, sinks);
+      return replay_one_pass_of<3>(ctx, model, scenarios, sinks);
     case 4:
-      return replay_lanes_of<4>(ctx, model, scenarios, sinks);
+      return replay_one_pass_of<4>(ctx, model, scenarios, sinks);
     default:
-      PERFSIFT_CHECK(false, "lanes replay 2 to " + std::to_string(kReplayLanes) + " scenarios at once");
+      PERFSIFT_CHECK(false, "one pass replays 2 to " + std::to_string(kQuestionsPerPass) + " scenarios");
   }
   return std::nullopt;
 }

@@ -126,18 +126,18 @@ std::vector<int64_t> replay_distributed(const Context &ctx, const ReplayModel &m
                                         const std::vector<kernels::replay::EventSink> &sinks = {},
                                         std::vector<int64_t> *released = nullptr);
 
-// Collective: scenarios replayed as lanes of one pass over the owned ranks
-// (kernels/replay_lanes.h), at most kReplayLanes: each one's run time. Empty when the
+// Collective: scenarios replayed in one pass over the owned ranks
+// (kernels/replay_pass.h), at most kQuestionsPerPass: each one's run time. Empty when the
 // replay met ranks blocked for good (a crashed rank): each scenario's own replay releases
 // them in its own way, so replay them one by one then (their sinks saw part of the run).
-inline constexpr size_t kReplayLanes = 4;
-std::optional<std::vector<int64_t>> replay_lanes(const Context &ctx, const ReplayModel &model,
-                                                 const std::vector<kernels::replay::Scenario> &scenarios,
-                                                 const std::vector<kernels::replay::EventSink> &sinks = {});
-// Collective: how many of `scenarios`, from the first, can replay as lanes together
+inline constexpr size_t kQuestionsPerPass = 4;
+std::optional<std::vector<int64_t>> replay_one_pass(const Context &ctx, const ReplayModel &model,
+                                                    const std::vector<kernels::replay::Scenario> &scenarios,
+                                                    const std::vector<kernels::replay::EventSink> &sinks = {});
+// Collective: how many of `scenarios`, from the first, can replay in one pass
 // (0 or 1: none), the same answer on every process.
-size_t lanes_that_fit(const Context &ctx, const ReplayModel &model,
-                      const std::vector<kernels::replay::Scenario> &scenarios);
+size_t questions_sharing_a_pass(const Context &ctx, const ReplayModel &model,
+                                const std::vector<kernels::replay::Scenario> &scenarios);
 
 // Collective: the owned ranks' clean cuts (kernels/replay_cuts.h) over every process's
 // ranks, for Scenario::cuts of resumed replays from `snapshot`; empty vectors when the

@@ -189,16 +189,16 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
   std::vector<size_t> order;
   for (size_t k = std::max<size_t>(begin, 1); k < end; ++k) order.push_back(k);
   if (begin == 0 && end > 0) order.push_back(0);
-  // Questions that keep no timings replay together: as lanes of one pass when they change
-  // only computation or waiting (kReplayLanes at a time), else with several threads side
+  // Questions that keep no timings replay together: in one pass when they change
+  // only computation or waiting (kQuestionsPerPass at a time), else with several threads side
   // by side, as many at once as threads (each engine's state, about 13 B per owned event,
   // held that often).
   const size_t width = static_cast<size_t>(std::max(1, omp_get_max_threads()));
   const auto side_by_side = [&](size_t k) { return k > 0 && k >= keep_end; };
-  bool lanes_blocked = false;  // a lane replay met ranks blocked for good: so would every other
+  bool pass_blocked = false;  // a one-pass replay met ranks blocked for good: so would every other
   for (size_t at = 0; at < order.size();) {
     size_t stop = at;
-    while (stop < order.size() && stop - at < std::max(width, kReplayLanes) && side_by_side(order[stop])) ++stop;
+    while (stop < order.size() && stop - at < std::max(width, kQuestionsPerPass) && side_by_side(order[stop])) ++stop;
     if (stop - at > 1) {
       std::vector<rp::Scenario> scenarios;
       std::vector<rp::EventSink> sinks;
@@ -211,11 +211,11 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
         for (size_t j = at; j < at + n; ++j) t += (j > at ? ", " : "") + r.asked[order[j]].text;
         return t;
       };
-      if (const size_t n = lanes_blocked ? 0 : lanes_that_fit(ctx, model, scenarios); n > 1) {
+      if (const size_t n = pass_blocked ? 0 : questions_sharing_a_pass(ctx, model, scenarios); n > 1) {
         scenarios.resize(n);
         sinks.resize(n);
         ctx.progress().begin("whatif: " + texts(n));
-        const auto times = replay_lanes(ctx, model, scenarios, sinks);
+        const auto times = replay_one_pass(ctx, model, scenarios, sinks);
         ctx.progress().end();
         if (times) {
           for (size_t j = at; j < at + n; ++j) {
@@ -227,7 +227,7 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
         }
         // Blocked for good somewhere: each question replays alone (what its sink saw goes).
         for (size_t j = at; j < at + n; ++j) std::fill(r.site_wait[order[j]].begin(), r.site_wait[order[j]].end(), 0);
-        lanes_blocked = true;
+        pass_blocked = true;
       }
       if (width > 1) {
         const size_t n = std::min(width, stop - at);

@@ -306,7 +306,7 @@ class AnalyzeTest(unittest.TestCase):
     def test_stuck(self):
         """A rank whose Allreduce record lost its communicator (as a crash leaves the call in
         progress): the others wait in it for good. Every replay releases them at its own
-        fixpoint: questions that replay as lanes of one pass fall back to one at a time, and
+        fixpoint: questions that replay in one pass fall back to one at a time, and
         the answers are the same on K = 1, 2 and 3 (every question replayed distributed)."""
         perfsift("synth", "-o", "st.h5", "--ranks", 6, "--regions", "solve,solve/a,solve/b,io",
                  "--events-per-rank", 600, "--inject", "imbalance:region=solve/a,ranks=1-2,factor=3")
@@ -322,7 +322,7 @@ class AnalyzeTest(unittest.TestCase):
         env = {"PERFSIFT_WHATIF_SPREAD_MAX_EVENTS": "0", "OMP_NUM_THREADS": "1"}
         for k in (1, 2, 3):
             mpirun(k, "analyze", "st.h5", "-o", f"k{k}.h5", "--progress", env=env, err=f"k{k}.err")
-        self.check("done" in read("k1.err") and ", " in read("k1.err"), "no lane replay was tried:\n" + read("k1.err"))
+        self.check("done" in read("k1.err") and ", " in read("k1.err"), "no one-pass replay was tried:\n" + read("k1.err"))
         for k in (2, 3):
             self.check(run(["h5diff", "k1.h5", f"k{k}.h5"], check=False) == 0, f"results on K = {k} differ from K = 1")
         with h5py.File("k1.h5") as f:
@@ -330,9 +330,9 @@ class AnalyzeTest(unittest.TestCase):
             released = dict(zip([x.decode() for x in q["question"][:]], q["released"][:]))
         print(released)
         self.check(released["baseline"] > 0, "the baseline replay released nothing")
-        lanes = [t for t in released if t.startswith("zero-wait region") or t.startswith("balance region")]
-        self.check(len(lanes) >= 2 and all(released[t] == released["baseline"] for t in lanes),
-                   f"questions replayed one at a time after the lanes stopped released otherwise: {released}")
+        shared = [t for t in released if t.startswith("zero-wait region") or t.startswith("balance region")]
+        self.check(len(shared) >= 2 and all(released[t] == released["baseline"] for t in shared),
+                   f"questions replayed one at a time after the pass stopped released otherwise: {released}")
 
     def test_corrupt(self):
         """Truncated, foreign, absent and garbled stores: a nonzero exit, one error line

@@ -8,7 +8,7 @@
 
 #include "kernels/replay.h"
 #include "kernels/replay_cuts.h"
-#include "kernels/replay_lanes.h"
+#include "kernels/replay_pass.h"
 
 using namespace perfsift::kernels;
 using namespace perfsift::kernels::replay;
@@ -826,12 +826,12 @@ TEST(Domino, WaitBoundIsItsDefinitionOnRandomRuns) {
   EXPECT_GT(above_first, asked / 10);  // the steps matter, not only the run's end
 }
 
-TEST(Replay, LanesGiveEachScenariosOwnReplaySerialAndSplit) {
+TEST(Replay, OnePassGivesEachScenariosOwnReplaySerialAndSplit) {
   // Random programs, four scenarios side by side (as measured; random events' waits
   // zeroed; random events zeroed; computation gaps changed on a slower network with the
   // same synchronous threshold), on one engine and split over
-  // 2 or 3 owners: every lane's every event timing and end equal its own scenario's
-  // Engine replay, and a lost partner stops the lanes (blocked for good) instead of
+  // 2 or 3 owners: every question's every event timing and end equal its own scenario's
+  // Engine replay, and a lost partner stops the pass (blocked for good) instead of
   // releasing it.
   int64_t events = 0, zeroed = 0;
   for (uint64_t seed = 1; seed <= 30; ++seed) {
@@ -864,9 +864,9 @@ TEST(Replay, LanesGiveEachScenariosOwnReplaySerialAndSplit) {
           }
       }
     }
-    std::vector<const Scenario *> lanes;
-    for (const auto &s : sc) lanes.push_back(&s);
-    ASSERT_TRUE(lanes_fit(b.ranks, lanes));
+    std::vector<const Scenario *> pass;
+    for (const auto &s : sc) pass.push_back(&s);
+    ASSERT_TRUE(pass_fits(b.ranks, pass));
     std::vector<SerialResult> want;
     for (const auto &s : sc) want.push_back(replay_serial(b.ranks, s, true));
     for (int owners = 1; owners <= 3; ++owners) {
@@ -886,12 +886,12 @@ TEST(Replay, LanesGiveEachScenariosOwnReplaySerialAndSplit) {
           if (!sc[l].gaps.empty()) own_sc[k][l].gaps.push_back(sc[l].gaps[static_cast<size_t>(r)]);
         }
       }
-      std::vector<std::unique_ptr<LaneEngine<4>>> e;
+      std::vector<std::unique_ptr<PassEngine<4>>> e;
       std::vector<std::vector<std::vector<std::vector<EventTiming>>>> seen(static_cast<size_t>(owners));
       for (int k = 0; k < owners; ++k) {
         std::vector<const Scenario *> mine;
         for (const auto &s : own_sc[static_cast<size_t>(k)]) mine.push_back(&s);
-        e.push_back(std::make_unique<LaneEngine<4>>(part[static_cast<size_t>(k)], mine, P, owners > 1));
+        e.push_back(std::make_unique<PassEngine<4>>(part[static_cast<size_t>(k)], mine, P, owners > 1));
         auto &got = seen[static_cast<size_t>(k)];
         got.assign(4, std::vector<std::vector<EventTiming>>(part[static_cast<size_t>(k)].size()));
         for (size_t l = 0; l < 4; ++l)
@@ -901,7 +901,7 @@ TEST(Replay, LanesGiveEachScenariosOwnReplaySerialAndSplit) {
       for (int round = 0; round < 10000; ++round) {
         bool moved = false;
         for (auto &x : e) moved |= x->advance();
-        std::vector<LaneEngine<4>::Outbox> box;
+        std::vector<PassEngine<4>::Outbox> box;
         for (auto &x : e) box.push_back(x->take_outbox());
         for (int k = 0; k < owners; ++k)
           for (int j = 0; j < owners; ++j) {
@@ -920,14 +920,15 @@ TEST(Replay, LanesGiveEachScenariosOwnReplaySerialAndSplit) {
         ASSERT_EQ(e[k]->unfinished(), 0) << "seed " << seed << " owners " << owners;
         for (size_t l = 0; l < 4; ++l) {
           EXPECT_EQ(e[k]->end_times()[s][l], want[l].end_times[static_cast<size_t>(r)])
-              << "seed " << seed << " owners " << owners << " lane " << l << " rank " << r;
+              << "seed " << seed << " owners " << owners << " question " << l << " rank " << r;
           const auto &got = seen[k][l][s];
           const auto &ref = want[l].timings[static_cast<size_t>(r)];
           ASSERT_EQ(got.size(), ref.size());
           for (size_t i = 0; i < got.size(); ++i) {
             ASSERT_EQ(got[i].enter, ref[i].enter)
-                << "seed " << seed << " lane " << l << " rank " << r << " event " << i;
-            ASSERT_EQ(got[i].exit, ref[i].exit) << "seed " << seed << " lane " << l << " rank " << r << " event " << i;
+                << "seed " << seed << " question " << l << " rank " << r << " event " << i;
+            ASSERT_EQ(got[i].exit, ref[i].exit)
+                << "seed " << seed << " question " << l << " rank " << r << " event " << i;
             ASSERT_EQ(got[i].nowait_exit, ref[i].nowait_exit);
           }
           events += static_cast<int64_t>(got.size());
@@ -935,32 +936,33 @@ TEST(Replay, LanesGiveEachScenariosOwnReplaySerialAndSplit) {
       }
     }
   }
-  // A receive whose sender is lost: Engine releases it at the fixpoint; lanes stop there.
+  // A receive whose sender is lost: Engine releases it at the fixpoint; the pass stops there.
   Builder lost(2);
   auto [si, ri] = lost.message(0, 1, 64);
   (void)si;
   lost.event(1, 10, {{ItemType::Recv, ri}});
   lost.event(0, 10, {}, 5);  // rank 0 never sends
   std::vector<Scenario> two(2, base());
-  LaneEngine<4> stuck(lost.ranks, {&two[0], &two[1]}, 2, false);
+  PassEngine<4> stuck(lost.ranks, {&two[0], &two[1]}, 2, false);
   while (stuck.advance()) {}
   EXPECT_EQ(stuck.unfinished(), 1);
   EXPECT_GT(replay_serial(lost.ranks, two[0], false).released, 0);
-  // Changed message sizes or a resumed replay do not fit in lanes.
+  // Changed message sizes do not fit in one pass.
   Scenario bigger = base();
   bigger.send_bytes.assign(2, {});
   bigger.send_bytes[0] = {128};
-  EXPECT_FALSE(lanes_fit(lost.ranks, {&two[0], &bigger}));
-  // An ideal network makes no message synchronous: it shares lanes with the measured
+  EXPECT_FALSE(pass_fits(lost.ranks, {&two[0], &bigger}));
+  // An ideal network makes no message synchronous: it shares a pass with the measured
   // network only where no message is synchronous there either.
   Scenario ideal = base();
   ideal.ideal_network = true;
-  EXPECT_TRUE(lanes_fit(lost.ranks, {&two[0], &ideal}));
+  EXPECT_TRUE(pass_fits(lost.ranks, {&two[0], &ideal}));
   const Builder large = random_program(4, 16, 3);
   ASSERT_TRUE(std::any_of(large.ranks.begin(), large.ranks.end(), [](const RankProgram &p) {
     return std::any_of(p.sends.begin(), p.sends.end(), [](const SendMessage &m) { return m.bytes > params().S; });
   }));
-  EXPECT_FALSE(lanes_fit(large.ranks, {&two[0], &ideal}));
-  std::printf("%lld lane event timings equal their scenario's own replay (%lld events zeroed or not waiting)\n",
-              static_cast<long long>(events), static_cast<long long>(zeroed));
+  EXPECT_FALSE(pass_fits(large.ranks, {&two[0], &ideal}));
+  std::printf(
+      "%lld event timings of one-pass replays equal their scenario's own replay (%lld events zeroed or not waiting)\n",
+      static_cast<long long>(events), static_cast<long long>(zeroed));
 }

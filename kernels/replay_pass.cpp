@@ -1,5 +1,5 @@
-// Lane replay (see replay_lanes.h): Engine's inner loop with W times per value.
-#include "kernels/replay_lanes.h"
+// One-pass replay (see replay_pass.h): Engine's inner loop with W times per value.
+#include "kernels/replay_pass.h"
 
 #include <algorithm>
 #include <limits>
@@ -19,14 +19,14 @@ bool plain(const Scenario &sc) {
 }
 }  // namespace
 
-bool lanes_fit(const std::vector<RankProgram> &programs, const std::vector<const Scenario *> &scenarios) {
+bool pass_fits(const std::vector<RankProgram> &programs, const std::vector<const Scenario *> &scenarios) {
   if (scenarios.empty()) return false;
   for (const auto &p : programs)
     if (p.laned()) return false;
   for (const Scenario *sc : scenarios)
     if (!sc || !plain(*sc)) return false;
-  // Networks may differ (each lane costs its messages on its own) while every message is
-  // synchronous under all of them or under none: the lanes then wait for the same things.
+  // Networks may differ (each question costs its messages on its own) while every message is
+  // synchronous under all of them or under none: the questions then wait for the same things.
   const LogGPS &first = network(*scenarios.front());
   for (const Scenario *sc : scenarios) {
     const LogGPS &net = network(*sc);
@@ -39,14 +39,14 @@ bool lanes_fit(const std::vector<RankProgram> &programs, const std::vector<const
 }
 
 template <int W>
-LaneEngine<W>::LaneEngine(const std::vector<RankProgram> &programs, const std::vector<const Scenario *> &scenarios,
+PassEngine<W>::PassEngine(const std::vector<RankProgram> &programs, const std::vector<const Scenario *> &scenarios,
                           int32_t nranks, bool distributed)
     : m_prog(programs), m_distributed(distributed) {
-  if (scenarios.size() > static_cast<size_t>(W) || !lanes_fit(programs, scenarios))
-    throw std::logic_error("replay: these scenarios cannot replay as lanes of one pass");
+  if (scenarios.size() > static_cast<size_t>(W) || !pass_fits(programs, scenarios))
+    throw std::logic_error("replay: these scenarios cannot replay in one pass");
   for (size_t l = 0; l < static_cast<size_t>(W); ++l) m_sc[l] = scenarios[std::min(l, scenarios.size() - 1)];
   for (size_t l = 0; l < static_cast<size_t>(W); ++l) m_nets[l] = network(*m_sc[l]);
-  const LogGPS &waits = m_nets[0];  // what every lane waits for is the same (lanes_fit)
+  const LogGPS &waits = m_nets[0];  // what every question waits for is the same (pass_fits)
   Times unknown;
   unknown.fill(kUnknown);
   Times far_past;
@@ -80,7 +80,7 @@ LaneEngine<W>::LaneEngine(const std::vector<RankProgram> &programs, const std::v
 }
 
 template <int W>
-void LaneEngine<W>::wake(int32_t rank) {
+void PassEngine<W>::wake(int32_t rank) {
   const int32_t s = m_slot_of[static_cast<size_t>(rank)];
   RankState &st = m_state[static_cast<size_t>(s)];
   if (!st.queued) {
@@ -90,29 +90,20 @@ void LaneEngine<W>::wake(int32_t rank) {
 }
 
 template <int W>
-void LaneEngine<W>::deliver_send(int32_t dst, int32_t recv_index, const Times &t) {
-  const int32_t s = m_slot_of[static_cast<size_t>(dst)];
+template <class Post>
+void PassEngine<W>::deliver(int32_t rank, int32_t index, const Times &t, std::vector<Times> RankState::*table,
+                            std::vector<Post> &out) {
+  const int32_t s = m_slot_of[static_cast<size_t>(rank)];
   if (s < 0) {
-    if (m_distributed) m_out.sends.push_back({dst, recv_index, t});
+    if (m_distributed) out.push_back({rank, index, t});
     return;
   }
-  m_state[static_cast<size_t>(s)].recv_send_start[static_cast<size_t>(recv_index)] = t;
-  wake(dst);
+  (m_state[static_cast<size_t>(s)].*table)[static_cast<size_t>(index)] = t;
+  wake(rank);
 }
 
 template <int W>
-void LaneEngine<W>::deliver_recv(int32_t src, int32_t send_index, const Times &t) {
-  const int32_t s = m_slot_of[static_cast<size_t>(src)];
-  if (s < 0) {
-    if (m_distributed) m_out.recvs.push_back({src, send_index, t});
-    return;
-  }
-  m_state[static_cast<size_t>(s)].recv_post[static_cast<size_t>(send_index)] = t;
-  wake(src);
-}
-
-template <int W>
-void LaneEngine<W>::arrive(int64_t instance, int32_t count, const Times &max_enter, bool has_root,
+void PassEngine<W>::arrive(int64_t instance, int32_t count, const Times &max_enter, bool has_root,
                            const Times &root_enter, int32_t expected) {
   auto [pos, fresh] = m_coll.try_emplace(instance);
   CollState &c = pos->second;
@@ -135,18 +126,12 @@ void LaneEngine<W>::arrive(int64_t instance, int32_t count, const Times &max_ent
 }
 
 template <int W>
-typename LaneEngine<W>::Outbox LaneEngine<W>::take_outbox() {
-  for (const auto &[id, a] : m_out_arrivals) m_out.arrivals.push_back(a);
-  m_out_arrivals.clear();
-  std::sort(m_out.arrivals.begin(), m_out.arrivals.end(),
-            [](const Arrival &a, const Arrival &b) { return a.instance < b.instance; });
-  Outbox out = std::move(m_out);
-  m_out = Outbox{};
-  return out;
+typename PassEngine<W>::Outbox PassEngine<W>::take_outbox() {
+  return hand_over(m_out, m_out_arrivals);
 }
 
 template <int W>
-void LaneEngine<W>::post_items(int32_t s, const Event &e) {
+void PassEngine<W>::post_items(int32_t s, const Event &e) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
   RankState &st = m_state[static_cast<size_t>(s)];
   const Times &enter = st.enter;
@@ -161,16 +146,17 @@ void LaneEngine<W>::post_items(int32_t s, const Event &e) {
           start[l] = std::max(enter[l], st.next_inject[l]);
           st.next_inject[l] = start[l] + m_nets[l].injection_gap(m.bytes);
         }
-        if (m.dst >= 0) deliver_send(m.dst, m.recv_index, start);
+        if (m.dst >= 0) deliver(m.dst, m.recv_index, start, &RankState::recv_send_start, m_out.sends);
         break;
       }
       case ItemType::Recv:
       case ItemType::PostRecv: {
         const RecvMessage &m = p.recvs[static_cast<size_t>(it.index)];
         if (it.type == ItemType::PostRecv) st.recv_posted[static_cast<size_t>(it.index)] = enter;
-        // Only a synchronous send waits for its receiver (its bytes are the send's: lanes
+        // Only a synchronous send waits for its receiver (its bytes are the send's: questions
         // change no sizes).
-        if (m.src >= 0 && send_waits(m_nets[0], m.bytes, true)) deliver_recv(m.src, m.send_index, enter);
+        if (m.src >= 0 && send_waits(m_nets[0], m.bytes, true))
+          deliver(m.src, m.send_index, enter, &RankState::recv_post, m_out.recvs);
         break;
       }
       case ItemType::Collective:
@@ -203,7 +189,7 @@ void LaneEngine<W>::post_items(int32_t s, const Event &e) {
 }
 
 template <int W>
-bool LaneEngine<W>::coll_available(int32_t s, const Collective &c) {
+bool PassEngine<W>::coll_available(int32_t s, const Collective &c) {
   const bool is_root = c.root == m_prog[static_cast<size_t>(s)].rank;
   const CollectiveNeeds needs = collective_needs(c.flow, is_root, false);
   if (needs == CollectiveNeeds::Nothing) return true;
@@ -214,10 +200,10 @@ bool LaneEngine<W>::coll_available(int32_t s, const Collective &c) {
   return false;
 }
 
-// What Engine::item_done reads when it waits, for every lane at once: a lane that does not
+// What Engine::item_done reads when it waits, for every question at once: a question that does not
 // wait reads less, never more.
 template <int W>
-bool LaneEngine<W>::available(int32_t s, const Item &it) {
+bool PassEngine<W>::available(int32_t s, const Item &it) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
   const RankState &st = m_state[static_cast<size_t>(s)];
   const Item *used = &it;
@@ -250,59 +236,59 @@ bool LaneEngine<W>::available(int32_t s, const Item &it) {
 }
 
 template <int W>
-int64_t LaneEngine<W>::send_done(int32_t s, int32_t i, int64_t start, size_t lane, bool nowait) const {
+int64_t PassEngine<W>::send_done(int32_t s, int32_t i, int64_t start, size_t q, bool nowait) const {
   const SendMessage &m = m_prog[static_cast<size_t>(s)].sends[static_cast<size_t>(i)];
   const bool waits = send_waits(m_nets[0], m.bytes, m.dst >= 0);
-  const int64_t posted = waits ? m_state[static_cast<size_t>(s)].recv_post[static_cast<size_t>(i)][lane] : kUnknown;
-  return send_completion(m_nets[lane], m.bytes, m.dst >= 0, start, posted, nowait);
+  const int64_t posted = waits ? m_state[static_cast<size_t>(s)].recv_post[static_cast<size_t>(i)][q] : kUnknown;
+  return send_completion(m_nets[q], m.bytes, m.dst >= 0, start, posted, nowait);
 }
 
 template <int W>
-int64_t LaneEngine<W>::recv_done(int32_t s, int32_t i, int64_t post, size_t lane, bool nowait) const {
+int64_t PassEngine<W>::recv_done(int32_t s, int32_t i, int64_t post, size_t q, bool nowait) const {
   const RecvMessage &m = m_prog[static_cast<size_t>(s)].recvs[static_cast<size_t>(i)];
   if (m.src < 0) return post + m.own_unmatched;
-  return recv_completion(m_nets[lane], m.bytes, post,
-                         m_state[static_cast<size_t>(s)].recv_send_start[static_cast<size_t>(i)][lane], nowait);
+  return recv_completion(m_nets[q], m.bytes, post,
+                         m_state[static_cast<size_t>(s)].recv_send_start[static_cast<size_t>(i)][q], nowait);
 }
 
 template <int W>
-int64_t LaneEngine<W>::coll_done(int32_t s, const Collective &c, int64_t enter, size_t lane, bool nowait) const {
+int64_t PassEngine<W>::coll_done(int32_t s, const Collective &c, int64_t enter, size_t q, bool nowait) const {
   const bool is_root = c.root == m_prog[static_cast<size_t>(s)].rank;
   if (collective_needs(c.flow, is_root, nowait) == CollectiveNeeds::Nothing)
-    return collective_completion(m_nets[lane], c, is_root, enter, 0, 0, nowait);
+    return collective_completion(m_nets[q], c, is_root, enter, 0, 0, nowait);
   const CollState &cs = m_coll.find(c.instance)->second;  // available() saw it
-  return collective_completion(m_nets[lane], c, is_root, enter, cs.max_enter[lane], cs.root_enter[lane], nowait);
+  return collective_completion(m_nets[q], c, is_root, enter, cs.max_enter[q], cs.root_enter[q], nowait);
 }
 
 template <int W>
-int64_t LaneEngine<W>::item_done(int32_t s, const Item &it, int64_t enter, size_t lane, bool nowait) const {
+int64_t PassEngine<W>::item_done(int32_t s, const Item &it, int64_t enter, size_t q, bool nowait) const {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
   const RankState &st = m_state[static_cast<size_t>(s)];
   switch (it.type) {
     case ItemType::Send:
-      return send_done(s, it.index, st.send_start[static_cast<size_t>(it.index)][lane], lane, nowait);
+      return send_done(s, it.index, st.send_start[static_cast<size_t>(it.index)][q], q, nowait);
     case ItemType::PostSend:
-      return st.send_start[static_cast<size_t>(it.index)][lane] + m_nets[lane].send_overhead(0);
+      return st.send_start[static_cast<size_t>(it.index)][q] + m_nets[q].send_overhead(0);
     case ItemType::Recv:
-      return recv_done(s, it.index, enter, lane, nowait);
+      return recv_done(s, it.index, enter, q, nowait);
     case ItemType::PostRecv:
-      return enter + m_nets[lane].recv_overhead(0);
+      return enter + m_nets[q].recv_overhead(0);
     case ItemType::Collective:
-      return coll_done(s, p.colls[static_cast<size_t>(it.index)], enter, lane, nowait);
+      return coll_done(s, p.colls[static_cast<size_t>(it.index)], enter, q, nowait);
     case ItemType::PostCollective:
-      return enter + m_nets[lane].send_overhead(0);
+      return enter + m_nets[q].send_overhead(0);
     case ItemType::Complete: {
       const int32_t k = st.slot_ref[static_cast<size_t>(it.index)];
       if (k < 0 || nowait) return enter;
       const Item &a = p.items[static_cast<size_t>(k)];
       switch (a.type) {
         case ItemType::PostSend:
-          return send_done(s, a.index, st.send_start[static_cast<size_t>(a.index)][lane], lane, false);
+          return send_done(s, a.index, st.send_start[static_cast<size_t>(a.index)][q], q, false);
         case ItemType::PostRecv:
-          return recv_done(s, a.index, st.recv_posted[static_cast<size_t>(a.index)][lane], lane, false);
+          return recv_done(s, a.index, st.recv_posted[static_cast<size_t>(a.index)][q], q, false);
         case ItemType::PostCollective:
-          return coll_done(s, p.colls[static_cast<size_t>(a.index)], st.coll_enter[static_cast<size_t>(a.index)][lane],
-                           lane, false);
+          return coll_done(s, p.colls[static_cast<size_t>(a.index)], st.coll_enter[static_cast<size_t>(a.index)][q], q,
+                           false);
         default:
           return enter;
       }
@@ -312,7 +298,7 @@ int64_t LaneEngine<W>::item_done(int32_t s, const Item &it, int64_t enter, size_
 }
 
 template <int W>
-bool LaneEngine<W>::try_event(int32_t s) {
+bool PassEngine<W>::try_event(int32_t s) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
   RankState &st = m_state[static_cast<size_t>(s)];
   const size_t i = static_cast<size_t>(st.cursor);
@@ -360,7 +346,7 @@ bool LaneEngine<W>::try_event(int32_t s) {
 }
 
 template <int W>
-bool LaneEngine<W>::advance() {
+bool PassEngine<W>::advance() {
   bool moved = false;
   while (!m_queue.empty()) {
     const int32_t s = m_queue.back();
@@ -376,8 +362,8 @@ bool LaneEngine<W>::advance() {
   return moved;
 }
 
-template class LaneEngine<2>;
-template class LaneEngine<3>;
-template class LaneEngine<4>;
+template class PassEngine<2>;
+template class PassEngine<3>;
+template class PassEngine<4>;
 
 }  // namespace perfsift::kernels::replay
