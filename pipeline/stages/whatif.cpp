@@ -196,24 +196,39 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
   const size_t width = static_cast<size_t>(std::max(1, omp_get_max_threads()));
   const auto side_by_side = [&](size_t k) { return k > 0 && k >= keep_end; };
   bool pass_blocked = false;  // a one-pass replay met ranks blocked for good: so would every other
+  // Each question's scenario is built once (collective; a balance question's holds 8 B per
+  // owned event), then moved to its replay.
+  std::map<size_t, rp::Scenario> built;
+  const auto take_scenario = [&](size_t k) {
+    auto it = built.find(k);
+    rp::Scenario sc = it != built.end() ? std::move(it->second) : build_scenario(&ctx, model, parsed[k], r.selected[k]);
+    if (it != built.end()) built.erase(it);
+    return sc;
+  };
   for (size_t at = 0; at < order.size();) {
     size_t stop = at;
-    while (stop < order.size() && stop - at < std::max(width, kQuestionsPerPass) && side_by_side(order[stop])) ++stop;
+    const size_t window = pass_blocked ? width : std::max(width, kQuestionsPerPass);
+    while (stop < order.size() && stop - at < window && side_by_side(order[stop])) ++stop;
     if (stop - at > 1) {
       std::vector<rp::Scenario> scenarios;
       std::vector<rp::EventSink> sinks;
       for (size_t j = at; j < stop; ++j) {
-        scenarios.push_back(build_scenario(&ctx, model, parsed[order[j]], r.selected[order[j]]));
+        scenarios.push_back(take_scenario(order[j]));
         sinks.push_back(sum_waits(order[j]));
       }
+      // The first n replay now; the others wait for a later round.
+      const auto keep_first = [&](size_t n) {
+        for (size_t j = n; j < scenarios.size(); ++j) built.emplace(order[at + j], std::move(scenarios[j]));
+        scenarios.resize(n);
+        sinks.resize(n);
+      };
       auto texts = [&](size_t n) {
         std::string t;
         for (size_t j = at; j < at + n; ++j) t += (j > at ? ", " : "") + r.asked[order[j]].text;
         return t;
       };
       if (const size_t n = pass_blocked ? 0 : questions_sharing_a_pass(ctx, model, scenarios); n > 1) {
-        scenarios.resize(n);
-        sinks.resize(n);
+        keep_first(n);
         ctx.progress().begin("whatif: " + texts(n));
         const auto times = replay_one_pass(ctx, model, scenarios, sinks);
         ctx.progress().end();
@@ -230,9 +245,8 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
         pass_blocked = true;
       }
       if (width > 1) {
-        const size_t n = std::min(width, stop - at);
-        scenarios.resize(n);
-        sinks.resize(n);
+        const size_t n = std::min(width, scenarios.size());
+        keep_first(n);
         ctx.progress().begin("whatif: " + texts(n));
         std::vector<int64_t> released;
         const auto times = replay_distributed(ctx, model, scenarios, sinks, &released);
@@ -244,9 +258,10 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
         at += n;
         continue;
       }
+      keep_first(0);
     }
     const size_t k = order[at++];
-    const rp::Scenario sc = build_scenario(&ctx, model, parsed[k], r.selected[k]);
+    const rp::Scenario sc = take_scenario(k);
     const bool keep = k < keep_end;
     if (k == 0 && r.keep_state) r.snapshot = std::make_shared<rp::Snapshot>();
     ctx.progress().begin("whatif: " + r.asked[k].text);
