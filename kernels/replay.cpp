@@ -14,7 +14,7 @@ Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenari
                bool distributed)
     : m_prog(programs),
       m_sc(scenario),
-      m_net(scenario.ideal_network ? LogGPS::ideal() : scenario.net),
+      m_net(scenario.network()),
       m_record(record_timings),
       m_distributed(distributed) {
   m_slot_of.assign(static_cast<size_t>(nranks), -1);
@@ -699,9 +699,7 @@ int64_t Engine::item_done(int32_t s, const Item &it, int64_t enter, bool nowait)
 }
 
 uint8_t Engine::event_flags(int32_t s, int64_t i) const {
-  uint8_t flags = 0;
-  if (!m_sc.event_flags.empty() && !m_sc.event_flags[static_cast<size_t>(s)].empty())
-    flags = m_sc.event_flags[static_cast<size_t>(s)][static_cast<size_t>(i)];
+  uint8_t flags = m_sc.flags(static_cast<size_t>(s), static_cast<size_t>(i));
   if (m_prog[static_cast<size_t>(s)].rank == m_sc.zero_wait_rank && i == m_sc.zero_wait_event) flags |= kZeroWait;
   return flags;
 }
@@ -754,8 +752,7 @@ bool Engine::try_event(int32_t s) {
   const uint8_t flags = event_flags(s, st.cursor);
   if (!st.posted) {
     if (m_converge && resting(s)) return false;
-    const bool modified = !m_sc.gaps.empty() && !m_sc.gaps[static_cast<size_t>(s)].empty();
-    const int64_t gap = modified ? m_sc.gaps[static_cast<size_t>(s)][i] : e.gap;
+    const int64_t gap = m_sc.gap(static_cast<size_t>(s), i, e.gap);
     st.enter = st.now + gap;
     post_items(s, e, st.enter);
     st.posted = true;
@@ -1060,8 +1057,7 @@ bool Engine::try_lane_step(int32_t s) {
       st.lane_now[lane] = st.lane_enter[0];
       st.lane_started[lane] = 1;
     }
-    const bool modified = !m_sc.gaps.empty() && !m_sc.gaps[static_cast<size_t>(s)].empty();
-    const int64_t gap = modified ? m_sc.gaps[static_cast<size_t>(s)][i] : e.gap;
+    const int64_t gap = m_sc.gap(static_cast<size_t>(s), i, e.gap);
     st.lane_enter[lane] = st.lane_now[lane] + gap;
     post_items(s, e, st.lane_enter[lane]);
     ++st.step;

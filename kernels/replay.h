@@ -216,6 +216,16 @@ struct Scenario {
   // follows is the snapshot's less delta, and the replay stops: the run ends at
   // Snapshot::run_end - delta. Only for scenarios that change nothing but the zeroed wait.
   const std::vector<std::vector<int64_t>> *cuts = nullptr;
+
+  // What every replay reads of it (Engine, PassEngine): the network, event i's computation
+  // gap on owned rank `slot` (measured: `measured`), and its flags from event_flags.
+  LogGPS network() const { return ideal_network ? LogGPS::ideal() : net; }
+  int64_t gap(size_t slot, size_t i, int64_t measured) const {
+    return gaps.empty() || gaps[slot].empty() ? measured : gaps[slot][i];
+  }
+  uint8_t flags(size_t slot, size_t i) const {
+    return event_flags.empty() || event_flags[slot].empty() ? 0 : event_flags[slot][i];
+  }
 };
 
 inline constexpr uint8_t kZeroWait = 1, kZeroEvent = 2;

@@ -8,10 +8,6 @@
 namespace perfsift::kernels::replay {
 
 namespace {
-const LogGPS &network(const Scenario &sc) {
-  static const LogGPS ideal = LogGPS::ideal();
-  return sc.ideal_network ? ideal : sc.net;
-}
 bool plain(const Scenario &sc) {
   return !sc.resume && !sc.rest && !sc.cuts && sc.zero_wait_rank < 0 &&
          sc.abort_at == std::numeric_limits<int64_t>::max() &&
@@ -27,9 +23,9 @@ bool pass_fits(const std::vector<RankProgram> &programs, const std::vector<const
     if (!sc || !plain(*sc)) return false;
   // Networks may differ (each question costs its messages on its own) while every message is
   // synchronous under all of them or under none: the questions then wait for the same things.
-  const LogGPS &first = network(*scenarios.front());
+  const LogGPS first = scenarios.front()->network();
   for (const Scenario *sc : scenarios) {
-    const LogGPS &net = network(*sc);
+    const LogGPS net = sc->network();
     if (net.S == first.S) continue;
     for (const auto &p : programs)
       for (const auto &m : p.sends)
@@ -45,7 +41,7 @@ PassEngine<W>::PassEngine(const std::vector<RankProgram> &programs, const std::v
   if (scenarios.size() > static_cast<size_t>(W) || !pass_fits(programs, scenarios))
     throw std::logic_error("replay: these scenarios cannot replay in one pass");
   for (size_t l = 0; l < static_cast<size_t>(W); ++l) m_sc[l] = scenarios[std::min(l, scenarios.size() - 1)];
-  for (size_t l = 0; l < static_cast<size_t>(W); ++l) m_nets[l] = network(*m_sc[l]);
+  for (size_t l = 0; l < static_cast<size_t>(W); ++l) m_nets[l] = m_sc[l]->network();
   const LogGPS &waits = m_nets[0];  // what every question waits for is the same (pass_fits)
   Times unknown;
   unknown.fill(kUnknown);
@@ -206,30 +202,27 @@ template <int W>
 bool PassEngine<W>::available(int32_t s, const Item &it) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
   const RankState &st = m_state[static_cast<size_t>(s)];
-  const Item *used = &it;
+  // A blocking call waits for its own message or collective; a completion for the one its
+  // request posted; posting waits for nothing.
+  const Item *waited = &it;
   if (it.type == ItemType::Complete) {
     const int32_t k = st.slot_ref[static_cast<size_t>(it.index)];
     if (k < 0) return true;
-    used = &p.items[static_cast<size_t>(k)];
-    if (used->type == ItemType::PostSend) {
-      const SendMessage &m = p.sends[static_cast<size_t>(used->index)];
-      return !send_waits(m_nets[0], m.bytes, m.dst >= 0) || known(st.recv_post[static_cast<size_t>(used->index)]);
-    }
-    if (used->type == ItemType::PostRecv)
-      return p.recvs[static_cast<size_t>(used->index)].src < 0 ||
-             known(st.recv_send_start[static_cast<size_t>(used->index)]);
-    if (used->type == ItemType::PostCollective) return coll_available(s, p.colls[static_cast<size_t>(used->index)]);
+    waited = &p.items[static_cast<size_t>(k)];
+  } else if (it.type == ItemType::PostSend || it.type == ItemType::PostRecv || it.type == ItemType::PostCollective) {
     return true;
   }
-  switch (it.type) {
-    case ItemType::Send: {
-      const SendMessage &m = p.sends[static_cast<size_t>(it.index)];
-      return !send_waits(m_nets[0], m.bytes, m.dst >= 0) || known(st.recv_post[static_cast<size_t>(it.index)]);
-    }
+  const auto i = static_cast<size_t>(waited->index);
+  switch (waited->type) {
+    case ItemType::Send:
+    case ItemType::PostSend:
+      return !send_waits(m_nets[0], p.sends[i].bytes, p.sends[i].dst >= 0) || known(st.recv_post[i]);
     case ItemType::Recv:
-      return p.recvs[static_cast<size_t>(it.index)].src < 0 || known(st.recv_send_start[static_cast<size_t>(it.index)]);
+    case ItemType::PostRecv:
+      return p.recvs[i].src < 0 || known(st.recv_send_start[i]);
     case ItemType::Collective:
-      return coll_available(s, p.colls[static_cast<size_t>(it.index)]);
+    case ItemType::PostCollective:
+      return coll_available(s, p.colls[i]);
     default:
       return true;
   }
@@ -304,20 +297,15 @@ bool PassEngine<W>::try_event(int32_t s) {
   const size_t i = static_cast<size_t>(st.cursor);
   const Event &e = p.events[i];
   if (!st.posted) {
-    for (size_t l = 0; l < static_cast<size_t>(W); ++l) {
-      const auto &gaps = m_sc[l]->gaps;
-      const bool modified = !gaps.empty() && !gaps[static_cast<size_t>(s)].empty();
-      st.enter[l] = st.now[l] + (modified ? gaps[static_cast<size_t>(s)][i] : e.gap);
-    }
+    for (size_t l = 0; l < static_cast<size_t>(W); ++l)
+      st.enter[l] = st.now[l] + m_sc[l]->gap(static_cast<size_t>(s), i, e.gap);
     post_items(s, e);
     st.posted = true;
   }
   for (int32_t k = e.first_item; k < e.first_item + e.items; ++k)
     if (!available(s, p.items[static_cast<size_t>(k)])) return false;
   for (size_t l = 0; l < static_cast<size_t>(W); ++l) {
-    const auto &all_flags = m_sc[l]->event_flags;
-    const uint8_t flags =
-        !all_flags.empty() && !all_flags[static_cast<size_t>(s)].empty() ? all_flags[static_cast<size_t>(s)][i] : 0;
+    const uint8_t flags = m_sc[l]->flags(static_cast<size_t>(s), i);
     const int64_t enter = st.enter[l];
     int64_t exit = enter, nowait_exit = enter;
     if (flags & kZeroEvent) {

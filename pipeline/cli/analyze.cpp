@@ -8,7 +8,6 @@
 #endif
 
 #include <cmath>
-#include <limits>
 #include <memory>
 
 #include <algorithm>

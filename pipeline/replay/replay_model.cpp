@@ -688,6 +688,24 @@ struct RoundTraffic {
   std::vector<rp::Engine::Pull> pulls;
   bool empty() const { return sends.empty() && recvs.empty() && arrivals.empty() && pulls.empty(); }
 };
+// One engine's posts and collective arrivals, per destination process: posts to their
+// rank's owner, arrivals to every other owner of the communicator (every other process for
+// MPI_Finalize's). Engine and PassEngine outboxes alike.
+template <class Box, class Traffic>
+void route_outbox(const Context &ctx, const ReplayModel &model, const Box &box, std::vector<Traffic> &to) {
+  for (const auto &p : box.sends) to[static_cast<size_t>(ctx.owner_of(p.dst))].sends.push_back(p);
+  for (const auto &p : box.recvs) to[static_cast<size_t>(ctx.owner_of(p.src))].recvs.push_back(p);
+  for (const auto &a : box.arrivals) {
+    const int32_t comm = rp::instance_comm(a.instance);
+    if (comm >= 0 && comm < static_cast<int32_t>(model.comm_owners.size())) {
+      for (int k : model.comm_owners[static_cast<size_t>(comm)])
+        if (k != ctx.me()) to[static_cast<size_t>(k)].arrivals.push_back(a);
+    } else {
+      for (int k = 0; k < ctx.nprocs(); ++k)
+        if (k != ctx.me()) to[static_cast<size_t>(k)].arrivals.push_back(a);
+    }
+  }
+}
 // One engine's traffic for one destination: its index and four counts, then the posts,
 // arrivals and pulls.
 void pack_round(std::vector<char> &blob, int64_t engine, const RoundTraffic &t) {
@@ -783,19 +801,8 @@ std::vector<uint8_t> run_rounds(const Context &ctx, const ReplayModel &model, co
         if (done[e]) continue;
         const auto box = engines[e]->take_outbox();
         std::vector<RoundTraffic> to(static_cast<size_t>(np));
-        for (const auto &p : box.sends) to[static_cast<size_t>(ctx.owner_of(p.dst))].sends.push_back(p);
-        for (const auto &p : box.recvs) to[static_cast<size_t>(ctx.owner_of(p.src))].recvs.push_back(p);
+        route_outbox(ctx, model, box, to);
         for (const auto &p : box.pulls) to[static_cast<size_t>(ctx.owner_of(p.rank))].pulls.push_back(p);
-        for (const auto &a : box.arrivals) {
-          const int32_t comm = rp::instance_comm(a.instance);
-          if (comm >= 0 && comm < static_cast<int32_t>(model.comm_owners.size())) {
-            for (int k : model.comm_owners[static_cast<size_t>(comm)])
-              if (k != ctx.me()) to[static_cast<size_t>(k)].arrivals.push_back(a);
-          } else {
-            for (int k = 0; k < np; ++k)
-              if (k != ctx.me()) to[static_cast<size_t>(k)].arrivals.push_back(a);
-          }
-        }
         for (size_t k = 0; k < blobs.size(); ++k)
           if (static_cast<int>(k) != ctx.me()) pack_round(blobs[k], static_cast<int64_t>(e), to[k]);
       }
@@ -955,7 +962,6 @@ ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, c
   if (snapshot) {
     // The timings go to the caller, who keeps them and lends them back to the snapshot
     // (24 B per event held once).
-    PERFSIFT_CHECK(record_timings, "a replay snapshot comes with the replay's timings: record them");
     *snapshot = engine.take_snapshot();
     exchange_partner_exit_max(ctx, model, *snapshot);
     MPI_Allreduce(MPI_IN_PLACE, &snapshot->run_end, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
@@ -1002,16 +1008,7 @@ std::optional<std::vector<int64_t>> replay_one_pass_of(const Context &ctx, const
       const auto box = engine.take_outbox();
       std::vector<std::vector<char>> blobs(static_cast<size_t>(np));
       std::vector<typename Pass::Outbox> to(static_cast<size_t>(np));
-      for (const auto &p : box.sends) to[static_cast<size_t>(ctx.owner_of(p.dst))].sends.push_back(p);
-      for (const auto &p : box.recvs) to[static_cast<size_t>(ctx.owner_of(p.src))].recvs.push_back(p);
-      for (const auto &a : box.arrivals) {
-        const int32_t comm = rp::instance_comm(a.instance);
-        const bool routed = comm >= 0 && comm < static_cast<int32_t>(model.comm_owners.size());
-        for (int k = 0; k < np; ++k)
-          if (k != ctx.me() && (!routed || std::binary_search(model.comm_owners[static_cast<size_t>(comm)].begin(),
-                                                              model.comm_owners[static_cast<size_t>(comm)].end(), k)))
-            to[static_cast<size_t>(k)].arrivals.push_back(a);
-      }
+      route_outbox(ctx, model, box, to);
       for (size_t k = 0; k < blobs.size(); ++k) {
         const int64_t head[3] = {static_cast<int64_t>(to[k].sends.size()), static_cast<int64_t>(to[k].recvs.size()),
                                  static_cast<int64_t>(to[k].arrivals.size())};
