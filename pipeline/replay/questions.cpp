@@ -363,7 +363,7 @@ Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel:
   if (sel.kind == Selector::Kind::Callsite || sel.kind == Selector::Kind::Event) {
     for (size_t i = 0; i < n; ++i) {
       const bool hit = sel.kind == Selector::Kind::Callsite
-                           ? side.site[i] == static_cast<uint32_t>(sel.callsite)
+                           ? side.labels.site(i) == static_cast<uint32_t>(sel.callsite)
                            : (p.rank == sel.rank && static_cast<int64_t>(i) == sel.index);
       if (!hit || other_lane(i)) continue;
       L.call[i] = 0;

@@ -191,10 +191,7 @@ void ProgramBuilder::start() {
     ReplayModel::Side &side = m_model.side[s];
     m_model.programs[s].events.reserve(events);
     side.enter.reserve(events);
-    side.region.reserve(events);
-    side.step.reserve(events);
-    side.site.reserve(events);
-    side.op.reserve(events);
+    side.labels.reserve(events);
   }
 }
 
@@ -216,8 +213,8 @@ void ProgramBuilder::load_block(OwnedRecords records) {
         b.completion_of_id[static_cast<size_t>(c.request)] = static_cast<int32_t>(k - cmp_off[first]);
     }
     const auto steps = m_rec.executions.begin();
-    m_model.side[s].executions.assign(steps + (step_off[r] - step_off[first]),
-                                      steps + (step_off[r + 1] - step_off[first]));
+    m_model.side[s].executions =
+        ExecutionLog(steps + (step_off[r] - step_off[first]), steps + (step_off[r + 1] - step_off[first]));
     b.next_request = static_cast<size_t>(req_off[r] - req_off[first]);
     b.next_completion = static_cast<size_t>(cmp_off[r] - cmp_off[first]);
   }
@@ -262,10 +259,7 @@ void ProgramBuilder::add_event(int32_t rank, size_t s, int64_t i, const io::Even
   side.enter.push_back(e.t_enter);
   if (!p.lane.empty()) side.exit.push_back(e.t_exit);
   side.last_exit = e.t_exit;
-  side.region.push_back(e.region);
-  side.step.push_back(e.step);
-  side.site.push_back(static_cast<uint32_t>(e.site));
-  side.op.push_back(e.op);
+  side.labels.push_back(e.region, static_cast<uint32_t>(e.site), e.op);
   add_call_items(c);
   activate_requests(c);
   complete_requests(c);
@@ -444,6 +438,7 @@ void shrink_programs(ReplayModel &model) {
     p.colls.shrink_to_fit();
     p.owns.shrink_to_fit();
   }
+  for (auto &d : model.side) d.labels.seal();
 }
 
 // Collective. Finalize: everything after the last rank entered is the measured remainder.
@@ -625,12 +620,9 @@ void each_field(Program &p, Side &d, Timings &t, F &&f) {
   f(p.steps);
   f(t);
   f(d.enter);
-  f(d.region);
-  f(d.step);
-  f(d.site);
-  f(d.op);
+  CallLabels::each_part(d.labels, f);
   f(d.send_event);
-  f(d.executions);
+  ExecutionLog::each_part(d.executions, f);
 }
 }  // namespace
 

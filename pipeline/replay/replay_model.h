@@ -12,6 +12,8 @@
 #include "io/results_store.h"
 #include "kernels/replay.h"
 #include "pipeline/engine/context.h"
+#include "pipeline/replay/call_labels.h"
+#include "pipeline/replay/execution_log.h"
 
 namespace perfsift::pipeline {
 
@@ -20,24 +22,23 @@ struct MatchedMessage;  // pipeline/replay/matched_messages.h
 struct ReplayModel {
   kernels::LogGPS params;
   std::vector<kernels::replay::RankProgram> programs;  // owned ranks, in order
-  // Per owned rank, per event: measured enter time, innermost region, step, call site.
-  // The measured exit is measured_exit(): one call sequence per rank needs no exit per
-  // event (8 B), the next event's enter less its gap gives it.
+  // Per owned rank, per event: measured enter time and its innermost region, call site and
+  // operation (labels); steps are known from the region executions. The measured exit is
+  // measured_exit(): one call sequence per rank needs no exit per event (8 B), the next
+  // event's enter less its gap gives it.
   struct Side {
     std::vector<int64_t> enter;
     std::vector<int64_t> exit;  // laned ranks only (several threads call MPI): every event's exit
     int64_t last_exit = 0;      // the rank's last event's exit
-    std::vector<int32_t> region, step;
-    std::vector<uint32_t> site;
-    std::vector<uint16_t> op;
+    CallLabels labels;
     std::vector<int32_t> send_event;       // per send: its event
     std::vector<int32_t> recv_event;       // per receive: the event that posted it
     std::vector<int32_t> recv_send_event;  // per receive: the matched send's event in its sender, -1 unmatched
     // Per send / receive: the event that completed its request (Wait*, Test*), -1 when
     // the call itself was blocking or nothing completed it.
     std::vector<int32_t> send_done, recv_done;
-    std::vector<int32_t> coll_event;         // per collective: its event
-    std::vector<io::StepRecord> executions;  // region executions (/steps), by end time
+    std::vector<int32_t> coll_event;  // per collective: its event
+    ExecutionLog executions;          // region executions (/steps), by end time
   };
   std::vector<Side> side;
   // Event i of owned slot s: its measured exit.

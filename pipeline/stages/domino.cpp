@@ -248,8 +248,8 @@ std::vector<DominoRow> path_rows(const Context &ctx, const ReplayModel &model, c
     const dm::EventRef e = steps[k]->event;
     if (e.rank < 0 || slot[static_cast<size_t>(e.rank)] < 0) continue;
     const auto &side = model.side[static_cast<size_t>(slot[static_cast<size_t>(e.rank)])];
-    op[k] = side.op[static_cast<size_t>(e.event)];
-    region[k] = side.region[static_cast<size_t>(e.event)];
+    op[k] = side.labels.op(static_cast<size_t>(e.event));
+    region[k] = side.labels.region(static_cast<size_t>(e.event));
   }
   MPI_Allreduce(MPI_IN_PLACE, op.data(), static_cast<int>(op.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
   MPI_Allreduce(MPI_IN_PLACE, region.data(), static_cast<int>(region.size()), MPI_INT64_T, MPI_MAX, ctx.comm());

@@ -192,13 +192,13 @@ void collectives(const Context &ctx, const ReplayModel &model, Sums &sums, Viola
     const auto &side = model.side[s];
     for (size_t k = 0; k < p.colls.size(); ++k) {
       const auto ev = static_cast<size_t>(side.coll_event[k]);
-      const int32_t pattern = pattern_of[side.op[ev]];
+      const int32_t pattern = pattern_of[side.labels.op(ev)];
       if (pattern < 0) continue;
       const int64_t inst = p.colls[k].instance;
       const auto owner =
           static_cast<size_t>(static_cast<uint64_t>(inst * 0x9E3779B97F4A7C15LL) % static_cast<uint64_t>(ctx.nprocs()));
-      route[owner].push_back({inst, side.enter[ev], model.measured_exit(s, ev), side.site[ev], p.rank, p.colls[k].root,
-                              side.region[ev], pattern});
+      route[owner].push_back({inst, side.enter[ev], model.measured_exit(s, ev), side.labels.site(ev), p.rank,
+                              p.colls[k].root, side.labels.region(ev), pattern});
     }
   }
   auto entries = ctx.alltoallv(route);

@@ -105,11 +105,12 @@ bool changes_work(const Asked &a, const Question &q) {
 // its innermost region after the `sites` call sites.
 void add_event_wait(const ReplayModel::Side &side, size_t i, const rp::EventTiming &t, size_t sites,
                     std::vector<int64_t> &wait) {
-  if (i >= side.site.size()) return;
+  if (i >= side.labels.size()) return;
+  const CallLabels::Label &at = side.labels[i];
   const int64_t w = t.exit - t.nowait_exit;
-  if (side.site[i] < sites) wait[side.site[i]] += w;
-  const int32_t region = i < side.region.size() ? side.region[i] : -1;
-  if (region >= 0 && sites + static_cast<size_t>(region) < wait.size()) wait[sites + static_cast<size_t>(region)] += w;
+  if (at.site < sites) wait[at.site] += w;
+  if (at.region >= 0 && sites + static_cast<size_t>(at.region) < wait.size())
+    wait[sites + static_cast<size_t>(at.region)] += w;
 }
 
 // The same for every event of replayed timings (of the ranks `side` describes).
@@ -470,8 +471,8 @@ io::Table trace_table(const WhatifResult &r) {
     t_enter.push_back(enter);
     t_exit.push_back(exit);
     t_wait.push_back(wait);
-    t_op.push_back(model.side[s].op[i]);
-    t_region.push_back(model.side[s].region[i]);
+    t_op.push_back(model.side[s].labels.op(i));
+    t_region.push_back(model.side[s].labels.region(i));
   };
   for (size_t s = 0; s < model.side.size(); ++s) {
     for (size_t i = 0; i < model.side[s].enter.size(); ++i)

@@ -73,7 +73,7 @@ DcRank rank_waiting(int32_t r, int32_t nranks, const std::vector<const MatchedMe
         hc::add_uncovered(waited_until, b.enter, b.enter + kernels::waitstates::late_sender(m->timing));
     w.comm += net.flight(m->timing.bytes) + net.recv_overhead(m->timing.bytes);
     // The user's regions decide where they are given.
-    const int32_t region = m->recv_done >= 0 ? side.region[static_cast<size_t>(m->recv_done)] : m->recv_region;
+    const int32_t region = m->recv_done >= 0 ? side.labels.region(static_cast<size_t>(m->recv_done)) : m->recv_region;
     if (inside(mapped, "Divide", region) || inside(mapped, "Solve", region) || inside(mapped, "Merge", region)) {
       (inside(mapped, "Divide", region) ? w.divide : inside(mapped, "Solve", region) ? w.solve : w.merge) += wait;
       dividing = dividing && inside(mapped, "Divide", region);

@@ -161,8 +161,8 @@ std::vector<hc::Span> mpi_spans(const Context &ctx, const ReplayModel &model, si
   const auto &ops = ctx.store().ops();
   const auto &side = model.side[s];
   std::vector<hc::Span> out;
-  for (size_t e = 0; e < side.op.size(); ++e) {
-    const std::string &op = ops[side.op[e]];
+  for (size_t e = 0; e < side.labels.size(); ++e) {
+    const std::string &op = ops[side.labels.op(e)];
     if (is_init_op(op)) continue;
     out.push_back({side.enter[e], model.measured_exit(s, e)});
   }

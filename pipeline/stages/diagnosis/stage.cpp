@@ -50,13 +50,13 @@ std::vector<RankTimes> rank_times(const Context &ctx, const ReplayModel &model) 
     RankTimes r;
     r.rank = model.programs[s].rank;
     r.finalize_enter = r.end = side.enter.empty() ? 0 : model.measured_exit(s, side.enter.size() - 1);
-    for (size_t e = 0; e < side.op.size(); ++e) {
+    for (size_t e = 0; e < side.labels.size(); ++e) {
       const int64_t exit = model.measured_exit(s, e);
-      if (is_init[side.op[e]])
+      if (is_init[side.labels.op(e)])
         r.start = exit;
       else
         r.mpi_ns += exit - side.enter[e];
-      if (is_final[side.op[e]]) {
+      if (is_final[side.labels.op(e)]) {
         r.finalize_enter = side.enter[e];
         r.end = exit;
       }
