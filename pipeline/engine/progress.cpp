@@ -2,15 +2,40 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
 
 namespace perfsift::pipeline {
 
+namespace {
+
+// This process's peak resident memory in bytes (VmHWM), 0 when the kernel does not say.
+long long peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  return 0;
+}
+
+// Writing 5 to clear_refs resets the high-water mark to the current size (Linux 4.0+).
+void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+}  // namespace
+
+void Progress::fold_peak() {
+  const long long now = peak_rss_bytes();
+  for (Step &s : m_open) s.peak = std::max(s.peak, now);
+  m_stage_peak = std::max(m_stage_peak, now);
+}
+
 void Progress::begin(const std::string &what) {
   if (!m_enabled) return;
   m_tty = isatty(STDERR_FILENO);
+  // Each step's own peak: the mark restarts here, what it held so far goes to the steps around.
+  fold_peak();
+  reset_peak_rss();
   m_open.push_back({what, Clock::now()});
   m_last = m_open.back().start;
   m_last_percent = -1;
@@ -33,38 +58,28 @@ void Progress::update(double fraction) {
 void Progress::end() {
   if (!m_enabled || m_open.empty()) return;
   const double elapsed = std::chrono::duration<double>(Clock::now() - m_open.back().start).count();
-  std::fprintf(stderr, m_tty ? "\rperfsift: %s done in %.1f s        \n" : "perfsift: %s done in %.1f s\n",
-               m_open.back().what.c_str(), elapsed);
+  fold_peak();
+  std::fprintf(
+      stderr,
+      m_tty ? "\rperfsift: %s done in %.1f s, peak %.0f MB        \n" : "perfsift: %s done in %.1f s, peak %.0f MB\n",
+      m_open.back().what.c_str(), elapsed, static_cast<double>(m_open.back().peak) / 1048576.0);
   m_open.pop_back();
 }
-
-namespace {
-
-// This process's peak resident memory in bytes (VmHWM), 0 when the kernel does not say.
-long long peak_rss_bytes() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
-  return 0;
-}
-
-// Writing 5 to clear_refs resets the high-water mark to the current size (Linux 4.0+).
-void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
-
-}  // namespace
 
 void Progress::stage_begin(const std::string &stage) {
   if (!m_enabled) return;
   m_stage = stage;
   m_stage_start = Clock::now();
+  m_stage_peak = 0;
   reset_peak_rss();
 }
 
 void Progress::stage_end(const std::string &note) {
   if (!m_enabled) return;
   const double elapsed = std::chrono::duration<double>(Clock::now() - m_stage_start).count();
+  fold_peak();
   std::fprintf(stderr, "perfsift: stage %s done in %.1f s, peak %.0f MB on analysis rank 0%s\n", m_stage.c_str(),
-               elapsed, peak_rss_bytes() / 1048576.0, note.c_str());
+               elapsed, static_cast<double>(m_stage_peak) / 1048576.0, note.c_str());
 }
 
 }  // namespace perfsift::pipeline

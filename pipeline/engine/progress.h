@@ -13,7 +13,7 @@ class Progress {
  public:
   Progress(bool enabled) : m_enabled(enabled) {}
   // Steps nest (a product built inside a stage may scan the events): each end() closes
-  // the innermost begin() and names it.
+  // the innermost begin() and names it, with this process's peak memory while it ran.
   void begin(const std::string &what);
   void update(double fraction);  // 0..1, throttled to a few lines per second
   void end();
@@ -29,12 +29,16 @@ class Progress {
   struct Step {
     std::string what;
     Clock::time_point start;
+    long long peak = 0;  // bytes, as far as folded
   };
+  // The high-water mark so far into every open step and the stage, before it is reset.
+  void fold_peak();
   std::vector<Step> m_open;  // innermost last
   Clock::time_point m_last;
   int m_last_percent = -1;
   std::string m_stage;
   Clock::time_point m_stage_start;
+  long long m_stage_peak = 0;
 };
 
 }  // namespace perfsift::pipeline
