@@ -46,7 +46,7 @@ static std::vector<RankProgram> ring(int P, int64_t per_rank, uint64_t seed, boo
       const auto ri = static_cast<int32_t>(p.recvs.size());
       p.sends.push_back({1024, right, static_cast<int32_t>(prog[static_cast<size_t>(right)].recvs.size())});
       // The receive from `left` has index = number of receives so far (one per iteration).
-      p.recvs.push_back({1024, left, static_cast<int32_t>(it), 0});
+      p.recvs.push_back(RecvMessage::matched(1024, left, static_cast<int32_t>(it)));
       (void)si;
       auto event = [&](int64_t g, std::initializer_list<Item> items) {
         Event e;

@@ -465,21 +465,23 @@ Result find_paths(const std::vector<rp::RankProgram> &programs,
   return find_paths(view, opt);
 }
 
-std::vector<std::vector<int64_t>> rest_bounds(const std::vector<rp::RankProgram> &programs,
-                                              const std::vector<std::vector<rp::EventTiming>> &baseline) {
-  std::vector<std::vector<int64_t>> rest(programs.size());
+std::vector<rp::RestColumn> rest_bounds(const std::vector<rp::RankProgram> &programs,
+                                        const std::vector<std::vector<rp::EventTiming>> &baseline) {
+  std::vector<rp::RestColumn> rest;
+  rest.reserve(programs.size());
+  std::vector<int64_t> full;  // one rank's at a time
   for (size_t s = 0; s < programs.size(); ++s) {
     const auto &ev = programs[s].events;
-    rest[s].assign(ev.size() + 1, 0);
-    for (size_t i = ev.size(); i-- > 0;) {
-      rest[s][i] = rest[s][i + 1] + ev[i].gap + duration_floor(programs[s], baseline[s][i], i);
-    }
+    full.assign(ev.size() + 1, 0);
+    for (size_t i = ev.size(); i-- > 0;)
+      full[i] = full[i + 1] + ev[i].gap + duration_floor(programs[s], baseline[s][i], i);
+    rest.emplace_back(full);
   }
   return rest;
 }
 
 int64_t zero_wait_time(const std::vector<rp::RankProgram> &programs, const rp::Scenario &base,
-                       const std::vector<std::vector<int64_t>> &rest, const rp::Snapshot &snap,
+                       const std::vector<rp::RestColumn> &rest, const rp::Snapshot &snap,
                        const std::vector<std::vector<int64_t>> *cuts, int32_t slot, EventRef e, int64_t threshold) {
   rp::Scenario sc = base;
   sc.cuts = cuts;
@@ -496,7 +498,7 @@ int64_t zero_wait_time(const std::vector<rp::RankProgram> &programs, const rp::S
 }
 
 Evaluate serial_evaluator(const std::vector<rp::RankProgram> &programs, const rp::Scenario &base,
-                          const std::vector<std::vector<int64_t>> &rest) {
+                          const std::vector<rp::RestColumn> &rest) {
   // Candidates resume from the baseline at the zeroed event's start: what ended before
   // cannot change.
   auto snap = std::make_shared<rp::Snapshot>(rp::replay_snapshot(programs, base));

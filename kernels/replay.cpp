@@ -10,6 +10,22 @@
 
 namespace perfsift::kernels::replay {
 
+RestColumn::RestColumn(const std::vector<int64_t> &rest) {
+  std::vector<int32_t> diff(rest.size());
+  for (size_t i = 0; i < rest.size(); ++i) {
+    int64_t d = 0;
+    if (__builtin_sub_overflow(rest[i], rest[i - i % kBlock], &d) || d < std::numeric_limits<int32_t>::min() ||
+        d > std::numeric_limits<int32_t>::max()) {
+      m_full = rest;  // a difference beyond 32 bits: this rank keeps 64-bit values
+      return;
+    }
+    diff[i] = static_cast<int32_t>(d);
+  }
+  m_diff = std::move(diff);
+  m_block.reserve((rest.size() + kBlock - 1) / kBlock);
+  for (size_t i = 0; i < rest.size(); i += kBlock) m_block.push_back(rest[i]);
+}
+
 Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenario, int32_t nranks, bool record_timings,
                bool distributed)
     : m_prog(programs),
@@ -156,9 +172,9 @@ int64_t Engine::initial(int32_t s, int64_t k, Field f) const {
     case Field::RecvSendStart:
       return snap.recv_partner_exit_max[q][i] <= at ? snap.recv_send_start[q][i] : kUnknown;
     case Field::RecvPosted:
-      return snap.recv_event[q][i] < c ? snap.recv_posted[q][i] : kUnknown;
+      return snap.recv_event[q][i] < c ? snap.recv_posted(q, i) : kUnknown;
     case Field::CollEnter:
-      return snap.coll_event[q][i] < c ? snap.coll_enter[q][i] : kUnknown;
+      return snap.coll_event[q][i] < c ? snap.coll_enter(q, i) : kUnknown;
     case Field::Flag:
       return 0;
   }
@@ -328,8 +344,8 @@ Snapshot Engine::take_snapshot() {
   const auto &timings = snap.timings();
   snap.end = m_end;
   for (const int64_t t : m_end) snap.run_end = std::max(snap.run_end, t);
-  for (auto *v : {&snap.exit_max, &snap.send_start, &snap.recv_post, &snap.recv_send_start, &snap.recv_posted,
-                  &snap.coll_enter, &snap.coll_max_enter, &snap.coll_root_enter})
+  for (auto *v : {&snap.exit_max, &snap.send_start, &snap.recv_post, &snap.recv_send_start, &snap.coll_max_enter,
+                  &snap.coll_root_enter})
     v->resize(n);
   for (auto *v : {&snap.send_event, &snap.recv_event, &snap.coll_event, &snap.slot_event, &snap.recv_consumer,
                   &snap.send_consumer, &snap.coll_consumer})
@@ -343,8 +359,9 @@ Snapshot Engine::take_snapshot() {
     snap.send_start[s] = std::move(st.send_start.v);
     snap.recv_post[s] = std::move(st.recv_post.v);
     snap.recv_send_start[s] = std::move(st.recv_send_start.v);
-    snap.recv_posted[s] = std::move(st.recv_posted.v);
-    snap.coll_enter[s] = std::move(st.coll_enter.v);
+    // The posting times are the posting events' enters (Snapshot::recv_posted, coll_enter).
+    std::vector<int64_t>().swap(st.recv_posted.v);
+    std::vector<int64_t>().swap(st.coll_enter.v);
     snap.slot_ref[s] = std::move(st.slot_ref.v);
     const bool falls = std::adjacent_find(timings[s].begin(), timings[s].end(), [](const auto &a, const auto &b) {
                          return b.exit < a.exit;
@@ -395,7 +412,7 @@ Snapshot Engine::take_snapshot() {
     snap.coll_root_enter[s].assign(p.colls.size(), kUnknown);
     for (size_t k = 0; k < p.colls.size(); ++k) {
       Snapshot::Member m{p.colls[k].instance, static_cast<int32_t>(s), static_cast<int32_t>(k)};
-      m.enter = snap.coll_enter[s][k];
+      m.enter = snap.coll_enter(s, k);
       if (const int32_t e = snap.coll_event[s][k]; e != Snapshot::kNever)
         m.posted_by = snap.exit_max_at(s, static_cast<size_t>(e));
       if (const int32_t e = snap.coll_consumer[s][k]; e != Snapshot::kNever) {
@@ -509,7 +526,7 @@ void Engine::deliver_send(int32_t dst, int32_t recv_index, int64_t t, int64_t by
     const int64_t was = m_sc.resume->recv_send_start[static_cast<size_t>(s)][static_cast<size_t>(recv_index)];
     if (t != was && !consumed(dst, m_sc.resume->recv_consumer, recv_index)) differs(s, false, recv_index, was - t);
   }
-  if (bytes != m_prog[static_cast<size_t>(s)].recvs[static_cast<size_t>(recv_index)].bytes)
+  if (bytes != m_prog[static_cast<size_t>(s)].recvs[static_cast<size_t>(recv_index)].bytes())
     m_changed_bytes[(static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(recv_index)] = bytes;
   wake(dst);
 }
@@ -579,7 +596,7 @@ void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
         const RecvMessage &m = p.recvs[static_cast<size_t>(it.index)];
         at(s, st.recv_posted, it.index, Field::RecvPosted) = enter;
         if (m_converge && it.type == ItemType::PostRecv) {
-          const int64_t was = m_sc.resume->recv_posted[static_cast<size_t>(s)][static_cast<size_t>(it.index)];
+          const int64_t was = m_sc.resume->recv_posted(static_cast<size_t>(s), static_cast<size_t>(it.index));
           if (enter != was) differs(s, false, it.index, was - enter);
         }
         if (m.src >= 0) deliver_recv(m.src, m.send_index, enter);
@@ -591,14 +608,14 @@ void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
         at(s, st.coll_enter, it.index, Field::CollEnter) = enter;
         if (m_converge && m_assumed > 0 && take_assumed(s, c.instance)) {
           // Counted already as in the snapshot: it must arrive so (and now has, or not).
-          if (enter != m_sc.resume->coll_enter[static_cast<size_t>(s)][static_cast<size_t>(it.index)])
+          if (enter != m_sc.resume->coll_enter(static_cast<size_t>(s), static_cast<size_t>(it.index)))
             m_conflict = true;
           break;
         }
         const int64_t root_enter = c.root == p.rank ? enter : kUnknown;
         arrive(c.instance, 1, enter, root_enter, c.members);
         if (m_converge) {
-          const int64_t was = m_sc.resume->coll_enter[static_cast<size_t>(s)][static_cast<size_t>(it.index)];
+          const int64_t was = m_sc.resume->coll_enter(static_cast<size_t>(s), static_cast<size_t>(it.index));
           if (was > enter) {
             CollState &cs = m_coll[c.instance];
             cs.arrival_lead = std::max(cs.arrival_lead, was - enter);
@@ -637,8 +654,8 @@ int64_t Engine::recv_done(int32_t s, int32_t i, int64_t post, bool nowait) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
   RankState &st = m_state[static_cast<size_t>(s)];
   const RecvMessage &m = p.recvs[static_cast<size_t>(i)];
-  if (m.src < 0) return post + m.own_unmatched;
-  int64_t b = m.bytes;
+  if (m.src < 0) return post + m.own_unmatched();
+  int64_t b = m.bytes();
   if (!m_changed_bytes.empty())
     if (auto it = m_changed_bytes.find((static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(i));
         it != m_changed_bytes.end())

@@ -72,12 +72,18 @@ struct SendMessage {
   int32_t dst = -1;         // world rank of the receiver; -1 when unmatched
   int32_t recv_index = -1;  // index into the receiver's recvs
 };
+// 16 bytes: a matched receive keeps its send's bytes, an unmatched one (src < 0) its
+// measured duration, in one field (nothing reads the bytes of a receive no send met).
 struct RecvMessage {
-  int64_t bytes = 0;  // the matched send's bytes
-  int32_t src = -1;   // world rank of the sender; -1 when unmatched
+  int64_t value = 0;
+  int32_t src = -1;  // world rank of the sender; -1 when unmatched
   int32_t send_index = -1;
-  int64_t own_unmatched = 0;  // an unmatched receive keeps its measured duration
+  static RecvMessage matched(int64_t bytes, int32_t src, int32_t send_index) { return {bytes, src, send_index}; }
+  static RecvMessage unmatched(int64_t duration) { return {duration, -1, -1}; }
+  int64_t bytes() const { return src >= 0 ? value : 0; }
+  int64_t own_unmatched() const { return src < 0 ? value : 0; }
 };
+static_assert(sizeof(RecvMessage) == 16);
 struct Collective {
   int64_t instance = 0;  // instance_id(communicator, sequence number): the same on every member
   int32_t members = 1;   // ranks expected to take part
@@ -174,6 +180,22 @@ struct RankProgram {
 
 struct Snapshot;
 
+// One rank's early-stop bounds (Scenario::rest): per event i (and one past the last), a
+// lower bound on the time from i's enter to the rank's end. Exact values in 4.5 B per
+// event instead of 8: a 64-bit value per block of 16 events and each event's 32-bit
+// difference from it; a rank with a difference beyond 32 bits keeps 64-bit values.
+class RestColumn {
+ public:
+  RestColumn() = default;
+  explicit RestColumn(const std::vector<int64_t> &rest);
+  int64_t operator[](size_t i) const { return m_full.empty() ? m_block[i / kBlock] + m_diff[i] : m_full[i]; }
+
+ private:
+  static constexpr size_t kBlock = 16;
+  std::vector<int64_t> m_block, m_full;
+  std::vector<int32_t> m_diff;
+};
+
 // A what-if question in the form the engine applies. Empty vectors mean "as measured".
 struct Scenario {
   LogGPS net;
@@ -189,7 +211,7 @@ struct Scenario {
   // Early stop: with rest[slot][i] a lower bound on the time from event i's enter to the
   // rank's end, the replay stops as soon as some rank cannot end before `abort_at`
   // (the result is then "no earlier than abort_at").
-  const std::vector<std::vector<int64_t>> *rest = nullptr;
+  const std::vector<RestColumn> *rest = nullptr;
   int64_t abort_at = std::numeric_limits<int64_t>::max();
   // Resume from a finished replay of the same programs: events that ended by `resume_at`
   // cannot depend on anything the scenario changes after that time, so they keep the
@@ -257,10 +279,17 @@ struct Snapshot {
   int64_t exit_max_at(size_t slot, size_t event) const {
     return exit_max[slot].empty() ? timings()[slot][event].exit : exit_max[slot][event];
   }
-  std::vector<std::vector<int64_t>> send_start, recv_post, recv_send_start, recv_posted, coll_enter;
+  std::vector<std::vector<int64_t>> send_start, recv_post, recv_send_start;
   // The event that posted each send, receive, collective and request slot (kNever: none).
   static constexpr int32_t kNever = std::numeric_limits<int32_t>::max();
   std::vector<std::vector<int32_t>> send_event, recv_event, coll_event, slot_event;
+  // When a receive or a collective call was posted: its posting event's enter (kUnknown:
+  // never), read from the timings rather than held (8 B per receive and call).
+  int64_t recv_posted(size_t slot, size_t k) const { return entered(slot, recv_event[slot][k]); }
+  int64_t coll_enter(size_t slot, size_t k) const { return entered(slot, coll_event[slot][k]); }
+  int64_t entered(size_t slot, int32_t event) const {
+    return event == kNever ? kUnknown : timings()[slot][static_cast<size_t>(event)].enter;
+  }
   std::vector<std::vector<int32_t>> slot_ref;
   // The event that uses each receive's send start, each send's receive post (rendezvous)
   // and each collective's arrivals: the blocking call, or the Wait/Test completing it.

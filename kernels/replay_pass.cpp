@@ -151,7 +151,7 @@ void PassEngine<W>::post_items(int32_t s, const Event &e) {
         if (it.type == ItemType::PostRecv) st.recv_posted[static_cast<size_t>(it.index)] = enter;
         // Only a synchronous send waits for its receiver (its bytes are the send's: questions
         // change no sizes).
-        if (m.src >= 0 && send_waits(m_nets[0], m.bytes, true))
+        if (m.src >= 0 && send_waits(m_nets[0], m.bytes(), true))
           deliver(m.src, m.send_index, enter, &RankState::recv_post, m_out.recvs);
         break;
       }
@@ -239,8 +239,8 @@ int64_t PassEngine<W>::send_done(int32_t s, int32_t i, int64_t start, size_t q, 
 template <int W>
 int64_t PassEngine<W>::recv_done(int32_t s, int32_t i, int64_t post, size_t q, bool nowait) const {
   const RecvMessage &m = m_prog[static_cast<size_t>(s)].recvs[static_cast<size_t>(i)];
-  if (m.src < 0) return post + m.own_unmatched;
-  return recv_completion(m_nets[q], m.bytes, post,
+  if (m.src < 0) return post + m.own_unmatched();
+  return recv_completion(m_nets[q], m.bytes(), post,
                          m_state[static_cast<size_t>(s)].recv_send_start[static_cast<size_t>(i)][q], nowait);
 }
 

@@ -3,9 +3,6 @@
 // in order, and write one results store; rank 0 prints the text report from it.
 #include <omp.h>
 #include <unistd.h>
-#ifdef __GLIBC__
-#include <malloc.h>  // malloc_trim, mallopt
-#endif
 
 #include <cmath>
 #include <memory>
@@ -17,6 +14,7 @@
 #include <sstream>
 
 #include "io/checksum.h"
+#include "pipeline/engine/heap.h"
 #include "pipeline/cli/commands.h"
 #include "pipeline/engine/check.h"
 #include "pipeline/report/report.h"
@@ -331,11 +329,9 @@ void run_plan(const Analysis &a, pipeline::Context &ctx, io::ResultsWriter &writ
       ctx.progress().stage_end(exchanged_since(before));
     }
     for (const auto product : step.release_after) ctx.products().release(product);
-#ifdef __GLIBC__
     // What a step freed (its temporaries, a released product) lies between live blocks of
     // the heap: hand those pages back, or the next stage's peak counts them too.
-    malloc_trim(0);
-#endif
+    pipeline::hand_back_freed_pages();
   }
 }
 
@@ -374,13 +370,7 @@ void analyze(const AnalyzeOptions &o, MPI_Comm comm, const Analysis &a, const st
 }  // namespace
 
 int run_analyze(const AnalyzeOptions &o) {
-#ifdef __GLIBC__
-  // Blocks up to 32 MiB (a rank's tables) come from the heap and stay there when freed,
-  // so that the next replay reuses them: fresh pages cost the kernel's zeroing (a fifth
-  // of a 10^8-event analysis). Each step still hands its freed pages back (run_plan).
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, -1);  // never on free: malloc_trim does it between steps
-#endif
+  pipeline::keep_freed_blocks();  // each step still hands its freed pages back (run_plan)
   ensure_mpi();
   MPI_Comm comm = MPI_COMM_WORLD;
   int me = 0, np = 1;

@@ -71,7 +71,7 @@ void fill_recv_half(MatchedMessage &m, const ReplayModel &model, size_t s, size_
     m.timing.recv_wait_enter = side.enter[d];
     m.timing.recv_wait_exit = model.measured_exit(s, d);
   }
-  m.timing.bytes = model.programs[s].recvs[ri].bytes;
+  m.timing.bytes = model.programs[s].recvs[ri].bytes();
 }
 
 }  // namespace

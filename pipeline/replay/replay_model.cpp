@@ -157,7 +157,8 @@ class ProgramBuilder {
   void add_event(int32_t rank, size_t s, int64_t i, const io::Event &e);
   void add_call_items(const Call &c);
   int32_t add_send(const Call &c, int32_t dst, int32_t tag, int32_t comm, int64_t bytes);
-  int32_t add_recv(const Call &c, int32_t src, int32_t tag, int32_t comm, int64_t bytes);
+  // The message's bytes come with the send that meets it (match_messages).
+  int32_t add_recv(const Call &c, int32_t src, int32_t tag, int32_t comm);
   int32_t add_coll(const Call &c, int32_t comm, int64_t bytes, int32_t root);
   void add_finalize(const Call &c);
   void activate_requests(const Call &c);
@@ -279,7 +280,7 @@ void ProgramBuilder::add_call_items(const Call &c) {
   if (!c.inter && (t.cls == OpClass::Send || t.cls == OpClass::Sendrecv) && message)
     p.items.push_back({rp::ItemType::Send, add_send(c, e.peer, e.tag, e.comm, e.bytes - e.bytes_recv)});
   if (!c.inter && t.cls == OpClass::Recv && message)
-    p.items.push_back({rp::ItemType::Recv, add_recv(c, e.peer, e.tag, e.comm, e.bytes_recv)});
+    p.items.push_back({rp::ItemType::Recv, add_recv(c, e.peer, e.tag, e.comm)});
   if (!c.inter && t.cls == OpClass::Collective && e.comm >= 0) {
     const bool rooted = t.flow != kernels::CollectiveFlow::All;
     p.items.push_back({rp::ItemType::Collective, add_coll(c, e.comm, e.bytes, rooted ? e.peer : -1)});
@@ -299,11 +300,11 @@ int32_t ProgramBuilder::add_send(const Call &c, int32_t dst, int32_t tag, int32_
   return idx;
 }
 
-int32_t ProgramBuilder::add_recv(const Call &c, int32_t src, int32_t tag, int32_t comm, int64_t bytes) {
+int32_t ProgramBuilder::add_recv(const Call &c, int32_t src, int32_t tag, int32_t comm) {
   rp::RankProgram &p = m_model.programs[c.s];
   ReplayModel::Side &side = m_model.side[c.s];
   const auto idx = static_cast<int32_t>(p.recvs.size());
-  p.recvs.push_back({bytes, -1, -1, c.e.t_exit - c.e.t_enter});
+  p.recvs.push_back(rp::RecvMessage::unmatched(c.e.t_exit - c.e.t_enter));
   side.recv_event.push_back(static_cast<int32_t>(c.i));
   side.recv_done.push_back(-1);
   side.recv_send_event.push_back(-1);
@@ -362,8 +363,7 @@ void ProgramBuilder::activate_requests(const Call &c) {
       const io::CompletionRecord *done = row < 0 ? nullptr : &m_rec.completions[static_cast<size_t>(row)];
       const bool resolved = done && done->source >= 0 && !done->cancelled;
       if (done && done->cancelled) ++cancelled_receives;
-      const int32_t m =
-          add_recv(c, resolved ? done->source : -1, resolved ? done->tag : q.tag, q.comm, resolved ? done->bytes : 0);
+      const int32_t m = add_recv(c, resolved ? done->source : -1, resolved ? done->tag : q.tag, q.comm);
       b.slot_message[static_cast<size_t>(slot)] = {false, m};
       p.items.push_back({rp::ItemType::PostRecv, m, slot});
     } else if (q.kind == io::kReqCollective && q.comm >= 0) {
@@ -388,7 +388,7 @@ void ProgramBuilder::complete_requests(const Call &c) {
     const io::CompletionRecord &done = completions[b.next_completion];
     if (done.request < 0) {
       if (c.t.cls == OpClass::Sendrecv && done.source >= 0 && !c.inter)
-        p.items.push_back({rp::ItemType::Recv, add_recv(c, done.source, done.tag, c.e.comm, done.bytes)});
+        p.items.push_back({rp::ItemType::Recv, add_recv(c, done.source, done.tag, c.e.comm)});
       continue;
     }
     if (static_cast<size_t>(done.request) < b.slot_of_id.size() &&
@@ -464,10 +464,8 @@ int64_t match_messages(const Context &ctx, ReplayModel &model, ProgramBuilder &b
       return;
     }
     const auto [slot, ri] = *found;
-    rp::RecvMessage &m = model.programs[static_cast<size_t>(slot)].recvs[static_cast<size_t>(ri)];
-    m.bytes = k.bytes;
-    m.src = k.key.src;
-    m.send_index = k.send_index;
+    model.programs[static_cast<size_t>(slot)].recvs[static_cast<size_t>(ri)] =
+        rp::RecvMessage::matched(k.bytes, k.key.src, k.send_index);
     model.side[static_cast<size_t>(slot)].recv_send_event[static_cast<size_t>(ri)] = k.send_event;
     replies[static_cast<size_t>(ctx.owner_of(k.key.src))].push_back({k.key.src, k.send_index, k.key.dst, ri});
   };
