@@ -208,14 +208,31 @@ def check_replay(store, results):
             # 10.2, 14.1 ms against 19.9, 30.0, 22.1 ms of the send coming after the receive).
             # Said, not asserted (docs/whatif.md, Threads).
             print(text + " (MPICH: not checked)")
-        elif measured < 0.015 or not 0.5 * measured <= wait <= 1.5 * measured:
+        elif not 0.5 * measured <= wait <= 1.5 * measured:
+            errors.append(text)  # the replay must follow what was measured
+        elif measured < 0.015:
             # At least half the 30 ms sleep: the threads start a few ms apart on 2 cores
-            # (24.6 ms measured in 2 of 40 runs), and the replay must follow what was measured.
-            errors.append(text)
+            # (24.6 ms measured in 2 of 40 runs); a run whose receiver thread lost the CPU past
+            # the sleep (seen under the sanitizers beside other tests) did not show the app's
+            # known answer: the caller collects again.
+            errors.append(LOST_PATTERN + text)
     return errors
 
 
-def run_collect(perfsift, app, work):
+LOST_PATTERN = "the app's late sender did not show: "
+
+
+def run_collect(perfsift, app, work, tries=3):
+    errors = []
+    for _ in range(tries):
+        errors = collect_once(perfsift, app, work)
+        if not errors or any(not e.startswith(LOST_PATTERN) for e in errors):
+            return errors
+        print(errors[0] + " (collecting again)")
+    return errors
+
+
+def collect_once(perfsift, app, work):
     store = os.path.join(work, "threads.h5")
     p = collect(perfsift, app, store, "normal")
     if p.returncode != 0 or not os.path.exists(store):
