@@ -18,6 +18,7 @@ class CallLabels {
     int32_t region = -1;
     uint32_t site = 0;
     uint16_t op = 0;
+    bool operator==(const Label &) const = default;
   };
 
   void reserve(size_t events) { m_narrow.reserve(events); }
@@ -67,7 +68,7 @@ class CallLabels {
   }
   uint32_t code_of(const Label &l) {
     // Consecutive events often share their triple (a Wait after its Isend does not).
-    if (m_last < m_palette.size() && same(m_palette[m_last], l)) return m_last;
+    if (m_last < m_palette.size() && m_palette[m_last] == l) return m_last;
     if (2 * (m_palette.size() + 1) > m_table.size()) grow();
     const uint64_t k = key(l);
     size_t at = home(k, l.op);
@@ -90,7 +91,6 @@ class CallLabels {
         m_table[at] = x;
       }
   }
-  static bool same(const Label &a, const Label &b) { return a.region == b.region && a.site == b.site && a.op == b.op; }
   void push_wide(uint32_t code) {
     if (m_wide.empty()) {
       // The 65,537th distinct triple: every code so far widens once.
