@@ -149,7 +149,7 @@ pipeline::TrainedClassifier fit(const std::string &trace, const TrainOptions &o)
   pipeline::Progress progress(false);
   pipeline::Context ctx(MPI_COMM_SELF, store, cfg, progress);
   const auto model = pipeline::build_replay_model(ctx, kernels::LogGPS{});
-  const auto messages = pipeline::match_messages(ctx, *model);
+  const auto messages = pipeline::match_messages(ctx, model);
   std::vector<int32_t> label_of_region;
   for (const auto &r : store.regions()) label_of_region.push_back(phase_class(r.path));
   auto label = [&](const pipeline::MatchedMessage &m) {

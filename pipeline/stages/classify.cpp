@@ -88,8 +88,8 @@ struct MessageClasses {
   std::vector<std::array<double, vt::kFeatures>> features;
 };
 
-MessageClasses classify_messages(Context &ctx, const TrainedClassifier &model,
-                                 const std::vector<MatchedMessage> &messages, bool fold, bool keep_rows) {
+MessageClasses classify_messages(Context &ctx, const TrainedClassifier &model, const MatchedMessageTable &messages,
+                                 bool fold, bool keep_rows) {
   ctx.progress().begin("classify: classifying");
   MessageClasses m;
   m.cls.resize(messages.size());
@@ -114,7 +114,7 @@ using SitePair = std::pair<uint64_t, uint64_t>;  // (sender call site, receiver 
 using PairRanks = std::map<SitePair, std::array<std::vector<int32_t>, 2>>;
 
 // The ranks taking part in each pair, gathered: [0] the senders, [1] the receivers.
-PairRanks pair_ranks(Context &ctx, const std::vector<MatchedMessage> &messages) {
+PairRanks pair_ranks(Context &ctx, const MatchedMessageTable &messages) {
   std::set<PairRank> local_ranks;
   for (const auto &m : messages) {
     local_ranks.insert({m.send_site, m.recv_site, 0, m.src});
@@ -127,7 +127,7 @@ PairRanks pair_ranks(Context &ctx, const std::vector<MatchedMessage> &messages) 
 }
 
 // Every pair's tally, gathered.
-std::map<SitePair, PairTally> pair_tallies(Context &ctx, const std::vector<MatchedMessage> &messages,
+std::map<SitePair, PairTally> pair_tallies(Context &ctx, const MatchedMessageTable &messages,
                                            const MessageClasses &mc) {
   std::map<SitePair, PairTally> mine;
   for (size_t i = 0; i < messages.size(); ++i) {
@@ -188,9 +188,9 @@ struct ClassifyResult {
   std::string model_path;
   TrainedClassifier model;
   bool same_platform = false;
-  const std::vector<MatchedMessage> *messages = nullptr;  // the local ones
-  int64_t total = 0;                                      // messages of the run
-  bool keep_rows = false;                                 // write the per-message rows
+  const MatchedMessageTable *messages = nullptr;  // the local ones
+  int64_t total = 0;                              // messages of the run
+  bool keep_rows = false;                         // write the per-message rows
   MessageClasses classes;
   std::vector<PairSummary> pairs;  // every pair, on every process
   std::vector<int64_t> totals;     // transfers per class
@@ -208,7 +208,7 @@ ClassifyResult compute_classify(Context &ctx, const config::Values &cfg, const s
                            here.host_pattern +
                            "); its classes may be wrong here: train it again with `perfsift train` on this platform");
   const bool fold = cfg.get_bool("classify.fold_to_operations");
-  r.messages = ctx.products().get<MatchedMessages>().items.get();
+  r.messages = &ctx.products().get<MatchedMessages>().items;
   const auto &messages = *r.messages;
   std::vector<int64_t> n_local = {static_cast<int64_t>(messages.size())};
   ctx.allreduce_sum(n_local);

@@ -105,7 +105,7 @@ int32_t collective_pattern(const std::string &op, const OpTraits &t) {
   return -1;
 }
 
-void point_to_point(const Context &ctx, const std::vector<MatchedMessage> &msgs, Sums &sums, Violations &v) {
+void point_to_point(const Context &ctx, const MatchedMessageTable &msgs, Sums &sums, Violations &v) {
   // Waiting is counted once per blocking call (rank, event), as the largest wait of the
   // transfers it completes: a Waitall finishing several, or a Sendrecv, waited once.
   // Late Sender per receive call here, where the messages are (their receiver's owner);
@@ -136,36 +136,42 @@ void point_to_point(const Context &ctx, const std::vector<MatchedMessage> &msgs,
     v.shrink_to_fit();
   };
   std::vector<Blocked> by_call;  // late senders: the receive calls
-  std::vector<uint8_t> wrong(msgs.size(), 0);
-  for (size_t i = 0; i < msgs.size();) {
-    size_t k = i;
-    std::vector<int64_t> sent;
-    for (; k < msgs.size() && msgs[k].dst == msgs[i].dst; ++k) sent.push_back(msgs[k].timing.send_enter);
-    const auto w = wrong_order(sent);
-    std::copy(w.begin(), w.end(), wrong.begin() + static_cast<long>(i));
-    i = k;
-  }
   std::vector<std::vector<Blocked>> late_receivers(static_cast<size_t>(ctx.nprocs()));  // to the sender's owner
-  for (size_t i = 0; i < msgs.size(); ++i) {
-    const MatchedMessage &m = msgs[i];
-    const auto &t = m.timing;
-    if (const int64_t early = clock_violation(t); early > v.tolerance_ns) {
-      ++v.p2p;
-      v.max_ns = std::max(v.max_ns, early);
+  // One receiver's messages at a time (the table assembles each on reading): whether a
+  // send came out of order needs all its receiver's sends.
+  std::vector<MatchedMessage> received;
+  std::vector<int64_t> sent;
+  const auto judge = [&] {
+    sent.clear();
+    for (const MatchedMessage &m : received) sent.push_back(m.timing.send_enter);
+    const auto wrong = wrong_order(sent);
+    for (size_t i = 0; i < received.size(); ++i) {
+      const MatchedMessage &m = received[i];
+      const auto &t = m.timing;
+      if (const int64_t early = clock_violation(t); early > v.tolerance_ns) {
+        ++v.p2p;
+        v.max_ns = std::max(v.max_ns, early);
+      }
+      if (const int64_t wait = late_sender(t); wait > 0) {
+        const bool in_wait = receiver_call(t).in_completion;
+        const int32_t ev = in_wait ? m.recv_done : m.recv_event;
+        by_call.push_back(
+            {m.dst, ev, m.recv_region, in_wait ? m.recv_done_site : m.recv_site, wait, wrong[i] ? wait : 0});
+      }
+      if (const int64_t wait = late_receiver(t); wait > 0) {
+        const bool in_wait = sender_call(t).in_completion;
+        late_receivers[static_cast<size_t>(ctx.owner_of(m.src))].push_back(
+            {m.src, in_wait ? m.send_done : m.send_event, m.send_region, in_wait ? m.send_done_site : m.send_site, wait,
+             0});
+      }
     }
-    if (const int64_t wait = late_sender(t); wait > 0) {
-      const bool in_wait = receiver_call(t).in_completion;
-      const int32_t ev = in_wait ? m.recv_done : m.recv_event;
-      by_call.push_back(
-          {m.dst, ev, m.recv_region, in_wait ? m.recv_done_site : m.recv_site, wait, wrong[i] ? wait : 0});
-    }
-    if (const int64_t wait = late_receiver(t); wait > 0) {
-      const bool in_wait = sender_call(t).in_completion;
-      late_receivers[static_cast<size_t>(ctx.owner_of(m.src))].push_back(
-          {m.src, in_wait ? m.send_done : m.send_event, m.send_region, in_wait ? m.send_done_site : m.send_site, wait,
-           0});
-    }
+    received.clear();
+  };
+  for (MatchedMessage m : msgs) {
+    if (!received.empty() && m.dst != received.front().dst) judge();
+    received.push_back(m);
   }
+  judge();
   // Late Receiver per send call at the sender's owner, which also holds that rank's
   // receive calls: a call that waited for a late sender too (a Sendrecv, a Waitall over
   // Irecvs and Isends) counts only its wait beyond the Late Sender part, so the call's
@@ -257,7 +263,7 @@ struct WaitStatesResult {
 
 WaitStatesResult compute_waitstates(Context &ctx) {
   const ReplayModel &model = *ctx.products().get<MatchedRun>().model;
-  const auto &msgs = *ctx.products().get<MatchedMessages>().items;
+  const MatchedMessageTable &msgs = ctx.products().get<MatchedMessages>().items;
   Sums sums;
   Violations v;
   // Two ranks' corrected clocks may disagree by up to the sum of their offsets' error bounds.

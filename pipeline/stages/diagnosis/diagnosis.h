@@ -77,7 +77,7 @@ std::vector<Record> gather_by_rank(const Context &ctx, const std::vector<Record>
 }
 
 // recognition.cpp. Collective: a gather of the communicating pairs, one sum.
-Recognition recognise(const Context &ctx, const ReplayModel &model, const std::vector<MatchedMessage> &msgs);
+Recognition recognise(const Context &ctx, const ReplayModel &model, const MatchedMessageTable &msgs);
 
 // stage.cpp, for the model diagnoses.
 // Collective (a gather): every rank's times, in rank order.
@@ -93,11 +93,11 @@ void conclude(Diagnosis &d, const Inference &inf, const std::map<std::string, do
 
 // One per model's file; each is collective (the same calls in the same order everywhere).
 Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
-                                 const std::vector<MatchedMessage> &msgs, const std::vector<int32_t> &masters,
+                                 const MatchedMessageTable &msgs, const std::vector<int32_t> &masters,
                                  double confidence);
 Diagnosis diagnose_wavefront(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
-                             const std::vector<MatchedMessage> &msgs, const hc::GridScore &grid, double confidence);
+                             const MatchedMessageTable &msgs, const hc::GridScore &grid, double confidence);
 Diagnosis diagnose_divide_and_conquer(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
-                                      const std::vector<MatchedMessage> &msgs, double confidence);
+                                      const MatchedMessageTable &msgs, double confidence);
 
 }  // namespace perfsift::pipeline::diagnosis

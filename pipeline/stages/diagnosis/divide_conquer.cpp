@@ -39,9 +39,9 @@ double efficiency(const DcRank &w) {
 double granularity(const DcRank &w) { return w.comm ? static_cast<double>(w.comp) / static_cast<double>(w.comm) : 0.0; }
 
 // One owned rank's waiting by stage, from its receives in receive order.
-DcRank rank_waiting(int32_t r, int32_t nranks, const std::vector<const MatchedMessage *> &in,
-                    const kernels::replay::RankProgram &p, const ReplayModel::Side &side, const RankTimes &t,
-                    const EventRegions &mapped, const kernels::LogGPS &net) {
+DcRank rank_waiting(int32_t r, int32_t nranks, const MatchedMessageTable &in, const kernels::replay::RankProgram &p,
+                    const ReplayModel::Side &side, const RankTimes &t, const EventRegions &mapped,
+                    const kernels::LogGPS &net) {
   DcRank w;
   w.rank = r;
   // A receive from a partner the rank had already handed data to (a send completed before
@@ -55,25 +55,24 @@ DcRank rank_waiting(int32_t r, int32_t nranks, const std::vector<const MatchedMe
     auto [it, fresh] = first_send_done.insert({p.sends[k].dst, done});
     if (!fresh) it->second = std::min(it->second, done);
   }
-  auto handed_before = [&](const MatchedMessage *m) {
-    const auto it = first_send_done.find(m->src);
-    return it != first_send_done.end() && it->second < m->recv_event;
+  auto handed_before = [&](const MatchedMessage &m) {
+    const auto it = first_send_done.find(m.src);
+    return it != first_send_done.end() && it->second < m.recv_event;
   };
   // Splitting: the falling run of levels from the rank's highest; the rest with a
   // one-bit partner is merging; any other partner moves load (solve).
   int32_t top = -1;
-  for (const MatchedMessage *m : in) top = std::max(top, hc::split_level(m->src, m->dst, nranks));
-  bool dividing = !in.empty() && hc::split_level(in[0]->src, in[0]->dst, nranks) == top && top >= 0;
+  for (const MatchedMessage &m : in) top = std::max(top, hc::split_level(m.src, m.dst, nranks));
+  bool dividing = !in.empty() && hc::split_level(in[0].src, in[0].dst, nranks) == top && top >= 0;
   int32_t last = INT32_MAX;
   int64_t waited_until = INT64_MIN;  // receives completed by one call (a Waitall) wait once
-  for (const MatchedMessage *m : in) {
-    const int32_t l = hc::split_level(m->src, m->dst, nranks);
-    const auto b = kernels::waitstates::receiver_call(m->timing);
-    const int64_t wait =
-        hc::add_uncovered(waited_until, b.enter, b.enter + kernels::waitstates::late_sender(m->timing));
-    w.comm += net.flight(m->timing.bytes) + net.recv_overhead(m->timing.bytes);
+  for (const MatchedMessage &m : in) {
+    const int32_t l = hc::split_level(m.src, m.dst, nranks);
+    const auto b = kernels::waitstates::receiver_call(m.timing);
+    const int64_t wait = hc::add_uncovered(waited_until, b.enter, b.enter + kernels::waitstates::late_sender(m.timing));
+    w.comm += net.flight(m.timing.bytes) + net.recv_overhead(m.timing.bytes);
     // The user's regions decide where they are given.
-    const int32_t region = m->recv_done >= 0 ? side.labels.region(static_cast<size_t>(m->recv_done)) : m->recv_region;
+    const int32_t region = m.recv_done >= 0 ? side.labels.region(static_cast<size_t>(m.recv_done)) : m.recv_region;
     if (inside(mapped, "Divide", region) || inside(mapped, "Solve", region) || inside(mapped, "Merge", region)) {
       (inside(mapped, "Divide", region) ? w.divide : inside(mapped, "Solve", region) ? w.solve : w.merge) += wait;
       dividing = dividing && inside(mapped, "Divide", region);
@@ -100,14 +99,12 @@ DcRank rank_waiting(int32_t r, int32_t nranks, const std::vector<const MatchedMe
 
 // Collective (a gather): every process's waiting, in rank order.
 std::vector<DcRank> divide_conquer_ranks(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
-                                         const std::vector<MatchedMessage> &msgs, const std::vector<RankTimes> &times) {
-  std::map<int32_t, std::vector<const MatchedMessage *>> received;  // in receive order (msgs are sorted so)
-  for (const auto &m : msgs) received[m.dst].push_back(&m);
+                                         const MatchedMessageTable &msgs, const std::vector<RankTimes> &times) {
   const auto mapped = event_regions(ctx, cfg);
   std::vector<DcRank> mine;
   for (size_t s = 0; s < model.programs.size(); ++s) {
     const int32_t r = model.programs[s].rank;
-    mine.push_back(rank_waiting(r, ctx.nranks(), received[r], model.programs[s], model.side[s],
+    mine.push_back(rank_waiting(r, ctx.nranks(), msgs.of_receiver(s), model.programs[s], model.side[s],
                                 times[static_cast<size_t>(r)], mapped, model.params));
   }
   return gather_by_rank(ctx, mine);
@@ -188,7 +185,7 @@ Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const DcRa
 }  // namespace
 
 Diagnosis diagnose_divide_and_conquer(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
-                                      const std::vector<MatchedMessage> &msgs, double confidence) {
+                                      const MatchedMessageTable &msgs, double confidence) {
   const auto kb =
       load_knowledge("divide-and-conquer", cfg.get_string("diagnosis.knowledge"), divide_and_conquer_metrics());
   const auto times = rank_times(ctx, model);

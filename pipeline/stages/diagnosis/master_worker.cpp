@@ -74,7 +74,7 @@ Spans executions(const Context &ctx, const ReplayModel &model, const std::vector
 }
 
 // Collective (a gather): the messages to or from the master, every process's.
-std::vector<MwMessage> master_messages(const Context &ctx, const std::vector<MatchedMessage> &msgs, int32_t master) {
+std::vector<MwMessage> master_messages(const Context &ctx, const MatchedMessageTable &msgs, int32_t master) {
   std::vector<MwMessage> mine;
   for (const auto &m : msgs)
     if (m.src == master || m.dst == master)
@@ -370,7 +370,7 @@ std::map<std::string, std::string> master_questions(const Context &ctx,
 }  // namespace
 
 Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
-                                 const std::vector<MatchedMessage> &msgs, const std::vector<int32_t> &masters,
+                                 const MatchedMessageTable &msgs, const std::vector<int32_t> &masters,
                                  double confidence) {
   const auto kb = load_knowledge("master-worker", cfg.get_string("diagnosis.knowledge"), master_worker_metrics());
   const auto times = rank_times(ctx, model);

@@ -26,7 +26,7 @@ namespace perfsift::pipeline::diagnosis {
 namespace {
 
 // The run's communication matrix, sparse: messages per (source, destination), gathered everywhere.
-std::vector<hc::PairCount> communicating_pairs(const Context &ctx, const std::vector<MatchedMessage> &msgs) {
+std::vector<hc::PairCount> communicating_pairs(const Context &ctx, const MatchedMessageTable &msgs) {
   std::map<std::pair<int32_t, int32_t>, int64_t> local;
   for (const auto &m : msgs) ++local[{m.src, m.dst}];
   std::vector<hc::PairCount> mine;
@@ -78,8 +78,7 @@ double forwarding_share(const Context &ctx, const ReplayModel &model) {
 // Collective (a gather): request/reply balance counted in turns, not messages, between
 // each master and its workers: a task of a request, a task and a result message, or tasks
 // kept in flight, still alternate between worker and master.
-double balance_in_turns(const Context &ctx, const std::vector<MatchedMessage> &msgs,
-                        const std::vector<int32_t> &masters) {
+double balance_in_turns(const Context &ctx, const MatchedMessageTable &msgs, const std::vector<int32_t> &masters) {
   std::vector<hc::Turn> mine;
   for (const auto &m : msgs) {
     if (m.src == m.dst) continue;
@@ -134,7 +133,7 @@ std::vector<int32_t> farm_masters(const std::vector<hc::PairCount> &pairs, int32
 }
 
 // Collective: the master-worker score, of one master or of farms side by side.
-void score_farms(const Context &ctx, const std::vector<hc::PairCount> &pairs, const std::vector<MatchedMessage> &msgs,
+void score_farms(const Context &ctx, const std::vector<hc::PairCount> &pairs, const MatchedMessageTable &msgs,
                  Recognition &r) {
   r.mw = hc::score_master_worker(pairs, ctx.nranks());
   if (r.mw.master < 0) return;
@@ -203,7 +202,7 @@ double tree_score(const std::vector<hc::PairCount> &pairs, int32_t nranks) {
 
 }  // namespace
 
-Recognition recognise(const Context &ctx, const ReplayModel &model, const std::vector<MatchedMessage> &msgs) {
+Recognition recognise(const Context &ctx, const ReplayModel &model, const MatchedMessageTable &msgs) {
   const auto pairs = communicating_pairs(ctx, msgs);
   Recognition r;
   score_farms(ctx, pairs, msgs, r);

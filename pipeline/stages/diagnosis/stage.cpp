@@ -127,8 +127,8 @@ struct Evaluated {
 };
 
 // Recognises (or takes diagnosis.model) and diagnoses one run.
-Evaluated evaluate(Context &ctx, const config::Values &cfg, const ReplayModel &model,
-                   const std::vector<MatchedMessage> &msgs, const std::string &forced) {
+Evaluated evaluate(Context &ctx, const config::Values &cfg, const ReplayModel &model, const MatchedMessageTable &msgs,
+                   const std::string &forced) {
   ctx.progress().begin("diagnosis: recognising the model");
   Evaluated ev;
   ev.r = recognise(ctx, model, msgs);
@@ -264,7 +264,7 @@ void compare_with_reference(Context &ctx, const config::Values &cfg, const Repla
   io::TraceStore ref_store(path, ctx.comm());
   Context rctx(ctx.comm(), ref_store, ctx.config(), ctx.progress());
   const auto rmodel = build_replay_model(rctx, model.params);
-  const Evaluated rev = evaluate(rctx, cfg, *rmodel, match_messages(rctx, *rmodel), model_name);
+  const Evaluated rev = evaluate(rctx, cfg, *rmodel, match_messages(rctx, rmodel), model_name);
   std::string scaling = cfg.get_string("diagnosis.scaling");
   if (scaling == "auto") {
     // Weak scaling keeps the work per rank, strong the total: whichever ratio is nearer 1.
@@ -304,7 +304,7 @@ void write_diagnosis(const Diagnosis &d, StageOutput &out) {
 void run_diagnosis(Context &ctx, const config::Values &cfg, StageOutput &out) {
   const ReplayModel &model = *ctx.products().get<MatchedRun>().model;
   const Evaluated ev =
-      evaluate(ctx, cfg, model, *ctx.products().get<MatchedMessages>().items, cfg.get_string("diagnosis.model"));
+      evaluate(ctx, cfg, model, ctx.products().get<MatchedMessages>().items, cfg.get_string("diagnosis.model"));
   write_recognition(ctx, ev.r, out);
   out.attribute("model", ev.model);
   if (ev.model == "none") return;

@@ -43,7 +43,7 @@ struct Step {
 
 // The rank's activity in program order.
 std::vector<Step> wavefront_steps(const kernels::replay::RankProgram &p, const ReplayModel::Side &side,
-                                  const std::vector<const MatchedMessage *> &received, int32_t px) {
+                                  const MatchedMessageTable &received, int32_t px) {
   const auto [x, y] = grid_xy(p.rank, px);
   std::vector<Step> steps;
   for (size_t k = 0; k < p.sends.size(); ++k)
@@ -52,12 +52,12 @@ std::vector<Step> wavefront_steps(const kernels::replay::RankProgram &p, const R
       steps.push_back({side.send_done[k] >= 0 ? side.send_done[k] : side.send_event[k], true, p.sends[k].dst,
                        sign(qx - x), sign(qy - y), 0, 0});
     }
-  for (const MatchedMessage *m : received) {
-    const auto [qx, qy] = grid_xy(m->src, px);
-    const auto b = kernels::waitstates::receiver_call(m->timing);
-    const int64_t late = kernels::waitstates::late_sender(m->timing);
-    steps.push_back({m->recv_done >= 0 ? m->recv_done : m->recv_event, false, m->src, sign(x - qx), sign(y - qy),
-                     b.enter, b.enter + late});
+  for (const MatchedMessage &m : received) {
+    const auto [qx, qy] = grid_xy(m.src, px);
+    const auto b = kernels::waitstates::receiver_call(m.timing);
+    const int64_t late = kernels::waitstates::late_sender(m.timing);
+    steps.push_back({m.recv_done >= 0 ? m.recv_done : m.recv_event, false, m.src, sign(x - qx), sign(y - qy), b.enter,
+                     b.enter + late});
   }
   std::stable_sort(steps.begin(), steps.end(), [](const Step &a, const Step &b) { return a.event < b.event; });
   return steps;
@@ -130,23 +130,19 @@ void split_waiting(const std::vector<Step> &steps, WfRank &w) {
 }
 
 // Collective (a gather): every process's time, in rank order.
-std::vector<WfRank> wavefront_ranks(const Context &ctx, const ReplayModel &model,
-                                    const std::vector<MatchedMessage> &msgs, const std::vector<RankTimes> &times,
-                                    int32_t px) {
+std::vector<WfRank> wavefront_ranks(const Context &ctx, const ReplayModel &model, const MatchedMessageTable &msgs,
+                                    const std::vector<RankTimes> &times, int32_t px) {
   int64_t last_finalize = INT64_MIN;
   for (const auto &t : times) last_finalize = std::max(last_finalize, t.finalize_enter);
   const kernels::LogGPS &net = model.params;
-  // msgs are the owned receivers' messages, by (receiver, receive event).
-  std::map<int32_t, std::vector<const MatchedMessage *>> received;
-  for (const auto &m : msgs) received[m.dst].push_back(&m);
   std::vector<WfRank> mine;
   for (size_t s = 0; s < model.programs.size(); ++s) {
     const int32_t r = model.programs[s].rank;
     WfRank w;
     w.rank = r;
-    for (const MatchedMessage *m : received[r])
-      w.comm += net.flight(m->timing.bytes) + net.recv_overhead(m->timing.bytes);
-    split_waiting(wavefront_steps(model.programs[s], model.side[s], received[r], px), w);
+    const MatchedMessageTable received = msgs.of_receiver(s);  // by receive event
+    for (const MatchedMessage &m : received) w.comm += net.flight(m.timing.bytes) + net.recv_overhead(m.timing.bytes);
+    split_waiting(wavefront_steps(model.programs[s], model.side[s], received, px), w);
     const auto &t = times[static_cast<size_t>(r)];
     w.empty = std::clamp<int64_t>(last_finalize - t.finalize_enter, 0, t.end - t.finalize_enter);
     w.elapsed = t.elapsed();
@@ -242,7 +238,7 @@ Inference explain(const KnowledgeBase &kb, const config::Values &cfg, const WfRa
 }  // namespace
 
 Diagnosis diagnose_wavefront(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
-                             const std::vector<MatchedMessage> &msgs, const hc::GridScore &grid, double confidence) {
+                             const MatchedMessageTable &msgs, const hc::GridScore &grid, double confidence) {
   const auto kb = load_knowledge("wavefront", cfg.get_string("diagnosis.knowledge"), wavefront_metrics());
   const auto times = rank_times(ctx, model);
   const auto all = wavefront_ranks(ctx, model, msgs, times, grid.px);
