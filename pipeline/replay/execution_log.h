@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "io/trace_model.h"
+#include "pipeline/engine/check.h"
 
 namespace perfsift::pipeline {
 
@@ -82,8 +83,17 @@ class ExecutionLog {
     const uint8_t *m_at = nullptr, *m_next = nullptr, *m_end = nullptr;
     io::StepRecord m_x{};
   };
-  iterator begin() const { return {m_bytes.data(), m_bytes.data() + m_bytes.size()}; }
+  iterator begin() const {
+    PERFSIFT_CHECK(!m_released, "region executions read after their last declared user released them");
+    return {m_bytes.data(), m_bytes.data() + m_bytes.size()};
+  }
   iterator end() const { return {m_bytes.data() + m_bytes.size(), m_bytes.data() + m_bytes.size()}; }
+
+  // Frees the records; reading them afterwards is a bug (RegionExecutions).
+  void release() {
+    std::vector<uint8_t>().swap(m_bytes);
+    m_released = true;
+  }
 
   // Its bytes, for packing a rank's share into a message and back (gather_whole).
   template <class Self, class F>
@@ -98,6 +108,7 @@ class ExecutionLog {
     m_bytes.push_back(static_cast<uint8_t>(v));
   }
   std::vector<uint8_t> m_bytes;
+  bool m_released = false;
 };
 
 }  // namespace perfsift::pipeline

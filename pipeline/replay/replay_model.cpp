@@ -129,8 +129,18 @@ class ProgramBuilder {
     for (int64_t i = index; ev != end; ++ev, ++i) add_event(rank, s, i, *ev);
   }
 
+  // After the block of owned ranks [first, last) is built: its vectors are sized exactly,
+  // and the sends between owned ranks whose receiver is built meet now (they need not
+  // wait for the other processes' keys: at K = 1, all; their keys go).
+  void finish_block(int32_t first, int32_t last);
+  // A send's key meets its receive (an owned rank's): the receive learns its send, the send
+  // its receive (directly when owned here; by a reply to `replies` of its owner).
+  void meet(const SendKey &k, std::vector<std::vector<MatchReply>> &replies);
+  void answer(const MatchReply &r);
+
   std::vector<std::vector<SendKey>> route;                     // per analysis process: sends to its ranks
   kernels::ReceiveIndex<std::pair<int32_t, int32_t>> waiting;  // key -> (slot, recv index)
+  int64_t unmatched_sends = 0;                                 // owned receivers' keys no receive met
   std::vector<int64_t> finalize_exit;                          // per owned rank
   std::vector<int64_t> lanes_of_rank() const {
     std::vector<int64_t> out;
@@ -428,17 +438,63 @@ void ProgramBuilder::order_lanes() {
   }
 }
 
-// Exact sizes: the program is most of the stage's memory.
-void shrink_programs(ReplayModel &model) {
-  for (auto &p : model.programs) {
+void ProgramBuilder::finish_block(int32_t first, int32_t last) {
+  // Exact sizes, a rank at a time: the program is most of the stage's memory, and the
+  // growth slack of every rank at once was a tenth of it.
+  for (int32_t r = first; r < last; ++r) {
+    const size_t s = static_cast<size_t>(r - m_ctx.first());
+    rp::RankProgram &p = m_model.programs[s];
+    ReplayModel::Side &d = m_model.side[s];
     p.events.shrink_to_fit();
+    p.owns.shrink_to_fit();
     p.items.shrink_to_fit();
     p.sends.shrink_to_fit();
     p.recvs.shrink_to_fit();
     p.colls.shrink_to_fit();
-    p.owns.shrink_to_fit();
+    p.lane.shrink_to_fit();
+    d.exit.shrink_to_fit();
+    for (auto *v : {&d.send_event, &d.recv_event, &d.recv_send_event, &d.send_done, &d.recv_done, &d.coll_event})
+      v->shrink_to_fit();
+    d.labels.seal();
+    Building done;  // what was only for the rank's events goes; its lanes stay (order_lanes)
+    done.lane_thread = std::move(m_building[s].lane_thread);
+    m_building[s] = std::move(done);
   }
-  for (auto &d : model.side) d.labels.seal();
+  std::vector<std::vector<MatchReply>> none;  // an owned sender is answered directly
+  auto &mine = route[static_cast<size_t>(m_ctx.me())];
+  size_t kept = 0;
+  for (const SendKey &k : mine)
+    if (k.key.dst < last)
+      meet(k, none);
+    else
+      mine[kept++] = k;
+  mine.resize(kept);
+  if (kept == 0) std::vector<SendKey>().swap(mine);
+}
+
+void ProgramBuilder::meet(const SendKey &k, std::vector<std::vector<MatchReply>> &replies) {
+  const auto found = waiting.take(k.key);
+  if (!found) {
+    ++unmatched_sends;
+    return;
+  }
+  const auto [slot, ri] = *found;
+  m_model.programs[static_cast<size_t>(slot)].recvs[static_cast<size_t>(ri)] =
+      rp::RecvMessage::matched(k.bytes, k.key.src, k.send_index);
+  m_model.side[static_cast<size_t>(slot)].recv_send_event[static_cast<size_t>(ri)] = k.send_event;
+  const MatchReply r{k.key.src, k.send_index, k.key.dst, ri};
+  const int owner = m_ctx.owner_of(k.key.src);
+  if (owner == m_ctx.me())
+    answer(r);
+  else
+    replies[static_cast<size_t>(owner)].push_back(r);
+}
+
+void ProgramBuilder::answer(const MatchReply &r) {
+  rp::SendMessage &m =
+      m_model.programs[static_cast<size_t>(r.src - m_ctx.first())].sends[static_cast<size_t>(r.send_index)];
+  m.dst = r.dst;
+  m.recv_index = r.recv_index;
 }
 
 // Collective. Finalize: everything after the last rank entered is the measured remainder.
@@ -452,37 +508,15 @@ void set_finalize_remainders(const Context &ctx, ReplayModel &model, const Progr
 }
 
 // Collective. Match: send keys to the receiver's owner, replies back to the sender's
-// owner. Returns the owned sends no receive met.
-int64_t match_messages(const Context &ctx, ReplayModel &model, ProgramBuilder &built) {
-  const auto me = static_cast<size_t>(ctx.me());
+// owner (messages between this process's own ranks met as their blocks were built).
+// Returns the sends no receive met, counted by their receiver's owner.
+int64_t match_messages(const Context &ctx, ProgramBuilder &built) {
   std::vector<std::vector<MatchReply>> replies(static_cast<size_t>(ctx.nprocs()));
-  int64_t unmatched_sends = 0;
-  auto meet = [&](const SendKey &k) {
-    const auto found = built.waiting.take(k.key);
-    if (!found) {
-      ++unmatched_sends;
-      return;
-    }
-    const auto [slot, ri] = *found;
-    model.programs[static_cast<size_t>(slot)].recvs[static_cast<size_t>(ri)] =
-        rp::RecvMessage::matched(k.bytes, k.key.src, k.send_index);
-    model.side[static_cast<size_t>(slot)].recv_send_event[static_cast<size_t>(ri)] = k.send_event;
-    replies[static_cast<size_t>(ctx.owner_of(k.key.src))].push_back({k.key.src, k.send_index, k.key.dst, ri});
-  };
-  auto answered = [&](const MatchReply &r) {
-    const size_t s = static_cast<size_t>(r.src - ctx.first());
-    rp::SendMessage &m = model.programs[s].sends[static_cast<size_t>(r.send_index)];
-    m.dst = r.dst;
-    m.recv_index = r.recv_index;
-  };
-  // Messages between this process's own ranks meet here, without the all-to-all's copies
-  // (at K = 1, all of them).
-  for (const SendKey &k : std::exchange(built.route[me], {})) meet(k);
-  for (const SendKey &k : ctx.alltoallv(built.route)) meet(k);
+  for (const SendKey &k : std::exchange(built.route[static_cast<size_t>(ctx.me())], {})) built.meet(k, replies);
+  for (const SendKey &k : ctx.alltoallv(built.route)) built.meet(k, replies);
   built.route = {};
-  for (const MatchReply &r : std::exchange(replies[me], {})) answered(r);
-  for (const MatchReply &r : ctx.alltoallv(replies)) answered(r);
-  return unmatched_sends;
+  for (const MatchReply &r : ctx.alltoallv(replies)) built.answer(r);
+  return built.unmatched_sends;
 }
 
 // Collective: the run-wide figures (message and call counts, the measured end).
@@ -531,6 +565,13 @@ ProductBuilder matched_run_builder() {
           }};
 }
 
+ProductBuilder region_executions_builder() {
+  return {product_name<RegionExecutions>(),
+          "the matched run's region executions, released after their last user",
+          {product_name<MatchedRun>()},
+          [](Context &ctx) { ctx.products().publish(RegionExecutions{ctx.products().get<MatchedRun>().model}); }};
+}
+
 std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernels::LogGPS &params) {
   auto model = std::make_shared<ReplayModel>();
   model->params = params;
@@ -545,18 +586,18 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
                      [&](int32_t a, int32_t b, int64_t round, int64_t rounds) {
                        built.load_block(read_owned_records(ctx, a, b));
                        ctx.scan_events(a, b, add_slice);
+                       built.finish_block(a, b);
                        ctx.progress().update(static_cast<double>(round + 1) / static_cast<double>(rounds));
                      });
   built.load_block({});  // the programs hold what matching needs
   ctx.progress().end();
-  shrink_programs(*model);
   set_finalize_remainders(ctx, *model, built);
   built.order_lanes();
   for (int64_t lanes : built.lanes_of_rank()) {
     model->threaded_ranks += lanes > 1;
     model->max_threads = std::max(model->max_threads, lanes);
   }
-  const int64_t unmatched_sends = match_messages(ctx, *model, built);
+  const int64_t unmatched_sends = match_messages(ctx, built);
   count_run_figures(ctx, *model, unmatched_sends, built.cancelled_receives, built.local_end);
   return model;
 }

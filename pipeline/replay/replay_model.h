@@ -72,6 +72,27 @@ struct MatchedRun {
   std::shared_ptr<ReplayModel> model;
 };
 
+// Product: the matched run's region executions (ReplayModel::Side::executions), for the
+// stages that read them (diagnosis, whatif, bounds). They stay in the model, and go when
+// this product is released after its last user: the domino search, the largest stage,
+// runs without them (about 5 B per event).
+class RegionExecutions {
+ public:
+  static constexpr std::string_view kProduct = "region executions";
+  explicit RegionExecutions(std::shared_ptr<ReplayModel> model) : m_model(std::move(model)) {}
+  RegionExecutions(RegionExecutions &&) noexcept = default;
+  RegionExecutions &operator=(RegionExecutions &&) noexcept = default;
+  RegionExecutions(const RegionExecutions &) = delete;
+  RegionExecutions &operator=(const RegionExecutions &) = delete;
+  ~RegionExecutions() {
+    if (m_model)
+      for (auto &side : m_model->side) side.executions.release();
+  }
+
+ private:
+  std::shared_ptr<ReplayModel> m_model;
+};
+
 // Product of the whatif stage: the matched run under the configured LogGPS parameters,
 // with its baseline replay (bounds and domino start from it), and that replay's state
 // when the domino stage will resume candidates from it (domino_resumes_from_baseline):

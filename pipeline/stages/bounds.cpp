@@ -290,7 +290,7 @@ StageInfo bounds_stage() {
       bounds_text,
       nullptr};
   s.json_value = bounds_json;
-  s.requires_products = {product_name<ReplayBaseline>()};
+  s.requires_products = {product_name<ReplayBaseline>(), product_name<RegionExecutions>()};
   return s;
 }
 

@@ -21,8 +21,9 @@ StageInfo whatif_stage();
 StageInfo bounds_stage();
 StageInfo domino_stage();
 
-ProductBuilder matched_run_builder();       // pipeline/replay/replay_model.cpp
-ProductBuilder matched_messages_builder();  // pipeline/replay/matched_messages.cpp
+ProductBuilder matched_run_builder();        // pipeline/replay/replay_model.cpp
+ProductBuilder matched_messages_builder();   // pipeline/replay/matched_messages.cpp
+ProductBuilder region_executions_builder();  // pipeline/replay/replay_model.cpp
 
 const std::vector<StageInfo> &stage_registry() {
   static const std::vector<StageInfo> stages = {
@@ -32,7 +33,8 @@ const std::vector<StageInfo> &stage_registry() {
 }
 
 const std::vector<ProductBuilder> &product_builders() {
-  static const std::vector<ProductBuilder> builders = {matched_run_builder(), matched_messages_builder()};
+  static const std::vector<ProductBuilder> builders = {matched_run_builder(), matched_messages_builder(),
+                                                       region_executions_builder()};
   return builders;
 }
 

@@ -740,7 +740,7 @@ StageInfo whatif_stage() {
       whatif_text,
       nullptr};
   s.json_value = whatif_json;
-  s.requires_products = {product_name<MatchedRun>()};
+  s.requires_products = {product_name<MatchedRun>(), product_name<RegionExecutions>()};
   s.uses_products = {product_name<Bottlenecks>()};
   s.provides_products = {product_name<ReplayBaseline>(), product_name<FixEffects>()};
   s.check = check_whatif;

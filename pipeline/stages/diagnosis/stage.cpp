@@ -460,7 +460,7 @@ StageInfo diagnosis_stage() {
       diagnosis_text,
       nullptr};
   s.json_value = diagnosis_json;
-  s.requires_products = {product_name<MatchedRun>(), product_name<MatchedMessages>()};
+  s.requires_products = {product_name<MatchedRun>(), product_name<MatchedMessages>(), product_name<RegionExecutions>()};
   s.check = check_diagnosis;
   return s;
 }

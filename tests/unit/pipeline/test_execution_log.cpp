@@ -68,4 +68,14 @@ TEST(ExecutionLog, PackedBytesUnpackToTheSameRecords) {
   expect_same(back, want);
 }
 
+// Released after their last declared user (RegionExecutions): a stage reading them then
+// is a bug that must stop the run, not read an empty log.
+TEST(ExecutionLog, ReadingAReleasedLogIsAnInternalError) {
+  const auto want = records(5, 100);
+  ExecutionLog log(want.begin(), want.end());
+  log.release();
+  EXPECT_THROW(static_cast<void>(log.begin()), perfsift::InternalError);
+  ExecutionLog::each_part(log, [](const auto &v) { EXPECT_TRUE(v.empty()); });
+}
+
 }  // namespace

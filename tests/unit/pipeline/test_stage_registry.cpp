@@ -43,6 +43,7 @@ TEST(StageRegistry, DefaultPipelineBuildsSharedProductsOnceBeforeTheirFirstUser)
                                              "build matched messages",
                                              "waitstates",
                                              "classify",
+                                             "build region executions",
                                              "diagnosis",
                                              "whatif",
                                              "bounds",
@@ -50,16 +51,17 @@ TEST(StageRegistry, DefaultPipelineBuildsSharedProductsOnceBeforeTheirFirstUser)
   EXPECT_EQ(step_names(plan), expected);
 }
 
-// Each built product goes after its last user: the matched messages (120 B per message)
-// after diagnosis, before the replays; the matched run after whatif (the replay baseline
-// shares its programs on).
+// Each built product goes after its last user: the matched messages after diagnosis,
+// before the replays; the matched run after whatif (the replay baseline shares its
+// programs on); the region executions after bounds, before the domino search.
 TEST(StageRegistry, BuiltProductsAreReleasedAfterTheirLastUser) {
   const auto plan = plan_pipeline(pipeline_of(""));
   std::vector<std::string> released;
   for (const auto &s : plan)
     for (const auto product : s.release_after)
       released.push_back(std::string(product) + " after " + (s.stage ? s.stage->name : "a builder"));
-  EXPECT_EQ(released, (std::vector<std::string>{"matched messages after diagnosis", "matched run after whatif"}));
+  EXPECT_EQ(released, (std::vector<std::string>{"matched messages after diagnosis", "matched run after whatif",
+                                                "region executions after bounds"}));
 }
 
 TEST(StageRegistry, BuilderRequirementsComeFirst) {
