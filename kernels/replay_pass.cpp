@@ -17,8 +17,21 @@ bool plain(const Scenario &sc) {
 
 bool pass_fits(const std::vector<RankProgram> &programs, const std::vector<const Scenario *> &scenarios) {
   if (scenarios.empty()) return false;
-  for (const auto &p : programs)
+  for (const auto &p : programs) {
     if (p.laned()) return false;
+    // One blocking send per event (its start is kept per rank), a slot per request.
+    for (const Event &e : p.events) {
+      int sends = 0;
+      for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
+        const Item &it = p.items[static_cast<size_t>(k)];
+        sends += it.type == ItemType::Send;
+        if ((it.type == ItemType::PostSend || it.type == ItemType::PostRecv || it.type == ItemType::PostCollective) &&
+            it.slot < 0)
+          return false;
+      }
+      if (sends > 1) return false;
+    }
+  }
   for (const Scenario *sc : scenarios)
     if (!sc || !plain(*sc)) return false;
   // Networks may differ (each question costs its messages on its own) while every message is
@@ -56,18 +69,18 @@ PassEngine<W>::PassEngine(const std::vector<RankProgram> &programs, const std::v
     RankState &st = m_state[s];
     st.next_inject = far_past;
     st.slot_ref.assign(static_cast<size_t>(p.request_slots), -1);
-    st.send_start.assign(p.sends.size(), unknown);
     st.recv_send_start.assign(p.recvs.size(), unknown);
-    // Tables only some calls read: receivers' posts for synchronous sends, the posting time
-    // of nonblocking receives and collectives for their completion (W x 8 B each).
+    // Receivers' posts only for synchronous sends (W x 8 B each).
     if (std::any_of(p.sends.begin(), p.sends.end(),
                     [&](const SendMessage &m) { return send_waits(waits, m.bytes, m.dst >= 0); }))
       st.recv_post.assign(p.sends.size(), unknown);
-    const auto posts = [&](ItemType t) {
-      return std::any_of(p.items.begin(), p.items.end(), [t](const Item &it) { return it.type == t; });
-    };
-    if (posts(ItemType::PostRecv)) st.recv_posted.assign(p.recvs.size(), unknown);
-    if (posts(ItemType::PostCollective)) st.coll_enter.assign(p.colls.size(), unknown);
+    {
+      std::vector<uint8_t> completions(static_cast<size_t>(p.request_slots), 0);
+      for (const Item &it : p.items)
+        if (it.type == ItemType::Complete && it.index >= 0 && it.index < p.request_slots &&
+            completions[static_cast<size_t>(it.index)]++ > 0)
+          st.hands_back = false;
+    }
     if (p.events.empty()) continue;
     ++m_unfinished;
     st.queued = true;
@@ -137,7 +150,7 @@ void PassEngine<W>::post_items(int32_t s, const Event &e) {
       case ItemType::Send:
       case ItemType::PostSend: {
         const SendMessage &m = p.sends[static_cast<size_t>(it.index)];
-        Times &start = st.send_start[static_cast<size_t>(it.index)];
+        Times &start = it.type == ItemType::Send ? st.blocking_start : hold(st, it.slot, k);
         for (size_t l = 0; l < static_cast<size_t>(W); ++l) {
           start[l] = std::max(enter[l], st.next_inject[l]);
           st.next_inject[l] = start[l] + m_nets[l].injection_gap(m.bytes);
@@ -148,7 +161,7 @@ void PassEngine<W>::post_items(int32_t s, const Event &e) {
       case ItemType::Recv:
       case ItemType::PostRecv: {
         const RecvMessage &m = p.recvs[static_cast<size_t>(it.index)];
-        if (it.type == ItemType::PostRecv) st.recv_posted[static_cast<size_t>(it.index)] = enter;
+        if (it.type == ItemType::PostRecv) hold(st, it.slot, k) = enter;
         // Only a synchronous send waits for its receiver (its bytes are the send's: questions
         // change no sizes).
         if (m.src >= 0 && send_waits(m_nets[0], m.bytes(), true))
@@ -158,7 +171,7 @@ void PassEngine<W>::post_items(int32_t s, const Event &e) {
       case ItemType::Collective:
       case ItemType::PostCollective: {
         const Collective &c = p.colls[static_cast<size_t>(it.index)];
-        if (it.type == ItemType::PostCollective) st.coll_enter[static_cast<size_t>(it.index)] = enter;
+        if (it.type == ItemType::PostCollective) hold(st, it.slot, k) = enter;
         const bool is_root = c.root == p.rank;
         arrive(c.instance, 1, enter, is_root, enter, c.members);
         if (m_distributed) {
@@ -180,8 +193,24 @@ void PassEngine<W>::post_items(int32_t s, const Event &e) {
       case ItemType::Complete:
         break;
     }
-    if (it.slot >= 0) st.slot_ref[static_cast<size_t>(it.slot)] = k;
   }
+}
+
+template <int W>
+typename PassEngine<W>::Times &PassEngine<W>::hold(RankState &st, int32_t slot, int32_t item) {
+  int32_t &k = st.slot_ref[static_cast<size_t>(slot)];
+  if (k < 0) {
+    if (st.free_entries.empty()) {
+      k = static_cast<int32_t>(st.in_flight.size());
+      st.in_flight.push_back({});
+    } else {
+      k = st.free_entries.back();
+      st.free_entries.pop_back();
+    }
+  }
+  InFlight &f = st.in_flight[static_cast<size_t>(k)];
+  f.item = item;
+  return f.value;
 }
 
 template <int W>
@@ -206,9 +235,9 @@ bool PassEngine<W>::available(int32_t s, const Item &it) {
   // request posted; posting waits for nothing.
   const Item *waited = &it;
   if (it.type == ItemType::Complete) {
-    const int32_t k = st.slot_ref[static_cast<size_t>(it.index)];
-    if (k < 0) return true;
-    waited = &p.items[static_cast<size_t>(k)];
+    const InFlight *f = in_flight(st, it.index);
+    if (!f) return true;
+    waited = &p.items[static_cast<size_t>(f->item)];
   } else if (it.type == ItemType::PostSend || it.type == ItemType::PostRecv || it.type == ItemType::PostCollective) {
     return true;
   }
@@ -259,9 +288,9 @@ int64_t PassEngine<W>::item_done(int32_t s, const Item &it, int64_t enter, size_
   const RankState &st = m_state[static_cast<size_t>(s)];
   switch (it.type) {
     case ItemType::Send:
-      return send_done(s, it.index, st.send_start[static_cast<size_t>(it.index)][q], q, nowait);
+      return send_done(s, it.index, st.blocking_start[q], q, nowait);
     case ItemType::PostSend:
-      return st.send_start[static_cast<size_t>(it.index)][q] + m_nets[q].send_overhead(0);
+      return in_flight(st, it.slot)->value[q] + m_nets[q].send_overhead(0);
     case ItemType::Recv:
       return recv_done(s, it.index, enter, q, nowait);
     case ItemType::PostRecv:
@@ -271,17 +300,16 @@ int64_t PassEngine<W>::item_done(int32_t s, const Item &it, int64_t enter, size_
     case ItemType::PostCollective:
       return enter + m_nets[q].send_overhead(0);
     case ItemType::Complete: {
-      const int32_t k = st.slot_ref[static_cast<size_t>(it.index)];
-      if (k < 0 || nowait) return enter;
-      const Item &a = p.items[static_cast<size_t>(k)];
+      const InFlight *f = in_flight(st, it.index);
+      if (!f || nowait) return enter;
+      const Item &a = p.items[static_cast<size_t>(f->item)];
       switch (a.type) {
         case ItemType::PostSend:
-          return send_done(s, a.index, st.send_start[static_cast<size_t>(a.index)][q], q, false);
+          return send_done(s, a.index, f->value[q], q, false);
         case ItemType::PostRecv:
-          return recv_done(s, a.index, st.recv_posted[static_cast<size_t>(a.index)][q], q, false);
+          return recv_done(s, a.index, f->value[q], q, false);
         case ItemType::PostCollective:
-          return coll_done(s, p.colls[static_cast<size_t>(a.index)], st.coll_enter[static_cast<size_t>(a.index)][q], q,
-                           false);
+          return coll_done(s, p.colls[static_cast<size_t>(a.index)], f->value[q], q, false);
         default:
           return enter;
       }
@@ -324,6 +352,16 @@ bool PassEngine<W>::try_event(int32_t s) {
     if (m_sinks[l]) m_sinks[l](s, static_cast<int64_t>(i), {enter, exit, nowait_exit});
     st.now[l] = exit;
   }
+  // The requests this event completed are done with.
+  if (st.hands_back)
+    for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
+      const Item &it = p.items[static_cast<size_t>(k)];
+      if (it.type != ItemType::Complete) continue;
+      int32_t &entry = st.slot_ref[static_cast<size_t>(it.index)];
+      if (entry < 0) continue;
+      st.free_entries.push_back(entry);
+      entry = -1;
+    }
   st.posted = false;
   if (++st.cursor == static_cast<int64_t>(p.events.size())) {
     m_end[static_cast<size_t>(s)] = st.now;

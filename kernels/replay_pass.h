@@ -16,8 +16,10 @@
 // resumed replays, recorded timings, changed message sizes, networks that make different
 // messages synchronous, or threaded programs (pass_fits).
 //
-// Memory: W x 8 B per message (its send's start at both ends), per synchronous message and
-// per nonblocking receive or collective call; the programs are read in place.
+// Memory: W x 8 B per received message (its send's start) and per synchronous send (its
+// receive's post); a request's value (a nonblocking send's start, a receive's or
+// collective's posting time) only while it is in flight, in a per-rank pool its
+// completion hands back; the programs are read in place.
 #pragma once
 
 #include <array>
@@ -74,14 +76,25 @@ class PassEngine {
   void apply(const Arrival &a) { arrive(a.instance, a.count, a.max_enter, a.has_root != 0, a.root_enter, 0); }
 
  private:
+  // A request in flight: the item that activated it and what its completion reads (a
+  // send's start, a receive's or collective's posting time).
+  struct InFlight {
+    int32_t item;
+    Times value;
+  };
   struct RankState {
     int64_t cursor = 0;
     Times now{}, enter{}, next_inject{};
+    Times blocking_start{};  // the event's blocking send's start (one per event: pass_fits)
     bool posted = false, queued = false;
-    std::vector<int32_t> slot_ref;  // request slot -> item that activated it
-    // recv_post only when a send is synchronous; recv_posted, coll_enter only when a
-    // receive or collective is nonblocking (their only readers).
-    std::vector<Times> send_start, recv_post, recv_send_start, recv_posted, coll_enter;
+    // A completion hands its request's entry back, unless some request of the rank is
+    // completed more than once (a damaged trace): entries then stay.
+    bool hands_back = true;
+    std::vector<int32_t> slot_ref;  // request slot -> its entry in `in_flight`, -1 none
+    std::vector<InFlight> in_flight;
+    std::vector<int32_t> free_entries;
+    // recv_post only when a send is synchronous (its only reader).
+    std::vector<Times> recv_post, recv_send_start;
   };
   struct CollState {
     int32_t count = 0, expected = 0;
@@ -93,6 +106,12 @@ class PassEngine {
   bool try_event(int32_t s);
   void post_items(int32_t s, const Event &e);
   bool available(int32_t s, const Item &it);  // whether every question has what the item waits for
+  // The entry of request `slot` (posted now, by `item`) for its value.
+  Times &hold(RankState &st, int32_t slot, int32_t item);
+  const InFlight *in_flight(const RankState &st, int32_t slot) const {
+    const int32_t k = st.slot_ref[static_cast<size_t>(slot)];
+    return k < 0 ? nullptr : &st.in_flight[static_cast<size_t>(k)];
+  }
   bool coll_available(int32_t s, const Collective &c);
   int64_t item_done(int32_t s, const Item &it, int64_t enter, size_t q, bool nowait) const;
   int64_t send_done(int32_t s, int32_t i, int64_t start, size_t q, bool nowait) const;
