@@ -465,9 +465,9 @@ Result find_paths(const std::vector<rp::RankProgram> &programs,
   return find_paths(view, opt);
 }
 
-std::vector<rp::RestColumn> rest_bounds(const std::vector<rp::RankProgram> &programs,
-                                        const std::vector<std::vector<rp::EventTiming>> &baseline) {
-  std::vector<rp::RestColumn> rest;
+std::vector<rp::BlockDeltaColumn> rest_bounds(const std::vector<rp::RankProgram> &programs,
+                                              const std::vector<std::vector<rp::EventTiming>> &baseline) {
+  std::vector<rp::BlockDeltaColumn> rest;
   rest.reserve(programs.size());
   std::vector<int64_t> full;  // one rank's at a time
   for (size_t s = 0; s < programs.size(); ++s) {
@@ -481,7 +481,7 @@ std::vector<rp::RestColumn> rest_bounds(const std::vector<rp::RankProgram> &prog
 }
 
 int64_t zero_wait_time(const std::vector<rp::RankProgram> &programs, const rp::Scenario &base,
-                       const std::vector<rp::RestColumn> &rest, const rp::Snapshot &snap,
+                       const std::vector<rp::BlockDeltaColumn> &rest, const rp::Snapshot &snap,
                        const std::vector<std::vector<int64_t>> *cuts, int32_t slot, EventRef e, int64_t threshold) {
   rp::Scenario sc = base;
   sc.cuts = cuts;
@@ -498,7 +498,7 @@ int64_t zero_wait_time(const std::vector<rp::RankProgram> &programs, const rp::S
 }
 
 Evaluate serial_evaluator(const std::vector<rp::RankProgram> &programs, const rp::Scenario &base,
-                          const std::vector<rp::RestColumn> &rest) {
+                          const std::vector<rp::BlockDeltaColumn> &rest) {
   // Candidates resume from the baseline at the zeroed event's start: what ended before
   // cannot change.
   auto snap = std::make_shared<rp::Snapshot>(rp::replay_snapshot(programs, base));

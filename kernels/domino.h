@@ -130,20 +130,20 @@ Result find_paths(const std::vector<replay::RankProgram> &programs,
 
 // Lower bounds for early stopping: rest[slot][i] = the computation and the calls' floors
 // (duration_floor) from event i to the rank's end.
-std::vector<replay::RestColumn> rest_bounds(const std::vector<replay::RankProgram> &programs,
-                                            const std::vector<std::vector<replay::EventTiming>> &baseline);
+std::vector<replay::BlockDeltaColumn> rest_bounds(const std::vector<replay::RankProgram> &programs,
+                                                  const std::vector<std::vector<replay::EventTiming>> &baseline);
 
 // One candidate: the run with e's wait zeroed, resumed from the baseline snapshot at e's
 // start, stopped at a clean cut (`cuts`: Scenario::cuts, or null) or early against
 // `threshold` (INT64_MAX then).
 int64_t zero_wait_time(const std::vector<replay::RankProgram> &programs, const replay::Scenario &base,
-                       const std::vector<replay::RestColumn> &rest, const replay::Snapshot &snap,
+                       const std::vector<replay::BlockDeltaColumn> &rest, const replay::Snapshot &snap,
                        const std::vector<std::vector<int64_t>> *cuts, int32_t slot, EventRef e, int64_t threshold);
 
 // The serial evaluator: one replay per event, spread over OpenMP threads, each stopping
 // early against the threshold.
 Evaluate serial_evaluator(const std::vector<replay::RankProgram> &programs, const replay::Scenario &base,
-                          const std::vector<replay::RestColumn> &rest);
+                          const std::vector<replay::BlockDeltaColumn> &rest);
 
 // What an event waited for, read from its own rank's program alone (the partner's event
 // is named by whoever holds the partner): the sender of a message it received, the receiver

@@ -10,20 +10,53 @@
 
 namespace perfsift::kernels::replay {
 
-RestColumn::RestColumn(const std::vector<int64_t> &rest) {
-  std::vector<int32_t> diff(rest.size());
-  for (size_t i = 0; i < rest.size(); ++i) {
-    int64_t d = 0;
-    if (__builtin_sub_overflow(rest[i], rest[i - i % kBlock], &d) || d < std::numeric_limits<int32_t>::min() ||
-        d > std::numeric_limits<int32_t>::max()) {
-      m_full = rest;  // a difference beyond 32 bits: this rank keeps 64-bit values
-      return;
-    }
-    diff[i] = static_cast<int32_t>(d);
+BlockDeltaColumn::BlockDeltaColumn(const std::vector<int64_t> &values) {
+  reserve(values.size());
+  for (const int64_t v : values) push_back(v);
+}
+
+void BlockDeltaColumn::push_back(int64_t v) {
+  if (!m_full.empty()) {
+    m_full.push_back(v);
+    return;
   }
-  m_diff = std::move(diff);
-  m_block.reserve((rest.size() + kBlock - 1) / kBlock);
-  for (size_t i = 0; i < rest.size(); i += kBlock) m_block.push_back(rest[i]);
+  if (m_diff.size() % kBlock == 0) {
+    m_block.push_back(v);
+    m_diff.push_back(0);
+    return;
+  }
+  int64_t d = 0;
+  if (__builtin_sub_overflow(v, m_block.back(), &d) || d < std::numeric_limits<int32_t>::min() ||
+      d > std::numeric_limits<int32_t>::max()) {
+    widen();
+    m_full.push_back(v);
+    return;
+  }
+  m_diff.push_back(static_cast<int32_t>(d));
+}
+
+void BlockDeltaColumn::widen() {
+  std::vector<int64_t> full;
+  full.reserve(std::max(m_diff.capacity(), m_diff.size() + 1));
+  for (size_t i = 0; i < m_diff.size(); ++i) full.push_back((*this)[i]);
+  std::vector<int64_t>().swap(m_block);
+  std::vector<int32_t>().swap(m_diff);
+  m_full = std::move(full);
+}
+
+void BlockDeltaColumn::reserve(size_t n) {
+  if (!m_full.empty()) {
+    m_full.reserve(n);
+    return;
+  }
+  m_block.reserve((n + kBlock - 1) / kBlock);
+  m_diff.reserve(n);
+}
+
+void BlockDeltaColumn::shrink_to_fit() {
+  m_block.shrink_to_fit();
+  m_diff.shrink_to_fit();
+  m_full.shrink_to_fit();
 }
 
 Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenario, int32_t nranks, bool record_timings,

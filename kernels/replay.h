@@ -180,18 +180,31 @@ struct RankProgram {
 
 struct Snapshot;
 
-// One rank's early-stop bounds (Scenario::rest): per event i (and one past the last), a
-// lower bound on the time from i's enter to the rank's end. Exact values in 4.5 B per
-// event instead of 8: a 64-bit value per block of 16 events and each event's 32-bit
-// difference from it; a rank with a difference beyond 32 bits keeps 64-bit values.
-class RestColumn {
+// Exact int64 values in 4.5 B each instead of 8: a 64-bit value per block of 16 and each
+// value's signed 32-bit difference from its block's. Once a difference does not fit in
+// 32 bits, the column keeps plain 64-bit values (all of them, from then on). One rank's
+// early-stop bounds (Scenario::rest).
+class BlockDeltaColumn {
  public:
-  RestColumn() = default;
-  explicit RestColumn(const std::vector<int64_t> &rest);
+  BlockDeltaColumn() = default;
+  explicit BlockDeltaColumn(const std::vector<int64_t> &values);
+  size_t size() const { return m_full.empty() ? m_diff.size() : m_full.size(); }
+  bool empty() const { return size() == 0; }
   int64_t operator[](size_t i) const { return m_full.empty() ? m_block[i / kBlock] + m_diff[i] : m_full[i]; }
+  void push_back(int64_t v);
+  void reserve(size_t n);
+  void shrink_to_fit();
+  // Its parts, for packing into a message and back (gather_whole).
+  template <class Self, class F>
+  static void each_part(Self &c, F &&f) {
+    f(c.m_block);
+    f(c.m_diff);
+    f(c.m_full);
+  }
 
  private:
   static constexpr size_t kBlock = 16;
+  void widen();  // to plain 64-bit values
   std::vector<int64_t> m_block, m_full;
   std::vector<int32_t> m_diff;
 };
@@ -211,7 +224,7 @@ struct Scenario {
   // Early stop: with rest[slot][i] a lower bound on the time from event i's enter to the
   // rank's end, the replay stops as soon as some rank cannot end before `abort_at`
   // (the result is then "no earlier than abort_at").
-  const std::vector<RestColumn> *rest = nullptr;
+  const std::vector<BlockDeltaColumn> *rest = nullptr;
   int64_t abort_at = std::numeric_limits<int64_t>::max();
   // Resume from a finished replay of the same programs: events that ended by `resume_at`
   // cannot depend on anything the scenario changes after that time, so they keep the

@@ -195,7 +195,7 @@ class DistributedView final : public dm::RunView {
   const ReplayModel &m_model;
   rp::Scenario m_base;
   rp::Snapshot m_snapshot;
-  std::vector<rp::RestColumn> m_rest;
+  std::vector<rp::BlockDeltaColumn> m_rest;
   std::vector<std::vector<int64_t>> m_cuts;
   std::vector<int32_t> m_slot;
   dm::WaitBound m_bound;

@@ -618,7 +618,7 @@ int64_t split_resumed_makespan(const std::vector<RankProgram> &all, const Snapsh
     slots[static_cast<size_t>(r % owners)].push_back(static_cast<size_t>(r));
   }
   std::vector<Snapshot> snaps;
-  std::vector<std::vector<RestColumn>> rests(static_cast<size_t>(owners));  // by owned slot
+  std::vector<std::vector<BlockDeltaColumn>> rests(static_cast<size_t>(owners));  // by owned slot
   std::vector<std::vector<std::vector<int64_t>>> cuts(static_cast<size_t>(owners));
   std::vector<Scenario> scs;
   for (int k = 0; k < owners; ++k) snaps.push_back(owned_part(snap, all, slots[static_cast<size_t>(k)]));
@@ -966,21 +966,48 @@ TEST(Replay, OnePassGivesEachScenariosOwnReplaySerialAndSplit) {
       static_cast<long long>(events), static_cast<long long>(zeroed));
 }
 
-// Scenario::rest in 4.5 B per event: every value reads back exactly, at any length, with
-// differences near 32 bits, and a rank whose values differ beyond them (kept 64-bit).
-TEST(Replay, RestColumnReadsBackEveryValue) {
+// Scenario::rest and the replayed exits in 4.5 B per value: every value reads back
+// exactly, at any length, built at once or appended, with differences near 32 bits, falling
+// values (negative differences), and a column whose values differ beyond 32 bits (kept
+// 64-bit from then on, the values before included).
+TEST(Replay, BlockDeltaColumnReadsBackEveryValue) {
   std::mt19937_64 rng(5);
   const auto check = [](const std::vector<int64_t> &want) {
-    const RestColumn col(want);
-    for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(col[i], want[i]) << "event " << i << " of " << want.size();
+    const BlockDeltaColumn col(want);
+    BlockDeltaColumn appended;
+    ASSERT_TRUE(appended.empty());
+    for (size_t i = 0; i < want.size(); ++i) {
+      appended.push_back(want[i]);
+      ASSERT_EQ(appended.size(), i + 1);
+      ASSERT_EQ(appended[i], want[i]) << "value " << i << " of " << want.size() << " as appended";
+    }
+    ASSERT_EQ(col.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(col[i], want[i]) << "value " << i << " of " << want.size();
+      ASSERT_EQ(appended[i], want[i]) << "value " << i << " of " << want.size() << " appended";
+    }
   };
-  for (size_t n : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{1000}}) {
+  for (size_t n : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{31}, size_t{32}, size_t{33}, size_t{1000}}) {
     std::vector<int64_t> rest(n, 0);
     for (size_t i = n - 1; i-- > 0;) rest[i] = rest[i + 1] + static_cast<int64_t>(rng() % 100'000'000) - 1000;
     check(rest);
+    std::vector<int64_t> exits(n, 7'000'000'000);  // exits of several threads: they fall too
+    for (size_t i = 1; i < n; ++i) exits[i] = exits[i - 1] + static_cast<int64_t>(rng() % 2'000'000) - 900'000;
+    check(exits);
   }
   constexpr int64_t kMax32 = std::numeric_limits<int32_t>::max(), kMin32 = std::numeric_limits<int32_t>::min();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
   check({5'000'000'000, 5'000'000'000 + kMax32, 5'000'000'000 + kMin32, 0});  // just within
   check({0, kMax32 + int64_t{1}, 3});                                         // beyond: 64-bit values
-  check({std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), -1, 0});
+  check({0, kMin32 - int64_t{1}, 3});
+  check({kMin, kMax, -1, 0});
+  check({kMax, kMin, kMax - kMax32, kMin + 1});
+  // Differences beyond 32 bits only late in a column: from a block's first value far from
+  // the values after it, or at the very end.
+  std::vector<int64_t> late(40);
+  for (size_t i = 0; i < late.size(); ++i) late[i] = static_cast<int64_t>(i) * 1000;
+  late[16] = kMax;
+  check(late);
+  late.back() = kMin;
+  check(late);
 }
