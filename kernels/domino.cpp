@@ -209,7 +209,7 @@ struct Search {
 // Every rank held here: programs and their baseline replay.
 class SerialView final : public RunView {
  public:
-  SerialView(const std::vector<rp::RankProgram> &programs, const std::vector<std::vector<rp::EventTiming>> &baseline,
+  SerialView(const std::vector<rp::RankProgram> &programs, const std::vector<rp::TimingColumn> &baseline,
              const std::function<std::vector<EventRef>(EventRef)> &partners, const Evaluate &evaluate)
       : m_programs(programs),
         m_baseline(baseline),
@@ -241,7 +241,7 @@ class SerialView final : public RunView {
     const size_t s = static_cast<size_t>(m_slot_of[static_cast<size_t>(rank)]);
     for (int64_t j = 0; j <= last; ++j)
       if (const int64_t w = wait(s, static_cast<size_t>(j)); w >= min_wait)
-        out.push_back({j, w, m_baseline[s][static_cast<size_t>(j)].enter});
+        out.push_back({j, w, m_baseline[s].enter(static_cast<size_t>(j))});
     return out;
   }
   std::vector<int64_t> lower_bounds(const std::vector<Candidate> &cands) override { return m_bound.bounds(cands); }
@@ -267,7 +267,7 @@ class SerialView final : public RunView {
  private:
   int64_t wait(size_t s, size_t i) const { return event_wait(m_programs[s], m_baseline[s][i], i); }
   const std::vector<rp::RankProgram> &m_programs;
-  const std::vector<std::vector<rp::EventTiming>> &m_baseline;
+  const std::vector<rp::TimingColumn> &m_baseline;
   const std::function<std::vector<EventRef>(EventRef)> &m_partners;
   const Evaluate &m_evaluate;
   std::vector<int32_t> m_slot_of;
@@ -301,11 +301,10 @@ int64_t duration_floor(const rp::RankProgram &p, const rp::EventTiming &t, size_
   return std::max<int64_t>(0, t.nowait_exit - t.enter);
 }
 
-WaitBound::WaitBound(const std::vector<rp::RankProgram> &programs,
-                     const std::vector<std::vector<rp::EventTiming>> &timings) {
+WaitBound::WaitBound(const std::vector<rp::RankProgram> &programs, const std::vector<rp::TimingColumn> &timings) {
   // Each call's time beyond its floor.
   auto above = [&](size_t s, size_t i) {
-    const rp::EventTiming &t = timings[s][i];
+    const rp::EventTiming t = timings[s][i];
     return std::max<int64_t>(0, t.exit - t.enter - duration_floor(programs[s], t, i));
   };
   // F before any event first: a step at or below it never shows, and is not kept.
@@ -342,8 +341,8 @@ WaitBound::WaitBound(const std::vector<rp::RankProgram> &programs,
       const int64_t a = above(x.s, x.i);
       if (a == 0) continue;  // the term does not change
       x.after -= a;
-      if (const int64_t f = t.back().exit - x.after; f > floor) {
-        out = {t[x.i].enter, f};
+      if (const int64_t f = t.exit(t.size() - 1) - x.after; f > floor) {
+        out = {t.enter(x.i), f};
         ++x.i;
         return true;
       }
@@ -353,8 +352,9 @@ WaitBound::WaitBound(const std::vector<rp::RankProgram> &programs,
   for (size_t s = 0; s < programs.size(); ++s) {
     if (timings[s].empty()) continue;
     Stream x{s, 0, total[s], false, {}, 0};
-    const bool in_order = std::is_sorted(timings[s].begin(), timings[s].end(),
-                                         [](const auto &a, const auto &b) { return a.enter < b.enter; });
+    bool in_order = true;
+    for (size_t i = 1; i < timings[s].size() && in_order; ++i)
+      in_order = timings[s].enter(i - 1) <= timings[s].enter(i);
     if (!in_order) {
       for (std::pair<int64_t, int64_t> st; next_step(x, m_first, st);) x.sorted.push_back(st);
       std::sort(x.sorted.begin(), x.sorted.end());
@@ -457,8 +457,7 @@ Result find_paths(RunView &view, const Options &opt) {
   return r;
 }
 
-Result find_paths(const std::vector<rp::RankProgram> &programs,
-                  const std::vector<std::vector<rp::EventTiming>> &baseline,
+Result find_paths(const std::vector<rp::RankProgram> &programs, const std::vector<rp::TimingColumn> &baseline,
                   const std::function<std::vector<EventRef>(EventRef)> &partners, const Evaluate &evaluate,
                   const Options &opt) {
   SerialView view(programs, baseline, partners, evaluate);
@@ -466,7 +465,7 @@ Result find_paths(const std::vector<rp::RankProgram> &programs,
 }
 
 std::vector<rp::BlockDeltaColumn> rest_bounds(const std::vector<rp::RankProgram> &programs,
-                                              const std::vector<std::vector<rp::EventTiming>> &baseline) {
+                                              const std::vector<rp::TimingColumn> &baseline) {
   std::vector<rp::BlockDeltaColumn> rest;
   rest.reserve(programs.size());
   std::vector<int64_t> full;  // one rank's at a time
@@ -490,7 +489,7 @@ int64_t zero_wait_time(const std::vector<rp::RankProgram> &programs, const rp::S
   sc.rest = &rest;
   sc.abort_at = threshold;
   sc.resume = &snap;
-  sc.resume_at = snap.timings()[static_cast<size_t>(slot)][static_cast<size_t>(e.event)].enter;
+  sc.resume_at = snap.timings()[static_cast<size_t>(slot)].enter(static_cast<size_t>(e.event));
   sc.stop_when_converged = true;
   // At or past the threshold the answer is only "not below it", however the replay ended.
   const int64_t t = rp::replay_serial(programs, sc, false).makespan;
@@ -553,8 +552,8 @@ std::vector<WaitSource> wait_sources(const rp::RankProgram &p, int64_t event) {
   return out;
 }
 
-std::function<std::vector<EventRef>(EventRef)> program_partners(
-    const std::vector<rp::RankProgram> &programs, const std::vector<std::vector<rp::EventTiming>> &baseline) {
+std::function<std::vector<EventRef>(EventRef)> program_partners(const std::vector<rp::RankProgram> &programs,
+                                                                const std::vector<rp::TimingColumn> &baseline) {
   struct Tables {
     std::vector<int32_t> slot_of;
     std::vector<std::vector<int64_t>> send_event, recv_event;    // per rank: message index -> event
@@ -603,7 +602,7 @@ std::function<std::vector<EventRef>(EventRef)> program_partners(
       const int32_t q = t->slot_of[static_cast<size_t>(x.rank)];
       if (q < 0 || x.event < 0 || static_cast<size_t>(x.event) >= baseline[static_cast<size_t>(q)].size())
         return INT64_MIN;
-      return baseline[static_cast<size_t>(q)][static_cast<size_t>(x.event)].enter;
+      return baseline[static_cast<size_t>(q)].enter(static_cast<size_t>(x.event));
     };
     out.erase(std::remove_if(out.begin(), out.end(), [](EventRef x) { return x.event < 0; }), out.end());
     std::stable_sort(out.begin(), out.end(), [&](EventRef a, EventRef b) { return enter(a) > enter(b); });

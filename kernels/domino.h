@@ -109,8 +109,7 @@ class WaitBound {
  public:
   WaitBound() = default;
   // The ranks held: their programs and baseline timings.
-  WaitBound(const std::vector<replay::RankProgram> &programs,
-            const std::vector<std::vector<replay::EventTiming>> &timings);
+  WaitBound(const std::vector<replay::RankProgram> &programs, const std::vector<replay::TimingColumn> &timings);
   int64_t bound(int64_t enter, int64_t wait) const;  // 0 without ranks
   // bound() of each candidate, looked up in enter order (a long run's steps fill more than
   // the cache: a search from the previous answer's place is a few lines, not twenty).
@@ -123,15 +122,14 @@ class WaitBound {
 
 // `programs` hold every rank; `baseline` their replayed timings; partners(e) the events
 // e waited for (senders of its messages, the last arrival of its collective).
-Result find_paths(const std::vector<replay::RankProgram> &programs,
-                  const std::vector<std::vector<replay::EventTiming>> &baseline,
+Result find_paths(const std::vector<replay::RankProgram> &programs, const std::vector<replay::TimingColumn> &baseline,
                   const std::function<std::vector<EventRef>(EventRef)> &partners, const Evaluate &evaluate,
                   const Options &opt = {});
 
 // Lower bounds for early stopping: rest[slot][i] = the computation and the calls' floors
 // (duration_floor) from event i to the rank's end.
 std::vector<replay::BlockDeltaColumn> rest_bounds(const std::vector<replay::RankProgram> &programs,
-                                                  const std::vector<std::vector<replay::EventTiming>> &baseline);
+                                                  const std::vector<replay::TimingColumn> &baseline);
 
 // One candidate: the run with e's wait zeroed, resumed from the baseline snapshot at e's
 // start, stopped at a clean cut (`cuts`: Scenario::cuts, or null) or early against
@@ -158,7 +156,7 @@ std::vector<WaitSource> wait_sources(const replay::RankProgram &p, int64_t event
 
 // Partners from the programs and the baseline: for every event, the events whose times
 // it depended on.
-std::function<std::vector<EventRef>(EventRef)> program_partners(
-    const std::vector<replay::RankProgram> &programs, const std::vector<std::vector<replay::EventTiming>> &baseline);
+std::function<std::vector<EventRef>(EventRef)> program_partners(const std::vector<replay::RankProgram> &programs,
+                                                                const std::vector<replay::TimingColumn> &baseline);
 
 }  // namespace perfsift::kernels::domino

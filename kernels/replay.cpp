@@ -5,6 +5,7 @@
 #include "kernels/replay.h"
 
 #include <algorithm>
+#include <ranges>
 #include <stdexcept>
 #include <string>
 
@@ -59,6 +60,38 @@ void BlockDeltaColumn::shrink_to_fit() {
   m_full.shrink_to_fit();
 }
 
+uint32_t TimingColumn::narrow(int64_t exit, int64_t value, std::vector<Wide> &wide, size_t i) {
+  const uint64_t d = static_cast<uint64_t>(exit) - static_cast<uint64_t>(value);
+  if (d < kWide) return static_cast<uint32_t>(d);
+  wide.push_back({i, value});
+  return kWide;
+}
+
+int64_t TimingColumn::wide_value(const std::vector<Wide> &wide, size_t i) {
+  return std::lower_bound(wide.begin(), wide.end(), i, [](const Wide &w, size_t e) { return w.event < e; })->value;
+}
+
+void TimingColumn::push_back(const EventTiming &t) {
+  const size_t i = size();
+  m_exit.push_back(t.exit);
+  m_duration.push_back(narrow(t.exit, t.enter, m_wide_enter, i));
+  m_waiting.push_back(narrow(t.exit, t.nowait_exit, m_wide_nowait_exit, i));
+}
+
+void TimingColumn::reserve(size_t n) {
+  m_exit.reserve(n);
+  m_duration.reserve(n);
+  m_waiting.reserve(n);
+}
+
+void TimingColumn::shrink_to_fit() {
+  m_exit.shrink_to_fit();
+  m_duration.shrink_to_fit();
+  m_waiting.shrink_to_fit();
+  m_wide_enter.shrink_to_fit();
+  m_wide_nowait_exit.shrink_to_fit();
+}
+
 Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenario, int32_t nranks, bool record_timings,
                bool distributed)
     : m_prog(programs),
@@ -70,6 +103,7 @@ Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenari
   m_state.resize(programs.size());
   m_end.assign(programs.size(), 0);
   if (m_record) m_timings.resize(programs.size());
+  if (m_record) m_lane_timings.resize(programs.size());
   m_converge = scenario.resume && scenario.stop_when_converged;
   for (size_t s = 0; s < programs.size(); ++s) {
     const RankProgram &p = programs[s];
@@ -107,14 +141,14 @@ Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenari
     st.coll_enter.assign(p.colls.size(), kUnknown);
     st.recv_send_start.assign(p.recvs.size(), kUnknown);
     st.recv_posted.assign(p.recvs.size(), kUnknown);
-    if (m_record) m_timings[s].reserve(p.events.size());
+    if (m_record && !p.laned()) m_timings[s].reserve(p.events.size());
     if (p.laned()) {
       const size_t lanes = static_cast<size_t>(*std::max_element(p.lane.begin(), p.lane.end())) + 1;
       st.lane_now.assign(lanes, 0);
       st.lane_enter.assign(lanes, 0);
       st.lane_started.assign(lanes, 0);
       st.lane_started[0] = 1;
-      if (m_record) m_timings[s].resize(p.events.size());  // completed out of event order
+      if (m_record) m_lane_timings[s].resize(p.events.size());  // completed out of event order
     }
     if (!p.events.empty()) ++m_unfinished;
     st.queued = true;
@@ -138,10 +172,9 @@ int64_t Engine::cut_of(int32_t s) const {
   const Snapshot &snap = *m_sc.resume;
   const auto &mx = snap.exit_max[static_cast<size_t>(s)];
   if (!mx.empty()) return std::upper_bound(mx.begin(), mx.end(), m_sc.resume_at) - mx.begin();
-  const auto &t = snap.timings()[static_cast<size_t>(s)];
-  return std::upper_bound(t.begin(), t.end(), m_sc.resume_at,
-                          [](int64_t at, const EventTiming &x) { return at < x.exit; }) -
-         t.begin();
+  const TimingColumn &t = snap.timings()[static_cast<size_t>(s)];
+  const auto events = std::views::iota(size_t{0}, t.size());
+  return std::ranges::upper_bound(events, m_sc.resume_at, {}, [&t](size_t i) { return t.exit(i); }) - events.begin();
 }
 
 int64_t Engine::position(int32_t s) const {
@@ -160,8 +193,9 @@ void Engine::join(int32_t s) {
   const RankProgram &p = m_prog[q];
   const int64_t c = st.cursor;
   st.cut = c;
-  st.now = c > 0 ? snap.timings()[q][static_cast<size_t>(c - 1)].exit : 0;
-  if (m_record) m_timings[q].assign(snap.timings()[q].begin(), snap.timings()[q].begin() + c);
+  st.now = c > 0 ? snap.timings()[q].exit(static_cast<size_t>(c - 1)) : 0;
+  if (m_record)
+    for (size_t i = 0; i < static_cast<size_t>(c); ++i) m_timings[q].push_back(snap.timings()[q][i]);
   // Each kind's values from its first one posted after the cut less its open lag.
   const auto &lag = snap.open_lag[q];
   auto open = [&](auto &w, const std::vector<int32_t> &posted, size_t n, int64_t kind_lag) {
@@ -373,7 +407,7 @@ Snapshot Engine::take_snapshot() {
   Snapshot snap;
   const size_t n = m_prog.size();
   if (!m_record) throw std::logic_error("replay: a snapshot needs the replay's recorded timings");
-  snap.own_timings = std::move(m_timings);
+  snap.own_timings = take_timings();
   const auto &timings = snap.timings();
   snap.end = m_end;
   for (const int64_t t : m_end) snap.run_end = std::max(snap.run_end, t);
@@ -396,14 +430,14 @@ Snapshot Engine::take_snapshot() {
     std::vector<int64_t>().swap(st.recv_posted.v);
     std::vector<int64_t>().swap(st.coll_enter.v);
     snap.slot_ref[s] = std::move(st.slot_ref.v);
-    const bool falls = std::adjacent_find(timings[s].begin(), timings[s].end(), [](const auto &a, const auto &b) {
-                         return b.exit < a.exit;
-                       }) != timings[s].end();
+    const TimingColumn &t = timings[s];
+    bool falls = false;
+    for (size_t i = 1; i < t.size() && !falls; ++i) falls = t.exit(i) < t.exit(i - 1);
     if (falls) {
       auto &mx = snap.exit_max[s];
       int64_t top = std::numeric_limits<int64_t>::min();
-      mx.reserve(timings[s].size());
-      for (const auto &t : timings[s]) mx.push_back(top = std::max(top, t.exit));
+      mx.reserve(t.size());
+      for (size_t i = 0; i < t.size(); ++i) mx.push_back(top = std::max(top, t.exit(i)));
     }
     snap.send_event[s].assign(p.sends.size(), Snapshot::kNever);
     snap.recv_event[s].assign(p.recvs.size(), Snapshot::kNever);
@@ -845,7 +879,7 @@ bool Engine::try_event(int32_t s) {
     // Off the snapshot: its exit, or an injection horizon that a later send could meet.
     const bool inject_differs =
         st.next_inject != st.snapshot_inject && std::max(st.next_inject, st.snapshot_inject) > exit;
-    const uint8_t dirty = exit != m_sc.resume->timings()[static_cast<size_t>(s)][i].exit || inject_differs;
+    const uint8_t dirty = exit != m_sc.resume->timings()[static_cast<size_t>(s)].exit(i) || inject_differs;
     m_dirty += static_cast<int64_t>(dirty) - static_cast<int64_t>(m_rank_dirty[static_cast<size_t>(s)]);
     m_rank_dirty[static_cast<size_t>(s)] = dirty;
     if (m_cuts) {
@@ -882,7 +916,7 @@ bool Engine::try_event(int32_t s) {
 void Engine::left_cut(int32_t s, int64_t event, int64_t exit) {
   RankState &st = m_state[static_cast<size_t>(s)];
   const int64_t k = static_cast<int64_t>(st.next_cut++);
-  const int64_t base_exit = m_sc.resume->timings()[static_cast<size_t>(s)][static_cast<size_t>(event)].exit;
+  const int64_t base_exit = m_sc.resume->timings()[static_cast<size_t>(s)].exit(static_cast<size_t>(event));
   const int64_t lead = base_exit - exit;
   // The injection horizon matters after the cut only where it lies past the exit.
   const bool inject_even =
@@ -990,11 +1024,11 @@ Engine::Frontier Engine::frontier() const {
     }
     const auto c = static_cast<size_t>(st.cursor);
     int64_t lead = std::max(st.snapshot_inject - st.next_inject, st.pending_lead);
-    if (st.cursor > st.cut) lead = std::max(lead, base[c - 1].exit - st.now);
-    if (st.posted) lead = std::max(lead, base[c].enter - st.enter);
+    if (st.cursor > st.cut) lead = std::max(lead, base.exit(c - 1) - st.now);
+    if (st.posted) lead = std::max(lead, base.enter(c) - st.enter);
     f.lead = std::max(f.lead, lead);
     // What it holds off the baseline reaches its next event and later ones.
-    if (lead != 0 || m_rank_dirty[q] || st.pending > 0) f.horizon = std::min(f.horizon, base[c].enter);
+    if (lead != 0 || m_rank_dirty[q] || st.pending > 0) f.horizon = std::min(f.horizon, base.enter(c));
   }
   // Collectives: an owned member's early arrival until every member is in and every owned
   // user used the outcome; a divergent outcome until every owned user used it. Either
@@ -1116,7 +1150,7 @@ bool Engine::try_lane_step(int32_t s) {
   const int64_t enter = st.lane_enter[lane];
   int64_t exit = enter, nowait_exit = enter;
   if (!complete_event(s, e, enter, event_flags(s, static_cast<int64_t>(i)), exit, nowait_exit)) return false;
-  if (m_record) m_timings[static_cast<size_t>(s)][i] = {enter, exit, nowait_exit};
+  if (m_record) m_lane_timings[static_cast<size_t>(s)][i] = {enter, exit, nowait_exit};
   if (m_sink) m_sink(s, static_cast<int64_t>(i), {enter, exit, nowait_exit});
   st.lane_now[lane] = exit;
   st.release = false;
@@ -1127,6 +1161,15 @@ bool Engine::try_lane_step(int32_t s) {
     return false;
   }
   return true;
+}
+
+void Engine::settle_lanes() {
+  for (size_t s = 0; s < m_lane_timings.size(); ++s) {
+    if (m_lane_timings[s].empty()) continue;
+    m_timings[s].reserve(m_lane_timings[s].size());
+    for (const EventTiming &t : m_lane_timings[s]) m_timings[s].push_back(t);
+    std::vector<EventTiming>().swap(m_lane_timings[s]);
+  }
 }
 
 void Engine::step(int32_t s) {
@@ -1206,7 +1249,7 @@ SerialResult replay_serial(const std::vector<RankProgram> &programs, const Scena
   if (engine.shifted()) r.makespan = engine.shifted_makespan();
   r.shifted = engine.shifted();
   if (engine.aborted()) r.makespan = std::numeric_limits<int64_t>::max();
-  if (record_timings) r.timings = engine.timings();
+  if (record_timings) r.timings = engine.take_timings();
   r.released = engine.released();
   if (engine.conflict()) {
     // A rested member's assumed arrival came otherwise: again, every member replayed.

@@ -183,7 +183,7 @@ struct Snapshot;
 // Exact int64 values in 4.5 B each instead of 8: a 64-bit value per block of 16 and each
 // value's signed 32-bit difference from its block's. Once a difference does not fit in
 // 32 bits, the column keeps plain 64-bit values (all of them, from then on). One rank's
-// early-stop bounds (Scenario::rest).
+// early-stop bounds (Scenario::rest) and its replayed exits (TimingColumn).
 class BlockDeltaColumn {
  public:
   BlockDeltaColumn() = default;
@@ -271,8 +271,58 @@ struct EventTiming {
   int64_t enter, exit, nowait_exit;
 };
 
+// One rank's replayed timings in about 12.5 B per event instead of 24, exactly: its exits
+// (BlockDeltaColumn, 4.5 B), and per event its duration exit - enter and its waiting
+// exit - nowait_exit in 32 bits each. A duration or waiting that does not fit in
+// [0, 2^32 - 1) (a barrier of seconds; a negative one: a local call measured negative, a
+// member of a rooted collective that arrives after the root) holds kWide there, and its
+// time whole in a table sorted by event.
+class TimingColumn {
+ public:
+  size_t size() const { return m_exit.size(); }
+  bool empty() const { return m_exit.empty(); }
+  int64_t exit(size_t i) const { return m_exit[i]; }
+  int64_t enter(size_t i) const { return before(exit(i), m_duration[i], m_wide_enter, i); }
+  int64_t nowait_exit(size_t i) const { return before(exit(i), m_waiting[i], m_wide_nowait_exit, i); }
+  EventTiming operator[](size_t i) const {
+    const int64_t x = exit(i);
+    return {before(x, m_duration[i], m_wide_enter, i), x, before(x, m_waiting[i], m_wide_nowait_exit, i)};
+  }
+  EventTiming back() const { return (*this)[size() - 1]; }
+  void push_back(const EventTiming &t);
+  void reserve(size_t n);
+  void shrink_to_fit();
+  // Its parts, for packing into a message and back (gather_whole).
+  template <class Self, class F>
+  static void each_part(Self &c, F &&f) {
+    BlockDeltaColumn::each_part(c.m_exit, f);
+    f(c.m_duration);
+    f(c.m_waiting);
+    f(c.m_wide_enter);
+    f(c.m_wide_nowait_exit);
+  }
+
+ private:
+  static constexpr uint32_t kWide = std::numeric_limits<uint32_t>::max();
+  struct Wide {
+    uint64_t event;
+    int64_t value;
+  };
+  // `value` as its difference below `exit` in 32 bits, or kWide (then kept in `wide`).
+  static uint32_t narrow(int64_t exit, int64_t value, std::vector<Wide> &wide, size_t i);
+  static int64_t before(int64_t exit, uint32_t d, const std::vector<Wide> &wide, size_t i) {
+    if (d != kWide) [[likely]]
+      return static_cast<int64_t>(static_cast<uint64_t>(exit) - d);
+    return wide_value(wide, i);
+  }
+  static int64_t wide_value(const std::vector<Wide> &wide, size_t i);
+  BlockDeltaColumn m_exit;
+  std::vector<uint32_t> m_duration, m_waiting;
+  std::vector<Wide> m_wide_enter, m_wide_nowait_exit;  // sorted by event
+};
+
 // Each replayed event of an owned rank: its slot, its index, its timing. For sums over
-// events (the waiting per call site) without recording every timing (24 B per event).
+// events (the waiting per call site) without recording every timing (12.5 B per event).
 using EventSink = std::function<void(int32_t slot, int64_t event, const EventTiming &)>;
 
 // The state of a finished replay of the owned ranks (program order), to resume others
@@ -280,17 +330,15 @@ using EventSink = std::function<void(int32_t slot, int64_t event, const EventTim
 // whose exit_max passes the resume time: what ended by then cannot change.
 struct Snapshot {
   // The replayed timings: held, or borrowed from whoever keeps the same replay (the
-  // pipeline's baseline: 24 B per event not held twice).
-  std::vector<std::vector<EventTiming>> own_timings;
-  const std::vector<std::vector<EventTiming>> *borrowed_timings = nullptr;
-  const std::vector<std::vector<EventTiming>> &timings() const {
-    return borrowed_timings ? *borrowed_timings : own_timings;
-  }
+  // pipeline's baseline: 12.5 B per event not held twice).
+  std::vector<TimingColumn> own_timings;
+  const std::vector<TimingColumn> *borrowed_timings = nullptr;
+  const std::vector<TimingColumn> &timings() const { return borrowed_timings ? *borrowed_timings : own_timings; }
   // Per event: the largest exit up to it. Held only for ranks whose exits ever fall (laned
   // ranks); a single stream's exits never do (8 B per event not held).
   std::vector<std::vector<int64_t>> exit_max;
   int64_t exit_max_at(size_t slot, size_t event) const {
-    return exit_max[slot].empty() ? timings()[slot][event].exit : exit_max[slot][event];
+    return exit_max[slot].empty() ? timings()[slot].exit(event) : exit_max[slot][event];
   }
   std::vector<std::vector<int64_t>> send_start, recv_post, recv_send_start;
   // The event that posted each send, receive, collective and request slot (kNever: none).
@@ -301,7 +349,7 @@ struct Snapshot {
   int64_t recv_posted(size_t slot, size_t k) const { return entered(slot, recv_event[slot][k]); }
   int64_t coll_enter(size_t slot, size_t k) const { return entered(slot, coll_event[slot][k]); }
   int64_t entered(size_t slot, int32_t event) const {
-    return event == kNever ? kUnknown : timings()[slot][static_cast<size_t>(event)].enter;
+    return event == kNever ? kUnknown : timings()[slot].enter(static_cast<size_t>(event));
   }
   std::vector<std::vector<int32_t>> slot_ref;
   // The event that uses each receive's send start, each send's receive post (rendezvous)
@@ -480,9 +528,17 @@ class Engine {
 
   // Results (owned ranks, program order).
   const std::vector<int64_t> &end_times() const { return m_end; }
-  const std::vector<std::vector<EventTiming>> &timings() const { return m_timings; }
-  // The timings moved out (24 B per event: no second copy beside the engine's).
-  std::vector<std::vector<EventTiming>> take_timings() { return std::move(m_timings); }
+  // Laned ranks' timings (completed out of event order) are settled into their columns
+  // first.
+  const std::vector<TimingColumn> &timings() {
+    settle_lanes();
+    return m_timings;
+  }
+  // The timings moved out (12.5 B per event: no second copy beside the engine's).
+  std::vector<TimingColumn> take_timings() {
+    settle_lanes();
+    return std::move(m_timings);
+  }
   // Called for every event replayed from now on (besides recording, if asked).
   void set_event_sink(EventSink sink) { m_sink = std::move(sink); }
   // After a replay that recorded its timings: its state moved out, to resume others
@@ -610,7 +666,11 @@ class Engine {
   std::unordered_map<uint64_t, int64_t> m_changed_bytes;
   Outbox m_out;
   std::vector<int64_t> m_end;
-  std::vector<std::vector<EventTiming>> m_timings;
+  std::vector<TimingColumn> m_timings;
+  // Laned ranks record by event as they complete (out of event order), 24 B per event,
+  // until settle_lanes() moves them into m_timings.
+  std::vector<std::vector<EventTiming>> m_lane_timings;
+  void settle_lanes();
   EventSink m_sink;
   int64_t m_unfinished = 0, m_released = 0;
   bool m_aborted = false, m_conflict = false;
@@ -665,7 +725,7 @@ class Engine {
 struct SerialResult {
   int64_t makespan = 0;  // INT64_MAX when the scenario's abort_at stopped the replay
   std::vector<int64_t> end_times;
-  std::vector<std::vector<EventTiming>> timings;
+  std::vector<TimingColumn> timings;
   int64_t released = 0;
   bool repeated = false;  // Scenario::assume_resting_arrivals failed: replayed again without
   bool shifted = false;   // stopped at a clean cut (Scenario::cuts)

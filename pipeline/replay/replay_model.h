@@ -60,7 +60,7 @@ struct ReplayModel {
   std::vector<std::vector<int>> comm_owners;
   // Baseline replay of the owned ranks (filled by the whatif stage; `replayed` says it ran,
   // also on processes owning no rank).
-  std::vector<std::vector<kernels::replay::EventTiming>> baseline;
+  std::vector<kernels::replay::TimingColumn> baseline;
   bool replayed = false;
 };
 
@@ -114,8 +114,8 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
 
 struct ReplayOutcome {
   int64_t makespan_ns = 0;
-  int64_t released = 0;  // dependencies released at a stuck fixpoint (crashed ranks)
-  std::vector<std::vector<kernels::replay::EventTiming>> timings;  // when asked for
+  int64_t released = 0;                                // dependencies released at a stuck fixpoint (crashed ranks)
+  std::vector<kernels::replay::TimingColumn> timings;  // when asked for
 };
 // The matched receives of owned program `s` in the messages' order: by receive (event
 // order), one call's several receives (MPI_Waitall, MPI_Sendrecv) by sender.

@@ -106,7 +106,7 @@ RankTimes rank_times(const ReplayModel &model, const Target &t) {
     for (size_t i = 0; i < p.events.size(); ++i) {
       if (L.call[i] < 0) continue;
       const size_t g = s * ng + static_cast<size_t>(L.call[i]);
-      const auto &x = model.baseline[s][i];
+      const kernels::replay::EventTiming x = model.baseline[s][i];
       // A negative gap (an event that starts before the previous one ended, after clock
       // correction) is no computation to balance, but the replay starts the event that much
       // earlier: counting it keeps the breakdown equal to the replayed time.

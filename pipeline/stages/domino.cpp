@@ -90,7 +90,7 @@ class DistributedView final : public dm::RunView {
     if (s >= 0)
       for (int64_t j = 0; j <= last; ++j)
         if (const int64_t w = wait(static_cast<size_t>(s), static_cast<size_t>(j)); w >= min_wait)
-          out.push_back({j, w, m_snapshot.timings()[static_cast<size_t>(s)][static_cast<size_t>(j)].enter});
+          out.push_back({j, w, m_snapshot.timings()[static_cast<size_t>(s)].enter(static_cast<size_t>(j))});
     broadcast(out, m_ctx.owner_of(rank));
     return out;
   }
@@ -113,7 +113,7 @@ class DistributedView final : public dm::RunView {
       if (rank == e.rank || event < 0 || event == rp::Snapshot::kNever) return;
       const int32_t s = m_slot[static_cast<size_t>(rank)];
       const std::array<int64_t, 4> cand = {
-          m_snapshot.timings()[static_cast<size_t>(s)][static_cast<size_t>(event)].enter, -order, -rank, -event};
+          m_snapshot.timings()[static_cast<size_t>(s)].enter(static_cast<size_t>(event)), -order, -rank, -event};
       best = std::max(best, cand);
     };
     for (size_t k = 0; k < asks.size(); ++k) {
@@ -159,7 +159,7 @@ class DistributedView final : public dm::RunView {
     std::vector<int64_t> enter(events.size(), INT64_MIN);
     for (size_t k = 0; k < events.size(); ++k)
       if (const int32_t s = m_slot[static_cast<size_t>(events[k].rank)]; s >= 0)
-        enter[k] = m_snapshot.timings()[static_cast<size_t>(s)][static_cast<size_t>(events[k].event)].enter;
+        enter[k] = m_snapshot.timings()[static_cast<size_t>(s)].enter(static_cast<size_t>(events[k].event));
     MPI_Allreduce(MPI_IN_PLACE, enter.data(), static_cast<int>(enter.size()), MPI_INT64_T, MPI_MAX, m_ctx.comm());
     std::vector<rp::Scenario> scenarios(events.size(), m_base);
     for (size_t k = 0; k < events.size(); ++k) {

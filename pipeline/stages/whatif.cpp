@@ -72,7 +72,7 @@ struct WhatifResult {
   std::vector<int64_t> predicted, selected, released;  // per question, run-wide
   bool traces = false;                                 // predicted traces are stored
   // (question, timings of the owned ranks) of the stored predicted traces
-  std::vector<std::pair<int64_t, std::vector<std::vector<rp::EventTiming>>>> kept;
+  std::vector<std::pair<int64_t, std::vector<rp::TimingColumn>>> kept;
   // The baseline replay's state, kept when the domino stage resumes from it (keep_state).
   bool keep_state = false;
   std::shared_ptr<rp::Snapshot> snapshot;
@@ -115,7 +115,7 @@ void add_event_wait(const ReplayModel::Side &side, size_t i, const rp::EventTimi
 }
 
 // The same for every event of replayed timings (of the ranks `side` describes).
-void add_site_wait(const std::vector<std::vector<rp::EventTiming>> &timings, const std::vector<ReplayModel::Side> &side,
+void add_site_wait(const std::vector<rp::TimingColumn> &timings, const std::vector<ReplayModel::Side> &side,
                    size_t sites, std::vector<int64_t> &wait) {
   for (size_t s = 0; s < timings.size() && s < side.size(); ++s)
     for (size_t i = 0; i < timings[s].size(); ++i) add_event_wait(side[s], i, timings[s][i], sites, wait);
@@ -174,13 +174,13 @@ std::vector<Asked> ask_questions(const Context &ctx, const config::Values &cfg, 
 
 // Questions [begin, end) replayed distributed, every process advancing its own ranks;
 // those before `keep_end` keep their timings: the baseline's become the model's, and the
-// stored traces' are kept. The baseline goes last: its timings (24 B per event) are not
+// stored traces' are kept. The baseline goes last: its timings (12.5 B per event) are not
 // held while the others replay, and its state, when the domino stage resumes from it
 // (WhatifResult::snapshot), passes from its replay to that stage without a second one.
 void replay_distributed_questions(Context &ctx, const std::vector<Question> &parsed, size_t end, size_t keep_end,
                                   WhatifResult &r, size_t begin = 0) {
   ReplayModel &model = *r.model;
-  // A fix's waiting per place is summed as its replay goes, not from 24 B per event of
+  // A fix's waiting per place is summed as its replay goes, not from 12.5 B per event of
   // recorded timings (the baseline's are kept anyway); none for other questions.
   const auto sum_waits = [&model, &r](size_t k) -> rp::EventSink {
     if (!r.effect_of[k]) return {};
@@ -483,7 +483,7 @@ io::Table trace_table(const WhatifResult &r) {
       row(-1, s, i, model.side[s].enter[i], model.measured_exit(s, i), -1);
     for (const auto &[question, timings] : r.kept)
       for (size_t i = 0; i < timings[s].size(); ++i) {
-        const auto &x = timings[s][i];
+        const rp::EventTiming x = timings[s][i];
         row(question, s, i, x.enter, x.exit, x.exit - x.nowait_exit);
       }
   }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <limits>
 #include <random>
@@ -710,7 +711,7 @@ TEST(Replay, ResumedReplaysGiveTheFullAnswerSerialAndSplit) {
     clean += static_cast<int64_t>(cuts[0].size());
     for (int r = 0; r < P; ++r)
       for (size_t i = 0; i < b.ranks[static_cast<size_t>(r)].events.size(); ++i) {
-        const auto &t = snap.timings()[static_cast<size_t>(r)][i];
+        const EventTiming t = snap.timings()[static_cast<size_t>(r)][i];
         if (t.exit <= t.nowait_exit) continue;  // no wait to zero (the domino's candidates)
         const Scenario full = zero_waited(sc, r, i);
         Scenario quick = zero_waited(sc, r, i, &snap, true);
@@ -784,8 +785,13 @@ TEST(Domino, WaitBoundIsItsDefinitionOnRandomRuns) {
     const Builder b = random_program(P, 20, seed);
     auto timings = replay_serial(b.ranks, base(), true).timings;
     if (seed % 3 == 0)  // neighbours swapped, the last event kept: enters out of order
-      for (auto &t : timings)
-        for (size_t i = 0; i + 2 < t.size(); i += 2) std::swap(t[i], t[i + 1]);
+      for (auto &t : timings) {
+        std::vector<EventTiming> v;
+        for (size_t i = 0; i < t.size(); ++i) v.push_back(t[i]);
+        for (size_t i = 0; i + 2 < v.size(); i += 2) std::swap(v[i], v[i + 1]);
+        t = TimingColumn();
+        for (const EventTiming &x : v) t.push_back(x);
+      }
     const domino::WaitBound bound(b.ranks, timings);
     int64_t first = 0, latest_end = 0;
     std::vector<std::pair<int64_t, int64_t>> steps;  // (enter, F from just after it)
@@ -1010,4 +1016,86 @@ TEST(Replay, BlockDeltaColumnReadsBackEveryValue) {
   check(late);
   late.back() = kMin;
   check(late);
+}
+
+// The replayed timings in about 12.5 B per event: every event's enter, exit and exit had
+// nothing been waited for read back exactly, appended event by event: durations and
+// waiting at and past 32 bits (kept whole in the tables), negative ones (a local call
+// measured negative, a rooted collective's member arriving after its root), int64's
+// extremes; and packed into its parts and back (gather_whole).
+TEST(Replay, TimingColumnReadsBackEveryTiming) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t k32 = int64_t{1} << 32;
+  const auto check = [](const std::vector<EventTiming> &want) {
+    TimingColumn col;
+    col.reserve(want.size());
+    for (const EventTiming &t : want) col.push_back(t);
+    col.shrink_to_fit();
+    // Its parts, copied out and into a new column as gather_whole's packing does.
+    std::vector<std::vector<char>> parts;
+    TimingColumn::each_part(col, [&parts](const auto &v) {
+      parts.emplace_back(reinterpret_cast<const char *>(v.data()), reinterpret_cast<const char *>(v.data() + v.size()));
+    });
+    TimingColumn back;
+    size_t k = 0;
+    TimingColumn::each_part(back, [&parts, &k](auto &v) {
+      const auto &b = parts[k++];
+      v.resize(b.size() / sizeof(v[0]));
+      if (!b.empty()) std::memcpy(static_cast<void *>(v.data()), b.data(), b.size());
+    });
+    for (const TimingColumn *c : {&col, &back}) {
+      ASSERT_EQ(c->size(), want.size());
+      ASSERT_EQ(c->empty(), want.empty());
+      for (size_t i = 0; i < want.size(); ++i) {
+        const EventTiming t = (*c)[i];
+        ASSERT_EQ(t.enter, want[i].enter) << "event " << i << " of " << want.size();
+        ASSERT_EQ(t.exit, want[i].exit) << "event " << i << " of " << want.size();
+        ASSERT_EQ(t.nowait_exit, want[i].nowait_exit) << "event " << i << " of " << want.size();
+        ASSERT_EQ(c->enter(i), want[i].enter) << "event " << i;
+        ASSERT_EQ(c->exit(i), want[i].exit) << "event " << i;
+        ASSERT_EQ(c->nowait_exit(i), want[i].nowait_exit) << "event " << i;
+      }
+      if (!want.empty()) EXPECT_EQ(c->back().exit, want.back().exit);
+    }
+  };
+  check({});
+  std::mt19937_64 rng(11);
+  for (size_t n : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{33}, size_t{2000}}) {
+    std::vector<EventTiming> want;
+    int64_t now = 1'000'000'000;
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t enter = now + static_cast<int64_t>(rng() % 10'000);
+      int64_t duration = static_cast<int64_t>(rng() % 1'000'000), wait = static_cast<int64_t>(rng() % 2) * duration / 2;
+      switch (rng() % 16) {  // now and then a duration or waiting at or past the 32-bit slot
+        case 0:
+          duration = k32 - 2;  // the largest that fits
+          break;
+        case 1:
+          duration = wait = k32 - 1;  // the slot's marker: kept whole
+          break;
+        case 2:
+          duration = k32 + static_cast<int64_t>(rng() % 10'000'000'000);  // a barrier of seconds
+          wait = duration - 1;
+          break;
+        case 3:
+          duration = -static_cast<int64_t>(rng() % 1000) - 1;  // measured negative
+          wait = 0;
+          break;
+        case 4:
+          wait = -static_cast<int64_t>(rng() % 1000) - 1;  // nowait_exit past exit
+          break;
+        default:
+          break;
+      }
+      want.push_back({enter, enter + duration, enter + duration - wait});
+      // A single stream's next event enters after this exit; several threads' may not.
+      now = want.back().exit - (i % 7 == 3 ? static_cast<int64_t>(rng() % 3'000'000'000) : 0);
+    }
+    check(want);
+  }
+  check({{kMin, kMax, kMin}, {kMax, kMin, kMax}, {kMin, kMin, kMax}, {kMax, kMax, kMin}, {0, kMin, 0}, {0, 0, 0}});
+  std::vector<EventTiming> extremes(40, {kMax - 5, kMax, kMax - 1});
+  extremes[17] = {kMin, kMin + 1, kMin};
+  extremes[39] = {kMin, kMax, kMin + k32 - 2};
+  check(extremes);
 }
