@@ -1055,7 +1055,9 @@ TEST(Replay, TimingColumnReadsBackEveryTiming) {
         ASSERT_EQ(c->exit(i), want[i].exit) << "event " << i;
         ASSERT_EQ(c->nowait_exit(i), want[i].nowait_exit) << "event " << i;
       }
-      if (!want.empty()) EXPECT_EQ(c->back().exit, want.back().exit);
+      if (!want.empty()) {
+        EXPECT_EQ(c->back().exit, want.back().exit);
+      }
     }
   };
   check({});
