@@ -453,6 +453,7 @@ void ProgramBuilder::finish_block(int32_t first, int32_t last) {
     p.colls.shrink_to_fit();
     p.lane.shrink_to_fit();
     d.exit.shrink_to_fit();
+    d.enter.shrink_to_fit();
     for (auto *v : {&d.send_event, &d.recv_event, &d.recv_send_event, &d.send_done, &d.recv_done, &d.coll_event})
       v->shrink_to_fit();
     d.labels.seal();
@@ -658,7 +659,7 @@ void each_field(Program &p, Side &d, Timings &t, F &&f) {
   f(p.lane);
   f(p.steps);
   rp::TimingColumn::each_part(t, f);
-  f(d.enter);
+  kernels::replay::BlockDeltaColumn::each_part(d.enter, f);
   CallLabels::each_part(d.labels, f);
   f(d.send_event);
   ExecutionLog::each_part(d.executions, f);

@@ -27,9 +27,9 @@ struct ReplayModel {
   // measured_exit(): one call sequence per rank needs no exit per event (8 B), the next
   // event's enter less its gap gives it.
   struct Side {
-    std::vector<int64_t> enter;
-    std::vector<int64_t> exit;  // laned ranks only (several threads call MPI): every event's exit
-    int64_t last_exit = 0;      // the rank's last event's exit
+    kernels::replay::BlockDeltaColumn enter;  // 4.5 B per event (measured enters rarely leap 2 s in 16 calls)
+    std::vector<int64_t> exit;                // laned ranks only (several threads call MPI): every event's exit
+    int64_t last_exit = 0;                    // the rank's last event's exit
     CallLabels labels;
     std::vector<int32_t> send_event;       // per send: its event
     std::vector<int32_t> recv_event;       // per receive: the event that posted it
