@@ -414,9 +414,26 @@ Snapshot Engine::take_snapshot() {
   for (auto *v : {&snap.exit_max, &snap.send_start, &snap.recv_post, &snap.recv_send_start, &snap.coll_max_enter,
                   &snap.coll_root_enter})
     v->resize(n);
-  for (auto *v : {&snap.send_event, &snap.recv_event, &snap.coll_event, &snap.slot_event, &snap.recv_consumer,
-                  &snap.send_consumer, &snap.coll_consumer})
-    v->resize(n);
+  // The posting events: borrowed when lent (each checked against the programs below).
+  const bool lent = !m_lent[0].empty() || n == 0;
+  if (lent && (m_lent[0].size() != n || m_lent[1].size() != n || m_lent[2].size() != n))
+    throw std::logic_error("replay: posting events lent for another number of ranks than the engine's");
+  if (lent) {
+    snap.send_event.borrow(std::move(m_lent[0]));
+    snap.recv_event.borrow(std::move(m_lent[1]));
+    snap.coll_event.borrow(std::move(m_lent[2]));
+  } else {
+    for (auto *v : {&snap.send_event, &snap.recv_event, &snap.coll_event}) v->own().resize(n);
+  }
+  const auto posted_at = [&](PostingEvents &table, size_t s, size_t index, int32_t event) {
+    if (!lent) {
+      table.own()[s][index] = event;
+    } else if (table[s][index] != event) {
+      throw std::logic_error("replay: a lent posting event differs from the program's (rank " +
+                             std::to_string(m_prog[s].rank) + ")");
+    }
+  };
+  for (auto *v : {&snap.slot_event, &snap.recv_consumer, &snap.send_consumer, &snap.coll_consumer}) v->resize(n);
   snap.slot_ref.resize(n);
   snap.open_lag.resize(n);
   std::vector<int64_t> before;  // open lags: per event, how many were posted before it
@@ -439,9 +456,15 @@ Snapshot Engine::take_snapshot() {
       mx.reserve(t.size());
       for (size_t i = 0; i < t.size(); ++i) mx.push_back(top = std::max(top, t.exit(i)));
     }
-    snap.send_event[s].assign(p.sends.size(), Snapshot::kNever);
-    snap.recv_event[s].assign(p.recvs.size(), Snapshot::kNever);
-    snap.coll_event[s].assign(p.colls.size(), Snapshot::kNever);
+    if (!lent) {
+      snap.send_event.own()[s].assign(p.sends.size(), Snapshot::kNever);
+      snap.recv_event.own()[s].assign(p.recvs.size(), Snapshot::kNever);
+      snap.coll_event.own()[s].assign(p.colls.size(), Snapshot::kNever);
+    } else if (snap.send_event[s].size() != p.sends.size() || snap.recv_event[s].size() != p.recvs.size() ||
+               snap.coll_event[s].size() != p.colls.size()) {
+      throw std::logic_error("replay: lent posting events of another size than the program's (rank " +
+                             std::to_string(p.rank) + ")");
+    }
     snap.slot_event[s].assign(static_cast<size_t>(p.request_slots), Snapshot::kNever);
     snap.recv_consumer[s].assign(p.recvs.size(), Snapshot::kNever);
     snap.send_consumer[s].assign(p.sends.size(), Snapshot::kNever);
@@ -452,11 +475,11 @@ Snapshot Engine::take_snapshot() {
       for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
         const Item &it = p.items[static_cast<size_t>(k)];
         if (it.type == ItemType::Send || it.type == ItemType::PostSend)
-          snap.send_event[s][static_cast<size_t>(it.index)] = i;
+          posted_at(snap.send_event, s, static_cast<size_t>(it.index), i);
         if (it.type == ItemType::Recv || it.type == ItemType::PostRecv)
-          snap.recv_event[s][static_cast<size_t>(it.index)] = i;
+          posted_at(snap.recv_event, s, static_cast<size_t>(it.index), i);
         if (it.type == ItemType::Collective || it.type == ItemType::PostCollective)
-          snap.coll_event[s][static_cast<size_t>(it.index)] = i;
+          posted_at(snap.coll_event, s, static_cast<size_t>(it.index), i);
         if (it.slot >= 0) snap.slot_event[s][static_cast<size_t>(it.slot)] = i;
         if (it.type == ItemType::Complete && it.index >= 0 && it.index < p.request_slots)
           slot_used[static_cast<size_t>(it.index)] = i;
@@ -524,7 +547,7 @@ Snapshot Engine::take_snapshot() {
   // gets the others' from their owners: replay_model.cpp).
   snap.send_partner_exit_max.resize(n);
   snap.recv_partner_exit_max.resize(n);
-  auto partner_exit_max = [&](int32_t rank, const std::vector<std::vector<int32_t>> &event_of, int32_t index) {
+  auto partner_exit_max = [&](int32_t rank, const PostingEvents &event_of, int32_t index) {
     const int32_t q = rank >= 0 ? m_slot_of[static_cast<size_t>(rank)] : -1;
     if (q < 0 || index < 0) return INT64_MAX;
     const int32_t e = event_of[static_cast<size_t>(q)][static_cast<size_t>(index)];

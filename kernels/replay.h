@@ -325,6 +325,27 @@ class TimingColumn {
 // events (the waiting per call site) without recording every timing (12.5 B per event).
 using EventSink = std::function<void(int32_t slot, int64_t event, const EventTiming &)>;
 
+// Per owned rank (program order), per send, receive or collective call: the event that
+// posts it. The program's own, the same for every replay: a snapshot borrows the tables
+// of whoever keeps them (the replay model's side data) rather than holding a copy (4 B
+// per message end and call), or holds its own.
+class PostingEvents {
+ public:
+  using Borrowed = std::vector<const std::vector<int32_t> *>;
+  const std::vector<int32_t> &operator[](size_t s) const { return m_borrowed.empty() ? m_own[s] : *m_borrowed[s]; }
+  size_t size() const { return m_borrowed.empty() ? m_own.size() : m_borrowed.size(); }
+  bool borrowed() const { return !m_borrowed.empty(); }
+  void borrow(Borrowed tables) {
+    m_borrowed = std::move(tables);
+    m_own = {};
+  }
+  std::vector<std::vector<int32_t>> &own() { return m_own; }
+
+ private:
+  std::vector<std::vector<int32_t>> m_own;
+  Borrowed m_borrowed;
+};
+
 // The state of a finished replay of the owned ranks (program order), to resume others
 // from (Scenario::resume). A resumed replay starts each rank at its cut, the first event
 // whose exit_max passes the resume time: what ended by then cannot change.
@@ -343,7 +364,8 @@ struct Snapshot {
   std::vector<std::vector<int64_t>> send_start, recv_post, recv_send_start;
   // The event that posted each send, receive, collective and request slot (kNever: none).
   static constexpr int32_t kNever = std::numeric_limits<int32_t>::max();
-  std::vector<std::vector<int32_t>> send_event, recv_event, coll_event, slot_event;
+  PostingEvents send_event, recv_event, coll_event;
+  std::vector<std::vector<int32_t>> slot_event;
   // When a receive or a collective call was posted: its posting event's enter (kUnknown:
   // never), read from the timings rather than held (8 B per receive and call).
   int64_t recv_posted(size_t slot, size_t k) const { return entered(slot, recv_event[slot][k]); }
@@ -544,6 +566,13 @@ class Engine {
   // After a replay that recorded its timings: its state moved out, to resume others
   // from, with those timings. The engine is spent.
   Snapshot take_snapshot();
+  // The programs' posting events (per owned rank, per send / receive / collective call)
+  // as whoever keeps them holds them, for take_snapshot to borrow (checked there against
+  // the programs) instead of building its own.
+  void lend_posting_events(PostingEvents::Borrowed sends, PostingEvents::Borrowed recvs,
+                           PostingEvents::Borrowed colls) {
+    m_lent = {std::move(sends), std::move(recvs), std::move(colls)};
+  }
 
  private:
   enum class Field : uint8_t { SlotRef, SendStart, RecvPost, RecvSendStart, RecvPosted, CollEnter, Flag };
@@ -656,7 +685,8 @@ class Engine {
   const Scenario &m_sc;
   LogGPS m_net;
   bool m_record, m_distributed;
-  std::vector<int32_t> m_slot_of;  // world rank -> owned slot or -1
+  std::array<PostingEvents::Borrowed, 3> m_lent;  // sends, receives, collective calls (lend_posting_events)
+  std::vector<int32_t> m_slot_of;                 // world rank -> owned slot or -1
   std::vector<RankState> m_state;
   std::vector<int32_t> m_queue;
   std::unordered_map<int64_t, CollState> m_coll;

@@ -976,10 +976,31 @@ std::vector<int64_t> replay_distributed(const Context &ctx, const ReplayModel &m
   return out;
 }
 
+namespace {
+// A snapshot of the model's replay borrows the model's posting events (4 B per message end
+// and collective call not held twice); a whole-run copy (gather_whole) keeps only the
+// sends', and its snapshots hold their own.
+void lend_posting_events(const ReplayModel &model, rp::Engine &engine) {
+  rp::PostingEvents::Borrowed sends, recvs, colls;
+  for (size_t s = 0; s < model.programs.size(); ++s) {
+    const auto &p = model.programs[s];
+    const auto &d = model.side[s];
+    if (d.send_event.size() != p.sends.size() || d.recv_event.size() != p.recvs.size() ||
+        d.coll_event.size() != p.colls.size())
+      return;
+    sends.push_back(&d.send_event);
+    recvs.push_back(&d.recv_event);
+    colls.push_back(&d.coll_event);
+  }
+  if (!sends.empty()) engine.lend_posting_events(std::move(sends), std::move(recvs), std::move(colls));
+}
+}  // namespace
+
 ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const rp::Scenario &sc,
                                  bool record_timings, const rp::EventSink &sink, rp::Snapshot *snapshot) {
   rp::Engine engine(model.programs, sc, ctx.nranks(), record_timings, ctx.nprocs() > 1);
   if (sink) engine.set_event_sink(sink);
+  if (snapshot) lend_posting_events(model, engine);
   const std::vector<rp::Engine *> one = {&engine};
   const auto converged = run_rounds(ctx, model, one, {static_cast<uint8_t>(sc.resume && sc.stop_when_converged)});
   ReplayOutcome out;

@@ -405,6 +405,54 @@ TEST(MessageMatch, NonOvertakingPerTagWithResolvedWildcards) {
   EXPECT_EQ(posted.unmatched(), 1u);
 }
 
+// A snapshot borrows the posting events its programs' keeper lends (the replay model's)
+// instead of holding its own: the same tables, and a lent table that is not the
+// program's stops the snapshot rather than resuming from wrong events.
+TEST(Replay, SnapshotBorrowsLentPostingEventsAndRefusesWrongOnes) {
+  Builder b(3);
+  for (int round = 0; round < 3; ++round) {
+    for (int r = 0; r < 3; ++r) b.message(r, (r + 1) % 3, 64);
+    for (int r = 0; r < 3; ++r) b.event(r, 100 * (r + round), {{ItemType::Send, round}, {ItemType::Recv, round}});
+    for (int r = 0; r < 3; ++r)
+      b.event(r, 50, {{ItemType::Collective, b.collective(r, instance_id(0, round), 3, CollectiveFlow::All, -1, 8)}});
+  }
+  const Scenario sc = base();
+  const Snapshot own = replay_snapshot(b.ranks, sc);
+  ASSERT_FALSE(own.send_event.borrowed());
+  std::vector<std::vector<int32_t>> sends, recvs, colls;
+  for (size_t s = 0; s < b.ranks.size(); ++s) {
+    sends.push_back(own.send_event[s]);
+    recvs.push_back(own.recv_event[s]);
+    colls.push_back(own.coll_event[s]);
+  }
+  auto lend = [](const std::vector<std::vector<int32_t>> &t) {
+    PostingEvents::Borrowed out;
+    for (const auto &v : t) out.push_back(&v);
+    return out;
+  };
+  const auto snapshot_lent = [&] {
+    Engine engine(b.ranks, sc, 3, true);
+    engine.lend_posting_events(lend(sends), lend(recvs), lend(colls));
+    while (!engine.finished()) engine.advance();
+    return engine.take_snapshot();
+  };
+  const Snapshot borrowed = snapshot_lent();
+  ASSERT_TRUE(borrowed.send_event.borrowed());
+  for (size_t s = 0; s < b.ranks.size(); ++s) {
+    EXPECT_EQ(borrowed.send_event[s], own.send_event[s]);
+    EXPECT_EQ(borrowed.recv_event[s], own.recv_event[s]);
+    EXPECT_EQ(borrowed.coll_event[s], own.coll_event[s]);
+    EXPECT_EQ(&borrowed.recv_event[s], &recvs[s]) << "held, not borrowed";
+    EXPECT_EQ(borrowed.send_partner_exit_max[s], own.send_partner_exit_max[s]);
+    EXPECT_EQ(borrowed.open_lag[s], own.open_lag[s]);
+  }
+  ++recvs[1][0];
+  EXPECT_THROW(snapshot_lent(), std::logic_error);
+  --recvs[1][0];
+  colls[2].pop_back();
+  EXPECT_THROW(snapshot_lent(), std::logic_error);
+}
+
 TEST(Replay, ResumingFromTheBaselineGivesTheFullReplay) {
   // Every event of a ring with rendezvous and eager messages and a collective, zero-waited
   // once by a full replay and once resumed from the baseline at the event's start.
@@ -581,9 +629,9 @@ Snapshot owned_part(const Snapshot &snap, const std::vector<RankProgram> &all, c
   pick(o.send_start, snap.send_start);
   pick(o.recv_post, snap.recv_post);
   pick(o.recv_send_start, snap.recv_send_start);
-  pick(o.send_event, snap.send_event);
-  pick(o.recv_event, snap.recv_event);
-  pick(o.coll_event, snap.coll_event);
+  pick(o.send_event.own(), snap.send_event);
+  pick(o.recv_event.own(), snap.recv_event);
+  pick(o.coll_event.own(), snap.coll_event);
   pick(o.slot_event, snap.slot_event);
   pick(o.slot_ref, snap.slot_ref);
   pick(o.recv_consumer, snap.recv_consumer);
