@@ -235,9 +235,11 @@ int64_t Engine::initial(int32_t s, int64_t k, Field f) const {
     case Field::SendStart:
       return snap.send_event[q][i] < c ? snap.send_start[q][i] : kUnknown;
     case Field::RecvPost:  // a receive its rank posted before its own cut is not posted again
-      return snap.send_partner_exit_max[q][i] <= at ? snap.recv_post[q][i] : kUnknown;
+      return snap.send_partner_exit_max_at(m_prog, m_slot_of, q, i) <= at ? snap.recv_post[q][i] : kUnknown;
     case Field::RecvSendStart:
-      return snap.recv_partner_exit_max[q][i] <= at ? snap.recv_send_start[q][i] : kUnknown;
+      return snap.recv_partner_exit_max_at(m_prog, m_slot_of, q, i) <= at
+                 ? snap.recv_send_start_at(m_prog, m_slot_of, q, i)
+                 : kUnknown;
     case Field::RecvPosted:
       return snap.recv_event[q][i] < c ? snap.recv_posted(q, i) : kUnknown;
     case Field::CollEnter:
@@ -403,6 +405,12 @@ void Engine::check_divergence(CollState &c) {
       need(m->slot, snap.coll_consumer[static_cast<size_t>(m->slot)][static_cast<size_t>(m->index)]);
 }
 
+namespace {
+int32_t slot_in(const std::vector<int32_t> &slot_of, int32_t rank) {
+  return rank >= 0 && static_cast<size_t>(rank) < slot_of.size() ? slot_of[static_cast<size_t>(rank)] : -1;
+}
+}  // namespace
+
 Snapshot Engine::take_snapshot() {
   Snapshot snap;
   const size_t n = m_prog.size();
@@ -543,26 +551,89 @@ Snapshot Engine::take_snapshot() {
                         lag(snap.recv_event[s], snap.recv_consumer[s]), lag(snap.coll_event[s], snap.coll_consumer[s])};
   }
   snap.index_members();
-  // The other ends' exit_max, for the partners this engine owns (a distributed snapshot
-  // gets the others' from their owners: replay_model.cpp).
+  // The other ends' values: read from the partners for a rank whose partners are all this
+  // engine's (when each receive's send start is its sender's, as every delivery makes it);
+  // held otherwise, for the partners this engine owns (a distributed snapshot gets the
+  // others' from their owners: replay_model.cpp).
   snap.send_partner_exit_max.resize(n);
   snap.recv_partner_exit_max.resize(n);
-  auto partner_exit_max = [&](int32_t rank, const PostingEvents &event_of, int32_t index) {
-    const int32_t q = rank >= 0 ? m_slot_of[static_cast<size_t>(rank)] : -1;
-    if (q < 0 || index < 0) return INT64_MAX;
-    const int32_t e = event_of[static_cast<size_t>(q)][static_cast<size_t>(index)];
-    return e == Snapshot::kNever ? INT64_MAX : snap.exit_max_at(static_cast<size_t>(q), static_cast<size_t>(e));
+  const auto owned = [&](int32_t rank) {
+    return rank < 0 || (static_cast<size_t>(rank) < m_slot_of.size() && m_slot_of[static_cast<size_t>(rank)] >= 0);
   };
   for (size_t s = 0; s < n; ++s) {
     const RankProgram &p = m_prog[s];
-    snap.send_partner_exit_max[s].resize(p.sends.size());
-    for (size_t k = 0; k < p.sends.size(); ++k)
-      snap.send_partner_exit_max[s][k] = partner_exit_max(p.sends[k].dst, snap.recv_event, p.sends[k].recv_index);
-    snap.recv_partner_exit_max[s].resize(p.recvs.size());
-    for (size_t k = 0; k < p.recvs.size(); ++k)
-      snap.recv_partner_exit_max[s][k] = partner_exit_max(p.recvs[k].src, snap.send_event, p.recvs[k].send_index);
+    bool partners_here =
+        std::all_of(p.sends.begin(), p.sends.end(), [&](const SendMessage &m) { return owned(m.dst); }) &&
+        std::all_of(p.recvs.begin(), p.recvs.end(), [&](const RecvMessage &m) { return owned(m.src); });
+    for (size_t k = 0; k < p.recvs.size() && partners_here; ++k) {
+      const RecvMessage &m = p.recvs[k];
+      const int32_t q = slot_in(m_slot_of, m.src);
+      const int64_t senders = q < 0 || m.send_index < 0
+                                  ? kUnknown
+                                  : snap.send_start[static_cast<size_t>(q)][static_cast<size_t>(m.send_index)];
+      partners_here = snap.recv_send_start[s][k] == senders;
+    }
+    if (partners_here) {
+      std::vector<int64_t>().swap(snap.recv_send_start[s]);
+      continue;
+    }
+    // Read while the rank's own tables are empty (so from the partners), then held.
+    std::vector<int64_t> sends(p.sends.size()), recvs(p.recvs.size());
+    for (size_t k = 0; k < sends.size(); ++k) sends[k] = snap.send_partner_exit_max_at(m_prog, m_slot_of, s, k);
+    for (size_t k = 0; k < recvs.size(); ++k) recvs[k] = snap.recv_partner_exit_max_at(m_prog, m_slot_of, s, k);
+    snap.send_partner_exit_max[s] = std::move(sends);
+    snap.recv_partner_exit_max[s] = std::move(recvs);
   }
   return snap;
+}
+
+int64_t Snapshot::posted_exit_max(int32_t slot, const PostingEvents &event_of, int32_t index) const {
+  if (slot < 0 || index < 0) return INT64_MAX;
+  const int32_t e = event_of[static_cast<size_t>(slot)][static_cast<size_t>(index)];
+  return e == kNever ? INT64_MAX : exit_max_at(static_cast<size_t>(slot), static_cast<size_t>(e));
+}
+
+int64_t Snapshot::send_partner_exit_max_at(const std::vector<RankProgram> &prog, const std::vector<int32_t> &slot_of,
+                                           size_t slot, size_t k) const {
+  if (!send_partner_exit_max[slot].empty()) return send_partner_exit_max[slot][k];
+  const SendMessage &m = prog[slot].sends[k];
+  return posted_exit_max(slot_in(slot_of, m.dst), recv_event, m.recv_index);
+}
+
+int64_t Snapshot::recv_partner_exit_max_at(const std::vector<RankProgram> &prog, const std::vector<int32_t> &slot_of,
+                                           size_t slot, size_t k) const {
+  if (!recv_partner_exit_max[slot].empty()) return recv_partner_exit_max[slot][k];
+  const RecvMessage &m = prog[slot].recvs[k];
+  return posted_exit_max(slot_in(slot_of, m.src), send_event, m.send_index);
+}
+
+int64_t Snapshot::recv_send_start_at(const std::vector<RankProgram> &prog, const std::vector<int32_t> &slot_of,
+                                     size_t slot, size_t k) const {
+  if (!recv_send_start[slot].empty()) return recv_send_start[slot][k];
+  const RecvMessage &m = prog[slot].recvs[k];
+  const int32_t q = slot_in(slot_of, m.src);
+  return q < 0 || m.send_index < 0 ? kUnknown : send_start[static_cast<size_t>(q)][static_cast<size_t>(m.send_index)];
+}
+
+void Snapshot::hold_partner_values(const std::vector<RankProgram> &prog) {
+  int32_t nranks = 0;
+  for (const auto &p : prog) nranks = std::max(nranks, p.rank + 1);
+  std::vector<int32_t> slot_of(static_cast<size_t>(nranks), -1);
+  for (size_t s = 0; s < prog.size(); ++s) slot_of[static_cast<size_t>(prog[s].rank)] = static_cast<int32_t>(s);
+  for (size_t s = 0; s < prog.size(); ++s) {
+    if (!send_partner_exit_max[s].empty() || !recv_partner_exit_max[s].empty() || !recv_send_start[s].empty() ||
+        (prog[s].sends.empty() && prog[s].recvs.empty()))
+      continue;
+    std::vector<int64_t> sends(prog[s].sends.size()), recvs(prog[s].recvs.size()), starts(prog[s].recvs.size());
+    for (size_t k = 0; k < sends.size(); ++k) sends[k] = send_partner_exit_max_at(prog, slot_of, s, k);
+    for (size_t k = 0; k < recvs.size(); ++k) {
+      recvs[k] = recv_partner_exit_max_at(prog, slot_of, s, k);
+      starts[k] = recv_send_start_at(prog, slot_of, s, k);
+    }
+    send_partner_exit_max[s] = std::move(sends);
+    recv_partner_exit_max[s] = std::move(recvs);
+    recv_send_start[s] = std::move(starts);
+  }
 }
 
 void Snapshot::index_members() {
@@ -613,7 +684,8 @@ void Engine::deliver_send(int32_t dst, int32_t recv_index, int64_t t, int64_t by
   if (m_sc.resume) join(s);
   at(s, m_state[static_cast<size_t>(s)].recv_send_start, recv_index, Field::RecvSendStart) = t;
   if (m_converge) {
-    const int64_t was = m_sc.resume->recv_send_start[static_cast<size_t>(s)][static_cast<size_t>(recv_index)];
+    const int64_t was =
+        m_sc.resume->recv_send_start_at(m_prog, m_slot_of, static_cast<size_t>(s), static_cast<size_t>(recv_index));
     if (t != was && !consumed(dst, m_sc.resume->recv_consumer, recv_index)) differs(s, false, recv_index, was - t);
   }
   if (bytes != m_prog[static_cast<size_t>(s)].recvs[static_cast<size_t>(recv_index)].bytes())

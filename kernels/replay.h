@@ -383,7 +383,21 @@ struct Snapshot {
   // The other end's exit_max at the event posting its side: per send, the receiver's at
   // its receive; per receive, the sender's at its send (INT64_MAX: unmatched). Both ends
   // agree whether a message was posted before the cut without seeing each other's rank.
+  // Held, with recv_send_start, only for a rank with a partner outside the snapshot (the
+  // pipeline fills those from their owners); a rank whose partners are all here reads them
+  // from its partners' values (*_at: 24 B per message end not held).
   std::vector<std::vector<int64_t>> send_partner_exit_max, recv_partner_exit_max;
+  // `prog`: the snapshot's programs; `slot_of`: world rank -> their slot, -1 elsewhere.
+  int64_t send_partner_exit_max_at(const std::vector<RankProgram> &prog, const std::vector<int32_t> &slot_of,
+                                   size_t slot, size_t k) const;
+  int64_t recv_partner_exit_max_at(const std::vector<RankProgram> &prog, const std::vector<int32_t> &slot_of,
+                                   size_t slot, size_t k) const;
+  int64_t recv_send_start_at(const std::vector<RankProgram> &prog, const std::vector<int32_t> &slot_of, size_t slot,
+                             size_t k) const;
+  // exit_max at the event posting message `index` of `slot` (INT64_MAX: none).
+  int64_t posted_exit_max(int32_t slot, const PostingEvents &event_of, int32_t index) const;
+  // Every rank's partner values held (a part of the snapshot handed to another owner).
+  void hold_partner_values(const std::vector<RankProgram> &prog);
   // The owned collective calls by instance: a resumed replay gathers an instance's
   // earlier arrivals when it first meets it.
   // Each carries what gathering an instance reads of it, so that gathering is one pass

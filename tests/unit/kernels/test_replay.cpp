@@ -619,7 +619,9 @@ Builder random_program(int P, int rounds, uint64_t seed) {
 }
 
 // `snap` restricted to the ranks `slots` (program order): what their owner holds.
-Snapshot owned_part(const Snapshot &snap, const std::vector<RankProgram> &all, const std::vector<size_t> &slots) {
+Snapshot owned_part(const Snapshot &whole, const std::vector<RankProgram> &all, const std::vector<size_t> &slots) {
+  Snapshot snap = whole;
+  snap.hold_partner_values(all);  // a part's partners may be elsewhere
   Snapshot o;
   auto pick = [&](auto &to, const auto &from) {
     for (size_t s : slots) to.push_back(from[s]);
@@ -738,6 +740,76 @@ int64_t split_resumed_makespan(const std::vector<RankProgram> &all, const Snapsh
 }
 
 }  // namespace
+
+// A baseline replayed split over owners (rank r on r % owners, outboxes exchanged in
+// rounds): each owner's snapshot reads every value about a message end whose partner it
+// owns as the whole run's snapshot does, whether it holds the rank's values (a partner
+// elsewhere) or reads them from the partner (all partners its own).
+TEST(Replay, SplitSnapshotsReadPartnerValuesAsTheWholeOne) {
+  int compared = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    const int P = 4 + static_cast<int>(seed % 4);
+    const Builder b = random_program(P, 16, seed);
+    const Scenario sc = base();
+    if (replay_serial(b.ranks, sc, false).released) continue;
+    const Snapshot whole = replay_snapshot(b.ranks, sc);
+    std::vector<int32_t> whole_slot(static_cast<size_t>(P));
+    for (int r = 0; r < P; ++r) whole_slot[static_cast<size_t>(r)] = r;
+    for (int owners : {1, 2, 3}) {
+      std::vector<std::vector<RankProgram>> part(static_cast<size_t>(owners));
+      for (int r = 0; r < P; ++r) part[static_cast<size_t>(r % owners)].push_back(b.ranks[static_cast<size_t>(r)]);
+      std::vector<std::unique_ptr<Engine>> e;
+      for (int k = 0; k < owners; ++k)
+        e.push_back(std::make_unique<Engine>(part[static_cast<size_t>(k)], sc, P, true, owners > 1));
+      for (int round = 0; round < 100000; ++round) {
+        bool moved = false, done = true;
+        for (auto &x : e) moved |= x->advance();
+        std::vector<Engine::Outbox> box;
+        for (auto &x : e) box.push_back(x->take_outbox());
+        for (int k = 0; k < owners; ++k)
+          for (int j = 0; j < owners; ++j) {
+            if (j == k) continue;
+            Engine &to = *e[static_cast<size_t>(k)];
+            for (const auto &p : box[static_cast<size_t>(j)].sends)
+              if (p.dst % owners == k) to.apply(p), moved = true;
+            for (const auto &p : box[static_cast<size_t>(j)].recvs)
+              if (p.src % owners == k) to.apply(p), moved = true;
+            for (const auto &a : box[static_cast<size_t>(j)].arrivals) to.apply(a), moved = true;
+          }
+        for (auto &x : e) done = done && x->finished();
+        if (done) break;
+        ASSERT_TRUE(moved) << "seed " << seed << ", " << owners << " owners: stuck";
+      }
+      for (int k = 0; k < owners; ++k) {
+        const Snapshot snap = e[static_cast<size_t>(k)]->take_snapshot();
+        const auto &prog = part[static_cast<size_t>(k)];
+        std::vector<int32_t> slot_of(static_cast<size_t>(P), -1);
+        for (size_t s = 0; s < prog.size(); ++s) slot_of[static_cast<size_t>(prog[s].rank)] = static_cast<int32_t>(s);
+        for (size_t s = 0; s < prog.size(); ++s) {
+          const auto g = static_cast<size_t>(prog[s].rank);
+          for (size_t i = 0; i < prog[s].sends.size(); ++i) {
+            const int32_t dst = prog[s].sends[i].dst;
+            if (dst < 0 || dst % owners != k) continue;
+            ASSERT_EQ(snap.send_partner_exit_max_at(prog, slot_of, s, i),
+                      whole.send_partner_exit_max_at(b.ranks, whole_slot, g, i))
+                << "seed " << seed << ", rank " << g << " send " << i << ", " << owners << " owners";
+            ++compared;
+          }
+          for (size_t i = 0; i < prog[s].recvs.size(); ++i) {
+            const int32_t src = prog[s].recvs[i].src;
+            if (src < 0 || src % owners != k) continue;
+            ASSERT_EQ(snap.recv_partner_exit_max_at(prog, slot_of, s, i),
+                      whole.recv_partner_exit_max_at(b.ranks, whole_slot, g, i))
+                << "seed " << seed << ", rank " << g << " receive " << i << ", " << owners << " owners";
+            ASSERT_EQ(snap.recv_send_start_at(prog, slot_of, s, i), whole.recv_send_start_at(b.ranks, whole_slot, g, i))
+                << "seed " << seed << ", rank " << g << " receive " << i << ", " << owners << " owners";
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 100);
+}
 
 TEST(Replay, ResumedReplaysGiveTheFullAnswerSerialAndSplit) {
   // Every waiting event of random programs zero-waited: the full replay, the resumed
