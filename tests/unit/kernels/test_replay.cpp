@@ -657,6 +657,30 @@ Snapshot owned_part(const Snapshot &whole, const std::vector<RankProgram> &all, 
   return o;
 }
 
+// One round's outboxes of `owners` engines (rank r on engine r % owners) delivered to the
+// engines owning their ranks, as the pipeline's rounds do; whether anything was delivered.
+template <class Replay>
+bool exchange_outboxes(std::vector<std::unique_ptr<Replay>> &e, int owners) {
+  bool moved = false;
+  std::vector<typename Replay::Outbox> box;
+  for (auto &x : e) box.push_back(x->take_outbox());
+  for (int k = 0; k < owners; ++k)
+    for (int j = 0; j < owners; ++j) {
+      if (j == k) continue;
+      const auto &o = box[static_cast<size_t>(j)];
+      Replay &to = *e[static_cast<size_t>(k)];
+      for (const auto &p : o.sends)
+        if (p.dst % owners == k) to.apply(p), moved = true;
+      for (const auto &p : o.recvs)
+        if (p.src % owners == k) to.apply(p), moved = true;
+      for (const auto &a : o.arrivals) to.apply(a), moved = true;
+      if constexpr (requires { o.pulls; })
+        for (const auto &p : o.pulls)
+          if (p.rank % owners == k) to.apply(p), moved = true;
+    }
+  return moved;
+}
+
 // A resumed, stopping replay of zero-waited `e` on `owners` engines (rank r owned by
 // r % owners), exchanging outboxes in rounds as the pipeline does between processes.
 int64_t split_resumed_makespan(const std::vector<RankProgram> &all, const Snapshot &snap, const Scenario &zw,
@@ -691,21 +715,7 @@ int64_t split_resumed_makespan(const std::vector<RankProgram> &all, const Snapsh
   for (int64_t round = 0; round < 100000; ++round) {
     bool moved = false;
     for (auto &x : e) moved |= x->advance();
-    std::vector<Engine::Outbox> box;
-    for (auto &x : e) box.push_back(x->take_outbox());
-    for (int k = 0; k < owners; ++k)
-      for (int j = 0; j < owners; ++j) {
-        if (j == k) continue;
-        const auto &o = box[static_cast<size_t>(j)];
-        Engine &to = *e[static_cast<size_t>(k)];
-        for (const auto &p : o.sends)
-          if (p.dst % owners == k) to.apply(p), moved = true;
-        for (const auto &p : o.recvs)
-          if (p.src % owners == k) to.apply(p), moved = true;
-        for (const auto &a : o.arrivals) to.apply(a), moved = true;
-        for (const auto &p : o.pulls)
-          if (p.rank % owners == k) to.apply(p), moved = true;
-      }
+    moved |= exchange_outboxes(e, owners);
     // The reports summed over owners; every owner decides alike (as the pipeline's rounds).
     Engine::RoundReport sum = e[0]->round_report(moved);
     for (size_t k = 1; k < e.size(); ++k) Engine::combine(sum, e[k]->round_report(moved));
@@ -764,18 +774,7 @@ TEST(Replay, SplitSnapshotsReadPartnerValuesAsTheWholeOne) {
       for (int round = 0; round < 100000; ++round) {
         bool moved = false, done = true;
         for (auto &x : e) moved |= x->advance();
-        std::vector<Engine::Outbox> box;
-        for (auto &x : e) box.push_back(x->take_outbox());
-        for (int k = 0; k < owners; ++k)
-          for (int j = 0; j < owners; ++j) {
-            if (j == k) continue;
-            Engine &to = *e[static_cast<size_t>(k)];
-            for (const auto &p : box[static_cast<size_t>(j)].sends)
-              if (p.dst % owners == k) to.apply(p), moved = true;
-            for (const auto &p : box[static_cast<size_t>(j)].recvs)
-              if (p.src % owners == k) to.apply(p), moved = true;
-            for (const auto &a : box[static_cast<size_t>(j)].arrivals) to.apply(a), moved = true;
-          }
+        moved |= exchange_outboxes(e, owners);
         for (auto &x : e) done = done && x->finished();
         if (done) break;
         ASSERT_TRUE(moved) << "seed " << seed << ", " << owners << " owners: stuck";
@@ -1026,18 +1025,7 @@ TEST(Replay, OnePassGivesEachScenariosOwnReplaySerialAndSplit) {
       for (int round = 0; round < 10000; ++round) {
         bool moved = false;
         for (auto &x : e) moved |= x->advance();
-        std::vector<PassEngine<4>::Outbox> box;
-        for (auto &x : e) box.push_back(x->take_outbox());
-        for (int k = 0; k < owners; ++k)
-          for (int j = 0; j < owners; ++j) {
-            if (j == k) continue;
-            auto &to = *e[static_cast<size_t>(k)];
-            for (const auto &p : box[static_cast<size_t>(j)].sends)
-              if (p.dst % owners == k) to.apply(p), moved = true;
-            for (const auto &p : box[static_cast<size_t>(j)].recvs)
-              if (p.src % owners == k) to.apply(p), moved = true;
-            for (const auto &a : box[static_cast<size_t>(j)].arrivals) to.apply(a), moved = true;
-          }
+        moved |= exchange_outboxes(e, owners);
         if (!moved) break;
       }
       for (int r = 0; r < P; ++r) {
