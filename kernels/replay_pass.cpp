@@ -17,21 +17,8 @@ bool plain(const Scenario &sc) {
 
 bool pass_fits(const std::vector<RankProgram> &programs, const std::vector<const Scenario *> &scenarios) {
   if (scenarios.empty()) return false;
-  for (const auto &p : programs) {
+  for (const auto &p : programs)
     if (p.laned()) return false;
-    // One blocking send per event (its start is kept per rank), a slot per request.
-    for (const Event &e : p.events) {
-      int sends = 0;
-      for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
-        const Item &it = p.items[static_cast<size_t>(k)];
-        sends += it.type == ItemType::Send;
-        if ((it.type == ItemType::PostSend || it.type == ItemType::PostRecv || it.type == ItemType::PostCollective) &&
-            it.slot < 0)
-          return false;
-      }
-      if (sends > 1) return false;
-    }
-  }
   for (const Scenario *sc : scenarios)
     if (!sc || !plain(*sc)) return false;
   // Networks may differ (each question costs its messages on its own) while every message is
@@ -150,7 +137,7 @@ void PassEngine<W>::post_items(int32_t s, const Event &e) {
       case ItemType::Send:
       case ItemType::PostSend: {
         const SendMessage &m = p.sends[static_cast<size_t>(it.index)];
-        Times &start = it.type == ItemType::Send ? st.blocking_start : hold(st, it.slot, k);
+        Times &start = it.type == ItemType::Send || it.slot < 0 ? keep(st, k) : hold(st, it.slot, k);
         for (size_t l = 0; l < static_cast<size_t>(W); ++l) {
           start[l] = std::max(enter[l], st.next_inject[l]);
           st.next_inject[l] = start[l] + m_nets[l].injection_gap(m.bytes);
@@ -161,7 +148,7 @@ void PassEngine<W>::post_items(int32_t s, const Event &e) {
       case ItemType::Recv:
       case ItemType::PostRecv: {
         const RecvMessage &m = p.recvs[static_cast<size_t>(it.index)];
-        if (it.type == ItemType::PostRecv) hold(st, it.slot, k) = enter;
+        if (it.type == ItemType::PostRecv && it.slot >= 0) hold(st, it.slot, k) = enter;
         // Only a synchronous send waits for its receiver (its bytes are the send's: questions
         // change no sizes).
         if (m.src >= 0 && send_waits(m_nets[0], m.bytes(), true))
@@ -171,7 +158,7 @@ void PassEngine<W>::post_items(int32_t s, const Event &e) {
       case ItemType::Collective:
       case ItemType::PostCollective: {
         const Collective &c = p.colls[static_cast<size_t>(it.index)];
-        if (it.type == ItemType::PostCollective) hold(st, it.slot, k) = enter;
+        if (it.type == ItemType::PostCollective && it.slot >= 0) hold(st, it.slot, k) = enter;
         const bool is_root = c.root == p.rank;
         arrive(c.instance, 1, enter, is_root, enter, c.members);
         if (m_distributed) {
@@ -194,6 +181,19 @@ void PassEngine<W>::post_items(int32_t s, const Event &e) {
         break;
     }
   }
+}
+
+template <int W>
+typename PassEngine<W>::Times &PassEngine<W>::keep(RankState &st, int32_t item) {
+  st.event_values.push_back({item, {}});
+  return st.event_values.back().value;
+}
+
+template <int W>
+const typename PassEngine<W>::Times &PassEngine<W>::kept(const RankState &st, int32_t item) const {
+  for (const InFlight &v : st.event_values)
+    if (v.item == item) return v.value;
+  throw std::logic_error("replay: an event's own value was not kept");
 }
 
 template <int W>
@@ -283,14 +283,15 @@ int64_t PassEngine<W>::coll_done(int32_t s, const Collective &c, int64_t enter, 
 }
 
 template <int W>
-int64_t PassEngine<W>::item_done(int32_t s, const Item &it, int64_t enter, size_t q, bool nowait) const {
+int64_t PassEngine<W>::item_done(int32_t s, int32_t k, int64_t enter, size_t q, bool nowait) const {
+  const Item &it = m_prog[static_cast<size_t>(s)].items[static_cast<size_t>(k)];
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
   const RankState &st = m_state[static_cast<size_t>(s)];
   switch (it.type) {
     case ItemType::Send:
-      return send_done(s, it.index, st.blocking_start[q], q, nowait);
+      return send_done(s, it.index, kept(st, k)[q], q, nowait);
     case ItemType::PostSend:
-      return in_flight(st, it.slot)->value[q] + m_nets[q].send_overhead(0);
+      return (it.slot < 0 ? kept(st, k) : in_flight(st, it.slot)->value)[q] + m_nets[q].send_overhead(0);
     case ItemType::Recv:
       return recv_done(s, it.index, enter, q, nowait);
     case ItemType::PostRecv:
@@ -343,16 +344,16 @@ bool PassEngine<W>::try_event(int32_t s) {
     } else {
       const bool skip_wait = (flags & kZeroWait) != 0;
       for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
-        const Item &it = p.items[static_cast<size_t>(k)];
-        const int64_t t = item_done(s, it, enter, l, skip_wait);
+        const int64_t t = item_done(s, k, enter, l, skip_wait);
         exit = std::max(exit, t);
-        nowait_exit = std::max(nowait_exit, skip_wait ? t : item_done(s, it, enter, l, true));
+        nowait_exit = std::max(nowait_exit, skip_wait ? t : item_done(s, k, enter, l, true));
       }
     }
     if (m_sinks[l]) m_sinks[l](s, static_cast<int64_t>(i), {enter, exit, nowait_exit});
     st.now[l] = exit;
   }
-  // The requests this event completed are done with.
+  // The requests this event completed are done with, and so are its own values.
+  st.event_values.clear();
   if (st.hands_back)
     for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
       const Item &it = p.items[static_cast<size_t>(k)];

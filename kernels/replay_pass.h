@@ -85,7 +85,6 @@ class PassEngine {
   struct RankState {
     int64_t cursor = 0;
     Times now{}, enter{}, next_inject{};
-    Times blocking_start{};  // the event's blocking send's start (one per event: pass_fits)
     bool posted = false, queued = false;
     // A completion hands its request's entry back, unless some request of the rank is
     // completed more than once (a damaged trace): entries then stay.
@@ -93,6 +92,8 @@ class PassEngine {
     std::vector<int32_t> slot_ref;  // request slot -> its entry in `in_flight`, -1 none
     std::vector<InFlight> in_flight;
     std::vector<int32_t> free_entries;
+    // What only the posting event's own completion reads (a blocking send's start), by item.
+    std::vector<InFlight> event_values;
     // recv_post only when a send is synchronous (its only reader).
     std::vector<Times> recv_post, recv_send_start;
   };
@@ -108,12 +109,15 @@ class PassEngine {
   bool available(int32_t s, const Item &it);  // whether every question has what the item waits for
   // The entry of request `slot` (posted now, by `item`) for its value.
   Times &hold(RankState &st, int32_t slot, int32_t item);
+  // A value of `item` that only its own event's completion reads, and reading it back.
+  Times &keep(RankState &st, int32_t item);
+  const Times &kept(const RankState &st, int32_t item) const;
   const InFlight *in_flight(const RankState &st, int32_t slot) const {
     const int32_t k = st.slot_ref[static_cast<size_t>(slot)];
     return k < 0 ? nullptr : &st.in_flight[static_cast<size_t>(k)];
   }
   bool coll_available(int32_t s, const Collective &c);
-  int64_t item_done(int32_t s, const Item &it, int64_t enter, size_t q, bool nowait) const;
+  int64_t item_done(int32_t s, int32_t k, int64_t enter, size_t q, bool nowait) const;  // item k
   int64_t send_done(int32_t s, int32_t i, int64_t start, size_t q, bool nowait) const;
   int64_t recv_done(int32_t s, int32_t i, int64_t post, size_t q, bool nowait) const;
   int64_t coll_done(int32_t s, const Collective &c, int64_t enter, size_t q, bool nowait) const;
