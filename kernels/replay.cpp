@@ -557,32 +557,18 @@ Snapshot Engine::take_snapshot() {
   // others' from their owners: replay_model.cpp).
   snap.send_partner_exit_max.resize(n);
   snap.recv_partner_exit_max.resize(n);
-  const auto owned = [&](int32_t rank) {
-    return rank < 0 || (static_cast<size_t>(rank) < m_slot_of.size() && m_slot_of[static_cast<size_t>(rank)] >= 0);
-  };
+  const auto owned = [&](int32_t rank) { return rank < 0 || slot_in(m_slot_of, rank) >= 0; };
   for (size_t s = 0; s < n; ++s) {
     const RankProgram &p = m_prog[s];
     bool partners_here =
         std::all_of(p.sends.begin(), p.sends.end(), [&](const SendMessage &m) { return owned(m.dst); }) &&
         std::all_of(p.recvs.begin(), p.recvs.end(), [&](const RecvMessage &m) { return owned(m.src); });
-    for (size_t k = 0; k < p.recvs.size() && partners_here; ++k) {
-      const RecvMessage &m = p.recvs[k];
-      const int32_t q = slot_in(m_slot_of, m.src);
-      const int64_t senders = q < 0 || m.send_index < 0
-                                  ? kUnknown
-                                  : snap.send_start[static_cast<size_t>(q)][static_cast<size_t>(m.send_index)];
-      partners_here = snap.recv_send_start[s][k] == senders;
-    }
-    if (partners_here) {
+    for (size_t k = 0; k < p.recvs.size() && partners_here; ++k)
+      partners_here = snap.recv_send_start[s][k] == snap.senders_start(m_prog, m_slot_of, s, k);
+    if (partners_here)
       std::vector<int64_t>().swap(snap.recv_send_start[s]);
-      continue;
-    }
-    // Read while the rank's own tables are empty (so from the partners), then held.
-    std::vector<int64_t> sends(p.sends.size()), recvs(p.recvs.size());
-    for (size_t k = 0; k < sends.size(); ++k) sends[k] = snap.send_partner_exit_max_at(m_prog, m_slot_of, s, k);
-    for (size_t k = 0; k < recvs.size(); ++k) recvs[k] = snap.recv_partner_exit_max_at(m_prog, m_slot_of, s, k);
-    snap.send_partner_exit_max[s] = std::move(sends);
-    snap.recv_partner_exit_max[s] = std::move(recvs);
+    else
+      snap.hold_partners_of(m_prog, m_slot_of, s);
   }
   return snap;
 }
@@ -609,10 +595,29 @@ int64_t Snapshot::recv_partner_exit_max_at(const std::vector<RankProgram> &prog,
 
 int64_t Snapshot::recv_send_start_at(const std::vector<RankProgram> &prog, const std::vector<int32_t> &slot_of,
                                      size_t slot, size_t k) const {
-  if (!recv_send_start[slot].empty()) return recv_send_start[slot][k];
+  return recv_send_start[slot].empty() ? senders_start(prog, slot_of, slot, k) : recv_send_start[slot][k];
+}
+
+int64_t Snapshot::senders_start(const std::vector<RankProgram> &prog, const std::vector<int32_t> &slot_of, size_t slot,
+                                size_t k) const {
   const RecvMessage &m = prog[slot].recvs[k];
   const int32_t q = slot_in(slot_of, m.src);
   return q < 0 || m.send_index < 0 ? kUnknown : send_start[static_cast<size_t>(q)][static_cast<size_t>(m.send_index)];
+}
+
+void Snapshot::hold_partners_of(const std::vector<RankProgram> &prog, const std::vector<int32_t> &slot_of,
+                                size_t slot) {
+  // Read first (from the partners where the rank holds nothing yet), then held.
+  const RankProgram &p = prog[slot];
+  std::vector<int64_t> sends(p.sends.size()), recvs(p.recvs.size()), starts(p.recvs.size());
+  for (size_t k = 0; k < sends.size(); ++k) sends[k] = send_partner_exit_max_at(prog, slot_of, slot, k);
+  for (size_t k = 0; k < recvs.size(); ++k) {
+    recvs[k] = recv_partner_exit_max_at(prog, slot_of, slot, k);
+    starts[k] = recv_send_start_at(prog, slot_of, slot, k);
+  }
+  send_partner_exit_max[slot] = std::move(sends);
+  recv_partner_exit_max[slot] = std::move(recvs);
+  recv_send_start[slot] = std::move(starts);
 }
 
 void Snapshot::hold_partner_values(const std::vector<RankProgram> &prog) {
@@ -621,18 +626,9 @@ void Snapshot::hold_partner_values(const std::vector<RankProgram> &prog) {
   std::vector<int32_t> slot_of(static_cast<size_t>(nranks), -1);
   for (size_t s = 0; s < prog.size(); ++s) slot_of[static_cast<size_t>(prog[s].rank)] = static_cast<int32_t>(s);
   for (size_t s = 0; s < prog.size(); ++s) {
-    if (!send_partner_exit_max[s].empty() || !recv_partner_exit_max[s].empty() || !recv_send_start[s].empty() ||
-        (prog[s].sends.empty() && prog[s].recvs.empty()))
-      continue;
-    std::vector<int64_t> sends(prog[s].sends.size()), recvs(prog[s].recvs.size()), starts(prog[s].recvs.size());
-    for (size_t k = 0; k < sends.size(); ++k) sends[k] = send_partner_exit_max_at(prog, slot_of, s, k);
-    for (size_t k = 0; k < recvs.size(); ++k) {
-      recvs[k] = recv_partner_exit_max_at(prog, slot_of, s, k);
-      starts[k] = recv_send_start_at(prog, slot_of, s, k);
-    }
-    send_partner_exit_max[s] = std::move(sends);
-    recv_partner_exit_max[s] = std::move(recvs);
-    recv_send_start[s] = std::move(starts);
+    if (send_partner_exit_max[s].empty() && recv_partner_exit_max[s].empty() && recv_send_start[s].empty() &&
+        !(prog[s].sends.empty() && prog[s].recvs.empty()))
+      hold_partners_of(prog, slot_of, s);
   }
 }
 

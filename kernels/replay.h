@@ -398,6 +398,11 @@ struct Snapshot {
   int64_t posted_exit_max(int32_t slot, const PostingEvents &event_of, int32_t index) const;
   // Every rank's partner values held (a part of the snapshot handed to another owner).
   void hold_partner_values(const std::vector<RankProgram> &prog);
+  // Rank `slot`'s partner values held, as read now.
+  void hold_partners_of(const std::vector<RankProgram> &prog, const std::vector<int32_t> &slot_of, size_t slot);
+  // Receive k's send start as its sender (in this snapshot) holds it; kUnknown otherwise.
+  int64_t senders_start(const std::vector<RankProgram> &prog, const std::vector<int32_t> &slot_of, size_t slot,
+                        size_t k) const;
   // The owned collective calls by instance: a resumed replay gathers an instance's
   // earlier arrivals when it first meets it.
   // Each carries what gathering an instance reads of it, so that gathering is one pass

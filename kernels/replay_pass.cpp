@@ -284,8 +284,8 @@ int64_t PassEngine<W>::coll_done(int32_t s, const Collective &c, int64_t enter, 
 
 template <int W>
 int64_t PassEngine<W>::item_done(int32_t s, int32_t k, int64_t enter, size_t q, bool nowait) const {
-  const Item &it = m_prog[static_cast<size_t>(s)].items[static_cast<size_t>(k)];
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
+  const Item &it = p.items[static_cast<size_t>(k)];
   const RankState &st = m_state[static_cast<size_t>(s)];
   switch (it.type) {
     case ItemType::Send:

@@ -509,11 +509,11 @@ void set_finalize_remainders(const Context &ctx, ReplayModel &model, const Progr
 }
 
 // Collective. Match: send keys to the receiver's owner, replies back to the sender's
-// owner (messages between this process's own ranks met as their blocks were built).
-// Returns the sends no receive met, counted by their receiver's owner.
+// owner (messages between this process's own ranks met as their blocks were built: the
+// last block's finish_block left none). Returns the sends no receive met, counted by
+// their receiver's owner.
 int64_t match_messages(const Context &ctx, ProgramBuilder &built) {
   std::vector<std::vector<MatchReply>> replies(static_cast<size_t>(ctx.nprocs()));
-  for (const SendKey &k : std::exchange(built.route[static_cast<size_t>(ctx.me())], {})) built.meet(k, replies);
   for (const SendKey &k : ctx.alltoallv(built.route)) built.meet(k, replies);
   built.route = {};
   for (const MatchReply &r : ctx.alltoallv(replies)) built.answer(r);
