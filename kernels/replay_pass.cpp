@@ -43,8 +43,6 @@ PassEngine<W>::PassEngine(const std::vector<RankProgram> &programs, const std::v
   for (size_t l = 0; l < static_cast<size_t>(W); ++l) m_sc[l] = scenarios[std::min(l, scenarios.size() - 1)];
   for (size_t l = 0; l < static_cast<size_t>(W); ++l) m_nets[l] = m_sc[l]->network();
   const LogGPS &waits = m_nets[0];  // what every question waits for is the same (pass_fits)
-  Times unknown;
-  unknown.fill(kUnknown);
   Times far_past;
   far_past.fill(std::numeric_limits<int64_t>::min() / 4);
   m_slot_of.assign(static_cast<size_t>(nranks), -1);
@@ -56,11 +54,11 @@ PassEngine<W>::PassEngine(const std::vector<RankProgram> &programs, const std::v
     RankState &st = m_state[s];
     st.next_inject = far_past;
     st.slot_ref.assign(static_cast<size_t>(p.request_slots), -1);
-    st.recv_send_start.assign(p.recvs.size(), unknown);
-    // Receivers' posts only for synchronous sends (W x 8 B each).
+    st.recv_send_start.assign(p.recvs.size());
+    // Receivers' posts only for synchronous sends.
     if (std::any_of(p.sends.begin(), p.sends.end(),
                     [&](const SendMessage &m) { return send_waits(waits, m.bytes, m.dst >= 0); }))
-      st.recv_post.assign(p.sends.size(), unknown);
+      st.recv_post.assign(p.sends.size());
     {
       std::vector<uint8_t> completions(static_cast<size_t>(p.request_slots), 0);
       for (const Item &it : p.items)
@@ -86,15 +84,37 @@ void PassEngine<W>::wake(int32_t rank) {
 }
 
 template <int W>
+void PassEngine<W>::Delivered::put(size_t i, const Times &t) {
+  int32_t &k = m_ref[i];
+  if (k < 0) {
+    if (m_free.empty()) {
+      k = static_cast<int32_t>(m_entries.size());
+      m_entries.push_back(t);
+      return;
+    }
+    k = m_free.back();
+    m_free.pop_back();
+  }
+  m_entries[static_cast<size_t>(k)] = t;
+}
+
+template <int W>
+void PassEngine<W>::Delivered::hand_back(size_t i) {
+  if (i >= m_ref.size() || m_ref[i] < 0) return;
+  m_free.push_back(m_ref[i]);
+  m_ref[i] = -1;
+}
+
+template <int W>
 template <class Post>
-void PassEngine<W>::deliver(int32_t rank, int32_t index, const Times &t, std::vector<Times> RankState::*table,
+void PassEngine<W>::deliver(int32_t rank, int32_t index, const Times &t, Delivered RankState::*table,
                             std::vector<Post> &out) {
   const int32_t s = m_slot_of[static_cast<size_t>(rank)];
   if (s < 0) {
     if (m_distributed) out.push_back({rank, index, t});
     return;
   }
-  (m_state[static_cast<size_t>(s)].*table)[static_cast<size_t>(index)] = t;
+  (m_state[static_cast<size_t>(s)].*table).put(static_cast<size_t>(index), t);
   wake(rank);
 }
 
@@ -245,10 +265,10 @@ bool PassEngine<W>::available(int32_t s, const Item &it) {
   switch (waited->type) {
     case ItemType::Send:
     case ItemType::PostSend:
-      return !send_waits(m_nets[0], p.sends[i].bytes, p.sends[i].dst >= 0) || known(st.recv_post[i]);
+      return !send_waits(m_nets[0], p.sends[i].bytes, p.sends[i].dst >= 0) || st.recv_post.has(i);
     case ItemType::Recv:
     case ItemType::PostRecv:
-      return p.recvs[i].src < 0 || known(st.recv_send_start[i]);
+      return p.recvs[i].src < 0 || st.recv_send_start.has(i);
     case ItemType::Collective:
     case ItemType::PostCollective:
       return coll_available(s, p.colls[i]);
@@ -352,17 +372,7 @@ bool PassEngine<W>::try_event(int32_t s) {
     if (m_sinks[l]) m_sinks[l](s, static_cast<int64_t>(i), {enter, exit, nowait_exit});
     st.now[l] = exit;
   }
-  // The requests this event completed are done with, and so are its own values.
-  st.event_values.clear();
-  if (st.hands_back)
-    for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
-      const Item &it = p.items[static_cast<size_t>(k)];
-      if (it.type != ItemType::Complete) continue;
-      int32_t &entry = st.slot_ref[static_cast<size_t>(it.index)];
-      if (entry < 0) continue;
-      st.free_entries.push_back(entry);
-      entry = -1;
-    }
+  hand_back(s, e);
   st.posted = false;
   if (++st.cursor == static_cast<int64_t>(p.events.size())) {
     m_end[static_cast<size_t>(s)] = st.now;
@@ -370,6 +380,40 @@ bool PassEngine<W>::try_event(int32_t s) {
     return false;
   }
   return true;
+}
+
+template <int W>
+int64_t PassEngine<W>::values_held() const {
+  int64_t n = 0;
+  for (const RankState &st : m_state)
+    n += static_cast<int64_t>(st.in_flight.size() + st.recv_send_start.entries() + st.recv_post.entries());
+  return n;
+}
+
+template <int W>
+void PassEngine<W>::hand_back(int32_t s, const Event &e) {
+  const RankProgram &p = m_prog[static_cast<size_t>(s)];
+  RankState &st = m_state[static_cast<size_t>(s)];
+  st.event_values.clear();
+  if (!st.hands_back) return;
+  // The messages whose delivered values the event read: its blocking calls' own, and
+  // those of the requests it completed.
+  const auto read = [&st](const Item &it) {
+    if (it.type == ItemType::Recv || it.type == ItemType::PostRecv)
+      st.recv_send_start.hand_back(static_cast<size_t>(it.index));
+    else if ((it.type == ItemType::Send || it.type == ItemType::PostSend) && !st.recv_post.empty())
+      st.recv_post.hand_back(static_cast<size_t>(it.index));
+  };
+  for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
+    const Item &it = p.items[static_cast<size_t>(k)];
+    if (it.type == ItemType::Send || it.type == ItemType::Recv) read(it);
+    if (it.type != ItemType::Complete) continue;
+    int32_t &entry = st.slot_ref[static_cast<size_t>(it.index)];
+    if (entry < 0) continue;
+    read(p.items[static_cast<size_t>(st.in_flight[static_cast<size_t>(entry)].item)]);
+    st.free_entries.push_back(entry);
+    entry = -1;
+  }
 }
 
 template <int W>
@@ -392,5 +436,9 @@ bool PassEngine<W>::advance() {
 template class PassEngine<2>;
 template class PassEngine<3>;
 template class PassEngine<4>;
+template class PassEngine<5>;
+template class PassEngine<6>;
+template class PassEngine<7>;
+template class PassEngine<8>;
 
 }  // namespace perfsift::kernels::replay

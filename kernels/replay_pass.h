@@ -16,10 +16,11 @@
 // resumed replays, recorded timings, changed message sizes, networks that make different
 // messages synchronous, or threaded programs (pass_fits).
 //
-// Memory: W x 8 B per received message (its send's start) and per synchronous send (its
-// receive's post); a request's value (a nonblocking send's start, a receive's or
-// collective's posting time) only while it is in flight, in a per-rank pool its
-// completion hands back; the programs are read in place.
+// Memory: 4 B per received message and per synchronous send, and W x 8 B only while a
+// value is in flight: a delivered send start (or synchronous receive's post) until the
+// event that reads it completes, a request's value (a nonblocking send's start, a
+// receive's or collective's posting time) until its completion; per-rank pools that the
+// completions hand back. The programs are read in place.
 #pragma once
 
 #include <array>
@@ -49,6 +50,8 @@ class PassEngine {
   void set_event_sink(size_t q, EventSink sink) { m_sinks[q] = std::move(sink); }
   // Per owned rank (program order), per question: its end.
   const std::vector<Times> &end_times() const { return m_end; }
+  // The W-wide values the owned ranks' pools came to hold at most, summed over ranks.
+  int64_t values_held() const;
 
   // Cross-owner traffic, as Engine's with W times.
   struct SendPost {
@@ -82,6 +85,24 @@ class PassEngine {
     int32_t item;
     Times value;
   };
+  // Values a partner delivers, per message of the rank: held from their delivery until the
+  // event that reads them completes (then handed back, unless the rank's completions
+  // may read them again).
+  class Delivered {
+   public:
+    void assign(size_t messages) { m_ref.assign(messages, -1); }
+    bool empty() const { return m_ref.empty(); }
+    bool has(size_t i) const { return m_ref[i] >= 0; }
+    const Times &operator[](size_t i) const { return m_entries[static_cast<size_t>(m_ref[i])]; }
+    void put(size_t i, const Times &t);
+    void hand_back(size_t i);
+    size_t entries() const { return m_entries.size(); }
+
+   private:
+    std::vector<int32_t> m_ref;  // per message: its entry, -1 none
+    std::vector<Times> m_entries;
+    std::vector<int32_t> m_free;
+  };
   struct RankState {
     int64_t cursor = 0;
     Times now{}, enter{}, next_inject{};
@@ -94,8 +115,9 @@ class PassEngine {
     std::vector<int32_t> free_entries;
     // What only the posting event's own completion reads (a blocking send's start), by item.
     std::vector<InFlight> event_values;
-    // recv_post only when a send is synchronous (its only reader).
-    std::vector<Times> recv_post, recv_send_start;
+    // Per receive its send's start; per send its receive's post, only when some send is
+    // synchronous (its only reader).
+    Delivered recv_send_start, recv_post;
   };
   struct CollState {
     int32_t count = 0, expected = 0;
@@ -127,8 +149,10 @@ class PassEngine {
   // A send's start into its receive's table (recv_send_start), a receive's post into its
   // synchronous send's (recv_post): in place and the rank woken, or kept for its owner.
   template <class Post>
-  void deliver(int32_t rank, int32_t index, const Times &t, std::vector<Times> RankState::*table,
-               std::vector<Post> &out);
+  void deliver(int32_t rank, int32_t index, const Times &t, Delivered RankState::*table, std::vector<Post> &out);
+  // Hands back what the completed event `e` of owned slot s read (its in-flight entries and
+  // delivered values), while its requests' entries still name their posting items.
+  void hand_back(int32_t s, const Event &e);
 
   const std::vector<RankProgram> &m_prog;
   std::array<const Scenario *, W> m_sc;

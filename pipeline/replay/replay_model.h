@@ -152,7 +152,7 @@ std::vector<int64_t> replay_distributed(const Context &ctx, const ReplayModel &m
 // (kernels/replay_pass.h), at most kQuestionsPerPass: each one's run time. Empty when the
 // replay met ranks blocked for good (a crashed rank): each scenario's own replay releases
 // them in its own way, so replay them one by one then (their sinks saw part of the run).
-inline constexpr size_t kQuestionsPerPass = 4;
+inline constexpr size_t kQuestionsPerPass = 8;
 std::optional<std::vector<int64_t>> replay_one_pass(const Context &ctx, const ReplayModel &model,
                                                     const std::vector<kernels::replay::Scenario> &scenarios,
                                                     const std::vector<kernels::replay::EventSink> &sinks = {});
