@@ -422,7 +422,7 @@ class ScenarioBuilder {
   std::vector<uint8_t> &flags_of(size_t s);
   std::vector<int64_t> &bytes_of(size_t s);
   int64_t groups_of(const Selector &sel) const;
-  void flag_calls(const Clause &c, const std::vector<Located> &where);
+  void flag_calls(const Clause &c, size_t s, const Located &where);
   void scale_parts(size_t s, const std::vector<Located::Part> &parts, const std::function<double(int32_t)> &f);
   GroupTotals group_totals(const std::vector<Located> &where, size_t ng, bool messages) const;
   void balance(const std::vector<Located> &where, size_t ng, bool messages);
@@ -476,28 +476,36 @@ void ScenarioBuilder::apply(const Clause &c) {
   if ((c.action == Action::Balance || c.action == Action::BalanceMessages) && sel.kind == Selector::Kind::Region)
     sel.kind = Selector::Kind::Occurrences;
   const int64_t ngroups = groups_of(sel);
-  std::vector<Located> where(m_owned);
-  for (size_t s = 0; s < m_owned; ++s)
-    where[s] = locate(sel, m_model.programs[s], m_model.side[s], static_cast<int32_t>(ngroups));
-  const bool event_level = c.sel.kind == Selector::Kind::Callsite || c.sel.kind == Selector::Kind::Event;
-  if (c.action == Action::ZeroWait || (c.action == Action::Zero && event_level)) {
-    flag_calls(c, where);
-  } else if (c.action == Action::Zero || c.action == Action::Scale) {
-    const double f = c.action == Action::Zero ? 0.0 : c.factor;
-    for (size_t s = 0; s < m_owned; ++s) scale_parts(s, where[s].parts, [f](int32_t) { return f; });
-  } else {
+  const auto where_on = [&](size_t s) {
+    return locate(sel, m_model.programs[s], m_model.side[s], static_cast<int32_t>(ngroups));
+  };
+  if (c.action == Action::Balance || c.action == Action::BalanceMessages) {
+    std::vector<Located> where(m_owned);
+    for (size_t s = 0; s < m_owned; ++s) where[s] = where_on(s);
     balance(where, static_cast<size_t>(ngroups), c.action == Action::BalanceMessages);
+    return;
+  }
+  // The other actions change each rank on its own: one rank's selection held at a time
+  // (4 B per event and its parts), not every owned rank's.
+  const bool event_level = c.sel.kind == Selector::Kind::Callsite || c.sel.kind == Selector::Kind::Event;
+  const bool flags = c.action == Action::ZeroWait || (c.action == Action::Zero && event_level);
+  const double f = c.action == Action::Zero ? 0.0 : c.factor;
+  for (size_t s = 0; s < m_owned; ++s) {
+    const Located L = where_on(s);
+    if (flags)
+      flag_calls(c, s, L);
+    else
+      scale_parts(s, L.parts, [f](int32_t) { return f; });
   }
 }
 
-// Zero-wait, or zero the selected calls themselves.
-void ScenarioBuilder::flag_calls(const Clause &c, const std::vector<Located> &where) {
-  for (size_t s = 0; s < m_owned; ++s)
-    for (size_t i = 0; i < where[s].call.size(); ++i)
-      if (where[s].call[i] >= 0) {
-        flags_of(s)[i] |= c.action == Action::ZeroWait ? rp::kZeroWait : rp::kZeroEvent;
-        ++touched;
-      }
+// Zero-wait, or zero the selected calls themselves, on owned rank s.
+void ScenarioBuilder::flag_calls(const Clause &c, size_t s, const Located &where) {
+  for (size_t i = 0; i < where.call.size(); ++i)
+    if (where.call[i] >= 0) {
+      flags_of(s)[i] |= c.action == Action::ZeroWait ? rp::kZeroWait : rp::kZeroEvent;
+      ++touched;
+    }
 }
 
 // Scales the selected parts of the gaps: each part p of gap i becomes p * f(group).
