@@ -454,6 +454,7 @@ Result find_paths(RunView &view, const Options &opt) {
     r.longest_wait.partner = view.partner(r.longest_wait.event);
   }
   r.replays = s.replays;
+  rp::Engine::release_spare_states();
   return r;
 }
 

@@ -100,6 +100,17 @@ Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenari
       m_record(record_timings),
       m_distributed(distributed) {
   m_slot_of.assign(static_cast<size_t>(nranks), -1);
+  if (scenario.resume) {
+    auto &spare = spare_states();
+    for (auto it = spare.begin(); it != spare.end(); ++it)
+      if (it->size() == programs.size()) {
+        m_state = std::move(*it);
+        spare.erase(it);
+        break;
+      }
+    m_recycled = true;
+    m_touched_flag.assign(programs.size(), 0);
+  }
   m_state.resize(programs.size());
   m_end.assign(programs.size(), 0);
   if (m_record) m_timings.resize(programs.size());
@@ -124,7 +135,9 @@ Engine::Engine(const std::vector<RankProgram> &programs, const Scenario &scenari
       // Resumed: every rank rests at its cut until the replay needs it (join).
       // Its cut is found when it joins (a binary search per rank and candidate was a
       // tenth of the domino search): until then only whether it ended by the resume time.
+      // (A recycled state is fresh but for these two, set here for every rank.)
       st.live = false;
+      st.cursor = 0;
       if (p.events.empty()) continue;
       if (scenario.resume->last_exit_max(s) > scenario.resume_at) {
         st.cursor = kCutPending;
@@ -177,13 +190,38 @@ int64_t Engine::cut_of(int32_t s) const {
   return std::ranges::upper_bound(events, m_sc.resume_at, {}, [&t](size_t i) { return t.exit(i); }) - events.begin();
 }
 
+Engine::~Engine() {
+  if (!m_recycled) return;
+  constexpr size_t kSpare = 16;  // a domino search batch's engines (kernels/domino.cpp)
+  auto &spare = spare_states();
+  if (spare.size() >= kSpare || m_state.size() != m_prog.size()) return;
+  for (const int32_t s : m_touched) m_state[static_cast<size_t>(s)] = RankState{};
+  spare.push_back(std::move(m_state));
+}
+
+bool Engine::spare_states_fresh() {
+  for (const auto &states : spare_states())
+    for (const RankState &st : states) {
+      RankState fresh;
+      fresh.live = st.live;
+      fresh.cursor = st.cursor;
+      if (!(st == fresh)) return false;
+    }
+  return true;
+}
+
+std::vector<std::vector<Engine::RankState>> &Engine::spare_states() {
+  thread_local std::vector<std::vector<RankState>> spare;
+  return spare;
+}
+
 int64_t Engine::position(int32_t s) const {
   const int64_t c = m_state[static_cast<size_t>(s)].cursor;
   return c == kCutPending ? cut_of(s) : c;
 }
 
 void Engine::join(int32_t s) {
-  RankState &st = m_state[static_cast<size_t>(s)];
+  RankState &st = touch(s);
   if (st.live) return;
   st.cursor = position(s);
   st.live = true;
@@ -264,7 +302,7 @@ T &Engine::grow(int32_t s, Values<T> &w, int64_t k, Field f) {
 }
 
 void Engine::need(int32_t s, int64_t event) {
-  RankState &st = m_state[static_cast<size_t>(s)];
+  RankState &st = touch(s);
   if (!st.live) st.cursor = position(s);
   if (st.cursor >= static_cast<int64_t>(m_prog[static_cast<size_t>(s)].events.size())) return;
   join(s);
@@ -283,7 +321,7 @@ void Engine::pull(int32_t rank, bool send, int64_t index) {
   need(q, (send ? snap.send_event : snap.recv_event)[static_cast<size_t>(q)][static_cast<size_t>(index)]);
   // Distributed, a rank pulled runs on past the event while it has what it needs: the
   // next value asked of it is then often there already, not a round trip away.
-  if (m_distributed) m_state[static_cast<size_t>(q)].ahead = true;
+  if (m_distributed) touch(q).ahead = true;
 }
 
 // Whether the replay needs rank slot s to go on: up to its demand, or while it holds
@@ -447,7 +485,7 @@ Snapshot Engine::take_snapshot() {
   std::vector<int64_t> before;  // open lags: per event, how many were posted before it
   for (size_t s = 0; s < n; ++s) {
     const RankProgram &p = m_prog[s];
-    RankState &st = m_state[s];
+    RankState &st = touch(static_cast<int32_t>(s));
     snap.send_start[s] = std::move(st.send_start.v);
     snap.recv_post[s] = std::move(st.recv_post.v);
     snap.recv_send_start[s] = std::move(st.recv_send_start.v);
@@ -653,7 +691,7 @@ int64_t Engine::bytes_of(int32_t s, int32_t send_index) const {
 
 void Engine::wake(int32_t rank) {
   const int32_t s = m_slot_of[static_cast<size_t>(rank)];
-  RankState &st = m_state[static_cast<size_t>(s)];
+  RankState &st = touch(s);
   if (!st.queued) {
     st.queued = true;
     m_queue.push_back(s);
@@ -662,13 +700,13 @@ void Engine::wake(int32_t rank) {
 
 // A value rank slot s has not used yet differs from the snapshot's.
 void Engine::differs(int32_t s, bool send, int32_t index, int64_t lead) {
-  RankState &st = m_state[static_cast<size_t>(s)];
+  RankState &st = touch(s);
   st.pending_lead = std::max(st.pending_lead, lead);
   auto &flag = at(s, send ? st.send_differs : st.recv_differs, index, Field::Flag);
   if (flag) return;
   flag = 1;
   ++m_pending;
-  ++m_state[static_cast<size_t>(s)].pending;
+  ++touch(s).pending;
 }
 
 void Engine::deliver_send(int32_t dst, int32_t recv_index, int64_t t, int64_t bytes) {
@@ -678,7 +716,7 @@ void Engine::deliver_send(int32_t dst, int32_t recv_index, int64_t t, int64_t by
     return;
   }
   if (m_sc.resume) join(s);
-  at(s, m_state[static_cast<size_t>(s)].recv_send_start, recv_index, Field::RecvSendStart) = t;
+  at(s, touch(s).recv_send_start, recv_index, Field::RecvSendStart) = t;
   if (m_converge) {
     const int64_t was =
         m_sc.resume->recv_send_start_at(m_prog, m_slot_of, static_cast<size_t>(s), static_cast<size_t>(recv_index));
@@ -696,7 +734,7 @@ void Engine::deliver_recv(int32_t src, int32_t send_index, int64_t t) {
     return;
   }
   if (m_sc.resume) join(s);
-  at(s, m_state[static_cast<size_t>(s)].recv_post, send_index, Field::RecvPost) = t;
+  at(s, touch(s).recv_post, send_index, Field::RecvPost) = t;
   if (m_converge) {
     const int64_t was = m_sc.resume->recv_post[static_cast<size_t>(s)][static_cast<size_t>(send_index)];
     if (t != was && !consumed(src, m_sc.resume->send_consumer, send_index)) differs(s, true, send_index, was - t);
@@ -729,7 +767,7 @@ Engine::Outbox Engine::take_outbox() { return hand_over(m_out, m_out_arrivals); 
 
 void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
-  RankState &st = m_state[static_cast<size_t>(s)];
+  RankState &st = touch(s);
   for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
     const Item &it = p.items[static_cast<size_t>(k)];
     switch (it.type) {
@@ -797,7 +835,7 @@ void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
 }
 
 int64_t Engine::send_done(int32_t s, int32_t i, int64_t start, bool nowait) {
-  RankState &st = m_state[static_cast<size_t>(s)];
+  RankState &st = touch(s);
   const int64_t b = bytes_of(s, i);
   const bool matched = m_prog[static_cast<size_t>(s)].sends[static_cast<size_t>(i)].dst >= 0;
   int64_t posted = kUnknown;
@@ -810,7 +848,7 @@ int64_t Engine::send_done(int32_t s, int32_t i, int64_t start, bool nowait) {
 
 int64_t Engine::recv_done(int32_t s, int32_t i, int64_t post, bool nowait) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
-  RankState &st = m_state[static_cast<size_t>(s)];
+  RankState &st = touch(s);
   const RecvMessage &m = p.recvs[static_cast<size_t>(i)];
   if (m.src < 0) return post + m.own_unmatched();
   int64_t b = m.bytes();
@@ -837,7 +875,7 @@ int64_t Engine::coll_done(int32_t s, const Collective &c, int64_t enter, bool no
 
 int64_t Engine::item_done(int32_t s, const Item &it, int64_t enter, bool nowait) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
-  RankState &st = m_state[static_cast<size_t>(s)];
+  RankState &st = touch(s);
   switch (it.type) {
     case ItemType::Send:
       return send_done(s, it.index, at(s, st.send_start, it.index, Field::SendStart), nowait);
@@ -882,7 +920,7 @@ uint8_t Engine::event_flags(int32_t s, int64_t i) const {
 bool Engine::complete_event(int32_t s, const Event &e, int64_t enter, uint8_t flags, int64_t &exit,
                             int64_t &nowait_exit) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
-  RankState &st = m_state[static_cast<size_t>(s)];
+  RankState &st = touch(s);
   exit = nowait_exit = enter;
   if (flags & kZeroEvent) return true;  // the event costs nothing and waits for nothing
   if (e.items == 0) {
@@ -901,7 +939,7 @@ bool Engine::complete_event(int32_t s, const Event &e, int64_t enter, uint8_t fl
       // A rank running ahead stops at the first value it lacks; one the replay needs asks
       // the other end to reach its side of the message.
       else if (m_sc.resume && !needed(s))
-        m_state[static_cast<size_t>(s)].ahead = false;
+        touch(s).ahead = false;
       else if (m_sc.resume && (waited.type == ItemType::Recv || waited.type == ItemType::PostRecv)) {
         const RecvMessage &m = p.recvs[static_cast<size_t>(waited.index)];
         pull(m.src, true, m.send_index);
@@ -921,7 +959,7 @@ bool Engine::complete_event(int32_t s, const Event &e, int64_t enter, uint8_t fl
 // shares the rank's state and its early returns.
 bool Engine::try_event(int32_t s) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
-  RankState &st = m_state[static_cast<size_t>(s)];
+  RankState &st = touch(s);
   const size_t i = static_cast<size_t>(st.cursor);
   const Event &e = p.events[i];
   const uint8_t flags = event_flags(s, st.cursor);
@@ -1005,7 +1043,7 @@ bool Engine::try_event(int32_t s) {
 // less delta. Serially that ends the replay; split, each owner reports its run of such
 // cuts and all stop together (round_end).
 void Engine::left_cut(int32_t s, int64_t event, int64_t exit) {
-  RankState &st = m_state[static_cast<size_t>(s)];
+  RankState &st = touch(s);
   const int64_t k = static_cast<int64_t>(st.next_cut++);
   const int64_t base_exit = m_sc.resume->timings()[static_cast<size_t>(s)].exit(static_cast<size_t>(event));
   const int64_t lead = base_exit - exit;
@@ -1040,7 +1078,7 @@ void Engine::left_cut(int32_t s, int64_t event, int64_t exit) {
 
 // A finished rank's end is known: nothing it holds can move the run any more.
 void Engine::rank_finished(int32_t s) {
-  RankState &st = m_state[static_cast<size_t>(s)];
+  RankState &st = touch(s);
   m_dirty -= m_rank_dirty[static_cast<size_t>(s)];
   m_rank_dirty[static_cast<size_t>(s)] = 0;
   m_pending -= st.pending;
@@ -1056,19 +1094,19 @@ bool Engine::consumed(int32_t rank, const std::vector<std::vector<int32_t>> &con
 }
 
 void Engine::used_recv(int32_t s, int32_t i) {
-  auto &flag = at(s, m_state[static_cast<size_t>(s)].recv_differs, i, Field::Flag);
+  auto &flag = at(s, touch(s).recv_differs, i, Field::Flag);
   if (flag) {
     --m_pending;
-    if (--m_state[static_cast<size_t>(s)].pending == 0) m_state[static_cast<size_t>(s)].pending_lead = 0;
+    if (RankState &st = touch(s); --st.pending == 0) st.pending_lead = 0;
   }
   flag = 0;
 }
 
 void Engine::used_send(int32_t s, int32_t i) {
-  auto &flag = at(s, m_state[static_cast<size_t>(s)].send_differs, i, Field::Flag);
+  auto &flag = at(s, touch(s).send_differs, i, Field::Flag);
   if (flag) {
     --m_pending;
-    if (--m_state[static_cast<size_t>(s)].pending == 0) m_state[static_cast<size_t>(s)].pending_lead = 0;
+    if (RankState &st = touch(s); --st.pending == 0) st.pending_lead = 0;
   }
   flag = 0;
 }
@@ -1222,7 +1260,7 @@ bool Engine::back_on_snapshot() const { return m_dirty == 0 && m_pending == 0 &&
 
 bool Engine::try_lane_step(int32_t s) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
-  RankState &st = m_state[static_cast<size_t>(s)];
+  RankState &st = touch(s);
   const int32_t code = p.steps[static_cast<size_t>(st.step)];
   const size_t i = static_cast<size_t>(code >> 1);
   const Event &e = p.events[i];
@@ -1275,7 +1313,7 @@ bool Engine::advance() {
   while (!m_queue.empty() && !m_aborted && !m_shifted) {
     const int32_t s = m_queue.back();
     m_queue.pop_back();
-    RankState &st = m_state[static_cast<size_t>(s)];
+    RankState &st = touch(s);
     st.queued = false;
     if (st.cursor >= static_cast<int64_t>(m_prog[static_cast<size_t>(s)].events.size())) continue;
     const int64_t before = st.cursor, before_step = st.step;
@@ -1299,7 +1337,7 @@ bool Engine::advance() {
 int64_t Engine::release_stuck() {
   int64_t released = 0;
   for (size_t s = 0; s < m_state.size(); ++s) {
-    RankState &st = m_state[s];
+    RankState &st = touch(static_cast<int32_t>(s));
     if (st.cursor >= static_cast<int64_t>(m_prog[s].events.size())) continue;
     if (m_sc.resume && !(st.live && st.posted && needed(static_cast<int32_t>(s)))) continue;  // resting, not stuck
     st.release = true;

@@ -451,6 +451,16 @@ class Engine {
   // `distributed`: collect cross-owner traffic in the outbox (off for serial replays).
   Engine(const std::vector<RankProgram> &programs, const Scenario &scenario, int32_t nranks, bool record_timings,
          bool distributed = false);
+  ~Engine();
+  // The rank states resumed replays left to this thread for the next ones, freed (after
+  // a search that resumes many).
+  static void release_spare_states() { std::vector<std::vector<RankState>>().swap(spare_states()); }
+  // Whether this thread's spare rank states are all as fresh ones but for what the
+  // constructor sets for every rank (a write that bypassed touch() shows here).
+  static bool spare_states_fresh();
+  static size_t spare_state_sets() { return spare_states().size(); }
+  Engine(const Engine &) = delete;
+  Engine &operator=(const Engine &) = delete;
 
   // Advances every owned rank as far as possible. Returns whether anything moved.
   bool advance();
@@ -608,6 +618,7 @@ class Engine {
       size = static_cast<int64_t>(n);
       v.assign(n, x);
     }
+    bool operator==(const Values &) const = default;
   };
   template <class T>
   T &at(int32_t s, Values<T> &w, int64_t k, Field f) {
@@ -650,6 +661,7 @@ class Engine {
     int64_t pending_lead = 0;  // the largest lead of those values (reset when none is left)
     int64_t snapshot_inject = std::numeric_limits<int64_t>::min() / 4;
     size_t next_cut = 0;  // Scenario::cuts: the next of the rank's clean cuts
+    bool operator==(const RankState &) const = default;
   };
   struct CollState {
     int32_t count = 0;
@@ -707,6 +719,22 @@ class Engine {
   std::array<PostingEvents::Borrowed, 3> m_lent;  // sends, receives, collective calls (lend_posting_events)
   std::vector<int32_t> m_slot_of;                 // world rank -> owned slot or -1
   std::vector<RankState> m_state;
+  // Resumed replays (the domino search runs thousands, each touching a few ranks) take
+  // their rank states from the thread's spare ones and hand them back with the touched
+  // ranks' reset: constructing and destroying every rank's state (about 0.6 kB each) was
+  // a fifth of the search. Every write to a rank's state goes through touch().
+  bool m_recycled = false;
+  std::vector<uint8_t> m_touched_flag;
+  std::vector<int32_t> m_touched;
+  RankState &touch(int32_t s) {
+    const auto q = static_cast<size_t>(s);
+    if (m_recycled && !m_touched_flag[q]) {
+      m_touched_flag[q] = 1;
+      m_touched.push_back(s);
+    }
+    return m_state[q];
+  }
+  static std::vector<std::vector<RankState>> &spare_states();  // this thread's
   std::vector<int32_t> m_queue;
   std::unordered_map<int64_t, CollState> m_coll;
   std::unordered_map<int64_t, std::vector<int32_t>> m_coll_waiters;

@@ -886,6 +886,10 @@ TEST(Replay, ResumedReplaysGiveTheFullAnswerSerialAndSplit) {
   EXPECT_GT(clean, 0);
   EXPECT_LT(clean, candidate_cuts);  // requests left open across collectives rule cuts out
   EXPECT_GT(shifted, checked / 20);
+  // The resumed replays' rank states went back to the thread's spares as fresh ones.
+  EXPECT_GT(Engine::spare_state_sets(), 0u);
+  EXPECT_TRUE(Engine::spare_states_fresh());
+  Engine::release_spare_states();
   std::printf(
       "%d zero-waited events agree (%d replayed again: a rested arrival came otherwise; %d of %d replays stopped at a "
       "threshold at the answer; %d serial ones at a clean cut, %lld of %lld candidate cuts clean); the resumed "
