@@ -139,6 +139,11 @@ MatchedMessage MatchedMessageTable::assemble(size_t message, size_t slot) const 
   return m;
 }
 
+MessageEnds MatchedMessageTable::ends_of(size_t message, size_t slot) const {
+  const auto &p = m_store->model->programs[slot];
+  return {p.recvs[static_cast<size_t>(m_store->recv[message])].src, p.rank};
+}
+
 MatchedMessage MatchedMessageTable::operator[](size_t i) const {
   const size_t message = m_begin + i;
   return assemble(message, receiver_of(message));

@@ -31,6 +31,10 @@ struct MatchedMessage {
   kernels::vetter::TransferTiming timing;
 };
 
+struct MessageEnds {
+  int32_t src, dst;
+};
+
 // The matched messages of the owned receivers, ordered by (receiver, receive event), one
 // call's several receives by sender. Each message is assembled from the replay model
 // when read: the table holds its receive's index (4 B per message instead of the 136 B
@@ -56,6 +60,7 @@ class MatchedMessageTable {
       : m_store(std::move(store)), m_begin(begin), m_end(end) {}
   size_t receiver_of(size_t message) const;  // its receiver's slot
   MatchedMessage assemble(size_t message, size_t slot) const;
+  MessageEnds ends_of(size_t message, size_t slot) const;
   std::shared_ptr<const Store> m_store;
   size_t m_begin = 0, m_end = 0;  // messages of the store
 };
@@ -70,6 +75,8 @@ class MatchedMessageTable::const_iterator {
   using pointer = void;
   const_iterator() = default;
   MatchedMessage operator*() const { return m_table->assemble(m_message, m_slot); }
+  // Its sender and receiver alone, read without assembling the message.
+  MessageEnds ends() const { return m_table->ends_of(m_message, m_slot); }
   const_iterator &operator++();
   const_iterator operator++(int) {
     const_iterator was = *this;

@@ -17,6 +17,7 @@
 // messages (worker, direction, time), one sum; O(messages) work.
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <set>
 
 #include "pipeline/stages/diagnosis/diagnosis.h"
@@ -27,10 +28,16 @@ namespace {
 
 // The run's communication matrix, sparse: messages per (source, destination), gathered everywhere.
 std::vector<hc::PairCount> communicating_pairs(const Context &ctx, const MatchedMessageTable &msgs) {
-  std::map<std::pair<int32_t, int32_t>, int64_t> local;
-  for (const auto &m : msgs) ++local[{m.src, m.dst}];
+  // A hash map (not a tree lookup per message): the pairs are few, the messages many.
+  std::unordered_map<int64_t, int64_t> local;
+  const int64_t n = ctx.nranks();
+  for (auto it = msgs.begin(); it != msgs.end(); ++it) {
+    const MessageEnds e = it.ends();
+    ++local[e.src * n + e.dst];
+  }
   std::vector<hc::PairCount> mine;
-  for (const auto &[k, n] : local) mine.push_back({k.first, k.second, n});
+  for (const auto &[k, count] : local)
+    mine.push_back({static_cast<int32_t>(k / n), static_cast<int32_t>(k % n), count});
   std::map<std::pair<int32_t, int32_t>, int64_t> merged;
   for (const auto &p : ctx.allgatherv(mine)) merged[{p.src, p.dst}] += p.messages;
   std::vector<hc::PairCount> pairs;
@@ -80,12 +87,13 @@ double forwarding_share(const Context &ctx, const ReplayModel &model) {
 // kept in flight, still alternate between worker and master.
 double balance_in_turns(const Context &ctx, const MatchedMessageTable &msgs, const std::vector<int32_t> &masters) {
   std::vector<hc::Turn> mine;
-  for (const auto &m : msgs) {
+  for (auto it = msgs.begin(); it != msgs.end(); ++it) {
+    const MessageEnds m = it.ends();  // the message itself only when it touches a master
     if (m.src == m.dst) continue;
     for (const int32_t x : masters)
       if (m.src == x || m.dst == x) {
         const int32_t worker = m.src == x ? m.dst : m.src;
-        mine.push_back({x * ctx.nranks() + worker, m.dst == x, m.timing.send_enter});
+        mine.push_back({x * ctx.nranks() + worker, m.dst == x, (*it).timing.send_enter});
         break;
       }
   }
@@ -99,7 +107,13 @@ double balance_in_turns(const Context &ctx, const MatchedMessageTable &msgs, con
 // one master candidate.
 std::vector<int32_t> farm_masters(const std::vector<hc::PairCount> &pairs, int32_t first) {
   std::vector<int32_t> masters{first};
-  auto is_master = [&](int32_t r) { return std::find(masters.begin(), masters.end(), r) != masters.end(); };
+  // Flags, not a search of the masters: a run of many ranks talking to neighbours adds
+  // hundreds of candidates, each round testing every pair.
+  int32_t top = first;
+  for (const auto &p : pairs) top = std::max({top, p.src, p.dst});
+  std::vector<uint8_t> flagged(static_cast<size_t>(top) + 1, 0);
+  flagged[static_cast<size_t>(first)] = 1;
+  auto is_master = [&](int32_t r) { return r >= 0 && r <= top && flagged[static_cast<size_t>(r)] != 0; };
   for (;;) {
     std::map<int32_t, std::set<int32_t>> partners;
     for (const auto &p : pairs)
@@ -114,6 +128,7 @@ std::vector<int32_t> farm_masters(const std::vector<hc::PairCount> &pairs, int32
       if (with.size() > most) most = with.size(), next = r;
     if (most < 2) return {first};
     masters.push_back(next);
+    flagged[static_cast<size_t>(next)] = 1;
   }
   if (masters.size() == 1) return masters;
   std::map<int32_t, std::set<int32_t>> masters_of, workers_of;
