@@ -23,14 +23,21 @@ bool pass_fits(const std::vector<RankProgram> &programs, const std::vector<const
     if (!sc || !plain(*sc)) return false;
   // Networks may differ (each question costs its messages on its own) while every message is
   // synchronous under all of them or under none: the questions then wait for the same things.
+  // Whether a send waits depends on the threshold S alone: each other threshold is
+  // compared in one scan of the sends.
   const LogGPS first = scenarios.front()->network();
-  for (const Scenario *sc : scenarios) {
-    const LogGPS net = sc->network();
-    if (net.S == first.S) continue;
-    for (const auto &p : programs)
-      for (const auto &m : p.sends)
-        if (send_waits(net, m.bytes, m.dst >= 0) != send_waits(first, m.bytes, m.dst >= 0)) return false;
-  }
+  std::vector<LogGPS> others;
+  for (const Scenario *sc : scenarios)
+    if (const LogGPS net = sc->network();
+        net.S != first.S && std::none_of(others.begin(), others.end(), [&](const LogGPS &o) { return o.S == net.S; }))
+      others.push_back(net);
+  if (others.empty()) return true;
+  for (const auto &p : programs)
+    for (const auto &m : p.sends) {
+      const bool waits = send_waits(first, m.bytes, m.dst >= 0);
+      for (const LogGPS &net : others)
+        if (send_waits(net, m.bytes, m.dst >= 0) != waits) return false;
+    }
   return true;
 }
 

@@ -351,7 +351,8 @@ std::vector<Interval> intervals_of(const Selector &sel, const ReplayModel::Side 
 
 }  // namespace
 
-Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel::Side &side, int32_t ngroups_hint) {
+Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel::Side &side, int32_t ngroups_hint,
+               bool parts) {
   Located L;
   const size_t n = p.events.size();
   L.call.assign(n, -1);
@@ -367,7 +368,7 @@ Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel:
                            : (p.rank == sel.rank && static_cast<int64_t>(i) == sel.index);
       if (!hit || other_lane(i)) continue;
       L.call[i] = 0;
-      if (p.events[i].gap > 0) L.parts.push_back({static_cast<int64_t>(i), 0, p.events[i].gap});
+      if (parts && p.events[i].gap > 0) L.parts.push_back({static_cast<int64_t>(i), 0, p.events[i].gap});
       L.participates[0] = 1;
     }
     return L;
@@ -381,7 +382,7 @@ Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel:
     if (other_lane(i)) continue;
     const int64_t b = side.enter[i], a = b - std::max<int64_t>(0, p.events[i].gap);
     while (k < iv.size() && iv[k].end <= a) ++k;
-    for (size_t j = k; j < iv.size() && iv[j].begin < b; ++j) {
+    for (size_t j = k; parts && j < iv.size() && iv[j].begin < b; ++j) {
       const int64_t o = std::min(b, iv[j].end) - std::max(a, iv[j].begin);
       if (o <= 0) continue;
       if (!L.parts.empty() && L.parts.back().event == static_cast<int64_t>(i) && L.parts.back().group == iv[j].group)
@@ -434,8 +435,10 @@ class ScenarioBuilder {
 
 std::vector<int64_t> &ScenarioBuilder::gaps_of(size_t s) {
   if (sc.gaps.empty()) sc.gaps.resize(m_owned);
-  if (sc.gaps[s].empty())
+  if (sc.gaps[s].empty()) {
+    sc.gaps[s].reserve(m_model.programs[s].events.size());
     for (const auto &e : m_model.programs[s].events) sc.gaps[s].push_back(e.gap);
+  }
   return sc.gaps[s];
 }
 
@@ -447,8 +450,10 @@ std::vector<uint8_t> &ScenarioBuilder::flags_of(size_t s) {
 
 std::vector<int64_t> &ScenarioBuilder::bytes_of(size_t s) {
   if (sc.send_bytes.empty()) sc.send_bytes.resize(m_owned);
-  if (sc.send_bytes[s].empty())
+  if (sc.send_bytes[s].empty()) {
+    sc.send_bytes[s].reserve(m_model.programs[s].sends.size());
     for (const auto &m : m_model.programs[s].sends) sc.send_bytes[s].push_back(m.bytes);
+  }
   return sc.send_bytes[s];
 }
 
@@ -476,8 +481,11 @@ void ScenarioBuilder::apply(const Clause &c) {
   if ((c.action == Action::Balance || c.action == Action::BalanceMessages) && sel.kind == Selector::Kind::Region)
     sel.kind = Selector::Kind::Occurrences;
   const int64_t ngroups = groups_of(sel);
+  const bool event_level = c.sel.kind == Selector::Kind::Callsite || c.sel.kind == Selector::Kind::Event;
+  const bool flags = c.action == Action::ZeroWait || (c.action == Action::Zero && event_level);
+  const bool by_bytes = c.action == Action::BalanceMessages;  // reads the selected calls only
   const auto where_on = [&](size_t s) {
-    return locate(sel, m_model.programs[s], m_model.side[s], static_cast<int32_t>(ngroups));
+    return locate(sel, m_model.programs[s], m_model.side[s], static_cast<int32_t>(ngroups), !flags && !by_bytes);
   };
   if (c.action == Action::Balance || c.action == Action::BalanceMessages) {
     std::vector<Located> where(m_owned);
@@ -487,8 +495,6 @@ void ScenarioBuilder::apply(const Clause &c) {
   }
   // The other actions change each rank on its own: one rank's selection held at a time
   // (4 B per event and its parts), not every owned rank's.
-  const bool event_level = c.sel.kind == Selector::Kind::Callsite || c.sel.kind == Selector::Kind::Event;
-  const bool flags = c.action == Action::ZeroWait || (c.action == Action::Zero && event_level);
   const double f = c.action == Action::Zero ? 0.0 : c.factor;
   for (size_t s = 0; s < m_owned; ++s) {
     const Located L = where_on(s);

@@ -68,8 +68,9 @@ struct Located {
   std::vector<int32_t> call;          // per event: the group of the call itself, -1 if not selected
   std::vector<uint8_t> participates;  // per group: the rank executed it
 };
+// Without `parts`, only the selected calls (Located::call) and who participates.
 Located locate(const Selector &sel, const kernels::replay::RankProgram &p, const ReplayModel::Side &side,
-               int32_t ngroups);
+               int32_t ngroups, bool parts = true);
 
 // Parses one question against the store's region paths. Throws QuestionError with the
 // question, the offending word and the fix.
