@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 namespace perfsift::kernels::replay {
 
@@ -440,6 +441,54 @@ bool PassEngine<W>::advance() {
   return moved;
 }
 
+namespace {
+template <int W>
+std::optional<std::vector<int64_t>> pass_serial(const std::vector<RankProgram> &programs,
+                                                const std::vector<const Scenario *> &scenarios,
+                                                const std::vector<EventSink> &sinks) {
+  int32_t nranks = 0;
+  for (const auto &p : programs) nranks = std::max(nranks, p.rank + 1);
+  PassEngine<W> engine(programs, scenarios, nranks, false);
+  for (size_t l = 0; l < sinks.size(); ++l)
+    if (sinks[l]) engine.set_event_sink(l, sinks[l]);
+  while (engine.advance()) {}
+  if (engine.unfinished() > 0) return std::nullopt;
+  std::vector<int64_t> end(scenarios.size(), 0);
+  for (const auto &t : engine.end_times())
+    for (size_t l = 0; l < end.size(); ++l) end[l] = std::max(end[l], t[l]);
+  return end;
+}
+}  // namespace
+
+std::optional<std::vector<int64_t>> replay_pass_serial(const std::vector<RankProgram> &programs,
+                                                       const std::vector<const Scenario *> &scenarios,
+                                                       const std::vector<EventSink> &sinks) {
+  static_assert(kPassWidth == 8, "one pass_serial per scenario count");
+  if (!sinks.empty() && sinks.size() != scenarios.size())
+    throw std::logic_error("replay: one event sink per scenario, or none");
+  switch (scenarios.size()) {
+    case 1:
+      return pass_serial<1>(programs, scenarios, sinks);
+    case 2:
+      return pass_serial<2>(programs, scenarios, sinks);
+    case 3:
+      return pass_serial<3>(programs, scenarios, sinks);
+    case 4:
+      return pass_serial<4>(programs, scenarios, sinks);
+    case 5:
+      return pass_serial<5>(programs, scenarios, sinks);
+    case 6:
+      return pass_serial<6>(programs, scenarios, sinks);
+    case 7:
+      return pass_serial<7>(programs, scenarios, sinks);
+    case 8:
+      return pass_serial<8>(programs, scenarios, sinks);
+    default:
+      throw std::logic_error("replay: one pass replays 1 to " + std::to_string(kPassWidth) + " scenarios");
+  }
+}
+
+template class PassEngine<1>;
 template class PassEngine<2>;
 template class PassEngine<3>;
 template class PassEngine<4>;

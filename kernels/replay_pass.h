@@ -25,6 +25,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -34,6 +35,15 @@ namespace perfsift::kernels::replay {
 
 // Whether the scenarios can replay in one pass over `programs`.
 bool pass_fits(const std::vector<RankProgram> &programs, const std::vector<const Scenario *> &scenarios);
+
+// The widest pass (PassEngine<kPassWidth>), and a serial pass of 1 to kPassWidth scenarios
+// over every rank's program (pass_fits must hold; `sinks`: none, or one per scenario,
+// empty for none): each scenario's makespan, or nothing when the pass met ranks blocked
+// for good (replay each alone then: Engine releases them its own way).
+inline constexpr size_t kPassWidth = 8;
+std::optional<std::vector<int64_t>> replay_pass_serial(const std::vector<RankProgram> &programs,
+                                                       const std::vector<const Scenario *> &scenarios,
+                                                       const std::vector<EventSink> &sinks = {});
 
 template <int W>
 class PassEngine {

@@ -11,6 +11,7 @@
 
 #include "io/results_store.h"
 #include "kernels/replay.h"
+#include "kernels/replay_pass.h"
 #include "pipeline/engine/context.h"
 #include "pipeline/replay/call_labels.h"
 #include "pipeline/replay/execution_log.h"
@@ -152,7 +153,7 @@ std::vector<int64_t> replay_distributed(const Context &ctx, const ReplayModel &m
 // (kernels/replay_pass.h), at most kQuestionsPerPass: each one's run time. Empty when the
 // replay met ranks blocked for good (a crashed rank): each scenario's own replay releases
 // them in its own way, so replay them one by one then (their sinks saw part of the run).
-inline constexpr size_t kQuestionsPerPass = 8;
+inline constexpr size_t kQuestionsPerPass = kernels::replay::kPassWidth;
 std::optional<std::vector<int64_t>> replay_one_pass(const Context &ctx, const ReplayModel &model,
                                                     const std::vector<kernels::replay::Scenario> &scenarios,
                                                     const std::vector<kernels::replay::EventSink> &sinks = {});

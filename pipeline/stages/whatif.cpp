@@ -287,7 +287,9 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
 }
 
 // Questions [begin, n) spread over the processes and their threads, each replaying the
-// whole run alone; the answers meet in reductions (collective).
+// whole run alone: a process's questions that fit one pass (kernels/replay_pass.h)
+// together, kQuestionsPerPass at most, the others one by one; the answers meet in
+// reductions (collective).
 void replay_spread_questions(Context &ctx, const std::vector<Question> &parsed, size_t begin, WhatifResult &r) {
   const size_t n = parsed.size();
   ctx.progress().begin("whatif: " + std::to_string(n - begin) + " questions spread over " +
@@ -296,14 +298,58 @@ void replay_spread_questions(Context &ctx, const std::vector<Question> &parsed, 
   std::vector<size_t> mine;
   for (size_t k = begin + static_cast<size_t>(ctx.me()); k < n; k += static_cast<size_t>(ctx.nprocs()))
     mine.push_back(k);
+  std::vector<rp::Scenario> sc(mine.size());
 #pragma omp parallel for schedule(dynamic, 1)
-  for (size_t j = 0; j < mine.size(); ++j) {
+  for (size_t j = 0; j < mine.size(); ++j)
+    sc[j] = build_scenario(nullptr, *whole, parsed[mine[j]], r.selected[mine[j]]);
+  // Passes: runs of consecutive questions that fit one together (a run of one replays alone).
+  std::vector<std::pair<size_t, size_t>> passes;
+  for (size_t a = 0; a < mine.size();) {
+    size_t b = a + 1;
+    std::vector<const rp::Scenario *> pass = {&sc[a]};
+    while (b < mine.size() && b - a < kQuestionsPerPass) {
+      pass.push_back(&sc[b]);
+      if (!rp::pass_fits(whole->programs, pass)) break;
+      ++b;
+    }
+    passes.emplace_back(a, b);
+    a = b;
+  }
+  const auto alone = [&](size_t j) {
     const size_t k = mine[j];
-    const rp::Scenario sc = build_scenario(nullptr, *whole, parsed[k], r.selected[k]);
-    const auto o = rp::replay_serial(whole->programs, sc, r.effect_of[k] != 0);
+    const auto o = rp::replay_serial(whole->programs, sc[j], r.effect_of[k] != 0);
     r.predicted[k] = o.makespan;
     r.released[k] = o.released;
     if (r.effect_of[k]) add_site_wait(o.timings, whole->side, r.sites, r.site_wait[k]);
+  };
+#pragma omp parallel for schedule(dynamic, 1)
+  for (size_t p = 0; p < passes.size(); ++p) {
+    const auto [a, b] = passes[p];
+    if (b - a == 1) {
+      alone(a);
+      continue;
+    }
+    std::vector<const rp::Scenario *> pass;
+    std::vector<rp::EventSink> sinks;
+    for (size_t j = a; j < b; ++j) {
+      pass.push_back(&sc[j]);
+      const size_t k = mine[j];
+      sinks.push_back(!r.effect_of[k] ? rp::EventSink{} : [&, k](int32_t s, int64_t i, const rp::EventTiming &t) {
+        add_event_wait(whole->side[static_cast<size_t>(s)], static_cast<size_t>(i), t, r.sites, r.site_wait[k]);
+      });
+    }
+    if (const auto times = rp::replay_pass_serial(whole->programs, pass, sinks)) {
+      for (size_t j = a; j < b; ++j) {
+        r.predicted[mine[j]] = (*times)[j - a];
+        r.released[mine[j]] = 0;
+      }
+      continue;
+    }
+    // Blocked for good somewhere: each question alone (what its sink saw goes).
+    for (size_t j = a; j < b; ++j) {
+      std::fill(r.site_wait[mine[j]].begin(), r.site_wait[mine[j]].end(), 0);
+      alone(j);
+    }
   }
   for (auto *v : {&r.predicted, &r.selected, &r.released})
     MPI_Allreduce(MPI_IN_PLACE, v->data(), static_cast<int>(n), MPI_INT64_T, MPI_MAX, ctx.comm());

@@ -1001,6 +1001,10 @@ int64_t check_one_pass(int64_t &zeroed) {
     EXPECT_TRUE(pass_fits(b.ranks, pass));
     std::vector<SerialResult> want;
     for (const auto &x : sc) want.push_back(replay_serial(b.ranks, x, true));
+    // The serial pass over every rank (whatif's spread questions) gives each makespan.
+    const auto serial = replay_pass_serial(b.ranks, pass);
+    EXPECT_TRUE(serial.has_value()) << "seed " << seed;
+    for (size_t l = 0; serial && l < sc.size(); ++l) EXPECT_EQ((*serial)[l], want[l].makespan) << "seed " << seed;
     for (int owners = 1; owners <= 3; ++owners) {
       // Rank r owned by r % owners; each owner's scenarios hold its ranks' parts.
       std::vector<std::vector<RankProgram>> part(static_cast<size_t>(owners));
@@ -1076,6 +1080,7 @@ TEST(Replay, OnePassGivesEachScenariosOwnReplaySerialAndSplit) {
   PassEngine<4> stuck(lost.ranks, {&two[0], &two[1]}, 2, false);
   while (stuck.advance()) {}
   EXPECT_EQ(stuck.unfinished(), 1);
+  EXPECT_FALSE(replay_pass_serial(lost.ranks, {&two[0], &two[1]}).has_value());
   EXPECT_GT(replay_serial(lost.ranks, two[0], false).released, 0);
   // Changed message sizes do not fit in one pass.
   Scenario bigger = base();
