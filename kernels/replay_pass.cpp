@@ -463,29 +463,9 @@ std::optional<std::vector<int64_t>> pass_serial(const std::vector<RankProgram> &
 std::optional<std::vector<int64_t>> replay_pass_serial(const std::vector<RankProgram> &programs,
                                                        const std::vector<const Scenario *> &scenarios,
                                                        const std::vector<EventSink> &sinks) {
-  static_assert(kPassWidth == 8, "one pass_serial per scenario count");
   if (!sinks.empty() && sinks.size() != scenarios.size())
     throw std::logic_error("replay: one event sink per scenario, or none");
-  switch (scenarios.size()) {
-    case 1:
-      return pass_serial<1>(programs, scenarios, sinks);
-    case 2:
-      return pass_serial<2>(programs, scenarios, sinks);
-    case 3:
-      return pass_serial<3>(programs, scenarios, sinks);
-    case 4:
-      return pass_serial<4>(programs, scenarios, sinks);
-    case 5:
-      return pass_serial<5>(programs, scenarios, sinks);
-    case 6:
-      return pass_serial<6>(programs, scenarios, sinks);
-    case 7:
-      return pass_serial<7>(programs, scenarios, sinks);
-    case 8:
-      return pass_serial<8>(programs, scenarios, sinks);
-    default:
-      throw std::logic_error("replay: one pass replays 1 to " + std::to_string(kPassWidth) + " scenarios");
-  }
+  return with_pass_width(scenarios.size(), [&]<int W>() { return pass_serial<W>(programs, scenarios, sinks); });
 }
 
 template class PassEngine<1>;

@@ -26,6 +26,9 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -41,6 +44,19 @@ bool pass_fits(const std::vector<RankProgram> &programs, const std::vector<const
 // empty for none): each scenario's makespan, or nothing when the pass met ranks blocked
 // for good (replay each alone then: Engine releases them its own way).
 inline constexpr size_t kPassWidth = 8;
+
+// f.template operator()<W>() with the width W = n (1 to kPassWidth) as a constant: the one
+// place a pass's run-time width picks its PassEngine<W>.
+template <int W = 1, class F>
+decltype(auto) with_pass_width(size_t n, F &&f) {
+  if constexpr (W < static_cast<int>(kPassWidth)) {
+    if (n != static_cast<size_t>(W)) return with_pass_width<W + 1>(n, std::forward<F>(f));
+  } else if (n != static_cast<size_t>(W)) {
+    throw std::logic_error("replay: one pass replays 1 to " + std::to_string(kPassWidth) + " scenarios, not " +
+                           std::to_string(n));
+  }
+  return f.template operator()<W>();
+}
 std::optional<std::vector<int64_t>> replay_pass_serial(const std::vector<RankProgram> &programs,
                                                        const std::vector<const Scenario *> &scenarios,
                                                        const std::vector<EventSink> &sinks = {});

@@ -1108,26 +1108,9 @@ std::optional<std::vector<int64_t>> replay_one_pass_of(const Context &ctx, const
 std::optional<std::vector<int64_t>> replay_one_pass(const Context &ctx, const ReplayModel &model,
                                                     const std::vector<rp::Scenario> &scenarios,
                                                     const std::vector<rp::EventSink> &sinks) {
-  static_assert(kQuestionsPerPass == 8, "one replay_one_pass_of per question count");
-  switch (scenarios.size()) {
-    case 2:
-      return replay_one_pass_of<2>(ctx, model, scenarios, sinks);
-    case 3:
-      return replay_one_pass_of<3>(ctx, model, scenarios, sinks);
-    case 4:
-      return replay_one_pass_of<4>(ctx, model, scenarios, sinks);
-    case 5:
-      return replay_one_pass_of<5>(ctx, model, scenarios, sinks);
-    case 6:
-      return replay_one_pass_of<6>(ctx, model, scenarios, sinks);
-    case 7:
-      return replay_one_pass_of<7>(ctx, model, scenarios, sinks);
-    case 8:
-      return replay_one_pass_of<8>(ctx, model, scenarios, sinks);
-    default:
-      PERFSIFT_CHECK(false, "one pass replays 2 to " + std::to_string(kQuestionsPerPass) + " scenarios");
-  }
-  return std::nullopt;
+  PERFSIFT_CHECK(scenarios.size() >= 2, "one pass replays 2 scenarios or more");
+  return rp::with_pass_width(scenarios.size(),
+                             [&]<int W>() { return replay_one_pass_of<W>(ctx, model, scenarios, sinks); });
 }
 
 std::vector<std::vector<int64_t>> clean_cuts(const Context &ctx, const ReplayModel &model,
