@@ -65,3 +65,31 @@ def events(store):
 def findings(report, n=3):
     """The first n findings as (kind, where: region path and call site, culprit ranks)."""
     return [(f["kind"], f["where"], f["ranks"]) for f in report["findings"][:n]]
+
+
+# How far an archive's 1 us times may move what a finding's fix buys: a replay of the
+# archive differs from the store's by microseconds, which can swap two findings whose
+# gains are that close (a run of a few milliseconds under sanitizers had them 50 us apart).
+GAIN_TOLERANCE_S = 0.0002
+
+
+def assert_same_findings(test, orig, back, where=lambda f: f["where"], n=3):
+    """The archive's first findings are the store's: each of either's first n is found in
+    the other with the same time lost, ranked alike but where two of them buy within
+    GAIN_TOLERANCE_S of each other."""
+    key = lambda f: (f["kind"], where(f), f["ranks"])
+    worth = lambda f: f["lost_s"] if f.get("predicted_gain_s") is None else f["predicted_gain_s"]
+    order_a = [key(f) for f in orig["findings"]]
+    order_b = [key(f) for f in back["findings"]]
+    a = dict(zip(order_a, orig["findings"]))
+    b = dict(zip(order_b, back["findings"]))
+    first = list(dict.fromkeys(order_a[:n] + order_b[:n]))
+    for k in first:
+        test.assertIn(k, a, "a finding of the archive only")
+        test.assertIn(k, b, "a finding of the store only")
+        test.assertAlmostEqual(a[k]["lost_s"], b[k]["lost_s"], delta=0.001, msg=k)
+    for x in first:
+        for y in first:
+            if order_a.index(x) < order_a.index(y) and order_b.index(x) > order_b.index(y):
+                close = min(abs(worth(a[x]) - worth(a[y])), abs(worth(b[x]) - worth(b[y])))
+                test.assertLessEqual(close, GAIN_TOLERANCE_S, f"{x} and {y} swapped places")
