@@ -454,8 +454,8 @@ Result find_paths(RunView &view, const Options &opt) {
     r.longest_wait.partner = view.partner(r.longest_wait.event);
   }
   r.replays = s.replays;
-  // The candidates' rank states left for reuse, on every thread that replayed them.
-  rp::Engine::release_spare_states();
+  // The candidates' rank states left for reuse, on every thread that replayed them (the
+  // calling one among them).
 #pragma omp parallel
   rp::Engine::release_spare_states();
   return r;

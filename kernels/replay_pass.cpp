@@ -42,6 +42,18 @@ bool pass_fits(const std::vector<RankProgram> &programs, const std::vector<const
   return true;
 }
 
+size_t sharing_a_pass(const std::vector<RankProgram> &programs, const std::vector<const Scenario *> &scenarios) {
+  size_t fit = 0;
+  std::vector<const Scenario *> pass;
+  for (const Scenario *sc : scenarios) {
+    if (pass.size() == kPassWidth) break;
+    pass.push_back(sc);
+    if (!pass_fits(programs, pass)) break;
+    fit = pass.size();
+  }
+  return fit;
+}
+
 template <int W>
 PassEngine<W>::PassEngine(const std::vector<RankProgram> &programs, const std::vector<const Scenario *> &scenarios,
                           int32_t nranks, bool distributed)
@@ -61,7 +73,7 @@ PassEngine<W>::PassEngine(const std::vector<RankProgram> &programs, const std::v
     m_slot_of[static_cast<size_t>(p.rank)] = static_cast<int32_t>(s);
     RankState &st = m_state[s];
     st.next_inject = far_past;
-    st.slot_ref.assign(static_cast<size_t>(p.request_slots), -1);
+    st.in_flight.assign(static_cast<size_t>(p.request_slots));
     st.recv_send_start.assign(p.recvs.size());
     // Receivers' posts only for synchronous sends.
     if (std::any_of(p.sends.begin(), p.sends.end(),
@@ -92,22 +104,22 @@ void PassEngine<W>::wake(int32_t rank) {
 }
 
 template <int W>
-void PassEngine<W>::Delivered::put(size_t i, const Times &t) {
+template <class V>
+V &PassEngine<W>::Held<V>::take(size_t i) {
   int32_t &k = m_ref[i];
-  if (k < 0) {
-    if (m_free.empty()) {
-      k = static_cast<int32_t>(m_entries.size());
-      m_entries.push_back(t);
-      return;
-    }
-    k = m_free.back();
-    m_free.pop_back();
+  if (k >= 0) return m_entries[static_cast<size_t>(k)];
+  if (m_free.empty()) {
+    k = static_cast<int32_t>(m_entries.size());
+    return m_entries.emplace_back();
   }
-  m_entries[static_cast<size_t>(k)] = t;
+  k = m_free.back();
+  m_free.pop_back();
+  return m_entries[static_cast<size_t>(k)];
 }
 
 template <int W>
-void PassEngine<W>::Delivered::hand_back(size_t i) {
+template <class V>
+void PassEngine<W>::Held<V>::hand_back(size_t i) {
   if (i >= m_ref.size() || m_ref[i] < 0) return;
   m_free.push_back(m_ref[i]);
   m_ref[i] = -1;
@@ -115,14 +127,14 @@ void PassEngine<W>::Delivered::hand_back(size_t i) {
 
 template <int W>
 template <class Post>
-void PassEngine<W>::deliver(int32_t rank, int32_t index, const Times &t, Delivered RankState::*table,
+void PassEngine<W>::deliver(int32_t rank, int32_t index, const Times &t, Held<Times> RankState::*table,
                             std::vector<Post> &out) {
   const int32_t s = m_slot_of[static_cast<size_t>(rank)];
   if (s < 0) {
     if (m_distributed) out.push_back({rank, index, t});
     return;
   }
-  (m_state[static_cast<size_t>(s)].*table).put(static_cast<size_t>(index), t);
+  (m_state[static_cast<size_t>(s)].*table).take(static_cast<size_t>(index)) = t;
   wake(rank);
 }
 
@@ -226,17 +238,7 @@ const typename PassEngine<W>::Times &PassEngine<W>::kept(const RankState &st, in
 
 template <int W>
 typename PassEngine<W>::Times &PassEngine<W>::hold(RankState &st, int32_t slot, int32_t item) {
-  int32_t &k = st.slot_ref[static_cast<size_t>(slot)];
-  if (k < 0) {
-    if (st.free_entries.empty()) {
-      k = static_cast<int32_t>(st.in_flight.size());
-      st.in_flight.push_back({});
-    } else {
-      k = st.free_entries.back();
-      st.free_entries.pop_back();
-    }
-  }
-  InFlight &f = st.in_flight[static_cast<size_t>(k)];
+  InFlight &f = st.in_flight.take(static_cast<size_t>(slot));
   f.item = item;
   return f.value;
 }
@@ -391,10 +393,18 @@ bool PassEngine<W>::try_event(int32_t s) {
 }
 
 template <int W>
+std::vector<int64_t> PassEngine<W>::latest_ends(size_t n) const {
+  std::vector<int64_t> end(n, 0);
+  for (const Times &t : m_end)
+    for (size_t l = 0; l < n; ++l) end[l] = std::max(end[l], t[l]);
+  return end;
+}
+
+template <int W>
 int64_t PassEngine<W>::values_held() const {
   int64_t n = 0;
   for (const RankState &st : m_state)
-    n += static_cast<int64_t>(st.in_flight.size() + st.recv_send_start.entries() + st.recv_post.entries());
+    n += static_cast<int64_t>(st.in_flight.entries() + st.recv_send_start.entries() + st.recv_post.entries());
   return n;
 }
 
@@ -416,11 +426,10 @@ void PassEngine<W>::hand_back(int32_t s, const Event &e) {
     const Item &it = p.items[static_cast<size_t>(k)];
     if (it.type == ItemType::Send || it.type == ItemType::Recv) read(it);
     if (it.type != ItemType::Complete) continue;
-    int32_t &entry = st.slot_ref[static_cast<size_t>(it.index)];
-    if (entry < 0) continue;
-    read(p.items[static_cast<size_t>(st.in_flight[static_cast<size_t>(entry)].item)]);
-    st.free_entries.push_back(entry);
-    entry = -1;
+    const InFlight *f = in_flight(st, it.index);
+    if (!f) continue;
+    read(p.items[static_cast<size_t>(f->item)]);
+    st.in_flight.hand_back(static_cast<size_t>(it.index));
   }
 }
 
@@ -453,10 +462,7 @@ std::optional<std::vector<int64_t>> pass_serial(const std::vector<RankProgram> &
     if (sinks[l]) engine.set_event_sink(l, sinks[l]);
   while (engine.advance()) {}
   if (engine.unfinished() > 0) return std::nullopt;
-  std::vector<int64_t> end(scenarios.size(), 0);
-  for (const auto &t : engine.end_times())
-    for (size_t l = 0; l < end.size(); ++l) end[l] = std::max(end[l], t[l]);
-  return end;
+  return engine.latest_ends(scenarios.size());
 }
 }  // namespace
 

@@ -38,11 +38,11 @@ namespace perfsift::kernels::replay {
 
 // Whether the scenarios can replay in one pass over `programs`.
 bool pass_fits(const std::vector<RankProgram> &programs, const std::vector<const Scenario *> &scenarios);
+// How many of `scenarios`, from the first, replay in one pass together: at most
+// kPassWidth, 0 when not even the first can.
+size_t sharing_a_pass(const std::vector<RankProgram> &programs, const std::vector<const Scenario *> &scenarios);
 
-// The widest pass (PassEngine<kPassWidth>), and a serial pass of 1 to kPassWidth scenarios
-// over every rank's program (pass_fits must hold; `sinks`: none, or one per scenario,
-// empty for none): each scenario's makespan, or nothing when the pass met ranks blocked
-// for good (replay each alone then: Engine releases them its own way).
+// The widest pass: PassEngine<kPassWidth>.
 inline constexpr size_t kPassWidth = 8;
 
 // f.template operator()<W>() with the width W = n (1 to kPassWidth) as a constant: the one
@@ -57,6 +57,11 @@ decltype(auto) with_pass_width(size_t n, F &&f) {
   }
   return f.template operator()<W>();
 }
+
+// A serial pass of 1 to kPassWidth scenarios over every rank's program (pass_fits must
+// hold; `sinks`: none, or one per scenario, empty for none): each scenario's makespan,
+// or nothing when the pass met ranks blocked for good (replay each alone then: Engine
+// releases them its own way).
 std::optional<std::vector<int64_t>> replay_pass_serial(const std::vector<RankProgram> &programs,
                                                        const std::vector<const Scenario *> &scenarios,
                                                        const std::vector<EventSink> &sinks = {});
@@ -76,6 +81,8 @@ class PassEngine {
   void set_event_sink(size_t q, EventSink sink) { m_sinks[q] = std::move(sink); }
   // Per owned rank (program order), per question: its end.
   const std::vector<Times> &end_times() const { return m_end; }
+  // The first n questions' latest ends over the owned ranks.
+  std::vector<int64_t> latest_ends(size_t n) const;
   // The W-wide values the owned ranks' pools came to hold at most, summed over ranks.
   int64_t values_held() const;
 
@@ -111,22 +118,24 @@ class PassEngine {
     int32_t item;
     Times value;
   };
-  // Values a partner delivers, per message of the rank: held from their delivery until the
-  // event that reads them completes (then handed back, unless the rank's completions
-  // may read them again).
-  class Delivered {
+  // Per index (a request slot, a message) a value while it is held: entries in a pool
+  // that hand_back returns for the next one, so a rank holds what is in flight, not a
+  // value per index.
+  template <class V>
+  class Held {
    public:
-    void assign(size_t messages) { m_ref.assign(messages, -1); }
+    void assign(size_t n) { m_ref.assign(n, -1); }
     bool empty() const { return m_ref.empty(); }
     bool has(size_t i) const { return m_ref[i] >= 0; }
-    const Times &operator[](size_t i) const { return m_entries[static_cast<size_t>(m_ref[i])]; }
-    void put(size_t i, const Times &t);
+    const V &operator[](size_t i) const { return m_entries[static_cast<size_t>(m_ref[i])]; }
+    const V *find(size_t i) const { return has(i) ? &(*this)[i] : nullptr; }
+    V &take(size_t i);  // index i's entry (a pooled one if it holds none)
     void hand_back(size_t i);
-    size_t entries() const { return m_entries.size(); }
+    size_t entries() const { return m_entries.size(); }  // the most held at once
 
    private:
-    std::vector<int32_t> m_ref;  // per message: its entry, -1 none
-    std::vector<Times> m_entries;
+    std::vector<int32_t> m_ref;  // per index: its entry, -1 none
+    std::vector<V> m_entries;
     std::vector<int32_t> m_free;
   };
   struct RankState {
@@ -136,14 +145,13 @@ class PassEngine {
     // A completion hands its request's entry back, unless some request of the rank is
     // completed more than once (a damaged trace): entries then stay.
     bool hands_back = true;
-    std::vector<int32_t> slot_ref;  // request slot -> its entry in `in_flight`, -1 none
-    std::vector<InFlight> in_flight;
-    std::vector<int32_t> free_entries;
+    Held<InFlight> in_flight;  // per request slot
     // What only the posting event's own completion reads (a blocking send's start), by item.
     std::vector<InFlight> event_values;
-    // Per receive its send's start; per send its receive's post, only when some send is
-    // synchronous (its only reader).
-    Delivered recv_send_start, recv_post;
+    // What partners deliver, held until the event that reads it completes: per receive its
+    // send's start; per send its receive's post, only when some send is synchronous (its
+    // only reader).
+    Held<Times> recv_send_start, recv_post;
   };
   struct CollState {
     int32_t count = 0, expected = 0;
@@ -161,8 +169,7 @@ class PassEngine {
   Times &keep(RankState &st, int32_t item);
   const Times &kept(const RankState &st, int32_t item) const;
   const InFlight *in_flight(const RankState &st, int32_t slot) const {
-    const int32_t k = st.slot_ref[static_cast<size_t>(slot)];
-    return k < 0 ? nullptr : &st.in_flight[static_cast<size_t>(k)];
+    return st.in_flight.find(static_cast<size_t>(slot));
   }
   bool coll_available(int32_t s, const Collective &c);
   int64_t item_done(int32_t s, int32_t k, int64_t enter, size_t q, bool nowait) const;  // item k
@@ -175,7 +182,7 @@ class PassEngine {
   // A send's start into its receive's table (recv_send_start), a receive's post into its
   // synchronous send's (recv_post): in place and the rank woken, or kept for its owner.
   template <class Post>
-  void deliver(int32_t rank, int32_t index, const Times &t, Delivered RankState::*table, std::vector<Post> &out);
+  void deliver(int32_t rank, int32_t index, const Times &t, Held<Times> RankState::*table, std::vector<Post> &out);
   // Hands back what the completed event `e` of owned slot s read (its in-flight entries and
   // delivered values), while its requests' entries still name their posting items.
   void hand_back(int32_t s, const Event &e);

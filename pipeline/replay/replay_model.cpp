@@ -1028,14 +1028,9 @@ ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, c
 size_t questions_sharing_a_pass(const Context &ctx, const ReplayModel &model,
                                 const std::vector<rp::Scenario> &scenarios) {
   // Every process must decide alike: a scenario's changed sizes may touch another's ranks only.
-  int64_t fit = 0;
   std::vector<const rp::Scenario *> pass;
-  for (const auto &sc : scenarios) {
-    if (pass.size() == kQuestionsPerPass) break;
-    pass.push_back(&sc);
-    if (!rp::pass_fits(model.programs, pass)) break;
-    fit = static_cast<int64_t>(pass.size());
-  }
+  for (const auto &sc : scenarios) pass.push_back(&sc);
+  auto fit = static_cast<int64_t>(rp::sharing_a_pass(model.programs, pass));
   MPI_Allreduce(MPI_IN_PLACE, &fit, 1, MPI_INT64_T, MPI_MIN, ctx.comm());
   return static_cast<size_t>(fit);
 }
@@ -1097,9 +1092,7 @@ std::optional<std::vector<int64_t>> replay_one_pass_of(const Context &ctx, const
     if (state[1] == 0) break;
     if (state[0] == 0) return std::nullopt;  // blocked for good somewhere: one by one
   }
-  std::vector<int64_t> end(scenarios.size(), 0);
-  for (const auto &t : engine.end_times())
-    for (size_t l = 0; l < end.size(); ++l) end[l] = std::max(end[l], t[l]);
+  std::vector<int64_t> end = engine.latest_ends(scenarios.size());
   MPI_Allreduce(MPI_IN_PLACE, end.data(), static_cast<int>(end.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
   return end;
 }

@@ -172,6 +172,16 @@ std::vector<Asked> ask_questions(const Context &ctx, const config::Values &cfg, 
   return unique;
 }
 
+// Question k's event sink, when its waiting per place is measured (WhatifResult::effect_of):
+// summed as its replay goes, not from 12.5 B per event of recorded timings; none for
+// other questions. `model` describes the replayed ranks.
+rp::EventSink site_wait_sink(const ReplayModel &model, WhatifResult &r, size_t k) {
+  if (!r.effect_of[k]) return {};
+  return [&model, &r, k](int32_t s, int64_t i, const rp::EventTiming &t) {
+    add_event_wait(model.side[static_cast<size_t>(s)], static_cast<size_t>(i), t, r.sites, r.site_wait[k]);
+  };
+}
+
 // Questions [begin, end) replayed distributed, every process advancing its own ranks;
 // those before `keep_end` keep their timings: the baseline's become the model's, and the
 // stored traces' are kept. The baseline goes last: its timings (12.5 B per event) are not
@@ -180,14 +190,6 @@ std::vector<Asked> ask_questions(const Context &ctx, const config::Values &cfg, 
 void replay_distributed_questions(Context &ctx, const std::vector<Question> &parsed, size_t end, size_t keep_end,
                                   WhatifResult &r, size_t begin = 0) {
   ReplayModel &model = *r.model;
-  // A fix's waiting per place is summed as its replay goes, not from 12.5 B per event of
-  // recorded timings (the baseline's are kept anyway); none for other questions.
-  const auto sum_waits = [&model, &r](size_t k) -> rp::EventSink {
-    if (!r.effect_of[k]) return {};
-    return [&model, &r, k](int32_t s, int64_t i, const rp::EventTiming &t) {
-      add_event_wait(model.side[static_cast<size_t>(s)], static_cast<size_t>(i), t, r.sites, r.site_wait[k]);
-    };
-  };
   std::vector<size_t> order;
   for (size_t k = std::max<size_t>(begin, 1); k < end; ++k) order.push_back(k);
   if (begin == 0 && end > 0) order.push_back(0);
@@ -216,7 +218,7 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
       std::vector<rp::EventSink> sinks;
       for (size_t j = at; j < stop; ++j) {
         scenarios.push_back(take_scenario(order[j]));
-        sinks.push_back(sum_waits(order[j]));
+        sinks.push_back(site_wait_sink(model, r, order[j]));
       }
       // The first n replay now; the others wait for a later round.
       const auto keep_first = [&](size_t n) {
@@ -270,8 +272,8 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
     // would sit beside them (at 10^7 events, K = 1, 0.5 GB of 1.3).
     if (k == 0 && at > 1) hand_back_freed_pages();
     ctx.progress().begin("whatif: " + r.asked[k].text);
-    ReplayOutcome o =
-        replay_distributed(ctx, model, sc, keep || k == 0, sum_waits(k), k == 0 ? r.snapshot.get() : nullptr);
+    ReplayOutcome o = replay_distributed(ctx, model, sc, keep || k == 0, site_wait_sink(model, r, k),
+                                         k == 0 ? r.snapshot.get() : nullptr);
     ctx.progress().end();
     r.predicted[k] = o.makespan_ns;
     r.released[k] = o.released;
@@ -305,13 +307,9 @@ void replay_spread_questions(Context &ctx, const std::vector<Question> &parsed, 
   // Passes: runs of consecutive questions that fit one together (a run of one replays alone).
   std::vector<std::pair<size_t, size_t>> passes;
   for (size_t a = 0; a < mine.size();) {
-    size_t b = a + 1;
-    std::vector<const rp::Scenario *> pass = {&sc[a]};
-    while (b < mine.size() && b - a < kQuestionsPerPass) {
-      pass.push_back(&sc[b]);
-      if (!rp::pass_fits(whole->programs, pass)) break;
-      ++b;
-    }
+    std::vector<const rp::Scenario *> next;
+    for (size_t j = a; j < mine.size() && next.size() < kQuestionsPerPass; ++j) next.push_back(&sc[j]);
+    const size_t b = a + std::max<size_t>(1, rp::sharing_a_pass(whole->programs, next));
     passes.emplace_back(a, b);
     a = b;
   }
@@ -333,10 +331,7 @@ void replay_spread_questions(Context &ctx, const std::vector<Question> &parsed, 
     std::vector<rp::EventSink> sinks;
     for (size_t j = a; j < b; ++j) {
       pass.push_back(&sc[j]);
-      const size_t k = mine[j];
-      sinks.push_back(!r.effect_of[k] ? rp::EventSink{} : [&, k](int32_t s, int64_t i, const rp::EventTiming &t) {
-        add_event_wait(whole->side[static_cast<size_t>(s)], static_cast<size_t>(i), t, r.sites, r.site_wait[k]);
-      });
+      sinks.push_back(site_wait_sink(*whole, r, mine[j]));
     }
     if (const auto times = rp::replay_pass_serial(whole->programs, pass, sinks)) {
       for (size_t j = a; j < b; ++j) {
