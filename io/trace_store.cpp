@@ -1028,7 +1028,7 @@ std::vector<int32_t> TraceStore::read_threads(int64_t lo, int64_t hi) const {
 
 std::vector<double> TraceStore::profile(const std::string &metric) const { return profile(metric, 0, m_run.nranks); }
 
-static ChunkIndex chunk_index(const Ctx &ck, hid_t file);
+static ChunkIndex chunk_index(const Ctx &ck, hid_t file, const char *table, hid_t mem_type, size_t record_size);
 
 std::vector<double> TraceStore::profile(const std::string &metric, int32_t first, int32_t last) const {
   SilenceHdf5 quiet;
@@ -1076,7 +1076,7 @@ void TraceStore::scan_events(int32_t first, int32_t last, int64_t rows_per_read,
     reads.emplace_back(r, next);
     r = next;
   }
-  if (!m_chunks) m_chunks = std::make_shared<ChunkIndex>(chunk_index(ck, m_file));
+  const ChunkIndex &chunks = chunks_of<DiskEvent>("events");
   // Threads of the block's events (stores of multi-threaded runs only): one read.
   const std::vector<int32_t> thread_of = read_threads(row_begin, row_end);
   const EventSink with_threads = [&](int64_t first_row, const std::vector<Event> &events) {
@@ -1089,7 +1089,7 @@ void TraceStore::scan_events(int32_t first, int32_t last, int64_t rows_per_read,
     fn(first_row, copy);
   };
   // PERFSIFT_HDF5_READ=1 forces the H5Dread path (tests compare both).
-  if (m_chunks->usable && !std::getenv("PERFSIFT_HDF5_READ"))
+  if (chunks.usable && !std::getenv("PERFSIFT_HDF5_READ"))
     return scan_raw_chunks(row_begin, row_end, rows_per_read, threads, with_threads);
   int64_t rounds = static_cast<int64_t>(reads.size());
   if (m_parallel) MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, m_comm);
@@ -1127,16 +1127,16 @@ void TraceStore::scan_events(int32_t first, int32_t last, int64_t rows_per_read,
   }
 }
 
-// ---- fast path: the events' chunks read with pread and decompressed by OpenMP threads.
-// HDF5 1.10 inflates and unshuffles serially inside H5Dread (most of a scan's time);
-// reading the raw chunks lets every core decompress. Used when the dataset has exactly
-// the writer's layout (our compound type, 65,536-row chunks, shuffle then deflate);
-// otherwise scan_events falls back to H5Dread.
-// Undoes HDF5's shuffle filter for n rows of DiskEvent: byte j of every row is stored
+// ---- fast path: a table's chunks read with pread and decompressed here (the events' by
+// several threads). HDF5 1.10 inflates and unshuffles serially inside H5Dread (most of a
+// scan's time) and sums each chunk's Adler-32 byte by byte; reading the raw chunks lets
+// every core decompress. Used when the dataset has exactly the writer's layout (our
+// compound type, chunked, shuffle then deflate); otherwise the reads go through H5Dread.
+// Undoes HDF5's shuffle filter for n rows of E bytes: byte j of every row is stored
 // contiguously (src[j * n + i]). 8 x 8 byte blocks are transposed in SSE2 registers:
 // several times faster than HDF5's byte loop.
+template <size_t E>
 static void unshuffle(const unsigned char *src, unsigned char *dst, size_t n) {
-  constexpr size_t E = sizeof(DiskEvent);
   static_assert(E % 8 == 0, "rows are whole 8-byte words");
   size_t i = 0;
 #if defined(__SSE2__)
@@ -1184,12 +1184,14 @@ static bool inflate_zlib(const std::vector<unsigned char> &in, unsigned char *ou
   return adler32(1, out, produced) == stored;
 }
 
-static ChunkIndex chunk_index(const Ctx &ck, hid_t file) {
+// Where each chunk of table `table` (records of `record_size` bytes, `mem_type` in memory)
+// lies in the file; not usable unless the table has the writer's layout.
+static ChunkIndex chunk_index(const Ctx &ck, hid_t file, const char *table, hid_t mem_type, size_t record_size) {
   ChunkIndex idx;
-  Handle ds(ck(H5Dopen2(file, "events", H5P_DEFAULT), "missing dataset /events (truncated store?)"), H5Dclose);
+  const std::string name = std::string("/") + table;
+  Handle ds(ck(H5Dopen2(file, table, H5P_DEFAULT), "missing dataset " + name + " (truncated store?)"), H5Dclose);
   Handle ftype(H5Dget_type(ds), H5Tclose);
-  Handle mtype = record_type<DiskEvent>();
-  if (H5Tequal(ftype, mtype) <= 0 || H5Tget_size(ftype) != sizeof(DiskEvent)) return idx;
+  if (H5Tequal(ftype, mem_type) <= 0 || H5Tget_size(ftype) != record_size) return idx;
   Handle dcpl(H5Dget_create_plist(ds), H5Pclose);
   if (H5Pget_layout(dcpl) != H5D_CHUNKED) return idx;
   hsize_t chunk = 0;
@@ -1201,8 +1203,9 @@ static ChunkIndex chunk_index(const Ctx &ck, hid_t file) {
   ncd = 8;
   if (H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, nullptr, nullptr) != H5Z_FILTER_DEFLATE) return idx;
   Handle fs(H5Dget_space(ds), H5Sclose);
-  const hsize_t rows = space_elements(ck, fs, 1, "/events");
-  check_claim(ck, ds, rows, sizeof(DiskEvent), "/events");
+  if (H5Sget_simple_extent_type(fs) == H5S_NULL) return idx;
+  const hsize_t rows = space_elements(ck, fs, 1, name);
+  check_claim(ck, ds, rows, record_size, name);
   hsize_t file_bytes = 0;
   H5Fget_filesize(file, &file_bytes);
   idx.chunk_rows = static_cast<int64_t>(chunk);
@@ -1222,9 +1225,38 @@ static ChunkIndex chunk_index(const Ctx &ck, hid_t file) {
   return idx;
 }
 
+// Chunk c of a table with the writer's layout (ChunkIndex usable) read from `fd`, inflated
+// and unshuffled into `rows` (idx.chunk_rows records; `packed` and `shuffled` are reused
+// buffers). False when the chunk is short, corrupt or fails its checksum.
+template <class Disk>
+static bool read_chunk(int fd, const ChunkIndex &idx, int64_t c, std::vector<unsigned char> &packed,
+                       std::vector<unsigned char> &shuffled, std::vector<Disk> &rows) {
+  const auto cr = static_cast<size_t>(idx.chunk_rows);
+  packed.resize(static_cast<size_t>(idx.size[static_cast<size_t>(c)]));
+  shuffled.resize(cr * sizeof(Disk));
+  rows.resize(cr);
+  uLongf out_len = static_cast<uLongf>(shuffled.size());
+  const bool ok = ::pread(fd, packed.data(), packed.size(), idx.addr[static_cast<size_t>(c)]) ==
+                      static_cast<ssize_t>(packed.size()) &&
+                  inflate_zlib(packed, shuffled.data(), &out_len) && out_len == shuffled.size();
+  if (ok) unshuffle<sizeof(Disk)>(shuffled.data(), reinterpret_cast<unsigned char *>(rows.data()), cr);
+  return ok;
+}
+
+template <class Disk>
+const ChunkIndex &TraceStore::chunks_of(const char *table) const {
+  auto &idx = m_chunk_indexes[table];
+  if (!idx) {
+    Ctx ck(m_path);
+    Handle mtype = record_type<Disk>();
+    idx = std::make_shared<ChunkIndex>(chunk_index(ck, m_file, table, mtype, sizeof(Disk)));
+  }
+  return *idx;
+}
+
 void TraceStore::scan_raw_chunks(int64_t row_begin, int64_t row_end, int64_t rows_per_read, int threads,
                                  const EventSink &fn) const {
-  const ChunkIndex &idx = *m_chunks;
+  const ChunkIndex &idx = chunks_of<DiskEvent>("events");
   const int64_t cr = idx.chunk_rows;
   if (row_end > idx.rows)
     throw Error(m_path + ": /events has " + std::to_string(idx.rows) +
@@ -1245,19 +1277,14 @@ void TraceStore::scan_raw_chunks(int64_t row_begin, int64_t row_end, int64_t row
     std::atomic<int64_t> next{b};
     std::mutex error_lock;
     auto work = [&] {
-      std::vector<unsigned char> packed, shuffled(static_cast<size_t>(cr) * sizeof(DiskEvent));
-      std::vector<DiskEvent> rows(static_cast<size_t>(cr));
+      std::vector<unsigned char> packed, shuffled;
+      std::vector<DiskEvent> rows;
       for (int64_t c = next++; c < b_end; c = next++) {
-        packed.resize(static_cast<size_t>(idx.size[c]));
-        uLongf out_len = static_cast<uLongf>(shuffled.size());
-        const bool ok = ::pread(fd, packed.data(), packed.size(), idx.addr[c]) == static_cast<ssize_t>(packed.size()) &&
-                        inflate_zlib(packed, shuffled.data(), &out_len) && out_len == shuffled.size();
-        if (!ok) {
+        if (!read_chunk(fd, idx, c, packed, shuffled, rows)) {
           std::lock_guard<std::mutex> g(error_lock);
           error = "reading /events chunk " + std::to_string(c) + " failed (truncated or corrupt store?)";
           continue;
         }
-        unshuffle(shuffled.data(), reinterpret_cast<unsigned char *>(rows.data()), static_cast<size_t>(cr));
         const int64_t r0 = std::max(lo, c * cr), r1 = std::min(hi, (c + 1) * cr);
         for (int64_t r = r0; r < r1; ++r)
           events[static_cast<size_t>(r - lo)] = to_event(rows[static_cast<size_t>(r - c * cr)]);
@@ -1282,8 +1309,33 @@ std::vector<T> TraceStore::slice(const char *table, int32_t first, int32_t last)
   if (off.size() != static_cast<size_t>(m_run.nranks) + 1 || first < 0 || last > m_run.nranks || first > last ||
       off[first] < 0 || off[first] > off[last])
     throw Error(m_path + ": bad rank range or damaged /" + table + "_offsets");
-  Handle t = record_type<T>();
-  return read_rows<T>(ck, m_file, table, t, static_cast<hsize_t>(off[first]), off[last]);
+  // Every process opens the table's chunks here together (metadata reads are collective).
+  const ChunkIndex &idx = chunks_of<T>(table);
+  if (!idx.usable || std::getenv("PERFSIFT_HDF5_READ")) {
+    Handle t = record_type<T>();
+    return read_rows<T>(ck, m_file, table, t, static_cast<hsize_t>(off[first]), off[last]);
+  }
+  const int64_t lo = off[first], hi = off[last], cr = idx.chunk_rows;
+  if (hi > idx.rows)
+    throw Error(m_path + ": /" + table + " has " + std::to_string(idx.rows) +
+                " rows, fewer than its offsets say (truncated store?)");
+  std::vector<T> out(static_cast<size_t>(hi - lo));
+  if (lo == hi) return out;
+  const int fd = ::open(m_path.c_str(), O_RDONLY);
+  if (fd < 0) throw Error(m_path + ": cannot read the file (" + std::strerror(errno) + ")");
+  std::vector<unsigned char> packed, shuffled;
+  std::vector<T> rows;
+  for (int64_t c = lo / cr; c * cr < hi; ++c) {
+    if (!read_chunk(fd, idx, c, packed, shuffled, rows)) {
+      ::close(fd);
+      throw Error(m_path + ": reading /" + table + " chunk " + std::to_string(c) +
+                  " failed (truncated or corrupt store?)");
+    }
+    const int64_t r0 = std::max(lo, c * cr), r1 = std::min(hi, (c + 1) * cr);
+    std::copy(rows.begin() + (r0 - c * cr), rows.begin() + (r1 - c * cr), out.begin() + (r0 - lo));
+  }
+  ::close(fd);
+  return out;
 }
 
 std::vector<Event> TraceStore::events(int32_t first, int32_t last) const {

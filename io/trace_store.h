@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -16,7 +17,7 @@
 
 namespace perfsift::io {
 
-// Where each chunk of /events lies in the file (for the parallel decompression path).
+// Where each chunk of a table lies in the file (for the raw-chunk read path).
 struct ChunkIndex {
   bool usable = false;
   int64_t chunk_rows = 0, rows = 0;
@@ -105,7 +106,10 @@ class TraceStore {
   std::vector<int32_t> read_threads(int64_t lo, int64_t hi) const;
   void scan_raw_chunks(int64_t row_begin, int64_t row_end, int64_t rows_per_read, int threads,
                        const EventSink &fn) const;
-  mutable std::shared_ptr<ChunkIndex> m_chunks;
+  // A table's chunks (the raw-chunk read path), found at its first read.
+  template <class Disk>
+  const ChunkIndex &chunks_of(const char *table) const;
+  mutable std::map<std::string, std::shared_ptr<ChunkIndex>, std::less<>> m_chunk_indexes;
   std::string m_path;
   int64_t m_file = -1;
   bool m_parallel = false;
