@@ -324,6 +324,9 @@ class TimingColumn {
 // Each replayed event of an owned rank: its slot, its index, its timing. For sums over
 // events (the waiting per call site) without recording every timing (12.5 B per event).
 using EventSink = std::function<void(int32_t slot, int64_t event, const EventTiming &)>;
+// Which replayed events a sink sees: every one, or those that waited (exit != nowait_exit):
+// a sum of waiting skips the call for the others, most of a run's events.
+enum class SinkEvents : uint8_t { All, Waited };
 
 // Per owned rank (program order), per send, receive or collective call: the event that
 // posts it. The program's own, the same for every replay: a snapshot borrows the tables
@@ -590,8 +593,12 @@ class Engine {
     settle_lanes();
     return std::move(m_timings);
   }
-  // Called for every event replayed from now on (besides recording, if asked).
-  void set_event_sink(EventSink sink) { m_sink = std::move(sink); }
+  // Called for every event replayed from now on (`which`: or only those that waited),
+  // besides recording, if asked.
+  void set_event_sink(EventSink sink, SinkEvents which = SinkEvents::All) {
+    m_sink = std::move(sink);
+    m_sink_waited_only = which == SinkEvents::Waited;
+  }
   // After a replay that recorded its timings: its state moved out, to resume others
   // from, with those timings. The engine is spent.
   Snapshot take_snapshot();
@@ -749,6 +756,7 @@ class Engine {
   std::vector<std::vector<EventTiming>> m_lane_timings;
   void settle_lanes();
   EventSink m_sink;
+  bool m_sink_waited_only = false;
   int64_t m_unfinished = 0, m_released = 0;
   bool m_aborted = false, m_conflict = false;
   // Members assumed to arrive as in the snapshot and not yet seen: per gathered instance

@@ -379,7 +379,8 @@ bool PassEngine<W>::try_event(int32_t s) {
         nowait_exit = std::max(nowait_exit, skip_wait ? t : item_done(s, k, enter, l, true));
       }
     }
-    if (m_sinks[l]) m_sinks[l](s, static_cast<int64_t>(i), {enter, exit, nowait_exit});
+    if (m_sinks[l] && (!m_sink_waited_only[l] || exit != nowait_exit))
+      m_sinks[l](s, static_cast<int64_t>(i), {enter, exit, nowait_exit});
     st.now[l] = exit;
   }
   hand_back(s, e);
@@ -454,12 +455,12 @@ namespace {
 template <int W>
 std::optional<std::vector<int64_t>> pass_serial(const std::vector<RankProgram> &programs,
                                                 const std::vector<const Scenario *> &scenarios,
-                                                const std::vector<EventSink> &sinks) {
+                                                const std::vector<EventSink> &sinks, SinkEvents which) {
   int32_t nranks = 0;
   for (const auto &p : programs) nranks = std::max(nranks, p.rank + 1);
   PassEngine<W> engine(programs, scenarios, nranks, false);
   for (size_t l = 0; l < sinks.size(); ++l)
-    if (sinks[l]) engine.set_event_sink(l, sinks[l]);
+    if (sinks[l]) engine.set_event_sink(l, sinks[l], which);
   while (engine.advance()) {}
   if (engine.unfinished() > 0) return std::nullopt;
   return engine.latest_ends(scenarios.size());
@@ -468,10 +469,10 @@ std::optional<std::vector<int64_t>> pass_serial(const std::vector<RankProgram> &
 
 std::optional<std::vector<int64_t>> replay_pass_serial(const std::vector<RankProgram> &programs,
                                                        const std::vector<const Scenario *> &scenarios,
-                                                       const std::vector<EventSink> &sinks) {
+                                                       const std::vector<EventSink> &sinks, SinkEvents which) {
   if (!sinks.empty() && sinks.size() != scenarios.size())
     throw std::logic_error("replay: one event sink per scenario, or none");
-  return with_pass_width(scenarios.size(), [&]<int W>() { return pass_serial<W>(programs, scenarios, sinks); });
+  return with_pass_width(scenarios.size(), [&]<int W>() { return pass_serial<W>(programs, scenarios, sinks, which); });
 }
 
 template class PassEngine<1>;

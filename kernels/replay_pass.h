@@ -59,12 +59,13 @@ decltype(auto) with_pass_width(size_t n, F &&f) {
 }
 
 // A serial pass of 1 to kPassWidth scenarios over every rank's program (pass_fits must
-// hold; `sinks`: none, or one per scenario, empty for none): each scenario's makespan,
+// hold; `sinks`: none, or one per scenario, empty for none, seeing `which` events): each scenario's makespan,
 // or nothing when the pass met ranks blocked for good (replay each alone then: Engine
 // releases them its own way).
 std::optional<std::vector<int64_t>> replay_pass_serial(const std::vector<RankProgram> &programs,
                                                        const std::vector<const Scenario *> &scenarios,
-                                                       const std::vector<EventSink> &sinks = {});
+                                                       const std::vector<EventSink> &sinks = {},
+                                                       SinkEvents which = SinkEvents::All);
 
 template <int W>
 class PassEngine {
@@ -78,7 +79,10 @@ class PassEngine {
   bool advance();
   int64_t unfinished() const { return m_unfinished; }
   // The event sink of question `q` (Engine::set_event_sink).
-  void set_event_sink(size_t q, EventSink sink) { m_sinks[q] = std::move(sink); }
+  void set_event_sink(size_t q, EventSink sink, SinkEvents which = SinkEvents::All) {
+    m_sinks[q] = std::move(sink);
+    m_sink_waited_only[q] = which == SinkEvents::Waited;
+  }
   // Per owned rank (program order), per question: its end.
   const std::vector<Times> &end_times() const { return m_end; }
   // The first n questions' latest ends over the owned ranks.
@@ -200,6 +204,7 @@ class PassEngine {
   Outbox m_out;
   std::vector<Times> m_end;
   std::array<EventSink, W> m_sinks;
+  std::array<bool, W> m_sink_waited_only{};
   int64_t m_unfinished = 0;
 };
 

@@ -945,7 +945,7 @@ std::vector<int64_t> replay_distributed(const Context &ctx, const ReplayModel &m
   for (size_t e = 0; e < scenarios.size(); ++e) {
     const rp::Scenario &sc = scenarios[e];
     owned.push_back(std::make_unique<rp::Engine>(model.programs, sc, ctx.nranks(), false, ctx.nprocs() > 1));
-    if (!sinks.empty() && sinks[e]) owned.back()->set_event_sink(sinks[e]);
+    if (!sinks.empty() && sinks[e]) owned.back()->set_event_sink(sinks[e], rp::SinkEvents::Waited);
     engines.push_back(owned.back().get());
     converge.push_back(sc.resume && sc.stop_when_converged);
   }
@@ -999,7 +999,7 @@ void lend_posting_events(const ReplayModel &model, rp::Engine &engine) {
 ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const rp::Scenario &sc,
                                  bool record_timings, const rp::EventSink &sink, rp::Snapshot *snapshot) {
   rp::Engine engine(model.programs, sc, ctx.nranks(), record_timings, ctx.nprocs() > 1);
-  if (sink) engine.set_event_sink(sink);
+  if (sink) engine.set_event_sink(sink, rp::SinkEvents::Waited);
   if (snapshot) lend_posting_events(model, engine);
   const std::vector<rp::Engine *> one = {&engine};
   const auto converged = run_rounds(ctx, model, one, {static_cast<uint8_t>(sc.resume && sc.stop_when_converged)});
@@ -1047,7 +1047,7 @@ std::optional<std::vector<int64_t>> replay_one_pass_of(const Context &ctx, const
   const int np = ctx.nprocs();
   Pass engine(model.programs, pass, ctx.nranks(), np > 1);
   for (size_t l = 0; l < sinks.size(); ++l)
-    if (sinks[l]) engine.set_event_sink(l, sinks[l]);
+    if (sinks[l]) engine.set_event_sink(l, sinks[l], rp::SinkEvents::Waited);
   // Rounds as run_rounds: advance, route what crossed owners (arrivals to the other owners
   // of the communicator), one all-to-all, then one reduction of (moved, unfinished).
   while (true) {

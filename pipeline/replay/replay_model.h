@@ -131,7 +131,8 @@ std::shared_ptr<ReplayModel> gather_whole(const Context &ctx, const ReplayModel 
 // times, collective arrivals and (resumed replays) the ranks they need in rounds. A
 // resumed replay's scenario holds this process's part of the snapshot; it stops when
 // every process is back on it. `sink`, when given, sees every replayed event of the
-// owned ranks; `snapshot`, when given, receives the owned ranks' state to resume from.
+// owned ranks that waited (SinkEvents::Waited, as every sink here: sums of waiting);
+// `snapshot`, when given, receives the owned ranks' state to resume from.
 // With a snapshot the replay records its timings (`record_timings`): they come in the
 // outcome, and whoever keeps them lends them back with Snapshot::borrowed_timings.
 ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, const kernels::replay::Scenario &sc,
@@ -142,7 +143,7 @@ ReplayOutcome replay_distributed(const Context &ctx, const ReplayModel &model, c
 // engines advanced by threads in turn (the domino search's batches of resumed replays,
 // the whatif questions on several cores); each one's run time, INT64_MAX when its
 // abort_at stopped it. `sinks`, when given, one per scenario (empty: none), each seeing
-// its own replay's events of the owned ranks; `released`, when given, receives each
+// its own replay's events of the owned ranks that waited; `released`, when given, receives each
 // scenario's dependencies released at a stuck fixpoint (over every process).
 std::vector<int64_t> replay_distributed(const Context &ctx, const ReplayModel &model,
                                         const std::vector<kernels::replay::Scenario> &scenarios,

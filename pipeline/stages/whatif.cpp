@@ -333,7 +333,7 @@ void replay_spread_questions(Context &ctx, const std::vector<Question> &parsed, 
       pass.push_back(&sc[j]);
       sinks.push_back(site_wait_sink(*whole, r, mine[j]));
     }
-    if (const auto times = rp::replay_pass_serial(whole->programs, pass, sinks)) {
+    if (const auto times = rp::replay_pass_serial(whole->programs, pass, sinks, rp::SinkEvents::Waited)) {
       for (size_t j = a; j < b; ++j) {
         r.predicted[mine[j]] = (*times)[j - a];
         r.released[mine[j]] = 0;

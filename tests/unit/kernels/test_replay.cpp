@@ -7,6 +7,7 @@
 #include <memory>
 #include <limits>
 #include <random>
+#include <set>
 
 #include "kernels/replay.h"
 #include "kernels/replay_cuts.h"
@@ -1100,6 +1101,59 @@ TEST(Replay, OnePassGivesEachScenariosOwnReplaySerialAndSplit) {
   std::printf(
       "%lld event timings of one-pass replays equal their scenario's own replay (%lld events zeroed or not waiting)\n",
       static_cast<long long>(events), static_cast<long long>(zeroed));
+}
+
+// A sink of the events that waited (whatif's sums of waiting) sees exactly the events
+// whose exit differs from their no-wait exit, in Engine and in a pass, and no others.
+TEST(Replay, WaitedSinkSeesExactlyTheEventsThatWaited) {
+  using Seen = std::set<std::pair<int32_t, int64_t>>;
+  size_t waited_events = 0, all_events = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    const int P = 3 + static_cast<int>(seed % 4);
+    const Builder b = random_program(P, 16, seed * 104729);
+    Scenario slower = base();
+    slower.net.L = 4000;
+    Seen want[2];
+    for (int q = 0; q < 2; ++q) {
+      const SerialResult full = replay_serial(b.ranks, q == 0 ? base() : slower, true);
+      for (int r = 0; r < P; ++r)
+        for (size_t i = 0; i < full.timings[static_cast<size_t>(r)].size(); ++i) {
+          const auto t = full.timings[static_cast<size_t>(r)][i];
+          if (t.exit != t.nowait_exit) want[q].insert({r, static_cast<int64_t>(i)});
+          all_events += q == 0;
+        }
+    }
+    waited_events += want[0].size();
+    const Scenario measured = base();
+    Engine engine(b.ranks, measured, P, false);
+    Seen engine_saw;
+    engine.set_event_sink(
+        [&](int32_t s, int64_t i, const EventTiming &) {
+          engine_saw.insert({s, i});
+        },
+        SinkEvents::Waited);
+    while (!engine.finished()) {
+      engine.advance();
+      if (!engine.finished()) engine.release_stuck();
+    }
+    EXPECT_EQ(engine_saw, want[0]) << "seed " << seed;
+    PassEngine<2> pass(b.ranks, {&measured, &slower}, P, false);
+    Seen pass_saw[2];
+    for (size_t q = 0; q < 2; ++q)
+      pass.set_event_sink(
+          q,
+          [&pass_saw, q](int32_t s, int64_t i, const EventTiming &) {
+            pass_saw[q].insert({s, i});
+          },
+          SinkEvents::Waited);
+    while (pass.advance()) {}
+    EXPECT_EQ(pass.unfinished(), 0) << "seed " << seed;
+    EXPECT_EQ(pass_saw[0], want[0]) << "seed " << seed;
+    EXPECT_EQ(pass_saw[1], want[1]) << "seed " << seed;
+  }
+  // Some events wait, most do not: the sink is called for a part of them.
+  EXPECT_GT(waited_events, 0u);
+  EXPECT_LT(waited_events * 2, all_events);
 }
 
 // The pass holds a delivered send start, a receive's post and a request's value only
