@@ -35,8 +35,11 @@ for events in $sizes; do
     [ "$kt" = "$k" ] || threads=(--bind-to none -x OMP_NUM_THREADS="${kt#*x}")
     out=$dir/run-$events-$kt
     start=$(now)
-    mpirun -n "$k" "${threads[@]}" /usr/bin/time -f "peak_kb %M" "$perfsift" analyze "$store" -o "$out.h5" --progress \
-      > "$out.txt" 2> "$out.err" || { cat "$out.err"; exit 1; }
+    # Each rank's peak appended to its own line of $out.time (O_APPEND: the ranks' lines
+    # never interleave, as they could on the shared stderr).
+    rm -f "$out.time"
+    mpirun -n "$k" "${threads[@]}" /usr/bin/time -a -o "$out.time" -f "peak_kb %M" "$perfsift" analyze "$store" \
+      -o "$out.h5" --progress > "$out.txt" 2> "$out.err" || { cat "$out.err"; exit 1; }
     wall=$(since "$start")
     echo "default pipeline: $ranks ranks, $nev events, K=$kt: wall $wall s"
     grep -E "^perfsift: stage .* done in" "$out.err" | sed 's/^perfsift: /  /'
@@ -45,7 +48,7 @@ for events in $sizes; do
       # --progress resets the kernel high-water mark at each stage: its stage peaks count too.
       / done in .* s, peak [0-9]+ MB/ { for (i = 1; i < NF; i++) if ($i == "peak" && $(i + 1) * 1024 > peak) peak = $(i + 1) * 1024 }
       END { printf "%12d  K=%-4s  %8.2f s  %6.2f M events/s per process  peak %7.0f MB per analysis rank  %5.0f B per owned event",
-                   nev, kt, wall, nev / k / wall / 1e6, peak / 1024, peak * 1024 / (nev / k) }' "$out.err")
+                   nev, kt, wall, nev / k / wall / 1e6, peak / 1024, peak * 1024 / (nev / k) }' "$out.time" "$out.err")
     echo "  $line"
     summary+=("$line")
   done
