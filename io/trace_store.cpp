@@ -1090,7 +1090,8 @@ void TraceStore::scan_events(int32_t first, int32_t last, int64_t rows_per_read,
   };
   // PERFSIFT_HDF5_READ=1 forces the H5Dread path (tests compare both).
   if (chunks.usable && !std::getenv("PERFSIFT_HDF5_READ"))
-    return scan_raw_chunks(row_begin, row_end, rows_per_read, threads, with_threads);
+    return scan_table_chunks<DiskEvent, Event>("events", row_begin, row_end, rows_per_read, threads, to_event,
+                                               with_threads);
   int64_t rounds = static_cast<int64_t>(reads.size());
   if (m_parallel) MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, m_comm);
   Handle ds(ck(H5Dopen2(m_file, "events", H5P_DEFAULT), "missing dataset /events (truncated store?)"), H5Dclose);
@@ -1254,40 +1255,48 @@ const ChunkIndex &TraceStore::chunks_of(const char *table) const {
   return *idx;
 }
 
-void TraceStore::scan_raw_chunks(int64_t row_begin, int64_t row_end, int64_t rows_per_read, int threads,
-                                 const EventSink &fn) const {
-  const ChunkIndex &idx = chunks_of<DiskEvent>("events");
+// Rows [row_begin, row_end) of `table` (its ChunkIndex usable), in batches of about
+// rows_per_read rows aligned to its chunks: `threads` take the batch's chunks in turn
+// (std::thread: io/ stays free of OpenMP, which the collector library must not pull into
+// applications), each row becomes convert(record), and fn(first_row, rows) sees each batch.
+template <class Disk, class Out, class Convert, class Fn>
+void TraceStore::scan_table_chunks(const char *table, int64_t row_begin, int64_t row_end, int64_t rows_per_read,
+                                   int threads, Convert convert, Fn fn) const {
+  const ChunkIndex &idx = chunks_of<Disk>(table);
   const int64_t cr = idx.chunk_rows;
   if (row_end > idx.rows)
-    throw Error(m_path + ": /events has " + std::to_string(idx.rows) +
+    throw Error(m_path + ": /" + table + " has " + std::to_string(idx.rows) +
                 " rows, fewer than its offsets say (truncated store?)");
   if (row_begin >= row_end) return;
-  const int fd = ::open(m_path.c_str(), O_RDONLY);
-  if (fd < 0) throw Error(m_path + ": cannot read the file (" + std::strerror(errno) + ")");
+  struct File {
+    int fd;
+    ~File() { ::close(fd); }
+  };
+  const File file{::open(m_path.c_str(), O_RDONLY)};
+  if (file.fd < 0) throw Error(m_path + ": cannot read the file (" + std::strerror(errno) + ")");
   const int64_t c_first = row_begin / cr, c_last = (row_end - 1) / cr + 1;  // chunks [c_first, c_last)
   const int64_t per_batch = std::max<int64_t>(1, rows_per_read / cr);
-  std::vector<Event> events;
-  std::string error;
-  for (int64_t b = c_first; b < c_last && error.empty(); b += per_batch) {
+  std::vector<Out> out;
+  for (int64_t b = c_first; b < c_last; b += per_batch) {
     const int64_t b_end = std::min(c_last, b + per_batch);
     const int64_t lo = std::max(row_begin, b * cr), hi = std::min(row_end, b_end * cr);
-    events.resize(static_cast<size_t>(hi - lo));
-    // Threads take chunks in turn (std::thread: io/ stays free of OpenMP, which the
-    // collector library must not pull into applications).
+    out.resize(static_cast<size_t>(hi - lo));
     std::atomic<int64_t> next{b};
     std::mutex error_lock;
+    std::string error;
     auto work = [&] {
       std::vector<unsigned char> packed, shuffled;
-      std::vector<DiskEvent> rows;
+      std::vector<Disk> rows;
       for (int64_t c = next++; c < b_end; c = next++) {
-        if (!read_chunk(fd, idx, c, packed, shuffled, rows)) {
+        if (!read_chunk(file.fd, idx, c, packed, shuffled, rows)) {
           std::lock_guard<std::mutex> g(error_lock);
-          error = "reading /events chunk " + std::to_string(c) + " failed (truncated or corrupt store?)";
+          error = "reading /" + std::string(table) + " chunk " + std::to_string(c) +
+                  " failed (truncated or corrupt store?)";
           continue;
         }
         const int64_t r0 = std::max(lo, c * cr), r1 = std::min(hi, (c + 1) * cr);
         for (int64_t r = r0; r < r1; ++r)
-          events[static_cast<size_t>(r - lo)] = to_event(rows[static_cast<size_t>(r - c * cr)]);
+          out[static_cast<size_t>(r - lo)] = convert(rows[static_cast<size_t>(r - c * cr)]);
       }
     };
     const int nthreads = static_cast<int>(std::min<int64_t>(std::max(1, threads), b_end - b));
@@ -1295,10 +1304,9 @@ void TraceStore::scan_raw_chunks(int64_t row_begin, int64_t row_end, int64_t row
     for (int t = 1; t < nthreads; ++t) pool.emplace_back(work);
     work();
     for (auto &t : pool) t.join();
-    if (error.empty()) fn(lo, events);
+    if (!error.empty()) throw Error(m_path + ": " + error);
+    fn(lo, out);
   }
-  ::close(fd);
-  if (!error.empty()) throw Error(m_path + ": " + error);
 }
 
 template <class T>
@@ -1315,26 +1323,11 @@ std::vector<T> TraceStore::slice(const char *table, int32_t first, int32_t last)
     Handle t = record_type<T>();
     return read_rows<T>(ck, m_file, table, t, static_cast<hsize_t>(off[first]), off[last]);
   }
-  const int64_t lo = off[first], hi = off[last], cr = idx.chunk_rows;
-  if (hi > idx.rows)
-    throw Error(m_path + ": /" + table + " has " + std::to_string(idx.rows) +
-                " rows, fewer than its offsets say (truncated store?)");
-  std::vector<T> out(static_cast<size_t>(hi - lo));
-  if (lo == hi) return out;
-  const int fd = ::open(m_path.c_str(), O_RDONLY);
-  if (fd < 0) throw Error(m_path + ": cannot read the file (" + std::strerror(errno) + ")");
-  std::vector<unsigned char> packed, shuffled;
-  std::vector<T> rows;
-  for (int64_t c = lo / cr; c * cr < hi; ++c) {
-    if (!read_chunk(fd, idx, c, packed, shuffled, rows)) {
-      ::close(fd);
-      throw Error(m_path + ": reading /" + table + " chunk " + std::to_string(c) +
-                  " failed (truncated or corrupt store?)");
-    }
-    const int64_t r0 = std::max(lo, c * cr), r1 = std::min(hi, (c + 1) * cr);
-    std::copy(rows.begin() + (r0 - c * cr), rows.begin() + (r1 - c * cr), out.begin() + (r0 - lo));
-  }
-  ::close(fd);
+  std::vector<T> out;
+  out.reserve(static_cast<size_t>(off[last] - off[first]));
+  scan_table_chunks<T, T>(
+      table, off[first], off[last], off[last] - off[first], 1, [](const T &r) { return r; },
+      [&out](int64_t, const std::vector<T> &rows) { out.insert(out.end(), rows.begin(), rows.end()); });
   return out;
 }
 

@@ -104,8 +104,9 @@ class TraceStore {
   template <class T>
   std::vector<T> slice(const char *table, int32_t first, int32_t last) const;
   std::vector<int32_t> read_threads(int64_t lo, int64_t hi) const;
-  void scan_raw_chunks(int64_t row_begin, int64_t row_end, int64_t rows_per_read, int threads,
-                       const EventSink &fn) const;
+  template <class Disk, class Out, class Convert, class Fn>
+  void scan_table_chunks(const char *table, int64_t row_begin, int64_t row_end, int64_t rows_per_read, int threads,
+                         Convert convert, Fn fn) const;
   // A table's chunks (the raw-chunk read path), found at its first read.
   template <class Disk>
   const ChunkIndex &chunks_of(const char *table) const;

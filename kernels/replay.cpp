@@ -975,8 +975,7 @@ bool Engine::try_event(int32_t s) {
   int64_t exit = enter, nowait_exit = enter;
   if (!complete_event(s, e, enter, flags, exit, nowait_exit)) return false;
   if (m_record) m_timings[static_cast<size_t>(s)].push_back({enter, exit, nowait_exit});
-  if (m_sink && (!m_sink_waited_only || exit != nowait_exit))
-    m_sink(s, static_cast<int64_t>(i), {enter, exit, nowait_exit});
+  m_sink.see(s, static_cast<int64_t>(i), {enter, exit, nowait_exit});
   if (m_converge) {
     for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
       const Item &it = p.items[static_cast<size_t>(k)];
@@ -1281,8 +1280,7 @@ bool Engine::try_lane_step(int32_t s) {
   int64_t exit = enter, nowait_exit = enter;
   if (!complete_event(s, e, enter, event_flags(s, static_cast<int64_t>(i)), exit, nowait_exit)) return false;
   if (m_record) m_lane_timings[static_cast<size_t>(s)][i] = {enter, exit, nowait_exit};
-  if (m_sink && (!m_sink_waited_only || exit != nowait_exit))
-    m_sink(s, static_cast<int64_t>(i), {enter, exit, nowait_exit});
+  m_sink.see(s, static_cast<int64_t>(i), {enter, exit, nowait_exit});
   st.lane_now[lane] = exit;
   st.release = false;
   m_end[static_cast<size_t>(s)] = std::max(m_end[static_cast<size_t>(s)], exit);

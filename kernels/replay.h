@@ -327,6 +327,14 @@ using EventSink = std::function<void(int32_t slot, int64_t event, const EventTim
 // Which replayed events a sink sees: every one, or those that waited (exit != nowait_exit):
 // a sum of waiting skips the call for the others, most of a run's events.
 enum class SinkEvents : uint8_t { All, Waited };
+// A sink with the events it sees: what an engine calls for each replayed event.
+struct SinkOf {
+  EventSink sink;
+  SinkEvents which = SinkEvents::All;
+  void see(int32_t slot, int64_t event, const EventTiming &t) const {
+    if (sink && (which == SinkEvents::All || t.exit != t.nowait_exit)) sink(slot, event, t);
+  }
+};
 
 // Per owned rank (program order), per send, receive or collective call: the event that
 // posts it. The program's own, the same for every replay: a snapshot borrows the tables
@@ -595,10 +603,7 @@ class Engine {
   }
   // Called for every event replayed from now on (`which`: or only those that waited),
   // besides recording, if asked.
-  void set_event_sink(EventSink sink, SinkEvents which = SinkEvents::All) {
-    m_sink = std::move(sink);
-    m_sink_waited_only = which == SinkEvents::Waited;
-  }
+  void set_event_sink(EventSink sink, SinkEvents which = SinkEvents::All) { m_sink = {std::move(sink), which}; }
   // After a replay that recorded its timings: its state moved out, to resume others
   // from, with those timings. The engine is spent.
   Snapshot take_snapshot();
@@ -755,8 +760,7 @@ class Engine {
   // until settle_lanes() moves them into m_timings.
   std::vector<std::vector<EventTiming>> m_lane_timings;
   void settle_lanes();
-  EventSink m_sink;
-  bool m_sink_waited_only = false;
+  SinkOf m_sink;
   int64_t m_unfinished = 0, m_released = 0;
   bool m_aborted = false, m_conflict = false;
   // Members assumed to arrive as in the snapshot and not yet seen: per gathered instance

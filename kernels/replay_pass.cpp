@@ -379,8 +379,7 @@ bool PassEngine<W>::try_event(int32_t s) {
         nowait_exit = std::max(nowait_exit, skip_wait ? t : item_done(s, k, enter, l, true));
       }
     }
-    if (m_sinks[l] && (!m_sink_waited_only[l] || exit != nowait_exit))
-      m_sinks[l](s, static_cast<int64_t>(i), {enter, exit, nowait_exit});
+    m_sinks[l].see(s, static_cast<int64_t>(i), {enter, exit, nowait_exit});
     st.now[l] = exit;
   }
   hand_back(s, e);

@@ -80,8 +80,7 @@ class PassEngine {
   int64_t unfinished() const { return m_unfinished; }
   // The event sink of question `q` (Engine::set_event_sink).
   void set_event_sink(size_t q, EventSink sink, SinkEvents which = SinkEvents::All) {
-    m_sinks[q] = std::move(sink);
-    m_sink_waited_only[q] = which == SinkEvents::Waited;
+    m_sinks[q] = {std::move(sink), which};
   }
   // Per owned rank (program order), per question: its end.
   const std::vector<Times> &end_times() const { return m_end; }
@@ -203,8 +202,7 @@ class PassEngine {
   std::unordered_map<int64_t, Arrival> m_out_arrivals;
   Outbox m_out;
   std::vector<Times> m_end;
-  std::array<EventSink, W> m_sinks;
-  std::array<bool, W> m_sink_waited_only{};
+  std::array<SinkOf, W> m_sinks;
   int64_t m_unfinished = 0;
 };
 
