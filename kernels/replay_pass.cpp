@@ -9,6 +9,12 @@
 namespace perfsift::kernels::replay {
 
 namespace {
+// Whether two networks cost every message the same (their source aside).
+bool same_costs(const LogGPS &a, const LogGPS &b) {
+  return a.L == b.L && a.os0 == b.os0 && a.os1 == b.os1 && a.or0 == b.or0 && a.or1 == b.or1 && a.g == b.g &&
+         a.G == b.G && a.S == b.S && a.s == b.s;
+}
+
 bool plain(const Scenario &sc) {
   return !sc.resume && !sc.rest && !sc.cuts && sc.zero_wait_rank < 0 &&
          sc.abort_at == std::numeric_limits<int64_t>::max() &&
@@ -61,7 +67,15 @@ PassEngine<W>::PassEngine(const std::vector<RankProgram> &programs, const std::v
   if (scenarios.size() > static_cast<size_t>(W) || !pass_fits(programs, scenarios))
     throw std::logic_error("replay: these scenarios cannot replay in one pass");
   for (size_t l = 0; l < static_cast<size_t>(W); ++l) m_sc[l] = scenarios[std::min(l, scenarios.size() - 1)];
-  for (size_t l = 0; l < static_cast<size_t>(W); ++l) m_nets[l] = m_sc[l]->network();
+  for (size_t l = 0; l < static_cast<size_t>(W); ++l) {
+    m_nets[l] = m_sc[l]->network();
+    m_net_as[l] = l;
+    for (size_t o = 0; o < l; ++o)
+      if (same_costs(m_nets[o], m_nets[l])) {
+        m_net_as[l] = o;
+        break;
+      }
+  }
   const LogGPS &waits = m_nets[0];  // what every question waits for is the same (pass_fits)
   Times far_past;
   far_past.fill(std::numeric_limits<int64_t>::min() / 4);
@@ -73,6 +87,11 @@ PassEngine<W>::PassEngine(const std::vector<RankProgram> &programs, const std::v
     m_slot_of[static_cast<size_t>(p.rank)] = static_cast<int32_t>(s);
     RankState &st = m_state[s];
     st.next_inject = far_past;
+    for (size_t l = 0; l < static_cast<size_t>(W); ++l) {
+      const Scenario &sc = *m_sc[l];
+      if (s < sc.gaps.size() && !sc.gaps[s].empty()) st.gaps[l] = sc.gaps[s].data();
+      if (s < sc.event_flags.size() && !sc.event_flags[s].empty()) st.flags[l] = sc.event_flags[s].data();
+    }
     st.in_flight.assign(static_cast<size_t>(p.request_slots));
     st.recv_send_start.assign(p.recvs.size());
     // Receivers' posts only for synchronous sends.
@@ -288,65 +307,130 @@ bool PassEngine<W>::available(int32_t s, const Item &it) {
 }
 
 template <int W>
-int64_t PassEngine<W>::send_done(int32_t s, int32_t i, int64_t start, size_t q, bool nowait) const {
+template <class Cost>
+typename PassEngine<W>::Times PassEngine<W>::per_network(Cost &&cost) const {
+  Times v{};
+  for (size_t l = 0; l < static_cast<size_t>(W); ++l) {
+    const size_t same = m_net_as[l];
+    v[l] = same < l ? v[same] : cost(m_nets[l]);
+  }
+  return v;
+}
+
+// send_completion (replay.h) for every question: whether the send waits is the same for
+// all (pass_fits), and its costs are summed before the times are (integers: the same sums).
+template <int W>
+typename PassEngine<W>::Done PassEngine<W>::send_done(int32_t s, int32_t i, const Times &start) const {
   const SendMessage &m = m_prog[static_cast<size_t>(s)].sends[static_cast<size_t>(i)];
-  const bool waits = send_waits(m_nets[0], m.bytes, m.dst >= 0);
-  const int64_t posted = waits ? m_state[static_cast<size_t>(s)].recv_post[static_cast<size_t>(i)][q] : kUnknown;
-  return send_completion(m_nets[q], m.bytes, m.dst >= 0, start, posted, nowait);
+  Done d{};
+  if (!send_waits(m_nets[0], m.bytes, m.dst >= 0)) {
+    const Times o = per_network([&](const LogGPS &n) { return n.send_overhead(m.bytes); });
+    for (size_t l = 0; l < static_cast<size_t>(W); ++l) d.wait[l] = d.nowait[l] = start[l] + o[l];
+    return d;
+  }
+  const Times &posted = m_state[static_cast<size_t>(s)].recv_post[static_cast<size_t>(i)];
+  const Times hs = per_network([](const LogGPS &n) { return n.handshake(); });
+  const Times tail = per_network([&](const LogGPS &n) { return LogGPS::ns(n.L) + n.send_overhead(m.bytes); });
+  for (size_t l = 0; l < static_cast<size_t>(W); ++l) {
+    const int64_t h = start[l] + hs[l];
+    d.nowait[l] = h + tail[l];
+    d.wait[l] = std::max(h, posted[l]) + tail[l];
+  }
+  return d;
 }
 
+// recv_completion (replay.h) for every question, as max(post, sent + x) + y: x the flight
+// (eager) or the handshake (rendezvous), y what follows.
 template <int W>
-int64_t PassEngine<W>::recv_done(int32_t s, int32_t i, int64_t post, size_t q, bool nowait) const {
+typename PassEngine<W>::Done PassEngine<W>::recv_done(int32_t s, int32_t i, const Times &post) const {
   const RecvMessage &m = m_prog[static_cast<size_t>(s)].recvs[static_cast<size_t>(i)];
-  if (m.src < 0) return post + m.own_unmatched();
-  return recv_completion(m_nets[q], m.bytes(), post,
-                         m_state[static_cast<size_t>(s)].recv_send_start[static_cast<size_t>(i)][q], nowait);
+  Done d{};
+  if (m.src < 0) {
+    for (size_t l = 0; l < static_cast<size_t>(W); ++l) d.wait[l] = d.nowait[l] = post[l] + m.own_unmatched();
+    return d;
+  }
+  const int64_t bytes = m.bytes();
+  const Times &sent = m_state[static_cast<size_t>(s)].recv_send_start[static_cast<size_t>(i)];
+  const Times x = per_network([&](const LogGPS &n) { return n.rendezvous(bytes) ? n.handshake() : n.flight(bytes); });
+  const Times y = per_network([&](const LogGPS &n) {
+    return n.rendezvous(bytes) ? LogGPS::ns(n.L) + n.flight(bytes) + n.recv_overhead(bytes) : n.recv_overhead(bytes);
+  });
+  for (size_t l = 0; l < static_cast<size_t>(W); ++l) {
+    d.nowait[l] = post[l] + y[l];
+    d.wait[l] = std::max(post[l], sent[l] + x[l]) + y[l];
+  }
+  return d;
 }
 
+// collective_completion (replay.h) for every question; the instance is looked up once.
 template <int W>
-int64_t PassEngine<W>::coll_done(int32_t s, const Collective &c, int64_t enter, size_t q, bool nowait) const {
+typename PassEngine<W>::Done PassEngine<W>::coll_done(int32_t s, const Collective &c, const Times &enter) const {
   const bool is_root = c.root == m_prog[static_cast<size_t>(s)].rank;
-  if (collective_needs(c.flow, is_root, nowait) == CollectiveNeeds::Nothing)
-    return collective_completion(m_nets[q], c, is_root, enter, 0, 0, nowait);
+  Done d{};
+  if (c.flow == CollectiveFlow::ToRoot && !is_root) {
+    const Times o = per_network([&](const LogGPS &n) { return n.send_overhead(c.bytes); });
+    for (size_t l = 0; l < static_cast<size_t>(W); ++l) d.wait[l] = d.nowait[l] = enter[l] + o[l];
+    return d;
+  }
+  const Times cost = c.flow == CollectiveFlow::Finalize
+                         ? per_network([&](const LogGPS &) { return c.remainder; })
+                         : per_network([&](const LogGPS &n) { return collective_cost(n, c.rounds, c.bytes); });
+  for (size_t l = 0; l < static_cast<size_t>(W); ++l) d.wait[l] = d.nowait[l] = enter[l] + cost[l];
+  const CollectiveNeeds needs = collective_needs(c.flow, is_root, false);
+  if (needs == CollectiveNeeds::Nothing) return d;
   const CollState &cs = m_coll.find(c.instance)->second;  // available() saw it
-  return collective_completion(m_nets[q], c, is_root, enter, cs.max_enter[q], cs.root_enter[q], nowait);
+  for (size_t l = 0; l < static_cast<size_t>(W); ++l)
+    d.wait[l] = needs == CollectiveNeeds::Root ? std::max(enter[l], cs.root_enter[l] + cost[l])
+                                               : std::max(enter[l], cs.max_enter[l]) + cost[l];
+  return d;
 }
 
 template <int W>
-int64_t PassEngine<W>::item_done(int32_t s, int32_t k, int64_t enter, size_t q, bool nowait) const {
+typename PassEngine<W>::Done PassEngine<W>::item_done(int32_t s, int32_t k, const Times &enter) const {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
   const Item &it = p.items[static_cast<size_t>(k)];
   const RankState &st = m_state[static_cast<size_t>(s)];
+  const auto plus = [](const Times &t, const Times &c) {
+    Done d{};
+    for (size_t l = 0; l < static_cast<size_t>(W); ++l) d.wait[l] = d.nowait[l] = t[l] + c[l];
+    return d;
+  };
   switch (it.type) {
     case ItemType::Send:
-      return send_done(s, it.index, kept(st, k)[q], q, nowait);
+      return send_done(s, it.index, kept(st, k));
     case ItemType::PostSend:
-      return (it.slot < 0 ? kept(st, k) : in_flight(st, it.slot)->value)[q] + m_nets[q].send_overhead(0);
+      return plus(it.slot < 0 ? kept(st, k) : in_flight(st, it.slot)->value,
+                  per_network([](const LogGPS &n) { return n.send_overhead(0); }));
     case ItemType::Recv:
-      return recv_done(s, it.index, enter, q, nowait);
+      return recv_done(s, it.index, enter);
     case ItemType::PostRecv:
-      return enter + m_nets[q].recv_overhead(0);
+      return plus(enter, per_network([](const LogGPS &n) { return n.recv_overhead(0); }));
     case ItemType::Collective:
-      return coll_done(s, p.colls[static_cast<size_t>(it.index)], enter, q, nowait);
+      return coll_done(s, p.colls[static_cast<size_t>(it.index)], enter);
     case ItemType::PostCollective:
-      return enter + m_nets[q].send_overhead(0);
-    case ItemType::Complete: {
-      const InFlight *f = in_flight(st, it.index);
-      if (!f || nowait) return enter;
-      const Item &a = p.items[static_cast<size_t>(f->item)];
-      switch (a.type) {
-        case ItemType::PostSend:
-          return send_done(s, a.index, f->value[q], q, false);
-        case ItemType::PostRecv:
-          return recv_done(s, a.index, f->value[q], q, false);
-        case ItemType::PostCollective:
-          return coll_done(s, p.colls[static_cast<size_t>(a.index)], f->value[q], q, false);
-        default:
-          return enter;
-      }
-    }
+      return plus(enter, per_network([](const LogGPS &n) { return n.send_overhead(0); }));
+    case ItemType::Complete:
+      break;
   }
-  return enter;
+  // A completion waits for what its request posted; without waiting it costs nothing.
+  Done d{enter, enter};
+  const InFlight *f = in_flight(st, it.index);
+  if (!f) return d;
+  const Item &a = p.items[static_cast<size_t>(f->item)];
+  switch (a.type) {
+    case ItemType::PostSend:
+      d.wait = send_done(s, a.index, f->value).wait;
+      break;
+    case ItemType::PostRecv:
+      d.wait = recv_done(s, a.index, f->value).wait;
+      break;
+    case ItemType::PostCollective:
+      d.wait = coll_done(s, p.colls[static_cast<size_t>(a.index)], f->value).wait;
+      break;
+    default:
+      break;
+  }
+  return d;
 }
 
 template <int W>
@@ -356,32 +440,32 @@ bool PassEngine<W>::try_event(int32_t s) {
   const size_t i = static_cast<size_t>(st.cursor);
   const Event &e = p.events[i];
   if (!st.posted) {
-    for (size_t l = 0; l < static_cast<size_t>(W); ++l)
-      st.enter[l] = st.now[l] + m_sc[l]->gap(static_cast<size_t>(s), i, e.gap);
+    for (size_t l = 0; l < static_cast<size_t>(W); ++l) st.enter[l] = st.now[l] + (st.gaps[l] ? st.gaps[l][i] : e.gap);
     post_items(s, e);
     st.posted = true;
   }
   for (int32_t k = e.first_item; k < e.first_item + e.items; ++k)
     if (!available(s, p.items[static_cast<size_t>(k)])) return false;
-  for (size_t l = 0; l < static_cast<size_t>(W); ++l) {
-    const uint8_t flags = m_sc[l]->flags(static_cast<size_t>(s), i);
-    const int64_t enter = st.enter[l];
-    int64_t exit = enter, nowait_exit = enter;
-    if (flags & kZeroEvent) {
-      // the event costs nothing and waits for nothing
-    } else if (e.items == 0) {
-      exit = nowait_exit = enter + p.owns[static_cast<size_t>(e.first_item)];
-    } else {
-      const bool skip_wait = (flags & kZeroWait) != 0;
-      for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
-        const int64_t t = item_done(s, k, enter, l, skip_wait);
-        exit = std::max(exit, t);
-        nowait_exit = std::max(nowait_exit, skip_wait ? t : item_done(s, k, enter, l, true));
-      }
-    }
-    m_sinks[l].see(s, static_cast<int64_t>(i), {enter, exit, nowait_exit});
-    st.now[l] = exit;
+  std::array<uint8_t, W> flags;
+  for (size_t l = 0; l < static_cast<size_t>(W); ++l) flags[l] = st.flags[l] ? st.flags[l][i] : 0;
+  const Times &enter = st.enter;
+  Times exit = enter, nowait_exit = enter;
+  if (e.items == 0) {
+    const int64_t own = p.owns[static_cast<size_t>(e.first_item)];
+    for (size_t l = 0; l < static_cast<size_t>(W); ++l) exit[l] = nowait_exit[l] = enter[l] + own;
   }
+  for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
+    const Done d = item_done(s, k, enter);
+    for (size_t l = 0; l < static_cast<size_t>(W); ++l) {
+      exit[l] = std::max(exit[l], flags[l] & kZeroWait ? d.nowait[l] : d.wait[l]);
+      nowait_exit[l] = std::max(nowait_exit[l], d.nowait[l]);
+    }
+  }
+  for (size_t l = 0; l < static_cast<size_t>(W); ++l) {
+    if (flags[l] & kZeroEvent) exit[l] = nowait_exit[l] = enter[l];  // costs nothing, waits for nothing
+    m_sinks[l].see(s, static_cast<int64_t>(i), {enter[l], exit[l], nowait_exit[l]});
+  }
+  st.now = exit;
   hand_back(s, e);
   st.posted = false;
   if (++st.cursor == static_cast<int64_t>(p.events.size())) {

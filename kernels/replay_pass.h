@@ -144,6 +144,10 @@ class PassEngine {
   struct RankState {
     int64_t cursor = 0;
     Times now{}, enter{}, next_inject{};
+    // Per question, the rank's changed computation gaps and event flags (null: as measured,
+    // none): looked up once, not at every event.
+    std::array<const int64_t *, W> gaps{};
+    std::array<const uint8_t *, W> flags{};
     bool posted = false, queued = false;
     // A completion hands its request's entry back, unless some request of the rank is
     // completed more than once (a damaged trace): entries then stay.
@@ -175,10 +179,19 @@ class PassEngine {
     return st.in_flight.find(static_cast<size_t>(slot));
   }
   bool coll_available(int32_t s, const Collective &c);
-  int64_t item_done(int32_t s, int32_t k, int64_t enter, size_t q, bool nowait) const;  // item k
-  int64_t send_done(int32_t s, int32_t i, int64_t start, size_t q, bool nowait) const;
-  int64_t recv_done(int32_t s, int32_t i, int64_t post, size_t q, bool nowait) const;
-  int64_t coll_done(int32_t s, const Collective &c, int64_t enter, size_t q, bool nowait) const;
+  // Item k's completion for every question at once, as Engine computes it: `wait` having
+  // waited for what it needs, `nowait` without waiting. The item's decoding and the
+  // network's costs (once per distinct network, not per question) are shared by the questions.
+  struct Done {
+    Times wait, nowait;
+  };
+  Done item_done(int32_t s, int32_t k, const Times &enter) const;
+  Done send_done(int32_t s, int32_t i, const Times &start) const;
+  Done recv_done(int32_t s, int32_t i, const Times &post) const;
+  Done coll_done(int32_t s, const Collective &c, const Times &enter) const;
+  // cost(network) for every question: computed for the first question of each network.
+  template <class Cost>
+  Times per_network(Cost &&cost) const;
   void wake(int32_t rank);
   void arrive(int64_t instance, int32_t count, const Times &max_enter, bool has_root, const Times &root_enter,
               int32_t expected);
@@ -192,7 +205,8 @@ class PassEngine {
 
   const std::vector<RankProgram> &m_prog;
   std::array<const Scenario *, W> m_sc;
-  std::array<LogGPS, W> m_nets;  // each question's (pass_fits: all agree on which sends are synchronous)
+  std::array<LogGPS, W> m_nets;    // each question's (pass_fits: all agree on which sends are synchronous)
+  std::array<size_t, W> m_net_as;  // per question: the first question with the same network
   bool m_distributed;
   std::vector<int32_t> m_slot_of;
   std::vector<RankState> m_state;
