@@ -834,81 +834,83 @@ void Engine::post_items(int32_t s, const Event &e, int64_t enter) {
   }
 }
 
-int64_t Engine::send_done(int32_t s, int32_t i, int64_t start, bool nowait) {
+Engine::Done Engine::send_done(int32_t s, int32_t i, int64_t start, bool skip_wait) {
   RankState &st = touch(s);
   const int64_t b = bytes_of(s, i);
   const bool matched = m_prog[static_cast<size_t>(s)].sends[static_cast<size_t>(i)].dst >= 0;
-  int64_t posted = kUnknown;
-  if (!nowait && send_waits(m_net, b, matched)) {
-    posted = at(s, st.recv_post, i, Field::RecvPost);
-    if (posted == kUnknown) return kUnknown;
-  }
-  return send_completion(m_net, b, matched, start, posted, nowait);
+  const int64_t nowait = send_completion(m_net, b, matched, start, kUnknown, true);
+  if (skip_wait || !send_waits(m_net, b, matched)) return {nowait, nowait};
+  const int64_t posted = at(s, st.recv_post, i, Field::RecvPost);
+  if (posted == kUnknown) return {kUnknown, 0};
+  return {send_completion(m_net, b, matched, start, posted, false), nowait};
 }
 
-int64_t Engine::recv_done(int32_t s, int32_t i, int64_t post, bool nowait) {
+Engine::Done Engine::recv_done(int32_t s, int32_t i, int64_t post, bool skip_wait) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
   RankState &st = touch(s);
   const RecvMessage &m = p.recvs[static_cast<size_t>(i)];
-  if (m.src < 0) return post + m.own_unmatched();
+  if (m.src < 0) return {post + m.own_unmatched(), post + m.own_unmatched()};
   int64_t b = m.bytes();
   if (!m_changed_bytes.empty())
     if (auto it = m_changed_bytes.find((static_cast<uint64_t>(s) << 32) | static_cast<uint32_t>(i));
         it != m_changed_bytes.end())
       b = it->second;
   const int64_t sent = at(s, st.recv_send_start, i, Field::RecvSendStart);
-  if (!nowait && sent == kUnknown) return kUnknown;
-  return recv_completion(m_net, b, post, sent, nowait);
+  if (!skip_wait && sent == kUnknown) return {kUnknown, 0};
+  const int64_t nowait = recv_completion(m_net, b, post, sent, true);
+  return {skip_wait ? nowait : recv_completion(m_net, b, post, sent, false), nowait};
 }
 
-int64_t Engine::coll_done(int32_t s, const Collective &c, int64_t enter, bool nowait) {
+Engine::Done Engine::coll_done(int32_t s, const Collective &c, int64_t enter, bool skip_wait) {
   const bool is_root = c.root == m_prog[static_cast<size_t>(s)].rank;
-  const CollectiveNeeds needs = collective_needs(c.flow, is_root, nowait);
-  if (needs == CollectiveNeeds::Nothing) return collective_completion(m_net, c, is_root, enter, 0, 0, nowait);
-  if (m_sc.resume) coll_state(c.instance);  // its earlier arrivals, the first time
+  const int64_t nowait = collective_completion(m_net, c, is_root, enter, 0, 0, true);
+  const CollectiveNeeds needs = collective_needs(c.flow, is_root, skip_wait);
+  if (needs == CollectiveNeeds::Nothing) return {nowait, nowait};  // what waiting adds is nothing
+  if (m_sc.resume) coll_state(c.instance);                         // its earlier arrivals, the first time
   auto it = m_coll.find(c.instance);
-  if (it == m_coll.end()) return kUnknown;
+  if (it == m_coll.end()) return {kUnknown, 0};
   if (needs == CollectiveNeeds::Root ? it->second.root_enter == kUnknown : it->second.count < c.members)
-    return kUnknown;
-  return collective_completion(m_net, c, is_root, enter, it->second.max_enter, it->second.root_enter, nowait);
+    return {kUnknown, 0};
+  return {collective_completion(m_net, c, is_root, enter, it->second.max_enter, it->second.root_enter, false), nowait};
 }
 
-int64_t Engine::item_done(int32_t s, const Item &it, int64_t enter, bool nowait) {
+Engine::Done Engine::item_done(int32_t s, const Item &it, int64_t enter, bool skip_wait) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
   RankState &st = touch(s);
+  const auto both = [](int64_t t) { return Done{t, t}; };
   switch (it.type) {
     case ItemType::Send:
-      return send_done(s, it.index, at(s, st.send_start, it.index, Field::SendStart), nowait);
+      return send_done(s, it.index, at(s, st.send_start, it.index, Field::SendStart), skip_wait);
     case ItemType::PostSend:
-      return at(s, st.send_start, it.index, Field::SendStart) + m_net.send_overhead(0);
+      return both(at(s, st.send_start, it.index, Field::SendStart) + m_net.send_overhead(0));
     case ItemType::Recv:
-      return recv_done(s, it.index, enter, nowait);
+      return recv_done(s, it.index, enter, skip_wait);
     case ItemType::PostRecv:
-      return enter + m_net.recv_overhead(0);
+      return both(enter + m_net.recv_overhead(0));
     case ItemType::Collective:
-      return coll_done(s, p.colls[static_cast<size_t>(it.index)], enter, nowait);
+      return coll_done(s, p.colls[static_cast<size_t>(it.index)], enter, skip_wait);
     case ItemType::PostCollective:
-      return enter + m_net.send_overhead(0);
+      return both(enter + m_net.send_overhead(0));
     case ItemType::Complete: {
+      // What its request posted is waited for; without waiting the completion costs nothing.
       const int64_t k = at(s, st.slot_ref, it.index, Field::SlotRef);
-      if (k < 0) return enter;  // the activation was not traced
-      if (nowait) return enter;
+      if (k < 0 || skip_wait) return both(enter);  // k < 0: the activation was not traced
       const Item &a = p.items[static_cast<size_t>(k)];
       switch (a.type) {
         case ItemType::PostSend:
-          return send_done(s, a.index, at(s, st.send_start, a.index, Field::SendStart), false);
+          return {send_done(s, a.index, at(s, st.send_start, a.index, Field::SendStart), false).wait, enter};
         case ItemType::PostRecv:
-          return recv_done(s, a.index, at(s, st.recv_posted, a.index, Field::RecvPosted), false);
+          return {recv_done(s, a.index, at(s, st.recv_posted, a.index, Field::RecvPosted), false).wait, enter};
         case ItemType::PostCollective: {
           const Collective &c = p.colls[static_cast<size_t>(a.index)];
-          return coll_done(s, c, at(s, st.coll_enter, a.index, Field::CollEnter), false);
+          return {coll_done(s, c, at(s, st.coll_enter, a.index, Field::CollEnter), false).wait, enter};
         }
         default:
-          return enter;
+          return both(enter);
       }
     }
   }
-  return enter;
+  return both(enter);
 }
 
 uint8_t Engine::event_flags(int32_t s, int64_t i) const {
@@ -930,8 +932,8 @@ bool Engine::complete_event(int32_t s, const Event &e, int64_t enter, uint8_t fl
   const bool skip_wait = (flags & kZeroWait) || st.release;
   for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
     const Item &it = p.items[static_cast<size_t>(k)];
-    int64_t t = item_done(s, it, enter, skip_wait);
-    if (t == kUnknown) {
+    const Done d = item_done(s, it, enter, skip_wait);
+    if (d.wait == kUnknown) {
       const int32_t a = it.type == ItemType::Complete ? at(s, st.slot_ref, it.index, Field::SlotRef) : -1;
       const Item &waited = a >= 0 ? p.items[static_cast<size_t>(a)] : it;
       if (waited.type == ItemType::Collective || waited.type == ItemType::PostCollective)
@@ -949,8 +951,8 @@ bool Engine::complete_event(int32_t s, const Event &e, int64_t enter, uint8_t fl
       }
       return false;
     }
-    exit = std::max(exit, t);
-    nowait_exit = std::max(nowait_exit, skip_wait ? t : item_done(s, it, enter, true));
+    exit = std::max(exit, d.wait);
+    nowait_exit = std::max(nowait_exit, d.nowait);
   }
   return true;
 }

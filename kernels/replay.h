@@ -713,11 +713,16 @@ class Engine {
   bool complete_event(int32_t s, const Event &e, int64_t enter, uint8_t flags, int64_t &exit, int64_t &nowait_exit);
   uint8_t event_flags(int32_t s, int64_t i) const;
   void post_items(int32_t s, const Event &e, int64_t enter);
-  // Completion time of an item, or kUnknown when a dependency is missing.
-  int64_t item_done(int32_t s, const Item &it, int64_t enter, bool nowait);
-  int64_t send_done(int32_t s, int32_t send_index, int64_t start, bool nowait);
-  int64_t recv_done(int32_t s, int32_t recv_index, int64_t post, bool nowait);
-  int64_t coll_done(int32_t s, const Collective &c, int64_t enter, bool nowait);
+  // An item's completion having waited (kUnknown when a dependency is missing; then
+  // `nowait` is not computed) and without waiting, from one decoding of the item; with
+  // `skip_wait` both are the latter.
+  struct Done {
+    int64_t wait, nowait;
+  };
+  Done item_done(int32_t s, const Item &it, int64_t enter, bool skip_wait);
+  Done send_done(int32_t s, int32_t send_index, int64_t start, bool skip_wait);
+  Done recv_done(int32_t s, int32_t recv_index, int64_t post, bool skip_wait);
+  Done coll_done(int32_t s, const Collective &c, int64_t enter, bool skip_wait);
   int64_t bytes_of(int32_t s, int32_t send_index) const;
   void wake(int32_t rank);
   void arrive(int64_t instance, int32_t count, int64_t max_enter, int64_t root_enter, int32_t expected);
