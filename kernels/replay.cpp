@@ -449,25 +449,23 @@ int32_t slot_in(const std::vector<int32_t> &slot_of, int32_t rank) {
 }
 }  // namespace
 
-Snapshot Engine::take_snapshot() {
-  Snapshot snap;
-  const size_t n = m_prog.size();
-  if (!m_record) throw std::logic_error("replay: a snapshot needs the replay's recorded timings");
-  snap.own_timings = take_timings();
+// What a snapshot holds beyond the replay's values (its timings and ends, each message's
+// send start and posts, request slots' items, collectives' arrivals): what follows from
+// them and the programs. Shared by Engine::take_snapshot and snapshot_from_timings.
+static void complete_snapshot(Snapshot &snap, const std::vector<RankProgram> &prog, const std::vector<int32_t> &slot_of,
+                              std::array<PostingEvents::Borrowed, 3> lent_tables) {
+  const size_t n = prog.size();
   const auto &timings = snap.timings();
-  snap.end = m_end;
-  for (const int64_t t : m_end) snap.run_end = std::max(snap.run_end, t);
-  for (auto *v : {&snap.exit_max, &snap.send_start, &snap.recv_post, &snap.recv_send_start, &snap.coll_max_enter,
-                  &snap.coll_root_enter})
-    v->resize(n);
+  for (const int64_t t : snap.end) snap.run_end = std::max(snap.run_end, t);
+  snap.exit_max.resize(n);
   // The posting events: borrowed when lent (each checked against the programs below).
-  const bool lent = !m_lent[0].empty() || n == 0;
-  if (lent && (m_lent[0].size() != n || m_lent[1].size() != n || m_lent[2].size() != n))
+  const bool lent = !lent_tables[0].empty() || n == 0;
+  if (lent && (lent_tables[0].size() != n || lent_tables[1].size() != n || lent_tables[2].size() != n))
     throw std::logic_error("replay: posting events lent for another number of ranks than the engine's");
   if (lent) {
-    snap.send_event.borrow(std::move(m_lent[0]));
-    snap.recv_event.borrow(std::move(m_lent[1]));
-    snap.coll_event.borrow(std::move(m_lent[2]));
+    snap.send_event.borrow(std::move(lent_tables[0]));
+    snap.recv_event.borrow(std::move(lent_tables[1]));
+    snap.coll_event.borrow(std::move(lent_tables[2]));
   } else {
     for (auto *v : {&snap.send_event, &snap.recv_event, &snap.coll_event}) v->own().resize(n);
   }
@@ -476,7 +474,7 @@ Snapshot Engine::take_snapshot() {
       table.own()[s][index] = event;
     } else if (table[s][index] != event) {
       throw std::logic_error("replay: a lent posting event differs from the program's (rank " +
-                             std::to_string(m_prog[s].rank) + ")");
+                             std::to_string(prog[s].rank) + ")");
     }
   };
   for (auto *v : {&snap.slot_event, &snap.recv_consumer, &snap.send_consumer, &snap.coll_consumer}) v->resize(n);
@@ -484,15 +482,7 @@ Snapshot Engine::take_snapshot() {
   snap.open_lag.resize(n);
   std::vector<int64_t> before;  // open lags: per event, how many were posted before it
   for (size_t s = 0; s < n; ++s) {
-    const RankProgram &p = m_prog[s];
-    RankState &st = touch(static_cast<int32_t>(s));
-    snap.send_start[s] = std::move(st.send_start.v);
-    snap.recv_post[s] = std::move(st.recv_post.v);
-    snap.recv_send_start[s] = std::move(st.recv_send_start.v);
-    // The posting times are the posting events' enters (Snapshot::recv_posted, coll_enter).
-    std::vector<int64_t>().swap(st.recv_posted.v);
-    std::vector<int64_t>().swap(st.coll_enter.v);
-    snap.slot_ref[s] = std::move(st.slot_ref.v);
+    const RankProgram &p = prog[s];
     const TimingColumn &t = timings[s];
     bool falls = false;
     for (size_t i = 1; i < t.size() && !falls; ++i) falls = t.exit(i) < t.exit(i - 1);
@@ -544,8 +534,6 @@ Snapshot Engine::take_snapshot() {
           snap.coll_consumer[s][static_cast<size_t>(used->index)] = i;
       }
     }
-    snap.coll_max_enter[s].assign(p.colls.size(), kUnknown);
-    snap.coll_root_enter[s].assign(p.colls.size(), kUnknown);
     for (size_t k = 0; k < p.colls.size(); ++k) {
       Snapshot::Member m{p.colls[k].instance, static_cast<int32_t>(s), static_cast<int32_t>(k)};
       m.enter = snap.coll_enter(s, k);
@@ -557,10 +545,6 @@ Snapshot Engine::take_snapshot() {
       }
       m.root = p.colls[k].root == p.rank;
       snap.coll_members.push_back(m);
-      if (const auto c = m_coll.find(p.colls[k].instance); c != m_coll.end()) {
-        snap.coll_max_enter[s][k] = c->second.max_enter;
-        snap.coll_root_enter[s][k] = c->second.root_enter;
-      }
     }
     // Posting events are in index order: one sweep gives, per event, how many were posted
     // before it (a binary search per use was most of the snapshot's time).
@@ -595,19 +579,50 @@ Snapshot Engine::take_snapshot() {
   // others' from their owners: replay_model.cpp).
   snap.send_partner_exit_max.resize(n);
   snap.recv_partner_exit_max.resize(n);
-  const auto owned = [&](int32_t rank) { return rank < 0 || slot_in(m_slot_of, rank) >= 0; };
+  const auto owned = [&](int32_t rank) { return rank < 0 || slot_in(slot_of, rank) >= 0; };
   for (size_t s = 0; s < n; ++s) {
-    const RankProgram &p = m_prog[s];
+    const RankProgram &p = prog[s];
     bool partners_here =
         std::all_of(p.sends.begin(), p.sends.end(), [&](const SendMessage &m) { return owned(m.dst); }) &&
         std::all_of(p.recvs.begin(), p.recvs.end(), [&](const RecvMessage &m) { return owned(m.src); });
     for (size_t k = 0; k < p.recvs.size() && partners_here; ++k)
-      partners_here = snap.recv_send_start[s][k] == snap.senders_start(m_prog, m_slot_of, s, k);
+      partners_here = snap.recv_send_start[s][k] == snap.senders_start(prog, slot_of, s, k);
     if (partners_here)
       std::vector<int64_t>().swap(snap.recv_send_start[s]);
     else
-      snap.hold_partners_of(m_prog, m_slot_of, s);
+      snap.hold_partners_of(prog, slot_of, s);
   }
+}
+
+Snapshot Engine::take_snapshot() {
+  Snapshot snap;
+  const size_t n = m_prog.size();
+  if (!m_record) throw std::logic_error("replay: a snapshot needs the replay's recorded timings");
+  snap.own_timings = take_timings();
+  snap.end = m_end;
+  for (auto *v :
+       {&snap.send_start, &snap.recv_post, &snap.recv_send_start, &snap.coll_max_enter, &snap.coll_root_enter})
+    v->resize(n);
+  snap.slot_ref.resize(n);
+  for (size_t s = 0; s < n; ++s) {
+    const RankProgram &p = m_prog[s];
+    RankState &st = touch(static_cast<int32_t>(s));
+    snap.send_start[s] = std::move(st.send_start.v);
+    snap.recv_post[s] = std::move(st.recv_post.v);
+    snap.recv_send_start[s] = std::move(st.recv_send_start.v);
+    // The posting times are the posting events' enters (Snapshot::recv_posted, coll_enter).
+    std::vector<int64_t>().swap(st.recv_posted.v);
+    std::vector<int64_t>().swap(st.coll_enter.v);
+    snap.slot_ref[s] = std::move(st.slot_ref.v);
+    snap.coll_max_enter[s].assign(p.colls.size(), kUnknown);
+    snap.coll_root_enter[s].assign(p.colls.size(), kUnknown);
+    for (size_t k = 0; k < p.colls.size(); ++k)
+      if (const auto c = m_coll.find(p.colls[k].instance); c != m_coll.end()) {
+        snap.coll_max_enter[s][k] = c->second.max_enter;
+        snap.coll_root_enter[s][k] = c->second.root_enter;
+      }
+  }
+  complete_snapshot(snap, m_prog, m_slot_of, std::move(m_lent));
   return snap;
 }
 
@@ -1350,6 +1365,195 @@ int64_t Engine::release_stuck() {
   // Resumed and nothing inside a call: every rank rests where the snapshot holds.
   if (m_converge && released == 0 && !m_distributed) m_converged = true;
   return released;
+}
+
+namespace {
+std::vector<int32_t> slots_of(const std::vector<RankProgram> &programs, int32_t nranks) {
+  std::vector<int32_t> slot_of(static_cast<size_t>(nranks), -1);
+  for (size_t s = 0; s < programs.size(); ++s)
+    if (programs[s].rank >= 0 && programs[s].rank < nranks)
+      slot_of[static_cast<size_t>(programs[s].rank)] = static_cast<int32_t>(s);
+  return slot_of;
+}
+
+int64_t sent_bytes(const Scenario &sc, const RankProgram &p, size_t s, size_t k) {
+  return !sc.send_bytes.empty() && !sc.send_bytes[s].empty() ? sc.send_bytes[s][k] : p.sends[k].bytes;
+}
+
+bool is_send(ItemType t) { return t == ItemType::Send || t == ItemType::PostSend; }
+bool is_recv(ItemType t) { return t == ItemType::Recv || t == ItemType::PostRecv; }
+bool is_coll(ItemType t) { return t == ItemType::Collective || t == ItemType::PostCollective; }
+
+// Per instance: its latest arrival and its root's, as Engine::arrive gathers them.
+struct Arrivals {
+  int64_t max_enter = kUnknown, root_enter = kUnknown;
+  void add(int64_t max, int64_t root) {
+    if (max != kUnknown) max_enter = std::max(max_enter, max);
+    if (root != kUnknown) root_enter = root;
+  }
+};
+
+// The owned ranks' collective arrivals per instance (their members' enters).
+std::unordered_map<int64_t, Arrivals> own_arrivals(const std::vector<RankProgram> &programs,
+                                                   const std::vector<TimingColumn> &timings) {
+  std::unordered_map<int64_t, Arrivals> by_instance;
+  for (size_t s = 0; s < programs.size(); ++s) {
+    const RankProgram &p = programs[s];
+    for (size_t i = 0; i < p.events.size(); ++i) {
+      const Event &e = p.events[i];
+      for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
+        const Item &it = p.items[static_cast<size_t>(k)];
+        if (!is_coll(it.type)) continue;
+        const Collective &c = p.colls[static_cast<size_t>(it.index)];
+        const int64_t enter = timings[s].enter(i);
+        by_instance[c.instance].add(enter, c.root == p.rank ? enter : kUnknown);
+      }
+    }
+  }
+  return by_instance;
+}
+}  // namespace
+
+std::vector<std::vector<int64_t>> replayed_send_starts(const std::vector<RankProgram> &programs,
+                                                       const std::vector<TimingColumn> &timings,
+                                                       const Scenario &scenario) {
+  const LogGPS net = scenario.network();
+  std::vector<std::vector<int64_t>> start(programs.size());
+  for (size_t s = 0; s < programs.size(); ++s) {
+    const RankProgram &p = programs[s];
+    start[s].assign(p.sends.size(), kUnknown);
+    int64_t next_inject = std::numeric_limits<int64_t>::min() / 4;  // as Engine's RankState
+    for (size_t i = 0; i < p.events.size() && i < timings[s].size(); ++i) {
+      const Event &e = p.events[i];
+      for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
+        const Item &it = p.items[static_cast<size_t>(k)];
+        if (!is_send(it.type)) continue;
+        const int64_t t = std::max(timings[s].enter(i), next_inject);
+        next_inject = t + net.injection_gap(sent_bytes(scenario, p, s, static_cast<size_t>(it.index)));
+        start[s][static_cast<size_t>(it.index)] = t;
+      }
+    }
+  }
+  return start;
+}
+
+Engine::Outbox delivered_elsewhere(const std::vector<RankProgram> &programs, const std::vector<TimingColumn> &timings,
+                                   const std::vector<std::vector<int64_t>> &send_start, int32_t nranks,
+                                   const Scenario &scenario) {
+  const auto slot_of = slots_of(programs, nranks);
+  Engine::Outbox out;
+  for (size_t s = 0; s < programs.size(); ++s) {
+    const RankProgram &p = programs[s];
+    for (size_t i = 0; i < p.events.size() && i < timings[s].size(); ++i) {
+      const Event &e = p.events[i];
+      for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
+        const Item &it = p.items[static_cast<size_t>(k)];
+        const auto index = static_cast<size_t>(it.index);
+        if (is_send(it.type) && p.sends[index].dst >= 0 && slot_in(slot_of, p.sends[index].dst) < 0)
+          out.sends.push_back(
+              {p.sends[index].dst, p.sends[index].recv_index, send_start[s][index], sent_bytes(scenario, p, s, index)});
+        if (is_recv(it.type) && p.recvs[index].src >= 0 && slot_in(slot_of, p.recvs[index].src) < 0)
+          out.recvs.push_back({p.recvs[index].src, p.recvs[index].send_index, timings[s].enter(i)});
+      }
+    }
+  }
+  for (const auto &[instance, a] : own_arrivals(programs, timings))
+    out.arrivals.push_back({instance, 1, 0, a.max_enter, a.root_enter});
+  std::sort(out.arrivals.begin(), out.arrivals.end(),
+            [](const Engine::Arrival &a, const Engine::Arrival &b) { return a.instance < b.instance; });
+  return out;
+}
+
+std::optional<Snapshot> snapshot_from_timings(const std::vector<RankProgram> &programs,
+                                              std::vector<TimingColumn> timings,
+                                              std::vector<std::vector<int64_t>> send_start, int32_t nranks,
+                                              const Engine::Outbox &from_elsewhere,
+                                              std::array<PostingEvents::Borrowed, 3> lent) {
+  const size_t n = programs.size();
+  if (timings.size() != n || send_start.size() != n) return std::nullopt;
+  for (size_t s = 0; s < n; ++s)
+    if (programs[s].laned() || timings[s].size() != programs[s].events.size()) return std::nullopt;
+  const auto slot_of = slots_of(programs, nranks);
+  Snapshot snap;
+  snap.own_timings = std::move(timings);
+  snap.send_start = std::move(send_start);
+  snap.end.assign(n, 0);
+  for (auto *v : {&snap.recv_post, &snap.recv_send_start, &snap.coll_max_enter, &snap.coll_root_enter}) v->resize(n);
+  snap.slot_ref.resize(n);
+  for (size_t s = 0; s < n; ++s) {
+    const RankProgram &p = programs[s];
+    snap.recv_post[s].assign(p.sends.size(), kUnknown);  // per send: its receiver's post
+    snap.recv_send_start[s].assign(p.recvs.size(), kUnknown);
+    snap.slot_ref[s].assign(static_cast<size_t>(p.request_slots), -1);
+    if (!p.events.empty()) snap.end[s] = snap.own_timings[s].back().exit;
+  }
+  // What each end delivered to the other, written once: a value written twice would be
+  // the replay's order to resolve.
+  bool once = true;
+  const auto deliver = [&once](int64_t &to, int64_t value) {
+    once = once && to == kUnknown;
+    to = value;
+  };
+  for (size_t s = 0; s < n; ++s) {
+    const RankProgram &p = programs[s];
+    const TimingColumn &t = snap.own_timings[s];
+    for (size_t i = 0; i < p.events.size(); ++i) {
+      const Event &e = p.events[i];
+      for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
+        const Item &it = p.items[static_cast<size_t>(k)];
+        const auto index = static_cast<size_t>(it.index);
+        if (is_send(it.type))
+          if (const SendMessage &m = p.sends[index]; m.dst >= 0)
+            if (const int32_t q = slot_in(slot_of, m.dst); q >= 0) {
+              if (m.recv_index < 0 ||
+                  static_cast<size_t>(m.recv_index) >= programs[static_cast<size_t>(q)].recvs.size())
+                return std::nullopt;
+              deliver(snap.recv_send_start[static_cast<size_t>(q)][static_cast<size_t>(m.recv_index)],
+                      snap.send_start[s][index]);
+            }
+        if (is_recv(it.type))
+          if (const RecvMessage &m = p.recvs[index]; m.src >= 0)
+            if (const int32_t q = slot_in(slot_of, m.src); q >= 0) {
+              if (m.send_index < 0 ||
+                  static_cast<size_t>(m.send_index) >= programs[static_cast<size_t>(q)].sends.size())
+                return std::nullopt;
+              deliver(snap.recv_post[static_cast<size_t>(q)][static_cast<size_t>(m.send_index)], t.enter(i));
+            }
+        if (it.slot >= 0) {
+          if (static_cast<size_t>(it.slot) >= snap.slot_ref[s].size()) return std::nullopt;
+          snap.slot_ref[s][static_cast<size_t>(it.slot)] = k;
+        }
+      }
+    }
+  }
+  for (const auto &x : from_elsewhere.sends) {
+    const int32_t q = slot_in(slot_of, x.dst);
+    if (q < 0 || x.recv_index < 0 ||
+        static_cast<size_t>(x.recv_index) >= snap.recv_send_start[static_cast<size_t>(q)].size())
+      return std::nullopt;
+    deliver(snap.recv_send_start[static_cast<size_t>(q)][static_cast<size_t>(x.recv_index)], x.t);
+  }
+  for (const auto &x : from_elsewhere.recvs) {
+    const int32_t q = slot_in(slot_of, x.src);
+    if (q < 0 || x.send_index < 0 || static_cast<size_t>(x.send_index) >= snap.recv_post[static_cast<size_t>(q)].size())
+      return std::nullopt;
+    deliver(snap.recv_post[static_cast<size_t>(q)][static_cast<size_t>(x.send_index)], x.t);
+  }
+  if (!once) return std::nullopt;
+  auto arrivals = own_arrivals(programs, snap.own_timings);
+  for (const auto &a : from_elsewhere.arrivals) arrivals[a.instance].add(a.max_enter, a.root_enter);
+  for (size_t s = 0; s < n; ++s) {
+    const RankProgram &p = programs[s];
+    snap.coll_max_enter[s].assign(p.colls.size(), kUnknown);
+    snap.coll_root_enter[s].assign(p.colls.size(), kUnknown);
+    for (size_t k = 0; k < p.colls.size(); ++k)
+      if (const auto c = arrivals.find(p.colls[k].instance); c != arrivals.end()) {
+        snap.coll_max_enter[s][k] = c->second.max_enter;
+        snap.coll_root_enter[s][k] = c->second.root_enter;
+      }
+  }
+  complete_snapshot(snap, programs, slot_of, std::move(lent));
+  return snap;
 }
 
 Snapshot replay_snapshot(const std::vector<RankProgram> &programs, const Scenario &scenario) {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -814,6 +815,31 @@ class Engine {
 
  private:
 };
+
+// A finished replay's state rebuilt from its recorded timings, for a replay that kept no
+// engine (the first question of a pass, replay_pass.h): what Engine::take_snapshot gives.
+// For programs of single-stream ranks whose every event was replayed, nothing released.
+//
+// Each send's start as the engine computed it: its event's enter, or the previous send's
+// injection horizon if later (`scenario`: its network and message sizes).
+std::vector<std::vector<int64_t>> replayed_send_starts(const std::vector<RankProgram> &programs,
+                                                       const std::vector<TimingColumn> &timings,
+                                                       const Scenario &scenario);
+// What the owned ranks delivered to other owners' ranks in that replay (Engine::Outbox of
+// the whole replay): each send's start, each receive's post, each collective instance's
+// arrivals here. Route them as a replay round does.
+Engine::Outbox delivered_elsewhere(const std::vector<RankProgram> &programs, const std::vector<TimingColumn> &timings,
+                                   const std::vector<std::vector<int64_t>> &send_start, int32_t nranks,
+                                   const Scenario &scenario);
+// The snapshot, from the timings, the send starts and what other owners delivered here
+// (`from_elsewhere`); the posting events borrowed when lent (Engine::lend_posting_events).
+// Nothing when some program has several lanes, or a message end is named by two others (a
+// link a replay would resolve in its own order).
+std::optional<Snapshot> snapshot_from_timings(const std::vector<RankProgram> &programs,
+                                              std::vector<TimingColumn> timings,
+                                              std::vector<std::vector<int64_t>> send_start, int32_t nranks,
+                                              const Engine::Outbox &from_elsewhere,
+                                              std::array<PostingEvents::Borrowed, 3> lent = {});
 
 // Replays programs that hold every rank (serial): predicted makespan in ns.
 struct SerialResult {

@@ -113,6 +113,13 @@ PassEngine<W>::PassEngine(const std::vector<RankProgram> &programs, const std::v
 }
 
 template <int W>
+void PassEngine<W>::record_first_timings() {
+  m_record_first = true;
+  m_first_timings.assign(m_prog.size(), {});
+  for (size_t s = 0; s < m_prog.size(); ++s) m_first_timings[s].reserve(m_prog[s].events.size());
+}
+
+template <int W>
 void PassEngine<W>::wake(int32_t rank) {
   const int32_t s = m_slot_of[static_cast<size_t>(rank)];
   RankState &st = m_state[static_cast<size_t>(s)];
@@ -465,6 +472,7 @@ bool PassEngine<W>::try_event(int32_t s) {
     if (flags[l] & kZeroEvent) exit[l] = nowait_exit[l] = enter[l];  // costs nothing, waits for nothing
     m_sinks[l].see(s, static_cast<int64_t>(i), {enter[l], exit[l], nowait_exit[l]});
   }
+  if (m_record_first) m_first_timings[static_cast<size_t>(s)].push_back({enter[0], exit[0], nowait_exit[0]});
   st.now = exit;
   hand_back(s, e);
   st.posted = false;

@@ -13,7 +13,7 @@
 // A pass that reaches a fixpoint with ranks still blocked (a crashed rank, a message the
 // trace lacks) stops there: Engine releases stuck dependencies at its own fixpoint, which
 // differs per question, so the caller replays those questions one by one instead. Not for
-// resumed replays, recorded timings, changed message sizes, networks that make different
+// resumed replays, changed message sizes, networks that make different
 // messages synchronous, or threaded programs (pass_fits).
 //
 // Memory: 4 B per received message and per synchronous send, and W x 8 B only while a
@@ -82,6 +82,10 @@ class PassEngine {
   void set_event_sink(size_t q, EventSink sink, SinkEvents which = SinkEvents::All) {
     m_sinks[q] = {std::move(sink), which};
   }
+  // Records the first question's timings, every event of the owned ranks (12.5 B per
+  // event): for its snapshot (snapshot_from_timings), as Engine records its own.
+  void record_first_timings();
+  std::vector<TimingColumn> take_first_timings() { return std::move(m_first_timings); }
   // Per owned rank (program order), per question: its end.
   const std::vector<Times> &end_times() const { return m_end; }
   // The first n questions' latest ends over the owned ranks.
@@ -217,6 +221,8 @@ class PassEngine {
   Outbox m_out;
   std::vector<Times> m_end;
   std::array<SinkOf, W> m_sinks;
+  bool m_record_first = false;
+  std::vector<TimingColumn> m_first_timings;  // per owned rank (record_first_timings)
   int64_t m_unfinished = 0;
 };
 

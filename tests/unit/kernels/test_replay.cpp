@@ -8,6 +8,8 @@
 #include <limits>
 #include <random>
 #include <set>
+#include <string>
+#include <tuple>
 
 #include "kernels/replay.h"
 #include "kernels/replay_cuts.h"
@@ -811,6 +813,147 @@ TEST(Replay, SplitSnapshotsReadPartnerValuesAsTheWholeOne) {
   EXPECT_GT(compared, 100);
 }
 
+namespace {
+// Every field of two snapshots of the same owned ranks, the first difference named.
+std::string snapshot_difference(const Snapshot &a, const Snapshot &b) {
+  const auto timings_equal = [](const std::vector<TimingColumn> &x, const std::vector<TimingColumn> &y) {
+    if (x.size() != y.size()) return false;
+    for (size_t s = 0; s < x.size(); ++s) {
+      if (x[s].size() != y[s].size()) return false;
+      for (size_t i = 0; i < x[s].size(); ++i) {
+        const EventTiming p = x[s][i], q = y[s][i];
+        if (p.enter != q.enter || p.exit != q.exit || p.nowait_exit != q.nowait_exit) return false;
+      }
+    }
+    return true;
+  };
+  const auto posting = [](const PostingEvents &x, const PostingEvents &y) {
+    if (x.size() != y.size()) return false;
+    for (size_t s = 0; s < x.size(); ++s)
+      if (x[s] != y[s]) return false;
+    return true;
+  };
+  const auto members = [](const Snapshot &x) {
+    std::vector<std::tuple<int64_t, int32_t, int32_t, int64_t, int64_t, int64_t, bool, bool>> v;
+    for (const auto &m : x.coll_members)
+      v.emplace_back(m.instance, m.slot, m.index, m.enter, m.posted_by, m.used_by, m.root, m.has_user);
+    return v;
+  };
+  if (!timings_equal(a.timings(), b.timings())) return "timings";
+  if (a.exit_max != b.exit_max) return "exit_max";
+  if (a.send_start != b.send_start) return "send_start";
+  if (a.recv_post != b.recv_post) return "recv_post";
+  if (a.recv_send_start != b.recv_send_start) return "recv_send_start";
+  if (!posting(a.send_event, b.send_event) || !posting(a.recv_event, b.recv_event) ||
+      !posting(a.coll_event, b.coll_event))
+    return "posting events";
+  if (a.slot_event != b.slot_event) return "slot_event";
+  if (a.slot_ref != b.slot_ref) return "slot_ref";
+  if (a.recv_consumer != b.recv_consumer || a.send_consumer != b.send_consumer || a.coll_consumer != b.coll_consumer)
+    return "consumers";
+  if (a.coll_max_enter != b.coll_max_enter) return "coll_max_enter";
+  if (a.coll_root_enter != b.coll_root_enter) return "coll_root_enter";
+  if (a.send_partner_exit_max != b.send_partner_exit_max || a.recv_partner_exit_max != b.recv_partner_exit_max)
+    return "partner exit_max";
+  if (members(a) != members(b) || a.member_instances != b.member_instances || a.member_begin != b.member_begin)
+    return "collective members";
+  if (a.open_lag != b.open_lag) return "open_lag";
+  if (a.end != b.end) return "end";
+  if (a.run_end != b.run_end) return "run_end";
+  return "";
+}
+}  // namespace
+
+// The state of a finished replay rebuilt from its timings (a pass records no engine state)
+// is the engine's own, field by field: on one owner and split over 2 or 3 (what each owner
+// delivered to the others routed to them as a replay round routes it), for the baseline
+// and for a question that changes computation and message sizes.
+TEST(Replay, SnapshotFromTimingsIsTheEnginesOwn) {
+  int compared = 0;
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    const int P = 3 + static_cast<int>(seed % 5);
+    const Builder b = random_program(P, 18, seed * 31);
+    Scenario changed = base();
+    changed.net.L = 2100;
+    changed.net.G = 2;
+    changed.gaps.resize(static_cast<size_t>(P));
+    changed.send_bytes.resize(static_cast<size_t>(P));
+    for (int r = 0; r < P; ++r) {
+      for (const Event &e : b.ranks[static_cast<size_t>(r)].events)
+        changed.gaps[static_cast<size_t>(r)].push_back(e.gap / 2 + 7 * r);
+      for (const SendMessage &m : b.ranks[static_cast<size_t>(r)].sends)
+        changed.send_bytes[static_cast<size_t>(r)].push_back(m.bytes * 3 / 2);
+    }
+    for (const Scenario &sc : {base(), changed}) {
+      if (replay_serial(b.ranks, sc, false).released) continue;
+      for (int owners : {1, 2, 3}) {
+        std::vector<std::vector<RankProgram>> part(static_cast<size_t>(owners));
+        std::vector<Scenario> own_sc(static_cast<size_t>(owners), sc);
+        for (auto &x : own_sc) x.gaps.clear(), x.send_bytes.clear();
+        for (int r = 0; r < P; ++r) {
+          const size_t k = static_cast<size_t>(r % owners);
+          part[k].push_back(b.ranks[static_cast<size_t>(r)]);
+          if (!sc.gaps.empty()) own_sc[k].gaps.push_back(sc.gaps[static_cast<size_t>(r)]);
+          if (!sc.send_bytes.empty()) own_sc[k].send_bytes.push_back(sc.send_bytes[static_cast<size_t>(r)]);
+        }
+        std::vector<std::unique_ptr<Engine>> e;
+        for (int k = 0; k < owners; ++k)
+          e.push_back(std::make_unique<Engine>(part[static_cast<size_t>(k)], own_sc[static_cast<size_t>(k)], P, true,
+                                               owners > 1));
+        for (int round = 0; round < 100000; ++round) {
+          bool moved = false, done = true;
+          for (auto &x : e) moved |= x->advance();
+          moved |= exchange_outboxes(e, owners);
+          for (auto &x : e) done = done && x->finished();
+          if (done) break;
+          ASSERT_TRUE(moved) << "seed " << seed << ", " << owners << " owners: stuck";
+        }
+        std::vector<Snapshot> want;
+        std::vector<std::vector<std::vector<int64_t>>> starts;
+        std::vector<Engine::Outbox> delivered;
+        for (int k = 0; k < owners; ++k) {
+          const auto &prog = part[static_cast<size_t>(k)];
+          want.push_back(e[static_cast<size_t>(k)]->take_snapshot());
+          starts.push_back(replayed_send_starts(prog, want.back().timings(), own_sc[static_cast<size_t>(k)]));
+          delivered.push_back(
+              delivered_elsewhere(prog, want.back().timings(), starts.back(), P, own_sc[static_cast<size_t>(k)]));
+        }
+        for (int k = 0; k < owners; ++k) {
+          Engine::Outbox in;  // what the other owners delivered to this one's ranks
+          for (int j = 0; j < owners; ++j) {
+            if (j == k) continue;
+            for (const auto &x : delivered[static_cast<size_t>(j)].sends)
+              if (x.dst % owners == k) in.sends.push_back(x);
+            for (const auto &x : delivered[static_cast<size_t>(j)].recvs)
+              if (x.src % owners == k) in.recvs.push_back(x);
+            for (const auto &x : delivered[static_cast<size_t>(j)].arrivals) in.arrivals.push_back(x);
+          }
+          const Snapshot &w = want[static_cast<size_t>(k)];
+          const auto got =
+              snapshot_from_timings(part[static_cast<size_t>(k)], w.timings(), starts[static_cast<size_t>(k)], P, in);
+          ASSERT_TRUE(got.has_value()) << "seed " << seed << ", " << owners << " owners";
+          EXPECT_EQ(snapshot_difference(*got, w), "") << "seed " << seed << ", " << owners << " owners";
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 100);
+  // A message end named by two others is the replay's order to resolve: no snapshot.
+  Builder twice(3);
+  auto [s0, r0] = twice.message(0, 2, 64);
+  auto [s1, r1] = twice.message(1, 2, 64);
+  (void)r1;
+  twice.at(1).sends[static_cast<size_t>(s1)].recv_index = r0;  // both name receive r0
+  twice.event(0, 10, {{ItemType::Send, s0}});
+  twice.event(1, 10, {{ItemType::Send, s1}});
+  twice.event(2, 10, {{ItemType::Recv, r0}});
+  twice.event(2, 10, {{ItemType::Recv, r1}});
+  const auto replayed = replay_serial(twice.ranks, base(), true);
+  const auto starts = replayed_send_starts(twice.ranks, replayed.timings, base());
+  EXPECT_FALSE(snapshot_from_timings(twice.ranks, replayed.timings, starts, 3, {}).has_value());
+}
+
 TEST(Replay, ResumedReplaysGiveTheFullAnswerSerialAndSplit) {
   // Every waiting event of random programs zero-waited: the full replay, the resumed
   // replay that stops on the snapshot or at a clean cut, and the same split over 2, 3 or 4
@@ -1029,6 +1172,7 @@ int64_t check_one_pass(int64_t &zeroed) {
         std::vector<const Scenario *> mine;
         for (const auto &x : own_sc[static_cast<size_t>(k)]) mine.push_back(&x);
         e.push_back(std::make_unique<PassEngine<W>>(part[static_cast<size_t>(k)], mine, P, owners > 1));
+        e.back()->record_first_timings();
         auto &got = seen[static_cast<size_t>(k)];
         got.assign(static_cast<size_t>(W), std::vector<std::vector<EventTiming>>(part[static_cast<size_t>(k)].size()));
         for (size_t l = 0; l < static_cast<size_t>(W); ++l)
@@ -1040,6 +1184,19 @@ int64_t check_one_pass(int64_t &zeroed) {
         for (auto &x : e) moved |= x->advance();
         moved |= exchange_outboxes(e, owners);
         if (!moved) break;
+      }
+      // The first question's recorded timings are its own replay's.
+      std::vector<std::vector<TimingColumn>> first;
+      for (auto &x : e) first.push_back(x->take_first_timings());
+      for (int r = 0; r < P; ++r) {
+        const auto &got = first[static_cast<size_t>(r % owners)][static_cast<size_t>(r / owners)];
+        const auto &ref = want[0].timings[static_cast<size_t>(r)];
+        EXPECT_EQ(got.size(), ref.size()) << "W " << W << " seed " << seed << " rank " << r;
+        size_t same = 0;
+        while (same < std::min(got.size(), ref.size()) && got[same].enter == ref[same].enter &&
+               got[same].exit == ref[same].exit && got[same].nowait_exit == ref[same].nowait_exit)
+          ++same;
+        EXPECT_EQ(same, ref.size()) << "W " << W << " seed " << seed << " rank " << r << ": events differ from here";
       }
       for (int r = 0; r < P; ++r) {
         const size_t k = static_cast<size_t>(r % owners), s = static_cast<size_t>(r / owners);
