@@ -574,5 +574,6 @@ template class PassEngine<5>;
 template class PassEngine<6>;
 template class PassEngine<7>;
 template class PassEngine<8>;
+template class PassEngine<9>;
 
 }  // namespace perfsift::kernels::replay

@@ -42,8 +42,8 @@ bool pass_fits(const std::vector<RankProgram> &programs, const std::vector<const
 // kPassWidth, 0 when not even the first can.
 size_t sharing_a_pass(const std::vector<RankProgram> &programs, const std::vector<const Scenario *> &scenarios);
 
-// The widest pass: PassEngine<kPassWidth>.
-inline constexpr size_t kPassWidth = 8;
+// The widest pass: PassEngine<kPassWidth> (the what-if stage's eight questions and its baseline).
+inline constexpr size_t kPassWidth = 9;
 
 // f.template operator()<W>() with the width W = n (1 to kPassWidth) as a constant: the one
 // place a pass's run-time width picks its PassEngine<W>.

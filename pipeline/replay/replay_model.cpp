@@ -980,19 +980,24 @@ namespace {
 // A snapshot of the model's replay borrows the model's posting events (4 B per message end
 // and collective call not held twice); a whole-run copy (gather_whole) keeps only the
 // sends', and its snapshots hold their own.
-void lend_posting_events(const ReplayModel &model, rp::Engine &engine) {
-  rp::PostingEvents::Borrowed sends, recvs, colls;
+std::array<rp::PostingEvents::Borrowed, 3> posting_events_of(const ReplayModel &model) {
+  std::array<rp::PostingEvents::Borrowed, 3> lent;  // sends, receives, collective calls
   for (size_t s = 0; s < model.programs.size(); ++s) {
     const auto &p = model.programs[s];
     const auto &d = model.side[s];
     if (d.send_event.size() != p.sends.size() || d.recv_event.size() != p.recvs.size() ||
         d.coll_event.size() != p.colls.size())
-      return;
-    sends.push_back(&d.send_event);
-    recvs.push_back(&d.recv_event);
-    colls.push_back(&d.coll_event);
+      return {};
+    lent[0].push_back(&d.send_event);
+    lent[1].push_back(&d.recv_event);
+    lent[2].push_back(&d.coll_event);
   }
-  if (!sends.empty()) engine.lend_posting_events(std::move(sends), std::move(recvs), std::move(colls));
+  return lent;
+}
+
+void lend_posting_events(const ReplayModel &model, rp::Engine &engine) {
+  auto lent = posting_events_of(model);
+  if (!lent[0].empty()) engine.lend_posting_events(std::move(lent[0]), std::move(lent[1]), std::move(lent[2]));
 }
 }  // namespace
 
@@ -1040,12 +1045,14 @@ namespace {
 template <int W>
 std::optional<std::vector<int64_t>> replay_one_pass_of(const Context &ctx, const ReplayModel &model,
                                                        const std::vector<rp::Scenario> &scenarios,
-                                                       const std::vector<rp::EventSink> &sinks) {
+                                                       const std::vector<rp::EventSink> &sinks,
+                                                       std::vector<rp::TimingColumn> *first_timings) {
   using Pass = rp::PassEngine<W>;
   std::vector<const rp::Scenario *> pass;
   for (const auto &sc : scenarios) pass.push_back(&sc);
   const int np = ctx.nprocs();
   Pass engine(model.programs, pass, ctx.nranks(), np > 1);
+  if (first_timings) engine.record_first_timings();
   for (size_t l = 0; l < sinks.size(); ++l)
     if (sinks[l]) engine.set_event_sink(l, sinks[l], rp::SinkEvents::Waited);
   // Rounds as run_rounds: advance, route what crossed owners (arrivals to the other owners
@@ -1094,16 +1101,48 @@ std::optional<std::vector<int64_t>> replay_one_pass_of(const Context &ctx, const
   }
   std::vector<int64_t> end = engine.latest_ends(scenarios.size());
   MPI_Allreduce(MPI_IN_PLACE, end.data(), static_cast<int>(end.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
+  if (first_timings) *first_timings = engine.take_first_timings();
   return end;
 }
 }  // namespace
 
 std::optional<std::vector<int64_t>> replay_one_pass(const Context &ctx, const ReplayModel &model,
                                                     const std::vector<rp::Scenario> &scenarios,
-                                                    const std::vector<rp::EventSink> &sinks) {
+                                                    const std::vector<rp::EventSink> &sinks,
+                                                    std::vector<rp::TimingColumn> *first_timings) {
   PERFSIFT_CHECK(scenarios.size() >= 2, "one pass replays 2 scenarios or more");
-  return rp::with_pass_width(scenarios.size(),
-                             [&]<int W>() { return replay_one_pass_of<W>(ctx, model, scenarios, sinks); });
+  return rp::with_pass_width(
+      scenarios.size(), [&]<int W>() { return replay_one_pass_of<W>(ctx, model, scenarios, sinks, first_timings); });
+}
+
+std::optional<rp::Snapshot> snapshot_of_replay(const Context &ctx, const ReplayModel &model, const rp::Scenario &sc,
+                                               std::vector<rp::TimingColumn> timings) {
+  auto starts = rp::replayed_send_starts(model.programs, timings, sc);
+  // What crossed owners during the replay, routed as its rounds routed it.
+  rp::Engine::Outbox in;
+  if (const int np = ctx.nprocs(); np > 1) {
+    std::vector<rp::Engine::Outbox> to(static_cast<size_t>(np));
+    route_outbox(ctx, model, rp::delivered_elsewhere(model.programs, timings, starts, ctx.nranks(), sc), to);
+    std::vector<std::vector<rp::Engine::SendPost>> sends(static_cast<size_t>(np));
+    std::vector<std::vector<rp::Engine::RecvPost>> recvs(static_cast<size_t>(np));
+    std::vector<std::vector<rp::Engine::Arrival>> arrivals(static_cast<size_t>(np));
+    for (size_t k = 0; k < to.size(); ++k) {
+      sends[k] = std::move(to[k].sends);
+      recvs[k] = std::move(to[k].recvs);
+      arrivals[k] = std::move(to[k].arrivals);
+    }
+    in.sends = ctx.alltoallv(sends);
+    in.recvs = ctx.alltoallv(recvs);
+    in.arrivals = ctx.alltoallv(arrivals);
+  }
+  auto snap = rp::snapshot_from_timings(model.programs, std::move(timings), std::move(starts), ctx.nranks(), in,
+                                        posting_events_of(model));
+  int rebuilt = snap.has_value() ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &rebuilt, 1, MPI_INT, MPI_MIN, ctx.comm());
+  if (!rebuilt) return std::nullopt;
+  exchange_partner_exit_max(ctx, model, *snap);
+  MPI_Allreduce(MPI_IN_PLACE, &snap->run_end, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+  return snap;
 }
 
 std::vector<std::vector<int64_t>> clean_cuts(const Context &ctx, const ReplayModel &model,

@@ -151,13 +151,24 @@ std::vector<int64_t> replay_distributed(const Context &ctx, const ReplayModel &m
                                         std::vector<int64_t> *released = nullptr);
 
 // Collective: scenarios replayed in one pass over the owned ranks
-// (kernels/replay_pass.h), at most kQuestionsPerPass: each one's run time. Empty when the
-// replay met ranks blocked for good (a crashed rank): each scenario's own replay releases
-// them in its own way, so replay them one by one then (their sinks saw part of the run).
-inline constexpr size_t kQuestionsPerPass = kernels::replay::kPassWidth;
-std::optional<std::vector<int64_t>> replay_one_pass(const Context &ctx, const ReplayModel &model,
-                                                    const std::vector<kernels::replay::Scenario> &scenarios,
-                                                    const std::vector<kernels::replay::EventSink> &sinks = {});
+// (kernels/replay_pass.h), at most kQuestionsPerPass questions and the baseline: each one's
+// run time. Empty when the replay met ranks blocked for good (a crashed rank): each
+// scenario's own replay releases them in its own way, so replay them one by one then
+// (their sinks saw part of the run). `first_timings`, when given, receives the first
+// scenario's replayed timings of the owned ranks.
+inline constexpr size_t kQuestionsPerPass = kernels::replay::kPassWidth - 1;
+std::optional<std::vector<int64_t>> replay_one_pass(
+    const Context &ctx, const ReplayModel &model, const std::vector<kernels::replay::Scenario> &scenarios,
+    const std::vector<kernels::replay::EventSink> &sinks = {},
+    std::vector<kernels::replay::TimingColumn> *first_timings = nullptr);
+// Collective: the owned ranks' state after the model's finished replay of `sc`, rebuilt
+// from its timings (a pass keeps no engine state: kernels::replay::snapshot_from_timings),
+// as replay_distributed's `snapshot` gives it; the timings move into it. Nothing, on every
+// process, when it cannot be rebuilt (several lanes, a message end named twice): replay
+// with an engine then.
+std::optional<kernels::replay::Snapshot> snapshot_of_replay(const Context &ctx, const ReplayModel &model,
+                                                            const kernels::replay::Scenario &sc,
+                                                            std::vector<kernels::replay::TimingColumn> timings);
 // Collective: how many of `scenarios`, from the first, can replay in one pass
 // (0 or 1: none), the same answer on every process.
 size_t questions_sharing_a_pass(const Context &ctx, const ReplayModel &model,
