@@ -204,9 +204,10 @@ void PassEngine<W>::post_items(int32_t s, const Event &e) {
       case ItemType::PostSend: {
         const SendMessage &m = p.sends[static_cast<size_t>(it.index)];
         Times &start = it.type == ItemType::Send || it.slot < 0 ? keep(st, k) : hold(st, it.slot, k);
+        const Times gap = per_network([&](const LogGPS &n) { return n.injection_gap(m.bytes); });
         for (size_t l = 0; l < static_cast<size_t>(W); ++l) {
           start[l] = std::max(enter[l], st.next_inject[l]);
-          st.next_inject[l] = start[l] + m_nets[l].injection_gap(m.bytes);
+          st.next_inject[l] = start[l] + gap[l];
         }
         if (m.dst >= 0) deliver(m.dst, m.recv_index, start, &RankState::recv_send_start, m_out.sends);
         break;
