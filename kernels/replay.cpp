@@ -452,6 +452,19 @@ int32_t slot_in(const std::vector<int32_t> &slot_of, int32_t rank) {
 // What a snapshot holds beyond the replay's values (its timings and ends, each message's
 // send start and posts, request slots' items, collectives' arrivals): what follows from
 // them and the programs. Shared by Engine::take_snapshot and snapshot_from_timings.
+// Each collective call of owned rank s: its instance's latest and root arrival, from what
+// the replay gathered per instance (`by_instance`: a value with max_enter and root_enter).
+template <class ByInstance>
+static void take_collective_arrivals(Snapshot &snap, size_t s, const RankProgram &p, const ByInstance &by_instance) {
+  snap.coll_max_enter[s].assign(p.colls.size(), kUnknown);
+  snap.coll_root_enter[s].assign(p.colls.size(), kUnknown);
+  for (size_t k = 0; k < p.colls.size(); ++k)
+    if (const auto c = by_instance.find(p.colls[k].instance); c != by_instance.end()) {
+      snap.coll_max_enter[s][k] = c->second.max_enter;
+      snap.coll_root_enter[s][k] = c->second.root_enter;
+    }
+}
+
 static void complete_snapshot(Snapshot &snap, const std::vector<RankProgram> &prog, const std::vector<int32_t> &slot_of,
                               std::array<PostingEvents::Borrowed, 3> lent_tables) {
   const size_t n = prog.size();
@@ -614,13 +627,7 @@ Snapshot Engine::take_snapshot() {
     std::vector<int64_t>().swap(st.recv_posted.v);
     std::vector<int64_t>().swap(st.coll_enter.v);
     snap.slot_ref[s] = std::move(st.slot_ref.v);
-    snap.coll_max_enter[s].assign(p.colls.size(), kUnknown);
-    snap.coll_root_enter[s].assign(p.colls.size(), kUnknown);
-    for (size_t k = 0; k < p.colls.size(); ++k)
-      if (const auto c = m_coll.find(p.colls[k].instance); c != m_coll.end()) {
-        snap.coll_max_enter[s][k] = c->second.max_enter;
-        snap.coll_root_enter[s][k] = c->second.root_enter;
-      }
+    take_collective_arrivals(snap, s, p, m_coll);
   }
   complete_snapshot(snap, m_prog, m_slot_of, std::move(m_lent));
   return snap;
@@ -1487,13 +1494,19 @@ std::optional<Snapshot> snapshot_from_timings(const std::vector<RankProgram> &pr
     snap.slot_ref[s].assign(static_cast<size_t>(p.request_slots), -1);
     if (!p.events.empty()) snap.end[s] = snap.own_timings[s].back().exit;
   }
-  // What each end delivered to the other, written once: a value written twice would be
-  // the replay's order to resolve.
+  // What each end delivered to the other, into `table` (per slot, per index) at `rank`'s
+  // entry `index`: written once (a value written twice would be the replay's order to
+  // resolve); false when the rank is not here or has no such entry.
   bool once = true;
-  const auto deliver = [&once](int64_t &to, int64_t value) {
+  const auto deliver = [&](std::vector<std::vector<int64_t>> &table, int32_t rank, int64_t index, int64_t value) {
+    const int32_t q = slot_in(slot_of, rank);
+    if (q < 0 || index < 0 || static_cast<size_t>(index) >= table[static_cast<size_t>(q)].size()) return false;
+    int64_t &to = table[static_cast<size_t>(q)][static_cast<size_t>(index)];
     once = once && to == kUnknown;
     to = value;
+    return true;
   };
+  const auto here = [&](int32_t rank) { return slot_in(slot_of, rank) >= 0; };
   for (size_t s = 0; s < n; ++s) {
     const RankProgram &p = programs[s];
     const TimingColumn &t = snap.own_timings[s];
@@ -1502,23 +1515,12 @@ std::optional<Snapshot> snapshot_from_timings(const std::vector<RankProgram> &pr
       for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
         const Item &it = p.items[static_cast<size_t>(k)];
         const auto index = static_cast<size_t>(it.index);
-        if (is_send(it.type))
-          if (const SendMessage &m = p.sends[index]; m.dst >= 0)
-            if (const int32_t q = slot_in(slot_of, m.dst); q >= 0) {
-              if (m.recv_index < 0 ||
-                  static_cast<size_t>(m.recv_index) >= programs[static_cast<size_t>(q)].recvs.size())
-                return std::nullopt;
-              deliver(snap.recv_send_start[static_cast<size_t>(q)][static_cast<size_t>(m.recv_index)],
-                      snap.send_start[s][index]);
-            }
-        if (is_recv(it.type))
-          if (const RecvMessage &m = p.recvs[index]; m.src >= 0)
-            if (const int32_t q = slot_in(slot_of, m.src); q >= 0) {
-              if (m.send_index < 0 ||
-                  static_cast<size_t>(m.send_index) >= programs[static_cast<size_t>(q)].sends.size())
-                return std::nullopt;
-              deliver(snap.recv_post[static_cast<size_t>(q)][static_cast<size_t>(m.send_index)], t.enter(i));
-            }
+        if (is_send(it.type) && here(p.sends[index].dst) &&
+            !deliver(snap.recv_send_start, p.sends[index].dst, p.sends[index].recv_index, snap.send_start[s][index]))
+          return std::nullopt;
+        if (is_recv(it.type) && here(p.recvs[index].src) &&
+            !deliver(snap.recv_post, p.recvs[index].src, p.recvs[index].send_index, t.enter(i)))
+          return std::nullopt;
         if (it.slot >= 0) {
           if (static_cast<size_t>(it.slot) >= snap.slot_ref[s].size()) return std::nullopt;
           snap.slot_ref[s][static_cast<size_t>(it.slot)] = k;
@@ -1526,32 +1528,14 @@ std::optional<Snapshot> snapshot_from_timings(const std::vector<RankProgram> &pr
       }
     }
   }
-  for (const auto &x : from_elsewhere.sends) {
-    const int32_t q = slot_in(slot_of, x.dst);
-    if (q < 0 || x.recv_index < 0 ||
-        static_cast<size_t>(x.recv_index) >= snap.recv_send_start[static_cast<size_t>(q)].size())
-      return std::nullopt;
-    deliver(snap.recv_send_start[static_cast<size_t>(q)][static_cast<size_t>(x.recv_index)], x.t);
-  }
-  for (const auto &x : from_elsewhere.recvs) {
-    const int32_t q = slot_in(slot_of, x.src);
-    if (q < 0 || x.send_index < 0 || static_cast<size_t>(x.send_index) >= snap.recv_post[static_cast<size_t>(q)].size())
-      return std::nullopt;
-    deliver(snap.recv_post[static_cast<size_t>(q)][static_cast<size_t>(x.send_index)], x.t);
-  }
+  for (const auto &x : from_elsewhere.sends)
+    if (!deliver(snap.recv_send_start, x.dst, x.recv_index, x.t)) return std::nullopt;
+  for (const auto &x : from_elsewhere.recvs)
+    if (!deliver(snap.recv_post, x.src, x.send_index, x.t)) return std::nullopt;
   if (!once) return std::nullopt;
   auto arrivals = own_arrivals(programs, snap.own_timings);
   for (const auto &a : from_elsewhere.arrivals) arrivals[a.instance].add(a.max_enter, a.root_enter);
-  for (size_t s = 0; s < n; ++s) {
-    const RankProgram &p = programs[s];
-    snap.coll_max_enter[s].assign(p.colls.size(), kUnknown);
-    snap.coll_root_enter[s].assign(p.colls.size(), kUnknown);
-    for (size_t k = 0; k < p.colls.size(); ++k)
-      if (const auto c = arrivals.find(p.colls[k].instance); c != arrivals.end()) {
-        snap.coll_max_enter[s][k] = c->second.max_enter;
-        snap.coll_root_enter[s][k] = c->second.root_enter;
-      }
-  }
+  for (size_t s = 0; s < n; ++s) take_collective_arrivals(snap, s, programs[s], arrivals);
   complete_snapshot(snap, programs, slot_of, std::move(lent));
   return snap;
 }

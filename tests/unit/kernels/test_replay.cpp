@@ -684,6 +684,20 @@ bool exchange_outboxes(std::vector<std::unique_ptr<Replay>> &e, int owners) {
   return moved;
 }
 
+// A full replay on `owners` engines (rank r on engine r % owners) run to its end in rounds;
+// false when it got stuck before.
+bool finish_split(std::vector<std::unique_ptr<Engine>> &e, int owners) {
+  for (int round = 0; round < 100000; ++round) {
+    bool moved = false, done = true;
+    for (auto &x : e) moved |= x->advance();
+    moved |= exchange_outboxes(e, owners);
+    for (auto &x : e) done = done && x->finished();
+    if (done) return true;
+    if (!moved) return false;
+  }
+  return false;
+}
+
 // A resumed, stopping replay of zero-waited `e` on `owners` engines (rank r owned by
 // r % owners), exchanging outboxes in rounds as the pipeline does between processes.
 int64_t split_resumed_makespan(const std::vector<RankProgram> &all, const Snapshot &snap, const Scenario &zw,
@@ -774,14 +788,7 @@ TEST(Replay, SplitSnapshotsReadPartnerValuesAsTheWholeOne) {
       std::vector<std::unique_ptr<Engine>> e;
       for (int k = 0; k < owners; ++k)
         e.push_back(std::make_unique<Engine>(part[static_cast<size_t>(k)], sc, P, true, owners > 1));
-      for (int round = 0; round < 100000; ++round) {
-        bool moved = false, done = true;
-        for (auto &x : e) moved |= x->advance();
-        moved |= exchange_outboxes(e, owners);
-        for (auto &x : e) done = done && x->finished();
-        if (done) break;
-        ASSERT_TRUE(moved) << "seed " << seed << ", " << owners << " owners: stuck";
-      }
+      ASSERT_TRUE(finish_split(e, owners)) << "seed " << seed << ", " << owners << " owners: stuck";
       for (int k = 0; k < owners; ++k) {
         const Snapshot snap = e[static_cast<size_t>(k)]->take_snapshot();
         const auto &prog = part[static_cast<size_t>(k)];
@@ -900,14 +907,7 @@ TEST(Replay, SnapshotFromTimingsIsTheEnginesOwn) {
         for (int k = 0; k < owners; ++k)
           e.push_back(std::make_unique<Engine>(part[static_cast<size_t>(k)], own_sc[static_cast<size_t>(k)], P, true,
                                                owners > 1));
-        for (int round = 0; round < 100000; ++round) {
-          bool moved = false, done = true;
-          for (auto &x : e) moved |= x->advance();
-          moved |= exchange_outboxes(e, owners);
-          for (auto &x : e) done = done && x->finished();
-          if (done) break;
-          ASSERT_TRUE(moved) << "seed " << seed << ", " << owners << " owners: stuck";
-        }
+        ASSERT_TRUE(finish_split(e, owners)) << "seed " << seed << ", " << owners << " owners: stuck";
         std::vector<Snapshot> want;
         std::vector<std::vector<std::vector<int64_t>>> starts;
         std::vector<Engine::Outbox> delivered;
