@@ -1392,11 +1392,14 @@ bool is_recv(ItemType t) { return t == ItemType::Recv || t == ItemType::PostRecv
 bool is_coll(ItemType t) { return t == ItemType::Collective || t == ItemType::PostCollective; }
 
 // Per instance: its latest arrival and its root's, as Engine::arrive gathers them.
+// A second root (members naming different roots: an erroneous program) makes the root's
+// arrival the replay's order to resolve: `roots` counts them.
 struct Arrivals {
   int64_t max_enter = kUnknown, root_enter = kUnknown;
+  int32_t roots = 0;
   void add(int64_t max, int64_t root) {
     if (max != kUnknown) max_enter = std::max(max_enter, max);
-    if (root != kUnknown) root_enter = root;
+    if (root != kUnknown) root_enter = root, ++roots;
   }
 };
 
@@ -1404,9 +1407,9 @@ struct Arrivals {
 std::unordered_map<int64_t, Arrivals> own_arrivals(const std::vector<RankProgram> &programs,
                                                    const std::vector<TimingColumn> &timings) {
   std::unordered_map<int64_t, Arrivals> by_instance;
-  for (size_t s = 0; s < programs.size(); ++s) {
+  for (size_t s = 0; s < programs.size() && s < timings.size(); ++s) {
     const RankProgram &p = programs[s];
-    for (size_t i = 0; i < p.events.size(); ++i) {
+    for (size_t i = 0; i < p.events.size() && i < timings[s].size(); ++i) {
       const Event &e = p.events[i];
       for (int32_t k = e.first_item; k < e.first_item + e.items; ++k) {
         const Item &it = p.items[static_cast<size_t>(k)];
@@ -1426,6 +1429,7 @@ std::vector<std::vector<int64_t>> replayed_send_starts(const std::vector<RankPro
                                                        const Scenario &scenario) {
   const LogGPS net = scenario.network();
   std::vector<std::vector<int64_t>> start(programs.size());
+  if (timings.size() != programs.size()) return {};  // not this replay's: snapshot_from_timings refuses
   for (size_t s = 0; s < programs.size(); ++s) {
     const RankProgram &p = programs[s];
     start[s].assign(p.sends.size(), kUnknown);
@@ -1449,7 +1453,7 @@ Engine::Outbox delivered_elsewhere(const std::vector<RankProgram> &programs, con
                                    const Scenario &scenario) {
   const auto slot_of = slots_of(programs, nranks);
   Engine::Outbox out;
-  for (size_t s = 0; s < programs.size(); ++s) {
+  for (size_t s = 0; s < programs.size() && s < timings.size() && s < send_start.size(); ++s) {
     const RankProgram &p = programs[s];
     for (size_t i = 0; i < p.events.size() && i < timings[s].size(); ++i) {
       const Event &e = p.events[i];
@@ -1535,6 +1539,8 @@ std::optional<Snapshot> snapshot_from_timings(const std::vector<RankProgram> &pr
   if (!once) return std::nullopt;
   auto arrivals = own_arrivals(programs, snap.own_timings);
   for (const auto &a : from_elsewhere.arrivals) arrivals[a.instance].add(a.max_enter, a.root_enter);
+  for (const auto &[instance, a] : arrivals)
+    if (a.roots > 1) return std::nullopt;
   for (size_t s = 0; s < n; ++s) take_collective_arrivals(snap, s, programs[s], arrivals);
   complete_snapshot(snap, programs, slot_of, std::move(lent));
   return snap;

@@ -833,8 +833,9 @@ Engine::Outbox delivered_elsewhere(const std::vector<RankProgram> &programs, con
                                    const Scenario &scenario);
 // The snapshot, from the timings, the send starts and what other owners delivered here
 // (`from_elsewhere`); the posting events borrowed when lent (Engine::lend_posting_events).
-// Nothing when some program has several lanes, or a message end is named by two others (a
-// link a replay would resolve in its own order).
+// Nothing when some program has several lanes, a message end is named by two others, or a
+// collective instance's members name two roots (what a replay would resolve in its own
+// order).
 std::optional<Snapshot> snapshot_from_timings(const std::vector<RankProgram> &programs,
                                               std::vector<TimingColumn> timings,
                                               std::vector<std::vector<int64_t>> send_start, int32_t nranks,

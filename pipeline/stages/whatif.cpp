@@ -311,7 +311,9 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
         for (size_t j = at; j < at + n; ++j) t += (j > at ? ", " : "") + r.asked[order[j]].text;
         return t;
       };
-      if (const size_t n = pass_blocked ? 0 : questions_sharing_a_pass(ctx, model, scenarios); n > 1) {
+      if (const size_t n =
+              pass_blocked ? 0 : std::min(questions_sharing_a_pass(ctx, model, scenarios), kQuestionsPerPass);
+          n > 1) {
         keep_first(n);
         ctx.progress().begin("whatif: " + texts(n));
         const auto times = replay_one_pass(ctx, model, scenarios, sinks);

@@ -952,6 +952,14 @@ TEST(Replay, SnapshotFromTimingsIsTheEnginesOwn) {
   const auto replayed = replay_serial(twice.ranks, base(), true);
   const auto starts = replayed_send_starts(twice.ranks, replayed.timings, base());
   EXPECT_FALSE(snapshot_from_timings(twice.ranks, replayed.timings, starts, 3, {}).has_value());
+  // So is a collective whose members name two roots (each its own rank).
+  Builder roots(2);
+  const int64_t id = instance_id(0, 0);
+  for (int r = 0; r < 2; ++r)
+    roots.event(r, 10 + r, {{ItemType::Collective, roots.collective(r, id, 2, CollectiveFlow::FromRoot, r, 8)}});
+  const auto rooted = replay_serial(roots.ranks, base(), true);
+  const auto none = replayed_send_starts(roots.ranks, rooted.timings, base());
+  EXPECT_FALSE(snapshot_from_timings(roots.ranks, rooted.timings, none, 2, {}).has_value());
 }
 
 TEST(Replay, ResumedReplaysGiveTheFullAnswerSerialAndSplit) {
