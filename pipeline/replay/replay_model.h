@@ -164,8 +164,8 @@ std::optional<std::vector<int64_t>> replay_one_pass(
 // Collective: the owned ranks' state after the model's finished replay of `sc`, rebuilt
 // from its timings (a pass keeps no engine state: kernels::replay::snapshot_from_timings),
 // as replay_distributed's `snapshot` gives it; the timings move into it. Nothing, on every
-// process, when it cannot be rebuilt (several lanes, a message end named twice): replay
-// with an engine then.
+// process, when it cannot be rebuilt (several lanes, a message end named twice, a
+// collective naming two roots): replay with an engine then.
 std::optional<kernels::replay::Snapshot> snapshot_of_replay(const Context &ctx, const ReplayModel &model,
                                                             const kernels::replay::Scenario &sc,
                                                             std::vector<kernels::replay::TimingColumn> timings);
