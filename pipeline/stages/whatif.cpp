@@ -183,64 +183,18 @@ rp::EventSink site_wait_sink(const ReplayModel &model, WhatifResult &r, size_t k
   };
 }
 
-// The baseline (question 0) and the first questions of `order` that are replayed side by
-// side, in one pass when they share one (collective): the baseline's timings become the
-// model's (and the stored traces'), its state, when the domino stage resumes from it, is
-// rebuilt from them. Each question it replayed has its prediction: the baseline's stays
-// unset when its state could not be rebuilt (it replays alone then, its sink's sums
-// cleared). Scenarios built and not replayed wait in `built`. Returns whether the pass met
-// ranks blocked for good: then no question has replayed and no sink's sums are kept.
-template <class SideBySide, class TakeScenario>
-bool replay_baseline_in_first_pass(Context &ctx, const std::vector<size_t> &order, const SideBySide &side_by_side,
-                                   const TakeScenario &take_scenario, std::map<size_t, rp::Scenario> &built,
-                                   WhatifResult &r) {
+// The baseline's pass replayed (question 0, with the questions after it): its timings become
+// the model's (and the stored traces'); its state, when the domino stage resumes from it, is
+// rebuilt from them. Returns false when that state cannot be rebuilt: the baseline then
+// replays alone after all (its prediction unset, its sink's sums cleared).
+bool adopt_baseline_of_pass(Context &ctx, const rp::Scenario &baseline, std::vector<rp::TimingColumn> timings,
+                            WhatifResult &r) {
   ReplayModel &model = *r.model;
-  std::vector<size_t> lanes = {0};
-  for (size_t j = 0; j < order.size() && lanes.size() <= kQuestionsPerPass && side_by_side(order[j]); ++j)
-    lanes.push_back(order[j]);
-  if (lanes.size() < 2) return false;
-  std::vector<rp::Scenario> scenarios;
-  std::vector<rp::EventSink> sinks;
-  for (size_t k : lanes) {
-    scenarios.push_back(take_scenario(k));
-    sinks.push_back(site_wait_sink(model, r, k));
-  }
-  const size_t n = questions_sharing_a_pass(ctx, model, scenarios);
-  const auto put_back = [&](size_t from, size_t to) {
-    for (size_t j = from; j < to; ++j) built.emplace(lanes[j], std::move(scenarios[j]));
-  };
-  if (n < 2) {
-    put_back(0, lanes.size());
-    return false;
-  }
-  put_back(n, lanes.size());
-  scenarios.resize(n);
-  sinks.resize(n);
-  std::string texts;
-  for (size_t j = 0; j < n; ++j) texts += (j ? ", " : "") + r.asked[lanes[j]].text;
-  ctx.progress().begin("whatif: " + texts);
-  std::vector<rp::TimingColumn> timings;
-  const auto times = replay_one_pass(ctx, model, scenarios, sinks, &timings);
-  ctx.progress().end();
-  if (!times) {
-    for (size_t j = 0; j < n; ++j) std::fill(r.site_wait[lanes[j]].begin(), r.site_wait[lanes[j]].end(), 0);
-    put_back(0, n);
-    return true;
-  }
-  for (size_t j = 0; j < n; ++j) {
-    r.predicted[lanes[j]] = (*times)[j];
-    r.released[lanes[j]] = 0;
-  }
-  const rp::Scenario baseline = std::move(scenarios[0]);
-  scenarios.clear();
-  // The questions' freed tables would sit beside what outlives the stage.
-  hand_back_freed_pages();
   if (r.keep_state) {
     ctx.progress().begin("whatif: the baseline's state");
     auto snap = snapshot_of_replay(ctx, model, baseline, std::move(timings));
     ctx.progress().end();
     if (!snap) {
-      // Not rebuilt: the baseline replays alone after all (last, as without a pass).
       std::fill(r.site_wait[0].begin(), r.site_wait[0].end(), 0);
       r.predicted[0] = INT64_MIN;
       return false;
@@ -252,21 +206,22 @@ bool replay_baseline_in_first_pass(Context &ctx, const std::vector<size_t> &orde
   model.baseline = std::move(timings);
   model.replayed = true;
   if (r.snapshot) r.snapshot->borrowed_timings = &model.baseline;
-  return false;
+  return true;
 }
 
 // Questions [begin, end) replayed distributed, every process advancing its own ranks;
 // those before `keep_end` keep their timings: the baseline's become the model's, and the
-// stored traces' are kept. The baseline replays in the first pass when one forms
-// (replay_baseline_in_first_pass), else last: its timings (12.5 B per event) are not held
-// while the others replay, and its state, when the domino stage resumes from it
-// (WhatifResult::snapshot), passes from its replay to that stage without a second one.
+// stored traces' are kept. The baseline leads the first pass when one forms (its timings
+// recorded there, adopt_baseline_of_pass), else replays last: its timings (12.5 B per
+// event) are not held while the others replay, and its state, when the domino stage
+// resumes from it (WhatifResult::snapshot), passes from its replay to that stage without a
+// second one.
 void replay_distributed_questions(Context &ctx, const std::vector<Question> &parsed, size_t end, size_t keep_end,
                                   WhatifResult &r, size_t begin = 0) {
   ReplayModel &model = *r.model;
   std::vector<size_t> order;
-  for (size_t k = std::max<size_t>(begin, 1); k < end; ++k) order.push_back(k);
   if (begin == 0 && end > 0) order.push_back(0);
+  for (size_t k = std::max<size_t>(begin, 1); k < end; ++k) order.push_back(k);
   // Questions that keep no timings replay together: in one pass when they change
   // only computation or waiting (kQuestionsPerPass at a time), else with several threads side
   // by side, as many at once as threads (each engine's state, about 13 B per owned event,
@@ -283,15 +238,13 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
     if (it != built.end()) built.erase(it);
     return sc;
   };
-  // The baseline as the first question of the first pass, when one forms: its timings
-  // recorded there and its state rebuilt from them, instead of a replay of its own.
-  if (begin == 0 && end > 1) {
-    pass_blocked = replay_baseline_in_first_pass(ctx, order, side_by_side, take_scenario, built, r);
-    std::erase_if(order, [&](size_t k) { return r.predicted[k] != INT64_MIN; });  // those it replayed
-  }
   for (size_t at = 0; at < order.size();) {
-    size_t stop = at;
-    const size_t window = pass_blocked ? width : std::max(width, kQuestionsPerPass);
+    // The baseline first with questions after it: it leads their pass, when one forms.
+    const bool lead = order[at] == 0 && at + 1 < order.size();
+    size_t stop = at + (lead ? 1 : 0);
+    const size_t window = lead           ? kernels::replay::kPassWidth
+                          : pass_blocked ? width
+                                         : std::max(width, kQuestionsPerPass);
     while (stop < order.size() && stop - at < window && side_by_side(order[stop])) ++stop;
     if (stop - at > 1) {
       std::vector<rp::Scenario> scenarios;
@@ -311,17 +264,25 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
         for (size_t j = at; j < at + n; ++j) t += (j > at ? ", " : "") + r.asked[order[j]].text;
         return t;
       };
-      if (const size_t n =
-              pass_blocked ? 0 : std::min(questions_sharing_a_pass(ctx, model, scenarios), kQuestionsPerPass);
+      if (const size_t n = pass_blocked ? 0
+                                        : std::min(questions_sharing_a_pass(ctx, model, scenarios),
+                                                   lead ? kernels::replay::kPassWidth : kQuestionsPerPass);
           n > 1) {
         keep_first(n);
         ctx.progress().begin("whatif: " + texts(n));
-        const auto times = replay_one_pass(ctx, model, scenarios, sinks);
+        std::vector<rp::TimingColumn> timings;
+        const auto times = replay_one_pass(ctx, model, scenarios, sinks, lead ? &timings : nullptr);
         ctx.progress().end();
         if (times) {
           for (size_t j = at; j < at + n; ++j) {
             r.predicted[order[j]] = (*times)[j - at];
             r.released[order[j]] = 0;
+          }
+          if (lead) {
+            const rp::Scenario baseline = std::move(scenarios[0]);
+            scenarios.clear();
+            hand_back_freed_pages();  // the questions' freed tables would sit beside what outlives the stage
+            if (!adopt_baseline_of_pass(ctx, baseline, std::move(timings), r)) order.push_back(0);
           }
           at += n;
           continue;
@@ -329,6 +290,13 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
         // Blocked for good somewhere: each question replays alone (what its sink saw goes).
         for (size_t j = at; j < at + n; ++j) std::fill(r.site_wait[order[j]].begin(), r.site_wait[order[j]].end(), 0);
         pass_blocked = true;
+      }
+      if (lead) {
+        // No pass with the baseline: it replays last, alone.
+        keep_first(0);
+        order.erase(order.begin() + static_cast<std::ptrdiff_t>(at));
+        order.push_back(0);
+        continue;
       }
       if (width > 1) {
         const size_t n = std::min(width, scenarios.size());
@@ -345,6 +313,12 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
         continue;
       }
       keep_first(0);
+    }
+    if (lead) {
+      // Keeping questions follow the baseline: it replays last, alone.
+      order.erase(order.begin() + static_cast<std::ptrdiff_t>(at));
+      order.push_back(0);
+      continue;
     }
     const size_t k = order[at++];
     const rp::Scenario sc = take_scenario(k);
