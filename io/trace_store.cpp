@@ -16,6 +16,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <cerrno>
 #include <cstdlib>
 #include <cmath>
@@ -1335,8 +1336,9 @@ void TraceStore::scan_table_chunks(const char *table, int64_t row_begin, int64_t
   }
 }
 
-template <class T>
-std::vector<T> TraceStore::slice(const char *table, int32_t first, int32_t last) const {
+template <class Disk, class Convert>
+auto TraceStore::slice(const char *table, int32_t first, int32_t last, Convert convert) const {
+  using Out = std::invoke_result_t<Convert, const Disk &>;
   SilenceHdf5 quiet;
   Ctx ck(m_path);
   auto off = read_rows<int64_t>(ck, m_file, std::string(table) + "_offsets", H5T_NATIVE_INT64);
@@ -1344,22 +1346,23 @@ std::vector<T> TraceStore::slice(const char *table, int32_t first, int32_t last)
       off[first] < 0 || off[first] > off[last])
     throw Error(m_path + ": bad rank range or damaged /" + table + "_offsets");
   // Every process opens the table's chunks here together (metadata reads are collective).
-  const ChunkIndex &idx = chunks_of<T>(table);
-  if (!idx.usable || std::getenv("PERFSIFT_HDF5_READ")) {
-    Handle t = record_type<T>();
-    return read_rows<T>(ck, m_file, table, t, static_cast<hsize_t>(off[first]), off[last]);
-  }
-  std::vector<T> out;
+  const ChunkIndex &idx = chunks_of<Disk>(table);
+  std::vector<Out> out;
   out.reserve(static_cast<size_t>(off[last] - off[first]));
-  scan_table_chunks<T, T>(
-      table, off[first], off[last], off[last] - off[first], 1, [](const T &r) { return r; },
-      [&out](int64_t, const std::vector<T> &rows) { out.insert(out.end(), rows.begin(), rows.end()); });
+  if (!idx.usable || std::getenv("PERFSIFT_HDF5_READ")) {
+    Handle t = record_type<Disk>();
+    for (const auto &d : read_rows<Disk>(ck, m_file, table, t, static_cast<hsize_t>(off[first]), off[last]))
+      out.push_back(convert(d));
+    return out;
+  }
+  scan_table_chunks<Disk, Out>(
+      table, off[first], off[last], off[last] - off[first], 1, convert,
+      [&out](int64_t, const std::vector<Out> &rows) { out.insert(out.end(), rows.begin(), rows.end()); });
   return out;
 }
 
 std::vector<Event> TraceStore::events(int32_t first, int32_t last) const {
-  std::vector<Event> out;
-  for (const auto &d : slice<DiskEvent>("events", first, last)) out.push_back(to_event(d));
+  std::vector<Event> out = slice<DiskEvent>("events", first, last, to_event);
   if (m_has_threads) {
     const auto threads =
         read_threads(m_event_offsets[first], m_event_offsets[first] + static_cast<int64_t>(out.size()));
@@ -1428,23 +1431,21 @@ std::vector<Event> TraceStore::rank_ends(int32_t first, int32_t last) const {
 }
 
 std::vector<RequestRecord> TraceStore::requests(int32_t first, int32_t last) const {
-  std::vector<RequestRecord> out;
-  for (const auto &d : slice<DiskRequest>("requests", first, last))
-    out.push_back({d.id, d.event, d.peer, d.tag, d.comm, d.kind, d.bytes});
-  return out;
+  return slice<DiskRequest>("requests", first, last, [](const DiskRequest &d) {
+    return RequestRecord{d.id, d.event, d.peer, d.tag, d.comm, d.kind, d.bytes};
+  });
 }
 
 std::vector<CompletionRecord> TraceStore::completions(int32_t first, int32_t last) const {
-  std::vector<CompletionRecord> out;
-  for (const auto &d : slice<DiskCompletion>("completions", first, last))
-    out.push_back({d.event, d.request, d.source, d.tag, d.bytes, d.cancelled, 0});
-  return out;
+  return slice<DiskCompletion>("completions", first, last, [](const DiskCompletion &d) {
+    return CompletionRecord{d.event, d.request, d.source, d.tag, d.bytes, d.cancelled, 0};
+  });
 }
 
 std::vector<StepRecord> TraceStore::steps(int32_t first, int32_t last) const {
-  std::vector<StepRecord> out;
-  for (const auto &d : slice<DiskStep>("steps", first, last)) out.push_back({d.region, d.step, d.t_begin, d.t_end});
-  return out;
+  return slice<DiskStep>("steps", first, last, [](const DiskStep &d) {
+    return StepRecord{d.region, d.step, d.t_begin, d.t_end};
+  });
 }
 
 std::vector<int64_t> TraceStore::offsets(const std::string &table) const {

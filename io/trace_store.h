@@ -101,8 +101,9 @@ class TraceStore {
 
  private:
   void open(MPI_Comm comm, bool parallel);
-  template <class T>
-  std::vector<T> slice(const char *table, int32_t first, int32_t last) const;
+  // Ranks [first, last) of a per-rank table, each row converted as it is read.
+  template <class Disk, class Convert>
+  auto slice(const char *table, int32_t first, int32_t last, Convert convert) const;
   std::vector<int32_t> read_threads(int64_t lo, int64_t hi) const;
   template <class Disk, class Out, class Convert, class Fn>
   void scan_table_chunks(const char *table, int64_t row_begin, int64_t row_end, int64_t rows_per_read, int threads,
