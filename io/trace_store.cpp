@@ -1281,6 +1281,18 @@ const ChunkIndex &TraceStore::chunks_of(const char *table) const {
 // rows_per_read rows aligned to its chunks: `threads` take the batch's chunks in turn
 // (std::thread: io/ stays free of OpenMP, which the collector library must not pull into
 // applications), each row becomes convert(record), and fn(first_row, rows) sees each batch.
+// A table's read buffers: each thread's chunk (compressed, decompressed, unshuffled) and
+// the converted rows of a batch.
+template <class Disk, class Out>
+struct TraceStore::TableReadBuffers : ReadBuffers {
+  struct Chunk {
+    std::vector<unsigned char> packed, shuffled;
+    std::vector<Disk> rows;
+  };
+  std::vector<Chunk> threads;
+  std::vector<Out> out;
+};
+
 template <class Disk, class Out, class Convert, class Fn>
 void TraceStore::scan_table_chunks(const char *table, int64_t row_begin, int64_t row_end, int64_t rows_per_read,
                                    int threads, Convert convert, Fn fn) const {
@@ -1298,13 +1310,24 @@ void TraceStore::scan_table_chunks(const char *table, int64_t row_begin, int64_t
   if (file.fd < 0) throw Error(m_path + ": cannot read the file (" + std::strerror(errno) + ")");
   const int64_t c_first = row_begin / cr, c_last = (row_end - 1) / cr + 1;  // chunks [c_first, c_last)
   const int64_t per_batch = std::max<int64_t>(1, rows_per_read / cr);
-  std::vector<Out> out;
-  // Each thread's chunk buffers, kept from batch to batch (fresh ones cost page faults).
-  struct Buffers {
-    std::vector<unsigned char> packed, shuffled;
-    std::vector<Disk> rows;
-  };
-  std::vector<Buffers> buffers(static_cast<size_t>(std::max(1, threads)));
+  // The table's buffers from its last read, unless a read of it is under way (this one is
+  // inside its callback): then buffers of this read's own.
+  TableReadBuffers<Disk, Out> own;
+  TableReadBuffers<Disk, Out> *kept = nullptr;
+  if (auto &slot = m_read_buffers[table]; !slot || !slot->in_use) {
+    kept = dynamic_cast<TableReadBuffers<Disk, Out> *>(slot.get());
+    if (!kept) slot.reset(kept = new TableReadBuffers<Disk, Out>);
+  }
+  TableReadBuffers<Disk, Out> &buffers = kept ? *kept : own;
+  struct InUse {
+    ReadBuffers &b;
+    explicit InUse(ReadBuffers &x) : b(x) { b.in_use = true; }
+    ~InUse() { b.in_use = false; }
+  } in_use(buffers);
+  std::vector<Out> &out = buffers.out;
+  if (buffers.threads.size() < static_cast<size_t>(std::max(1, threads)))
+    buffers.threads.resize(static_cast<size_t>(std::max(1, threads)));
+  using Buffers = typename TableReadBuffers<Disk, Out>::Chunk;
   for (int64_t b = c_first; b < c_last; b += per_batch) {
     const int64_t b_end = std::min(c_last, b + per_batch);
     const int64_t lo = std::max(row_begin, b * cr), hi = std::min(row_end, b_end * cr);
@@ -1328,8 +1351,8 @@ void TraceStore::scan_table_chunks(const char *table, int64_t row_begin, int64_t
     };
     const int nthreads = static_cast<int>(std::min<int64_t>(std::max(1, threads), b_end - b));
     std::vector<std::thread> pool;
-    for (int t = 1; t < nthreads; ++t) pool.emplace_back(work, std::ref(buffers[static_cast<size_t>(t)]));
-    work(buffers[0]);
+    for (int t = 1; t < nthreads; ++t) pool.emplace_back(work, std::ref(buffers.threads[static_cast<size_t>(t)]));
+    work(buffers.threads[0]);
     for (auto &t : pool) t.join();
     if (!error.empty()) throw Error(m_path + ": " + error);
     fn(lo, out);
@@ -1355,8 +1378,9 @@ auto TraceStore::slice(const char *table, int32_t first, int32_t last, Convert c
       out.push_back(convert(d));
     return out;
   }
+  // Batches of a few chunks: the batch's converted rows are copied on (and kept for the next read).
   scan_table_chunks<Disk, Out>(
-      table, off[first], off[last], off[last] - off[first], 1, convert,
+      table, off[first], off[last], 4 * idx.chunk_rows, 1, convert,
       [&out](int64_t, const std::vector<Out> &rows) { out.insert(out.end(), rows.begin(), rows.end()); });
   return out;
 }

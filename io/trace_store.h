@@ -98,6 +98,10 @@ class TraceStore {
   std::vector<int64_t> offsets(const std::string &table) const;
   // Bytes /events occupies in the file (after compression).
   int64_t events_storage_bytes() const;
+  // Frees what reads keep for the next read of their table (decompressed chunks, converted
+  // rows): a series of reads (a stage's blocks of ranks) reuses them, as fresh buffers cost
+  // a page fault per page at every read. Between stages: they need not outlive a series.
+  void release_read_buffers() const { m_read_buffers.clear(); }
 
  private:
   void open(MPI_Comm comm, bool parallel);
@@ -112,6 +116,13 @@ class TraceStore {
   template <class Disk>
   const ChunkIndex &chunks_of(const char *table) const;
   mutable std::map<std::string, std::shared_ptr<ChunkIndex>, std::less<>> m_chunk_indexes;
+  struct ReadBuffers {
+    virtual ~ReadBuffers() = default;
+    bool in_use = false;  // a read inside another's callback takes buffers of its own
+  };
+  template <class Disk, class Out>
+  struct TableReadBuffers;
+  mutable std::map<std::string, std::unique_ptr<ReadBuffers>, std::less<>> m_read_buffers;  // per table
   std::string m_path;
   int64_t m_file = -1;
   bool m_parallel = false;

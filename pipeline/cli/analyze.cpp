@@ -329,8 +329,10 @@ void run_plan(const Analysis &a, pipeline::Context &ctx, io::ResultsWriter &writ
       ctx.progress().stage_end(exchanged_since(before));
     }
     for (const auto product : step.release_after) ctx.products().release(product);
-    // What a step freed (its temporaries, a released product) lies between live blocks of
-    // the heap: hand those pages back, or the next stage's peak counts them too.
+    // What a step freed (its temporaries, a released product, the store's read buffers)
+    // lies between live blocks of the heap: hand those pages back, or the next stage's
+    // peak counts them too.
+    ctx.store().release_read_buffers();
     pipeline::hand_back_freed_pages();
   }
 }
