@@ -311,48 +311,56 @@ bool in_ranks(const kernels::RankRanges &ranks, int32_t r) {
   return false;
 }
 
-// The selector's time intervals on one rank, sorted, merged per group.
-std::vector<Interval> intervals_of(const Selector &sel, const ReplayModel::Side &side) {
-  std::vector<Interval> v;
-  switch (sel.kind) {
-    case Selector::Kind::All:
-      v.push_back({INT64_MIN / 4, INT64_MAX / 4, 0});
-      break;
-    case Selector::Kind::Region:
-    case Selector::Kind::Occurrences:
-      for (const auto &x : side.executions)
-        if (x.region == sel.region_id) v.push_back({x.t_begin, x.t_end, 0});
-      break;
-    case Selector::Kind::Step:
-      for (const auto &x : side.executions)
-        if (x.region == sel.region_id && x.step == sel.step) v.push_back({x.t_begin, x.t_end, 0});
-      break;
-    case Selector::Kind::Steps:
-      for (const auto &x : side.executions)
-        if (x.region == sel.region_id && x.step >= 0) v.push_back({x.t_begin, x.t_end, x.step});
-      break;
-    default:
-      break;
-  }
-  std::sort(v.begin(), v.end(), [](const Interval &a, const Interval &b) { return a.begin < b.begin; });
-  // Recursion can nest executions of one region: keep the outermost.
-  std::vector<Interval> merged;
-  for (const auto &x : v) {
-    if (!merged.empty() && x.begin < merged.back().end) {
-      merged.back().end = std::max(merged.back().end, x.end);
-      continue;
-    }
-    merged.push_back(x);
-  }
-  if (sel.kind == Selector::Kind::Occurrences)
-    for (size_t k = 0; k < merged.size(); ++k) merged[k].group = static_cast<int32_t>(k);
-  return merged;
+// Whether a selector selects by time intervals (intervals_of): all but call sites and events.
+bool selects_intervals(const Selector &sel) {
+  return sel.kind != Selector::Kind::Callsite && sel.kind != Selector::Kind::Event;
 }
 
-}  // namespace
+// Each selector's time intervals on one rank, sorted, merged per group: one walk of the
+// rank's region executions for all of them (a walk decodes every execution).
+std::vector<std::vector<Interval>> intervals_of(const std::vector<Selector> &sels, const ReplayModel::Side &side) {
+  std::vector<std::vector<Interval>> all(sels.size());
+  std::vector<size_t> walked;
+  for (size_t k = 0; k < sels.size(); ++k)
+    if (sels[k].kind == Selector::Kind::All)
+      all[k].push_back({INT64_MIN / 4, INT64_MAX / 4, 0});
+    else if (selects_intervals(sels[k]))
+      walked.push_back(k);
+  if (!walked.empty())
+    for (const auto &x : side.executions)
+      for (size_t k : walked) {
+        const Selector &sel = sels[k];
+        if (x.region != sel.region_id) continue;
+        if (sel.kind == Selector::Kind::Step && x.step != sel.step) continue;
+        if (sel.kind == Selector::Kind::Steps && x.step < 0) continue;
+        all[k].push_back({x.t_begin, x.t_end, sel.kind == Selector::Kind::Steps ? x.step : 0});
+      }
+  for (size_t k = 0; k < sels.size(); ++k) {
+    auto &v = all[k];
+    std::sort(v.begin(), v.end(), [](const Interval &a, const Interval &b) { return a.begin < b.begin; });
+    // Recursion can nest executions of one region: keep the outermost.
+    std::vector<Interval> merged;
+    for (const auto &x : v) {
+      if (!merged.empty() && x.begin < merged.back().end) {
+        merged.back().end = std::max(merged.back().end, x.end);
+        continue;
+      }
+      merged.push_back(x);
+    }
+    if (sels[k].kind == Selector::Kind::Occurrences)
+      for (size_t g = 0; g < merged.size(); ++g) merged[g].group = static_cast<int32_t>(g);
+    v = std::move(merged);
+  }
+  return all;
+}
 
-Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel::Side &side, int32_t ngroups_hint,
-               bool parts) {
+std::vector<Interval> intervals_of(const Selector &sel, const ReplayModel::Side &side) {
+  return std::move(intervals_of(std::vector<Selector>{sel}, side)[0]);
+}
+
+// locate with the selector's intervals on this rank given (intervals_of).
+Located locate_in(const Selector &sel, const rp::RankProgram &p, const ReplayModel::Side &side, int32_t ngroups_hint,
+                  bool parts, const std::vector<Interval> &iv) {
   Located L;
   const size_t n = p.events.size();
   L.call.assign(n, -1);
@@ -373,7 +381,6 @@ Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel:
     }
     return L;
   }
-  const auto iv = intervals_of(sel, side);
   for (const auto &x : iv)
     if (x.group >= 0 && static_cast<size_t>(x.group) < L.participates.size())
       L.participates[static_cast<size_t>(x.group)] = 1;
@@ -400,6 +407,14 @@ Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel:
   return L;
 }
 
+}  // namespace
+
+Located locate(const Selector &sel, const rp::RankProgram &p, const ReplayModel::Side &side, int32_t ngroups_hint,
+               bool parts) {
+  const bool walks = selects_intervals(sel) && in_ranks(sel.ranks, p.rank);
+  return locate_in(sel, p, side, ngroups_hint, parts, walks ? intervals_of(sel, side) : std::vector<Interval>{});
+}
+
 namespace {
 
 // Builds a scenario clause by clause on the model's ranks; a per-rank array of the
@@ -409,6 +424,20 @@ class ScenarioBuilder {
   ScenarioBuilder(const Context *ctx, const ReplayModel &model)
       : m_ctx(ctx), m_model(model), m_owned(model.programs.size()) {}
   void apply(const Clause &c);
+  // A clause that changes each rank on its own (not a balance), how it selects: its
+  // selector, group count (collective with a context) and whether it flags calls.
+  struct RankClause {
+    const Clause *clause;
+    Selector sel;
+    int32_t ngroups;
+    bool flags;
+  };
+  RankClause rank_clause(const Clause &c) const;
+  // Applies it on owned rank s, the selector's intervals there given (intervals_of).
+  void apply_on_rank(const RankClause &rc, size_t s, const std::vector<Interval> &iv);
+  static bool changes_each_rank_alone(const Clause &c) {
+    return c.action != Action::Balance && c.action != Action::BalanceMessages;
+  }
 
   rp::Scenario sc;
   int64_t touched = 0;  // calls and computation spans changed on these ranks
@@ -422,7 +451,8 @@ class ScenarioBuilder {
   std::vector<int64_t> &gaps_of(size_t s);
   std::vector<uint8_t> &flags_of(size_t s);
   std::vector<int64_t> &bytes_of(size_t s);
-  int64_t groups_of(const Selector &sel) const;
+  // With every owned rank's intervals of an Occurrences selector: their most, run-wide.
+  int64_t groups_of(const Selector &sel, const std::vector<std::vector<Interval>> *occurrences = nullptr) const;
   void flag_calls(const Clause &c, size_t s, const Located &where);
   void scale_parts(size_t s, const std::vector<Located::Part> &parts, const std::function<double(int32_t)> &f);
   GroupTotals group_totals(const std::vector<Located> &where, size_t ng, bool messages) const;
@@ -458,10 +488,12 @@ std::vector<int64_t> &ScenarioBuilder::bytes_of(size_t s) {
 }
 
 // Groups: steps of a region are balanced separately (collective with a context).
-int64_t ScenarioBuilder::groups_of(const Selector &sel) const {
+int64_t ScenarioBuilder::groups_of(const Selector &sel, const std::vector<std::vector<Interval>> *occurrences) const {
   if (sel.kind == Selector::Kind::Occurrences) {
     int64_t most = 0;
-    for (const auto &side : m_model.side) most = std::max<int64_t>(most, intervals_of(sel, side).size());
+    for (size_t s = 0; s < m_owned; ++s)
+      most =
+          std::max<int64_t>(most, occurrences ? (*occurrences)[s].size() : intervals_of(sel, m_model.side[s]).size());
     if (m_ctx) MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT64_T, MPI_MAX, m_ctx->comm());
     return std::max<int64_t>(1, most);
   }
@@ -475,34 +507,46 @@ int64_t ScenarioBuilder::groups_of(const Selector &sel) const {
 }
 
 void ScenarioBuilder::apply(const Clause &c) {
+  if (changes_each_rank_alone(c)) {
+    // One rank's selection held at a time (4 B per event and its parts), not every owned rank's.
+    const RankClause rc = rank_clause(c);
+    for (size_t s = 0; s < m_owned; ++s)
+      apply_on_rank(rc, s, selects_intervals(rc.sel) ? intervals_of(rc.sel, m_model.side[s]) : std::vector<Interval>{});
+    return;
+  }
   // Balancing a region balances its k-th executions across ranks together, as steps: one
   // run-wide mean per rank would move work between iterations that never overlap.
   Selector sel = c.sel;
-  if ((c.action == Action::Balance || c.action == Action::BalanceMessages) && sel.kind == Selector::Kind::Region)
-    sel.kind = Selector::Kind::Occurrences;
-  const int64_t ngroups = groups_of(sel);
-  const bool event_level = c.sel.kind == Selector::Kind::Callsite || c.sel.kind == Selector::Kind::Event;
-  const bool flags = c.action == Action::ZeroWait || (c.action == Action::Zero && event_level);
+  if (sel.kind == Selector::Kind::Region) sel.kind = Selector::Kind::Occurrences;
   const bool by_bytes = c.action == Action::BalanceMessages;  // reads the selected calls only
-  const auto where_on = [&](size_t s) {
-    return locate(sel, m_model.programs[s], m_model.side[s], static_cast<int32_t>(ngroups), !flags && !by_bytes);
-  };
-  if (c.action == Action::Balance || c.action == Action::BalanceMessages) {
-    std::vector<Located> where(m_owned);
-    for (size_t s = 0; s < m_owned; ++s) where[s] = where_on(s);
-    balance(where, static_cast<size_t>(ngroups), c.action == Action::BalanceMessages);
+  // Each rank's intervals, one walk of its executions: they give the group count too.
+  std::vector<std::vector<Interval>> iv(m_owned);
+  if (selects_intervals(sel))
+    for (size_t s = 0; s < m_owned; ++s) iv[s] = intervals_of(sel, m_model.side[s]);
+  const int64_t ngroups = groups_of(sel, &iv);
+  std::vector<Located> where(m_owned);
+  for (size_t s = 0; s < m_owned; ++s) {
+    where[s] = locate_in(sel, m_model.programs[s], m_model.side[s], static_cast<int32_t>(ngroups), !by_bytes, iv[s]);
+    iv[s] = {};
+  }
+  balance(where, static_cast<size_t>(ngroups), by_bytes);
+}
+
+ScenarioBuilder::RankClause ScenarioBuilder::rank_clause(const Clause &c) const {
+  const bool event_level = c.sel.kind == Selector::Kind::Callsite || c.sel.kind == Selector::Kind::Event;
+  return {&c, c.sel, static_cast<int32_t>(groups_of(c.sel)),
+          c.action == Action::ZeroWait || (c.action == Action::Zero && event_level)};
+}
+
+void ScenarioBuilder::apply_on_rank(const RankClause &rc, size_t s, const std::vector<Interval> &iv) {
+  const Clause &c = *rc.clause;
+  const Located L = locate_in(rc.sel, m_model.programs[s], m_model.side[s], rc.ngroups, !rc.flags, iv);
+  if (rc.flags) {
+    flag_calls(c, s, L);
     return;
   }
-  // The other actions change each rank on its own: one rank's selection held at a time
-  // (4 B per event and its parts), not every owned rank's.
   const double f = c.action == Action::Zero ? 0.0 : c.factor;
-  for (size_t s = 0; s < m_owned; ++s) {
-    const Located L = where_on(s);
-    if (flags)
-      flag_calls(c, s, L);
-    else
-      scale_parts(s, L.parts, [f](int32_t) { return f; });
-  }
+  scale_parts(s, L.parts, [f](int32_t) { return f; });
 }
 
 // Zero-wait, or zero the selected calls themselves, on owned rank s.
@@ -596,6 +640,56 @@ rp::Scenario build_scenario(const Context *ctx, const ReplayModel &model, const 
   if (ctx) ctx->allreduce_sum(t);
   selected = t[0];
   return std::move(built.sc);
+}
+
+std::vector<rp::Scenario> build_scenarios(const Context *ctx, const ReplayModel &model,
+                                          const std::vector<const Question *> &questions,
+                                          std::vector<int64_t> &selected) {
+  std::vector<ScenarioBuilder> built;
+  built.reserve(questions.size());
+  // The clauses of questions that change each rank on its own go rank by rank, all
+  // together: one walk of a rank's region executions gives every selector its intervals.
+  struct Pending {
+    size_t question;
+    ScenarioBuilder::RankClause rc;
+    size_t selector;  // in `walked`, or SIZE_MAX: none walked
+  };
+  std::vector<Pending> pending;
+  std::vector<Selector> walked;
+  for (size_t k = 0; k < questions.size(); ++k) {
+    const Question &q = *questions[k];
+    built.emplace_back(ctx, model);
+    built[k].sc.net = model.params;
+    built[k].sc.ideal_network = q.ideal_network;
+    if (!std::all_of(q.clauses.begin(), q.clauses.end(), ScenarioBuilder::changes_each_rank_alone)) {
+      for (const Clause &c : q.clauses) built[k].apply(c);  // balances: every rank's totals (collective)
+      continue;
+    }
+    for (const Clause &c : q.clauses) {
+      Pending p{k, built[k].rank_clause(c), SIZE_MAX};
+      if (selects_intervals(c.sel)) {
+        const auto same = std::find_if(walked.begin(), walked.end(), [&](const Selector &w) {
+          return w.kind == c.sel.kind && w.region_id == c.sel.region_id && w.step == c.sel.step;
+        });
+        p.selector = static_cast<size_t>(same - walked.begin());
+        if (same == walked.end()) walked.push_back(c.sel);
+      }
+      pending.push_back(p);
+    }
+  }
+  const std::vector<Interval> none;
+  for (size_t s = 0; s < model.programs.size() && !pending.empty(); ++s) {
+    const auto iv = intervals_of(walked, model.side[s]);
+    for (const Pending &p : pending)
+      built[p.question].apply_on_rank(p.rc, s, p.selector == SIZE_MAX ? none : iv[p.selector]);
+  }
+  std::vector<int64_t> t;
+  for (const auto &b : built) t.push_back(b.touched);
+  if (ctx) ctx->allreduce_sum(t);
+  selected = t;
+  std::vector<rp::Scenario> out;
+  for (auto &b : built) out.push_back(std::move(b.sc));
+  return out;
 }
 
 std::string quote_region(const std::string &path) {

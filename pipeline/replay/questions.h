@@ -86,5 +86,11 @@ std::string quote_region(const std::string &path);
 // (calls plus computation spans), run-wide.
 kernels::replay::Scenario build_scenario(const Context *ctx, const ReplayModel &model, const Question &q,
                                          int64_t &selected);
+// The same for several questions at once (collective with a context): each the scenario
+// build_scenario gives, `selected` per question. Questions that change each rank on its own
+// (no balancing) are built rank by rank together, reading each rank's region executions once.
+std::vector<kernels::replay::Scenario> build_scenarios(const Context *ctx, const ReplayModel &model,
+                                                       const std::vector<const Question *> &questions,
+                                                       std::vector<int64_t> &selected);
 
 }  // namespace perfsift::pipeline

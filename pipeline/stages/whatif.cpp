@@ -238,6 +238,23 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
     if (it != built.end()) built.erase(it);
     return sc;
   };
+  // The scenarios of order[from, to) not built yet, built together (build_scenarios).
+  const auto build_together = [&](size_t from, size_t to) {
+    std::vector<size_t> fresh;
+    std::vector<const Question *> questions;
+    for (size_t j = from; j < to; ++j)
+      if (!built.contains(order[j])) {
+        fresh.push_back(order[j]);
+        questions.push_back(&parsed[order[j]]);
+      }
+    if (fresh.size() < 2) return;
+    std::vector<int64_t> selected;
+    auto scenarios = build_scenarios(&ctx, model, questions, selected);
+    for (size_t i = 0; i < fresh.size(); ++i) {
+      r.selected[fresh[i]] = selected[i];
+      built.emplace(fresh[i], std::move(scenarios[i]));
+    }
+  };
   for (size_t at = 0; at < order.size();) {
     // The baseline first with questions after it: it leads their pass, when one forms.
     const bool lead = order[at] == 0 && at + 1 < order.size();
@@ -247,6 +264,7 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
                                          : std::max(width, kQuestionsPerPass);
     while (stop < order.size() && stop - at < window && side_by_side(order[stop])) ++stop;
     if (stop - at > 1) {
+      build_together(at, stop);
       std::vector<rp::Scenario> scenarios;
       std::vector<rp::EventSink> sinks;
       for (size_t j = at; j < stop; ++j) {
