@@ -86,12 +86,18 @@ struct Search {
   int64_t t0 = 0;
   Memo memo{};
   int64_t replays = 0;
+  std::vector<int32_t> replayed_ranks{};  // ranks with a candidate replayed (an exact time in `memo`), sorted
 
   // The events of `rank` up to `last` whose zeroed wait gives the smallest predicted time
   // no later than `cap` (all ties), and that time; empty when nothing beats the baseline
   // or reaches the cap (larger times cannot matter to the caller).
   std::pair<int64_t, std::vector<RunView::Candidate>> best_up_to(int32_t rank, int64_t last, int64_t cap) {
     int64_t best = std::min(cap, t0);
+    // With the replay budget spent, only a replayed candidate's exact time can beat the
+    // best, and only candidates of the rank searched are replayed: a rank without one has
+    // nothing to offer (its waits, bounds and heap were most of a long run's search).
+    if (replays >= opt.max_replays && !std::binary_search(replayed_ranks.begin(), replayed_ranks.end(), rank))
+      return {best, {}};
     const auto threshold_now = [&] { return best < t0 ? best + 1 : t0; };
     const auto settled = [&](EventRef e) {
       const Known *k = memo.find(key_of(e));
@@ -153,6 +159,9 @@ struct Search {
         // A candidate matters only if it beats the best so far (or ties it, below t0).
         const auto times = view.evaluate(todo, threshold);
         replays += static_cast<int64_t>(todo.size());
+        if (const auto at = std::lower_bound(replayed_ranks.begin(), replayed_ranks.end(), rank);
+            at == replayed_ranks.end() || *at != rank)
+          replayed_ranks.insert(at, rank);
         for (size_t i = 0; i < todo.size(); ++i)
           memo[key_of(todo[i])] = times[i] == kInfinity ? Known{threshold, false} : Known{times[i], true};
       }
