@@ -1135,12 +1135,6 @@ void TraceStore::scan_events(int32_t first, int32_t last, int64_t rows_per_read,
 // scan's time) and sums each chunk's Adler-32 byte by byte; reading the raw chunks lets
 // every core decompress. Used when the dataset has exactly the writer's layout (our
 // compound type, chunked, shuffle then deflate); otherwise the reads go through H5Dread.
-// Undoes HDF5's shuffle filter for n rows of E bytes: byte j of every row is stored
-// contiguously (src[j * n + i]). 8 byte streams x 16 rows are transposed in SSE2 registers,
-// several times faster than HDF5's byte loop. The rows go in blocks of 64: each stream's
-// cache line is used whole before the next block, as the E streams lie n bytes apart (a
-// power of two: they share cache sets, and a line fetched again for every 16 rows was
-// most of the time).
 #if defined(__SSE2__)
 // Rows x[0..7] of 8 bytes each (the low halves) transposed into 8 rows of E bytes at dst.
 static inline void transpose_8x8(const __m128i *x, unsigned char *dst, size_t E) {
@@ -1157,6 +1151,12 @@ static inline void transpose_8x8(const __m128i *x, unsigned char *dst, size_t E)
 }
 #endif
 
+// Undoes HDF5's shuffle filter for n rows of E bytes: byte j of every row is stored
+// contiguously (src[j * n + i]). 8 byte streams x 16 rows are transposed in SSE2 registers,
+// several times faster than HDF5's byte loop. The rows go in blocks of 64: each stream's
+// cache line is used whole before the next block, as the E streams lie n bytes apart (the
+// writer's chunks make that a power of two: the streams share cache sets, and a line
+// fetched again for every 16 rows was most of the time).
 template <size_t E>
 static void unshuffle(const unsigned char *src, unsigned char *dst, size_t n) {
   static_assert(E % 8 == 0, "rows are whole 8-byte words");
@@ -1277,12 +1277,9 @@ const ChunkIndex &TraceStore::chunks_of(const char *table) const {
   return *idx;
 }
 
-// Rows [row_begin, row_end) of `table` (its ChunkIndex usable), in batches of about
-// rows_per_read rows aligned to its chunks: `threads` take the batch's chunks in turn
-// (std::thread: io/ stays free of OpenMP, which the collector library must not pull into
-// applications), each row becomes convert(record), and fn(first_row, rows) sees each batch.
 // A table's read buffers: each thread's chunk (compressed, decompressed, unshuffled) and
-// the converted rows of a batch.
+// the converted rows of a batch. A thread's are allocated when it first reads (a batch
+// of c chunks uses at most c threads).
 template <class Disk, class Out>
 struct TraceStore::TableReadBuffers : ReadBuffers {
   struct Chunk {
@@ -1293,6 +1290,14 @@ struct TraceStore::TableReadBuffers : ReadBuffers {
   std::vector<Out> out;
 };
 
+void TraceStore::release_read_buffers() const {
+  std::erase_if(m_read_buffers, [](const auto &kv) { return !kv.second->in_use; });  // a read's own stay
+}
+
+// Rows [row_begin, row_end) of `table` (its ChunkIndex usable), in batches of about
+// rows_per_read rows aligned to its chunks: `threads` take the batch's chunks in turn
+// (std::thread: io/ stays free of OpenMP, which the collector library must not pull into
+// applications), each row becomes convert(record), and fn(first_row, rows) sees each batch.
 template <class Disk, class Out, class Convert, class Fn>
 void TraceStore::scan_table_chunks(const char *table, int64_t row_begin, int64_t row_end, int64_t rows_per_read,
                                    int threads, Convert convert, Fn fn) const {
@@ -1371,13 +1376,15 @@ auto TraceStore::slice(const char *table, int32_t first, int32_t last, Convert c
   // Every process opens the table's chunks here together (metadata reads are collective).
   const ChunkIndex &idx = chunks_of<Disk>(table);
   std::vector<Out> out;
-  out.reserve(static_cast<size_t>(off[last] - off[first]));
   if (!idx.usable || std::getenv("PERFSIFT_HDF5_READ")) {
     Handle t = record_type<Disk>();
-    for (const auto &d : read_rows<Disk>(ck, m_file, table, t, static_cast<hsize_t>(off[first]), off[last]))
-      out.push_back(convert(d));
+    const auto rows = read_rows<Disk>(ck, m_file, table, t, static_cast<hsize_t>(off[first]), off[last]);
+    out.reserve(rows.size());
+    for (const auto &d : rows) out.push_back(convert(d));
     return out;
   }
+  // At most the rows the table holds (offsets past them are refused by the read).
+  out.reserve(static_cast<size_t>(std::min(off[last], idx.rows) - std::min(off[first], idx.rows)));
   // Batches of a few chunks: the batch's converted rows are copied on (and kept for the next read).
   scan_table_chunks<Disk, Out>(
       table, off[first], off[last], 4 * idx.chunk_rows, 1, convert,

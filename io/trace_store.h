@@ -101,7 +101,8 @@ class TraceStore {
   // Frees what reads keep for the next read of their table (decompressed chunks, converted
   // rows): a series of reads (a stage's blocks of ranks) reuses them, as fresh buffers cost
   // a page fault per page at every read. Between stages: they need not outlive a series.
-  void release_read_buffers() const { m_read_buffers.clear(); }
+  // Reads therefore change the store's state: one thread reads a store at a time.
+  void release_read_buffers() const;
 
  private:
   void open(MPI_Comm comm, bool parallel);

@@ -354,6 +354,11 @@ std::vector<std::vector<Interval>> intervals_of(const std::vector<Selector> &sel
   return all;
 }
 
+// Whether two selectors have the same intervals on every rank (what intervals_of reads).
+bool same_intervals(const Selector &a, const Selector &b) {
+  return a.kind == b.kind && a.region_id == b.region_id && a.step == b.step;
+}
+
 std::vector<Interval> intervals_of(const Selector &sel, const ReplayModel::Side &side) {
   return std::move(intervals_of(std::vector<Selector>{sel}, side)[0]);
 }
@@ -533,9 +538,8 @@ void ScenarioBuilder::apply(const Clause &c) {
 }
 
 ScenarioBuilder::RankClause ScenarioBuilder::rank_clause(const Clause &c) const {
-  const bool event_level = c.sel.kind == Selector::Kind::Callsite || c.sel.kind == Selector::Kind::Event;
   return {&c, c.sel, static_cast<int32_t>(groups_of(c.sel)),
-          c.action == Action::ZeroWait || (c.action == Action::Zero && event_level)};
+          c.action == Action::ZeroWait || (c.action == Action::Zero && !selects_intervals(c.sel))};
 }
 
 void ScenarioBuilder::apply_on_rank(const RankClause &rc, size_t s, const std::vector<Interval> &iv) {
@@ -632,14 +636,10 @@ void ScenarioBuilder::balance(const std::vector<Located> &where, size_t ng, bool
 }  // namespace
 
 rp::Scenario build_scenario(const Context *ctx, const ReplayModel &model, const Question &q, int64_t &selected) {
-  ScenarioBuilder built(ctx, model);
-  built.sc.net = model.params;
-  built.sc.ideal_network = q.ideal_network;
-  for (const Clause &c : q.clauses) built.apply(c);
-  std::vector<int64_t> t = {built.touched};
-  if (ctx) ctx->allreduce_sum(t);
-  selected = t[0];
-  return std::move(built.sc);
+  std::vector<int64_t> counts;
+  auto scenarios = build_scenarios(ctx, model, {&q}, counts);
+  selected = counts[0];
+  return std::move(scenarios[0]);
 }
 
 std::vector<rp::Scenario> build_scenarios(const Context *ctx, const ReplayModel &model,
@@ -652,10 +652,10 @@ std::vector<rp::Scenario> build_scenarios(const Context *ctx, const ReplayModel 
   struct Pending {
     size_t question;
     ScenarioBuilder::RankClause rc;
-    size_t selector;  // in `walked`, or SIZE_MAX: none walked
+    size_t selector;  // in `selectors`, or SIZE_MAX: a call site or an event
   };
   std::vector<Pending> pending;
-  std::vector<Selector> walked;
+  std::vector<Selector> selectors;  // the distinct ones the pending clauses select by
   for (size_t k = 0; k < questions.size(); ++k) {
     const Question &q = *questions[k];
     built.emplace_back(ctx, model);
@@ -668,18 +668,17 @@ std::vector<rp::Scenario> build_scenarios(const Context *ctx, const ReplayModel 
     for (const Clause &c : q.clauses) {
       Pending p{k, built[k].rank_clause(c), SIZE_MAX};
       if (selects_intervals(c.sel)) {
-        const auto same = std::find_if(walked.begin(), walked.end(), [&](const Selector &w) {
-          return w.kind == c.sel.kind && w.region_id == c.sel.region_id && w.step == c.sel.step;
-        });
-        p.selector = static_cast<size_t>(same - walked.begin());
-        if (same == walked.end()) walked.push_back(c.sel);
+        const auto same = std::find_if(selectors.begin(), selectors.end(),
+                                       [&](const Selector &w) { return same_intervals(w, c.sel); });
+        p.selector = static_cast<size_t>(same - selectors.begin());
+        if (same == selectors.end()) selectors.push_back(c.sel);
       }
       pending.push_back(p);
     }
   }
   const std::vector<Interval> none;
   for (size_t s = 0; s < model.programs.size() && !pending.empty(); ++s) {
-    const auto iv = intervals_of(walked, model.side[s]);
+    const auto iv = intervals_of(selectors, model.side[s]);
     for (const Pending &p : pending)
       built[p.question].apply_on_rank(p.rc, s, p.selector == SIZE_MAX ? none : iv[p.selector]);
   }

@@ -52,9 +52,10 @@ struct WaitSum {
   int64_t ns = 0, instances = 0, wrong_order_ns = 0;
 };
 
-struct Key {
-  int32_t pattern, rank, region;
+struct Key {  // in the order the sums are read
+  int32_t pattern, rank;
   uint64_t site;
+  int32_t region;
   bool operator==(const Key &) const = default;
   struct Hash {
     size_t operator()(const Key &k) const {
@@ -72,7 +73,7 @@ class Sums {
  public:
   void add(int32_t pattern, int32_t rank, uint64_t site, int32_t region, int64_t ns, int64_t wrong_order_ns = 0) {
     if (ns <= 0) return;
-    WaitSum &w = m[{pattern, rank, region, site}];
+    WaitSum &w = m[{pattern, rank, site, region}];
     w.pattern = pattern, w.rank = rank, w.site = site, w.region = region;
     w.ns += ns;
     w.wrong_order_ns += wrong_order_ns;

@@ -230,7 +230,7 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
   const auto side_by_side = [&](size_t k) { return k > 0 && k >= keep_end; };
   bool pass_blocked = false;  // a one-pass replay met ranks blocked for good: so would every other
   // Each question's scenario is built once (collective; a balance question's holds 8 B per
-  // owned event), then moved to its replay.
+  // owned event), a window's together (build_together), then moved to its replay.
   std::map<size_t, rp::Scenario> built;
   const auto take_scenario = [&](size_t k) {
     auto it = built.find(k);
@@ -258,10 +258,9 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
   for (size_t at = 0; at < order.size();) {
     // The baseline first with questions after it: it leads their pass, when one forms.
     const bool lead = order[at] == 0 && at + 1 < order.size();
+    const size_t pass_width = lead ? kernels::replay::kPassWidth : kQuestionsPerPass;  // the baseline's lane too
     size_t stop = at + (lead ? 1 : 0);
-    const size_t window = lead           ? kernels::replay::kPassWidth
-                          : pass_blocked ? width
-                                         : std::max(width, kQuestionsPerPass);
+    const size_t window = lead ? pass_width : pass_blocked ? width : std::max(width, pass_width);
     while (stop < order.size() && stop - at < window && side_by_side(order[stop])) ++stop;
     if (stop - at > 1) {
       build_together(at, stop);
@@ -282,9 +281,7 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
         for (size_t j = at; j < at + n; ++j) t += (j > at ? ", " : "") + r.asked[order[j]].text;
         return t;
       };
-      if (const size_t n = pass_blocked ? 0
-                                        : std::min(questions_sharing_a_pass(ctx, model, scenarios),
-                                                   lead ? kernels::replay::kPassWidth : kQuestionsPerPass);
+      if (const size_t n = pass_blocked ? 0 : std::min(questions_sharing_a_pass(ctx, model, scenarios), pass_width);
           n > 1) {
         keep_first(n);
         ctx.progress().begin("whatif: " + texts(n));
