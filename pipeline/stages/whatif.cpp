@@ -306,14 +306,7 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
         for (size_t j = at; j < at + n; ++j) std::fill(r.site_wait[order[j]].begin(), r.site_wait[order[j]].end(), 0);
         pass_blocked = true;
       }
-      if (lead) {
-        // No pass with the baseline: it replays last, alone.
-        keep_first(0);
-        order.erase(order.begin() + static_cast<std::ptrdiff_t>(at));
-        order.push_back(0);
-        continue;
-      }
-      if (width > 1) {
+      if (!lead && width > 1) {
         const size_t n = std::min(width, scenarios.size());
         keep_first(n);
         ctx.progress().begin("whatif: " + texts(n));
@@ -330,7 +323,7 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
       keep_first(0);
     }
     if (lead) {
-      // Keeping questions follow the baseline: it replays last, alone.
+      // No pass formed with the baseline: it replays last, alone.
       order.erase(order.begin() + static_cast<std::ptrdiff_t>(at));
       order.push_back(0);
       continue;
