@@ -599,9 +599,9 @@ void Runtime::close_frame(bool keep_on_stack) {
   const OsSample os1 = own_thread ? os_at(t1) : OsSample{};
   clock_refresh();
   r.acc[io::kVisits] += 1;
-  r.acc[io::kWall] += ticks_to_s(t1 - f.t0);
+  r.acc[io::kWall] += static_cast<double>(t1 - f.t0);  // ticks until snapshot_state
   r.acc[io::kCpu] += cpu_seconds() - f.cpu0;
-  r.acc[io::kMpiTime] += ticks_to_s(m_cum[io::kMpiTime] - f.cum0[io::kMpiTime]);
+  r.acc[io::kMpiTime] += static_cast<double>(m_cum[io::kMpiTime] - f.cum0[io::kMpiTime]);
   for (int m = io::kMpiBytesSent; m < io::kFirstOsMetric; ++m) r.acc[m] += static_cast<double>(m_cum[m] - f.cum0[m]);
   const OsSample &os0 = f.os0;
   if (own_thread) {
@@ -724,10 +724,16 @@ io::SpillState Runtime::snapshot_state(bool complete) {
   t.metric_names.assign(io::kMetricNames.begin(), io::kMetricNames.end());
   t.metric_names.insert(t.metric_names.end(), m_papi_names.begin(), m_papi_names.end());
   const size_t nm = t.metric_names.size();
+  // Wall and MPI time are summed in ticks and become seconds here, with the ratio as
+  // sharp as it is when the events leave memory: a region's wall time then agrees with
+  // its executions' times (the steps), however early in the run it closed.
+  clock_refresh();
   for (const auto &r : m_regions) {
     t.region_paths.push_back(r.path);
+    const size_t at = t.profile.size();
     t.profile.insert(t.profile.end(), r.acc.begin(), r.acc.end());
     t.profile.resize(t.region_paths.size() * nm, 0.0);
+    for (int m : {io::kWall, io::kMpiTime}) t.profile[at + m] *= g_clock.ns_per_tick * 1e-9;
   }
   t.comms = m_comms;
   t.clock = m_clock;

@@ -1,5 +1,6 @@
 #include "tick_clock.h"
 
+#include <cstdint>
 #include <ctime>
 #include <fstream>
 #include <string>
@@ -41,6 +42,25 @@ int64_t read_tsc() {
 #endif
 }
 
+struct ClockPair {
+  int64_t mono = 0, tsc = 0;
+};
+
+// A (CLOCK_MONOTONIC, TSC) pair read at one instant: the TSC is read on both sides of
+// the clock and the tightest of a few tries kept. A rank preempted between two plain
+// reads (a loaded node, a sanitized build) would pair readings milliseconds apart, and
+// a ratio measured over the run's first tenths of a second would be off by percents.
+ClockPair read_pair() {
+  ClockPair best;
+  int64_t best_gap = INT64_MAX;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const int64_t before = read_tsc(), mono = mono_ns(), after = read_tsc();
+    if (after - before < best_gap) best_gap = after - before, best = {mono, before + (after - before) / 2};
+    if (best_gap < 20000) break;  // a few microseconds: as tight as the clock's own cost allows
+  }
+  return best;
+}
+
 }  // namespace
 
 int64_t mono_ns() {
@@ -52,16 +72,21 @@ int64_t mono_ns() {
 void clock_origin() {
   static const bool tsc = invariant_tsc();
   g_clock.tsc = tsc;
-  g_clock.mono0 = mono_ns();
-  g_clock.tsc0 = tsc ? read_tsc() : g_clock.mono0;
-  if (!tsc) g_clock.ns_per_tick = 1.0;
+  if (!tsc) {
+    g_clock.mono0 = g_clock.tsc0 = mono_ns();
+    g_clock.ns_per_tick = 1.0;
+    return;
+  }
+  const ClockPair origin = read_pair();
+  g_clock.mono0 = origin.mono;
+  g_clock.tsc0 = origin.tsc;
 }
 
 void clock_refresh() {
   if (!g_clock.tsc) return;
-  const int64_t mono = mono_ns(), tsc = read_tsc();
-  if (tsc - g_clock.tsc0 > 1000000)  // over ~0.3 ms of baseline: meaningful
-    g_clock.ns_per_tick = static_cast<double>(mono - g_clock.mono0) / static_cast<double>(tsc - g_clock.tsc0);
+  const ClockPair now = read_pair();
+  if (now.tsc - g_clock.tsc0 > 1000000)  // over ~0.3 ms of baseline: meaningful
+    g_clock.ns_per_tick = static_cast<double>(now.mono - g_clock.mono0) / static_cast<double>(now.tsc - g_clock.tsc0);
 }
 
 void clock_skew_for_test(int rank, double offset_ns, double drift_ppm) {

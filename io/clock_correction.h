@@ -10,8 +10,10 @@
 
 namespace perfsift::io {
 
-// Offset to add to a raw local time t (linear interpolation/extrapolation between the
-// two measurements; constant when only the init measurement exists).
+// Offset to add to a raw local time t: linear interpolation/extrapolation between the
+// two measurements when they differ by more than their error bounds allow; else
+// constant (the middle of the range both bounds admit), as when only the init
+// measurement exists.
 int64_t clock_offset_at(const ClockRecord &c, int64_t t_local);
 
 // Rewrites every time of `trace` (events, steps) from raw local clock to ns since

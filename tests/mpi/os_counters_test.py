@@ -106,6 +106,16 @@ def test_collect(perfsift, app):
         print("units:", units)
         flt, dsc = region_column(f, "iteration/faulting"), region_column(f, "iteration/descheduled")
         prof = {m: f[f"profile/{m}"][:] for m in OS_METRICS + ["wall", "cpu"]}
+        steps, step_offsets = f["steps"][:], f["steps_offsets"][:]
+    # A region's wall time is its executions' (the steps') summed, on descheduled ranks
+    # too: both come from one clock, whatever the load when the tick ratio was measured.
+    for r in range(len(step_offsets) - 1):
+        mine = steps[step_offsets[r]:step_offsets[r + 1]]
+        for g in range(1, prof["wall"].shape[1]):
+            executions = mine[mine["region"] == g]
+            summed = float(np.sum(executions["t_end"] - executions["t_begin"])) * 1e-9
+            check(abs(prof["wall"][r, g] - summed) <= 1e-3 * summed + 1e-5 * max(1, len(executions)),
+                  f"rank {r} region {g}: wall {prof['wall'][r, g]} s against its executions' {summed} s")
     minor = prof["page_faults_minor"][:, flt]
     invol = prof["ctx_switches_involuntary"][:, dsc]
     tcpu, wall = prof["thread_cpu"], prof["wall"]

@@ -16,6 +16,26 @@ TEST(Clock, LinearDriftBetweenMeasurements) {
   EXPECT_EQ(io::clock_offset_at(c, 25000), -4000);  // extrapolated
 }
 
+TEST(Clock, DriftWithinTheErrorBoundsIsNoDrift) {
+  // A loaded node at finalize: the best round trip took 4 ms, the offset measured there
+  // is 2 ms off. The bounds overlap: one constant offset, the middle of what both admit.
+  io::ClockRecord c;
+  c.offset_init_ns = -4500;
+  c.error_init_ns = 14500;
+  c.offset_fin_ns = 1963000;
+  c.error_fin_ns = 1989000;
+  c.local_init_ns = 0;
+  c.local_fin_ns = 380000000;
+  EXPECT_EQ(io::clock_offset_at(c, 0), -4500);
+  EXPECT_EQ(io::clock_offset_at(c, 380000000), -4500);
+  // Apart by more than the bounds: the drift is real, the line goes through both.
+  c.offset_fin_ns = 2100000;
+  c.error_fin_ns = 50000;
+  EXPECT_EQ(io::clock_offset_at(c, 0), -4500);
+  EXPECT_EQ(io::clock_offset_at(c, 380000000), 2100000);
+  EXPECT_EQ(io::clock_offset_at(c, 190000000), -4500 + (2100000 + 4500) / 2);
+}
+
 TEST(Clock, InitOnlyIsConstant) {
   io::ClockRecord c;
   c.offset_init_ns = 500;
