@@ -10,6 +10,7 @@ import base64
 import json
 import os
 import re
+import shutil
 import socket
 import struct
 import subprocess
@@ -128,6 +129,8 @@ def main(report, screenshot):
                           "selected": selected, "screenshot_bytes": len(shot)}))
     finally:
         chrome.kill()
+        chrome.wait()
+        shutil.rmtree(profile, ignore_errors=True)
         chrome.wait()
 
 

@@ -12,12 +12,17 @@
 
 namespace perfsift::fuzz {
 
+// The file goes when the process ends (a run of the corpus, a fuzzing job's -runs=N),
+// so test runs do not leave one per target in $TMPDIR.
 inline const std::string &scratch_path(const char *target, const char *suffix) {
-  static const std::string path = [&] {
+  static const struct Scratch {
+    std::string path;
+    ~Scratch() { std::remove(path.c_str()); }
+  } scratch{[&] {
     const char *tmp = std::getenv("TMPDIR");
     return std::string(tmp && *tmp ? tmp : "/tmp") + "/" + target + "-" + std::to_string(getpid()) + suffix;
-  }();
-  return path;
+  }()};
+  return scratch.path;
 }
 
 // Writes the input to `path`; false if the file cannot be written (the input is skipped).
