@@ -444,10 +444,14 @@ int run_stages() {
     if (keys.empty()) std::printf("  (no keys)\n");
     std::printf("%s\n", config::describe(keys).c_str());
   }
-  std::printf("shared products (built before the first stage that requires them)\n");
-  for (const auto &b : pipeline::product_builders())
+  std::printf(
+      "shared products (built before the first stage that requires them, or that uses what their build "
+      "also publishes)\n");
+  for (const auto &b : pipeline::product_builders()) {
     std::printf("  %s%s%s\n    %s\n", std::string(b.product).c_str(), b.requires_products.empty() ? "" : ", from the ",
                 joined(b.requires_products).c_str(), b.description.c_str());
+    if (!b.also_publishes.empty()) std::printf("    also publishes: %s\n", joined(b.also_publishes).c_str());
+  }
   std::printf("general sections\n");
   std::vector<config::KeyDef> general;
   for (const auto &d : pipeline::pipeline_keys())

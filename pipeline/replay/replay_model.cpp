@@ -560,10 +560,13 @@ ProductBuilder matched_run_builder() {
           {},
           [](Context &ctx) {
             ctx.progress().begin("matching messages");
-            auto model = build_replay_model(ctx, kernels::LogGPS{});
+            OperationTally tally(ctx.store().ops(), ctx.first(), ctx.owned());
+            auto model = build_replay_model(ctx, kernels::LogGPS{}, &tally);
             ctx.progress().end();
             ctx.products().publish(MatchedRun{std::move(model)});
-          }};
+            ctx.products().publish(tally.take());
+          },
+          {product_name<OperationTotals>()}};
 }
 
 ProductBuilder region_executions_builder() {
@@ -573,13 +576,15 @@ ProductBuilder region_executions_builder() {
           [](Context &ctx) { ctx.products().publish(RegionExecutions{ctx.products().get<MatchedRun>().model}); }};
 }
 
-std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernels::LogGPS &params) {
+std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernels::LogGPS &params,
+                                                OperationTally *tally) {
   auto model = std::make_shared<ReplayModel>();
   model->params = params;
   ProgramBuilder built(ctx, *model);
   built.start();
   const auto add_slice = [&](int32_t rank, int64_t index, const io::Event *ev, const io::Event *end) {
     built.add_events(rank, index, ev, end);
+    if (tally) tally->add(rank, index, ev, end);
   };
   // Blocks of ranks, each its records then its events.
   ctx.progress().begin("building the replay program");

@@ -13,6 +13,7 @@
 #include "kernels/replay.h"
 #include "kernels/replay_pass.h"
 #include "pipeline/engine/context.h"
+#include "pipeline/engine/operation_totals.h"
 #include "pipeline/replay/call_labels.h"
 #include "pipeline/replay/execution_log.h"
 
@@ -110,8 +111,9 @@ struct ReplayBaseline {
 bool domino_resumes_from_baseline(const config::Values &cfg, const ReplayModel &model);
 
 // Collective: reads the owned ranks' events, requests, completions and region executions
-// and matches messages across processes.
-std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernels::LogGPS &params);
+// and matches messages across processes; `tally`, when given, sums the events it reads.
+std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernels::LogGPS &params,
+                                                OperationTally *tally = nullptr);
 
 struct ReplayOutcome {
   int64_t makespan_ns = 0;

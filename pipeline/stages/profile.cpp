@@ -3,18 +3,17 @@
 // regions whose computation is imbalanced, and a program dominated by MPI.
 //
 // Cost: O(owned ranks x regions) from the profile slices, one streaming pass over the
-// owned events (O(events / threads)); memory O(owned ranks x (regions + used ops) +
-// messages' distinct partners + one read of events). Nothing is O(ranks²): the
-// rank x rank message matrix is written sparse, one row per (sender, receiver) pair.
-#include <omp.h>
+// owned events (O(events / threads); none when the matched run's build summed them as it
+// read them: operation totals); memory O(owned ranks x (regions + used ops) + messages'
+// distinct partners + one read of events). Nothing is O(ranks²): the rank x rank
+// message matrix is written sparse, one row per (sender, receiver) pair.
 
 #include <algorithm>
 #include <map>
 #include <cstdio>
-#include <unordered_map>
 
-#include "ops.h"
 #include "pipeline/engine/op_traits.h"
+#include "pipeline/engine/operation_totals.h"
 #include "pipeline/format/text.h"
 #include "pipeline/format/results_view.h"
 #include "pipeline/engine/stage_info.h"
@@ -23,28 +22,6 @@
 namespace perfsift::pipeline {
 
 namespace {
-
-// How store operations take part in point-to-point messages (the wrapper table's kinds).
-enum OpRole : uint8_t { kNoMessage, kSends, kStarts };
-std::vector<uint8_t> op_roles(const std::vector<std::string> &ops) {
-  std::vector<uint8_t> out(ops.size(), kNoMessage);
-  for (size_t i = 0; i < ops.size(); ++i)
-    for (const auto &info : collect::kOps)
-      if (ops[i] == info.name) {
-        const std::string kind = info.kind;
-        if (kind == "send" || kind == "isend" || kind == "sendrecv" || kind == "sendrecv_replace") out[i] = kSends;
-        if (kind == "start" || kind == "startall") out[i] = kStarts;  // persistent: the requests say which send
-      }
-  return out;
-}
-
-struct OpTotals {
-  int64_t calls = 0, time_ns = 0, bytes = 0;
-};
-struct Channel {
-  int64_t count = 0, bytes = 0;
-};
-using SentByReceiver = std::vector<std::pair<int32_t, Channel>>;  // sorted by receiver
 
 // MPI start-up and shut-down dominate short runs and no change to the program removes them.
 
@@ -106,73 +83,22 @@ void summarise_regions(const Context &ctx, const OwnedRows &rows, ProfileResult 
   for (auto *v : {&res.wall_s, &res.comp_s, &res.mpi_s, &res.visits_s}) ctx.allreduce(*v);
 }
 
-// One thread's totals over part of a slice of events.
-struct ThreadTally {
-  std::vector<OpTotals> ops;
-  std::unordered_map<int32_t, Channel> messages;  // by receiver
-};
-
-std::vector<ThreadTally> tally_slice(const io::Event *b, const io::Event *e, const std::vector<uint8_t> &role) {
-  const size_t nops = role.size();
-  const int64_t n = e - b;
-  const int nthreads = n < 16384 ? 1 : omp_get_max_threads();
-  std::vector<ThreadTally> tally(nthreads, ThreadTally{std::vector<OpTotals>(nops), {}});
-#pragma omp parallel num_threads(nthreads)
-  {
-    auto &mine = tally[omp_get_thread_num()];
-#pragma omp for schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
-      const io::Event &x = b[i];
-      if (x.op >= nops) continue;
-      auto &o = mine.ops[x.op];
-      ++o.calls;
-      o.time_ns += x.t_exit - x.t_enter;
-      o.bytes += x.bytes;
-      if (role[x.op] == kSends && x.peer >= 0 && !(x.flags & io::kProcNull)) {
-        auto &c = mine.messages[x.peer];
-        ++c.count;
-        c.bytes += x.bytes - x.bytes_recv;
-      }
-    }
-  }
-  return tally;
-}
-
-// Integer sums: the merge order does not change the result.
-void merge_tallies(const std::vector<ThreadTally> &tally, OpTotals *row, SentByReceiver &sent) {
-  std::map<int32_t, Channel> merged(sent.begin(), sent.end());
-  for (const auto &t : tally) {
-    for (size_t k = 0; k < t.ops.size(); ++k) {
-      row[k].calls += t.ops[k].calls;
-      row[k].time_ns += t.ops[k].time_ns;
-      row[k].bytes += t.ops[k].bytes;
-    }
-    for (const auto &[dst, c] : t.messages) {
-      auto &m = merged[dst];
-      m.count += c.count;
-      m.bytes += c.bytes;
-    }
-  }
-  sent.assign(merged.begin(), merged.end());
-}
-
 // One pass over the owned events: totals per rank and operation, messages per receiver;
-// returns the indices of each owned rank's MPI_Start* calls.
-std::vector<std::vector<int64_t>> scan_operations(const Context &ctx, const std::vector<uint8_t> &role,
-                                                  ProfileResult &res) {
-  const int32_t first = ctx.first(), owned = ctx.owned();
-  const size_t nops = role.size();
-  res.rank_op.assign(static_cast<size_t>(owned) * nops, OpTotals{});
-  res.sent.assign(static_cast<size_t>(owned), {});
-  std::vector<std::vector<int64_t>> start_events(static_cast<size_t>(owned));
-  ctx.scan_events("profile: reading events", [&](int32_t rank, int64_t index, const io::Event *b, const io::Event *e) {
-    auto &starts = start_events[static_cast<size_t>(rank - first)];
-    for (const io::Event *x = b; x < e; ++x)
-      if (x->op < nops && role[x->op] == kStarts) starts.push_back(index + (x - b));
-    merge_tallies(tally_slice(b, e, role), &res.rank_op[static_cast<size_t>(rank - first) * nops],
-                  res.sent[static_cast<size_t>(rank - first)]);
-  });
-  return start_events;
+// returns the indices of each owned rank's MPI_Start* calls. The matched run's build,
+// when it ran first, summed them as it read the events (OperationTotals): taken, not read again.
+std::vector<std::vector<int64_t>> scan_operations(const Context &ctx, ProfileResult &res) {
+  OperationTotals totals;
+  if (auto *summed = ctx.products().find<OperationTotals>()) {
+    totals = std::move(*summed);  // the plan releases the rest after this stage
+  } else {
+    OperationTally tally(ctx.store().ops(), ctx.first(), ctx.owned());
+    ctx.scan_events("profile: reading events", [&](int32_t rank, int64_t index, const io::Event *b,
+                                                   const io::Event *e) { tally.add(rank, index, b, e); });
+    totals = tally.take();
+  }
+  res.rank_op = std::move(totals.rank_op);
+  res.sent = std::move(totals.sent);
+  return std::move(totals.start_events);
 }
 
 // Persistent sends: each activation by MPI_Start/Startall is a request row of kind send.
@@ -246,10 +172,9 @@ ProfileResult compute_profile(const Context &ctx, const OwnedRows &rows) {
   ProfileResult res;
   res.comp_self = computation_self(ctx, rows);
   summarise_regions(ctx, rows, res);
-  const auto role = op_roles(ctx.store().ops());
-  const auto start_events = scan_operations(ctx, role, res);
+  const auto start_events = scan_operations(ctx, res);
   add_persistent_sends(ctx, start_events, res.sent);
-  summarise_operations(ctx, role.size(), res);
+  summarise_operations(ctx, ctx.store().ops().size(), res);
   analysed_time(ctx, rows, res);
   return res;
 }
@@ -576,20 +501,25 @@ void profile_text(std::ostream &os, const io::ResultsStore &rs) {
 
 StageInfo profile_stage() {
   using config::Type;
-  return {"profile",
-          "time per region and rank (min, mean, max, imbalance, MPI share), per MPI operation, and the rank x rank "
-          "message matrix; imbalanced regions and MPI-bound runs become findings",
-          {
-              {"min_waste_share", Type::Float, 0.05, "",
-               "report a region whose imbalance wastes at least this share of the run (wall time without MPI start-up)",
-               0, 1},
-              {"min_mpi_share", Type::Float, 0.25, "",
-               "report the run as communication-bound when even the rank least in MPI spends this share of the run "
-               "(without MPI start-up) there",
-               0, 1},
-          },
-          run_profile,
-          profile_text};
+  StageInfo s{
+      "profile",
+      "time per region and rank (min, mean, max, imbalance, MPI share), per MPI operation, and the rank x rank "
+      "message matrix; imbalanced regions and MPI-bound runs become findings",
+      {
+          {"min_waste_share", Type::Float, 0.05, "",
+           "report a region whose imbalance wastes at least this share of the run (wall time without MPI start-up)", 0,
+           1},
+          {"min_mpi_share", Type::Float, 0.25, "",
+           "report the run as communication-bound when even the rank least in MPI spends this share of the run "
+           "(without MPI start-up) there",
+           0, 1},
+      },
+      run_profile,
+      profile_text};
+  // The matched run's build sums the operations as it reads the events: when a later stage
+  // needs the matched run, it is built before this stage (plan_pipeline).
+  s.uses_products = {product_name<OperationTotals>()};
+  return s;
 }
 
 }  // namespace perfsift::pipeline

@@ -123,10 +123,28 @@ std::vector<PlanStep> plan_pipeline(const config::Values &cfg) {
     for (auto need : b->requires_products) build(need);
     plan.push_back({b, nullptr});
     published.insert(product);
+    published.insert(b->also_publishes.begin(), b->also_publishes.end());
   };
+  // The builders' products some stage of the pipeline requires: built in any case.
+  std::set<std::string_view> built_anyway;
+  std::function<void(std::string_view)> note_built = [&](std::string_view product) {
+    const ProductBuilder *b = builder_of(product);
+    if (!b || !built_anyway.insert(product).second) return;
+    for (auto need : b->requires_products) note_built(need);
+  };
+  for (const auto &name : cfg.get_list("pipeline.stages"))
+    if (const StageInfo *stage = find_stage(name))
+      for (auto need : stage->requires_products) note_built(need);
   for (const auto &name : cfg.get_list("pipeline.stages")) {
     const StageInfo *stage = find_stage(name);
     PERFSIFT_CHECK(stage, "unknown stage '" + name + "' passed the pipeline file's check");
+    // A product this stage uses that a builder publishes along the way: that builder runs
+    // now when the pipeline runs it anyway (the stage then reads nothing twice).
+    for (auto use : stage->uses_products)
+      for (const auto &b : product_builders())
+        if (!published.count(use) && built_anyway.count(b.product) &&
+            std::find(b.also_publishes.begin(), b.also_publishes.end(), use) != b.also_publishes.end())
+          build(b.product);
     for (auto need : stage->requires_products) {
       if (published.count(need)) continue;
       if (builder_of(need)) {
@@ -149,10 +167,14 @@ std::vector<PlanStep> plan_pipeline(const config::Values &cfg) {
   };
   for (size_t b = 0; b < plan.size(); ++b) {
     if (!plan[b].builder) continue;
-    size_t last = b;
-    for (size_t j = b + 1; j < plan.size(); ++j)
-      if (needs(plan[j], plan[b].builder->product)) last = j;
-    plan[last].release_after.push_back(plan[b].builder->product);
+    std::vector<std::string_view> products = {plan[b].builder->product};
+    products.insert(products.end(), plan[b].builder->also_publishes.begin(), plan[b].builder->also_publishes.end());
+    for (const auto product : products) {
+      size_t last = b;
+      for (size_t j = b + 1; j < plan.size(); ++j)
+        if (needs(plan[j], product)) last = j;
+      plan[last].release_after.push_back(product);
+    }
   }
   return plan;
 }

@@ -35,11 +35,13 @@ bool provided_by_a_stage(std::string_view product) {
 
 TEST(StageRegistry, DefaultPipelineBuildsSharedProductsOnceBeforeTheirFirstUser) {
   const auto plan = plan_pipeline(pipeline_of(""));
-  const std::vector<std::string> expected = {"profile",
+  // The matched run before profile: its build sums the operations as it reads the
+  // events (operation totals), and profile uses them instead of reading the events again.
+  const std::vector<std::string> expected = {"build matched run",
+                                             "profile",
                                              "dissimilarity",
                                              "disparity",
                                              "rootcause",
-                                             "build matched run",
                                              "build matched messages",
                                              "waitstates",
                                              "classify",
@@ -60,8 +62,27 @@ TEST(StageRegistry, BuiltProductsAreReleasedAfterTheirLastUser) {
   for (const auto &s : plan)
     for (const auto product : s.release_after)
       released.push_back(std::string(product) + " after " + (s.stage ? s.stage->name : "a builder"));
-  EXPECT_EQ(released, (std::vector<std::string>{"matched messages after diagnosis", "matched run after whatif",
-                                                "region executions after bounds"}));
+  EXPECT_EQ(released, (std::vector<std::string>{"operation totals after profile", "matched messages after diagnosis",
+                                                "matched run after whatif", "region executions after bounds"}));
+}
+
+// A builder's by-product (the matched run's operation totals) moves the builder before a
+// stage using it only when the pipeline builds the product anyway; unused, it goes at once.
+TEST(StageRegistry, ByProductsMoveABuilderOnlyWhenItRunsAnyway) {
+  EXPECT_EQ(step_names(plan_pipeline(pipeline_of("[pipeline]\nstages = [\"profile\", \"dissimilarity\"]\n"))),
+            (std::vector<std::string>{"profile", "dissimilarity"}));
+  EXPECT_EQ(step_names(plan_pipeline(pipeline_of("[pipeline]\nstages = [\"profile\", \"waitstates\"]\n"))),
+            (std::vector<std::string>{"build matched run", "profile", "build matched messages", "waitstates"}));
+  const auto plan = plan_pipeline(pipeline_of("[pipeline]\nstages = [\"waitstates\", \"profile\"]\n"));
+  EXPECT_EQ(step_names(plan),
+            (std::vector<std::string>{"build matched run", "build matched messages", "waitstates", "profile"}));
+  std::vector<std::string> released;
+  for (const auto &s : plan)
+    for (const auto product : s.release_after)
+      released.push_back(std::string(product) + " after " +
+                         (s.stage ? s.stage->name : "build " + std::string(s.builder->product)));
+  EXPECT_EQ(released, (std::vector<std::string>{"matched run after waitstates", "matched messages after waitstates",
+                                                "operation totals after profile"}));
 }
 
 TEST(StageRegistry, BuilderRequirementsComeFirst) {
@@ -86,7 +107,8 @@ TEST(StageRegistry, MissingProviderIsASetUpErrorAtPipelineStages) {
 TEST(StageRegistry, EveryRequirementHasAProviderOrABuilder) {
   auto known = [](std::string_view p) {
     for (const auto &b : product_builders())
-      if (b.product == p) return true;
+      if (b.product == p || std::find(b.also_publishes.begin(), b.also_publishes.end(), p) != b.also_publishes.end())
+        return true;
     return provided_by_a_stage(p);
   };
   for (const auto &s : stage_registry()) {

@@ -1,0 +1,95 @@
+#include "pipeline/engine/operation_totals.h"
+
+#include <omp.h>
+
+#include <map>
+#include <unordered_map>
+
+#include "ops.h"
+
+namespace perfsift::pipeline {
+
+namespace {
+
+// How store operations take part in point-to-point messages (the wrapper table's kinds).
+enum OpRole : uint8_t { kNoMessage, kSends, kStarts };
+std::vector<uint8_t> op_roles(const std::vector<std::string> &ops) {
+  std::vector<uint8_t> out(ops.size(), kNoMessage);
+  for (size_t i = 0; i < ops.size(); ++i)
+    for (const auto &info : collect::kOps)
+      if (ops[i] == info.name) {
+        const std::string kind = info.kind;
+        if (kind == "send" || kind == "isend" || kind == "sendrecv" || kind == "sendrecv_replace") out[i] = kSends;
+        if (kind == "start" || kind == "startall") out[i] = kStarts;  // persistent: the requests say which send
+      }
+  return out;
+}
+
+// One thread's totals over part of a slice of events.
+struct ThreadTally {
+  std::vector<OpTotals> ops;
+  std::unordered_map<int32_t, Channel> messages;  // by receiver
+};
+
+std::vector<ThreadTally> tally_slice(const io::Event *b, const io::Event *e, const std::vector<uint8_t> &role) {
+  const size_t nops = role.size();
+  const int64_t n = e - b;
+  const int nthreads = n < 16384 ? 1 : omp_get_max_threads();
+  std::vector<ThreadTally> tally(nthreads, ThreadTally{std::vector<OpTotals>(nops), {}});
+#pragma omp parallel num_threads(nthreads)
+  {
+    auto &mine = tally[omp_get_thread_num()];
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+      const io::Event &x = b[i];
+      if (x.op >= nops) continue;
+      auto &o = mine.ops[x.op];
+      ++o.calls;
+      o.time_ns += x.t_exit - x.t_enter;
+      o.bytes += x.bytes;
+      if (role[x.op] == kSends && x.peer >= 0 && !(x.flags & io::kProcNull)) {
+        auto &c = mine.messages[x.peer];
+        ++c.count;
+        c.bytes += x.bytes - x.bytes_recv;
+      }
+    }
+  }
+  return tally;
+}
+
+// Integer sums: the merge order does not change the result.
+void merge_tallies(const std::vector<ThreadTally> &tally, OpTotals *row, SentByReceiver &sent) {
+  std::map<int32_t, Channel> merged(sent.begin(), sent.end());
+  for (const auto &t : tally) {
+    for (size_t k = 0; k < t.ops.size(); ++k) {
+      row[k].calls += t.ops[k].calls;
+      row[k].time_ns += t.ops[k].time_ns;
+      row[k].bytes += t.ops[k].bytes;
+    }
+    for (const auto &[dst, c] : t.messages) {
+      auto &m = merged[dst];
+      m.count += c.count;
+      m.bytes += c.bytes;
+    }
+  }
+  sent.assign(merged.begin(), merged.end());
+}
+
+}  // namespace
+
+OperationTally::OperationTally(const std::vector<std::string> &ops, int32_t first, int32_t owned)
+    : m_role(op_roles(ops)), m_first(first) {
+  m_totals.rank_op.assign(static_cast<size_t>(owned) * m_role.size(), OpTotals{});
+  m_totals.sent.assign(static_cast<size_t>(owned), {});
+  m_totals.start_events.assign(static_cast<size_t>(owned), {});
+}
+
+void OperationTally::add(int32_t rank, int64_t index, const io::Event *b, const io::Event *e) {
+  const size_t local = static_cast<size_t>(rank - m_first), nops = m_role.size();
+  auto &starts = m_totals.start_events[local];
+  for (const io::Event *x = b; x < e; ++x)
+    if (x->op < nops && m_role[x->op] == kStarts) starts.push_back(index + (x - b));
+  merge_tallies(tally_slice(b, e, m_role), &m_totals.rank_op[local * nops], m_totals.sent[local]);
+}
+
+}  // namespace perfsift::pipeline
