@@ -192,6 +192,23 @@ class BlockDeltaColumn {
   size_t size() const { return m_full.empty() ? m_diff.size() : m_full.size(); }
   bool empty() const { return size() == 0; }
   int64_t operator[](size_t i) const { return m_full.empty() ? m_block[i / kBlock] + m_diff[i] : m_full[i]; }
+  // f(i, value) for i = 0, 1, ... in order until f returns false: a block's base read once
+  // for its values, where operator[] reads it for each.
+  template <class F>
+  void scan(F &&f) const {
+    const size_t n = size();
+    if (!m_full.empty()) {
+      for (size_t i = 0; i < n; ++i)
+        if (!f(i, m_full[i])) return;
+      return;
+    }
+    for (size_t first = 0; first < n; first += kBlock) {
+      const int64_t base = m_block[first / kBlock];
+      const size_t last = std::min(n, first + kBlock);
+      for (size_t i = first; i < last; ++i)
+        if (!f(i, base + m_diff[i])) return;
+    }
+  }
   void push_back(int64_t v);
   void reserve(size_t n);
   void shrink_to_fit();

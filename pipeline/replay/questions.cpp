@@ -390,10 +390,11 @@ Located locate_in(const Selector &sel, const rp::RankProgram &p, const ReplayMod
     if (x.group >= 0 && static_cast<size_t>(x.group) < L.participates.size())
       L.participates[static_cast<size_t>(x.group)] = 1;
   size_t k = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (other_lane(i)) continue;
-    const int64_t b = side.enter[i], a = b - std::max<int64_t>(0, p.events[i].gap);
+  side.enter.scan([&](size_t i, int64_t b) {
+    if (other_lane(i)) return true;
+    const int64_t a = b - std::max<int64_t>(0, p.events[i].gap);
     while (k < iv.size() && iv[k].end <= a) ++k;
+    if (k == iv.size()) return false;  // past the last interval: nothing later is selected
     for (size_t j = k; parts && j < iv.size() && iv[j].begin < b; ++j) {
       const int64_t o = std::min(b, iv[j].end) - std::max(a, iv[j].begin);
       if (o <= 0) continue;
@@ -408,7 +409,8 @@ Located locate_in(const Selector &sel, const rp::RankProgram &p, const ReplayMod
         L.call[i] = iv[j].group;
         break;
       }
-  }
+    return true;
+  });
   return L;
 }
 

@@ -1386,6 +1386,23 @@ TEST(Replay, BlockDeltaColumnReadsBackEveryValue) {
       ASSERT_EQ(col[i], want[i]) << "value " << i << " of " << want.size();
       ASSERT_EQ(appended[i], want[i]) << "value " << i << " of " << want.size() << " appended";
     }
+    // scan: every value in order, and none after the one it was told to stop at
+    for (const BlockDeltaColumn *c : std::vector<const BlockDeltaColumn *>{&col, &appended}) {
+      std::vector<int64_t> seen;
+      c->scan([&](size_t i, int64_t v) {
+        EXPECT_EQ(i, seen.size());
+        seen.push_back(v);
+        return true;
+      });
+      ASSERT_EQ(seen, want);
+      const size_t stop = want.size() / 2;
+      size_t calls = 0;
+      c->scan([&](size_t i, int64_t) {
+        ++calls;
+        return i < stop;
+      });
+      ASSERT_EQ(calls, stop + 1);
+    }
   };
   for (size_t n : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{31}, size_t{32}, size_t{33}, size_t{1000}}) {
     std::vector<int64_t> rest(n, 0);
