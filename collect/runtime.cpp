@@ -728,12 +728,13 @@ io::SpillState Runtime::snapshot_state(bool complete) {
   // sharp as it is when the events leave memory: a region's wall time then agrees with
   // its executions' times (the steps), however early in the run it closed.
   clock_refresh();
+  const double s_per_tick = g_clock.ns_per_tick * 1e-9;  // one ratio for every region
   for (const auto &r : m_regions) {
     t.region_paths.push_back(r.path);
     const size_t at = t.profile.size();
     t.profile.insert(t.profile.end(), r.acc.begin(), r.acc.end());
     t.profile.resize(t.region_paths.size() * nm, 0.0);
-    for (int m : {io::kWall, io::kMpiTime}) t.profile[at + m] *= g_clock.ns_per_tick * 1e-9;
+    for (int m : {io::kWall, io::kMpiTime}) t.profile[at + m] *= s_per_tick;
   }
   t.comms = m_comms;
   t.clock = m_clock;

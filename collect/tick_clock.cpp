@@ -34,8 +34,11 @@ bool invariant_tsc() {
   return false;
 }
 
+// Ordered: the TSC is read after every earlier instruction has completed (lfence), so
+// it brackets the clock read beside it.
 int64_t read_tsc() {
 #if defined(__x86_64__)
+  _mm_lfence();
   return static_cast<int64_t>(__rdtsc());
 #else
   return 0;
@@ -55,9 +58,11 @@ ClockPair read_pair() {
   int64_t best_gap = INT64_MAX;
   for (int attempt = 0; attempt < 8; ++attempt) {
     const int64_t before = read_tsc(), mono = mono_ns(), after = read_tsc();
+    if (after < before) continue;  // moved to a core whose TSC reads differently
     if (after - before < best_gap) best_gap = after - before, best = {mono, before + (after - before) / 2};
-    if (best_gap < 20000) break;  // a few microseconds: as tight as the clock's own cost allows
+    if (best_gap < 2000) break;  // under a microsecond: a few times the clock's own cost
   }
+  if (best_gap == INT64_MAX) best = {mono_ns(), read_tsc()};  // no ordered pair at all: a plain one
   return best;
 }
 

@@ -318,7 +318,7 @@ void run_plan(const Analysis &a, pipeline::Context &ctx, io::ResultsWriter &writ
     const auto before = ctx.exchanges();
     if (step.builder) {
       ctx.progress().stage_begin("building " + std::string(step.builder->product));
-      step.builder->build(ctx);  // collective, at the same boundary on every process
+      step.builder->build(ctx, step.by_products);  // collective, at the same boundary on every process
       ctx.progress().stage_end(exchanged_since(before));
     } else {
       const auto &stage = *step.stage;
@@ -445,8 +445,8 @@ int run_stages() {
     std::printf("%s\n", config::describe(keys).c_str());
   }
   std::printf(
-      "shared products (built before the first stage that requires them, or that uses what their build "
-      "also publishes)\n");
+      "shared products (built before the first stage that requires them, or, when a stage requires them anyway, "
+      "before an earlier stage that uses what their build also publishes)\n");
   for (const auto &b : pipeline::product_builders()) {
     std::printf("  %s%s%s\n    %s\n", std::string(b.product).c_str(), b.requires_products.empty() ? "" : ", from the ",
                 joined(b.requires_products).c_str(), b.description.c_str());

@@ -60,6 +60,16 @@ class Products {
     PERFSIFT_CHECK(p, "the product '" + std::string(T::kProduct) + "' was required but never published");
     return *p;
   }
+  // The product moved out and dropped (null when none was published): for the one user
+  // of a product (a builder's by-product), which then holds its memory alone.
+  template <Product T>
+  std::unique_ptr<T> take() {
+    T *p = find<T>();
+    if (!p) return nullptr;
+    auto out = std::make_unique<T>(std::move(*p));
+    release(T::kProduct);
+    return out;
+  }
   // A product several stages add to (the bottlenecks): published empty on first use.
   template <Product T>
   T &get_or_publish() {

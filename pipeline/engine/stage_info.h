@@ -59,8 +59,10 @@ struct ProductBuilder {
   std::string_view product;
   std::string description;  // for `perfsift stages`
   std::vector<std::string_view> requires_products;
-  std::function<void(Context &)> build;  // collective; publishes the product
-  // Products it publishes along the way (what a scan it makes anyway can also sum): a
+  // Collective; publishes the product, and those of also_publishes a later stage uses
+  // (`wanted`: the plan's, PlanStep::by_products).
+  std::function<void(Context &, const std::vector<std::string_view> &wanted)> build;
+  // Products it can publish along the way (what a scan it makes anyway can also sum): a
   // stage using one gets the builder run before it when the pipeline builds the product
   // anyway, instead of at the first stage that requires it.
   std::vector<std::string_view> also_publishes{};

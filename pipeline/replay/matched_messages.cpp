@@ -224,7 +224,7 @@ ProductBuilder matched_messages_builder() {
   return {product_name<MatchedMessages>(),
           "both sides' timing of every message, joined by the receiver's owner (one all-to-all)",
           {product_name<MatchedRun>()},
-          [](Context &ctx) {
+          [](Context &ctx, const std::vector<std::string_view> &) {
             ctx.progress().begin("joining both sides of every message");
             auto items = match_messages(ctx, ctx.products().get<MatchedRun>().model);
             ctx.progress().end();

@@ -558,13 +558,15 @@ ProductBuilder matched_run_builder() {
   return {product_name<MatchedRun>(),
           "each owned rank's events as a replay program, messages matched across analysis processes",
           {},
-          [](Context &ctx) {
+          [](Context &ctx, const std::vector<std::string_view> &wanted) {
             ctx.progress().begin("matching messages");
-            OperationTally tally(ctx.store().ops(), ctx.first(), ctx.owned());
-            auto model = build_replay_model(ctx, kernels::LogGPS{}, &tally);
+            std::optional<OperationTally> tally;
+            if (std::find(wanted.begin(), wanted.end(), product_name<OperationTotals>()) != wanted.end())
+              tally.emplace(ctx.store().ops(), ctx.first(), ctx.owned());
+            auto model = build_replay_model(ctx, kernels::LogGPS{}, tally ? &*tally : nullptr);
             ctx.progress().end();
             ctx.products().publish(MatchedRun{std::move(model)});
-            ctx.products().publish(tally.take());
+            if (tally) ctx.products().publish(tally->take());
           },
           {product_name<OperationTotals>()}};
 }
@@ -573,7 +575,9 @@ ProductBuilder region_executions_builder() {
   return {product_name<RegionExecutions>(),
           "the matched run's region executions, released after their last user",
           {product_name<MatchedRun>()},
-          [](Context &ctx) { ctx.products().publish(RegionExecutions{ctx.products().get<MatchedRun>().model}); }};
+          [](Context &ctx, const std::vector<std::string_view> &) {
+            ctx.products().publish(RegionExecutions{ctx.products().get<MatchedRun>().model});
+          }};
 }
 
 std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernels::LogGPS &params,

@@ -86,10 +86,10 @@ void summarise_regions(const Context &ctx, const OwnedRows &rows, ProfileResult 
 // One pass over the owned events: totals per rank and operation, messages per receiver;
 // returns the indices of each owned rank's MPI_Start* calls. The matched run's build,
 // when it ran first, summed them as it read the events (OperationTotals): taken, not read again.
-std::vector<std::vector<int64_t>> scan_operations(const Context &ctx, ProfileResult &res) {
+std::vector<std::vector<int64_t>> scan_operations(Context &ctx, ProfileResult &res) {
   OperationTotals totals;
-  if (auto *summed = ctx.products().find<OperationTotals>()) {
-    totals = std::move(*summed);  // the plan releases the rest after this stage
+  if (auto summed = ctx.products().take<OperationTotals>()) {
+    totals = std::move(*summed);
   } else {
     OperationTally tally(ctx.store().ops(), ctx.first(), ctx.owned());
     ctx.scan_events("profile: reading events", [&](int32_t rank, int64_t index, const io::Event *b,
@@ -168,7 +168,7 @@ void analysed_time(const Context &ctx, const OwnedRows &rows, ProfileResult &res
   res.time_base = res.base.count ? res.base.max : 0.0;
 }
 
-ProfileResult compute_profile(const Context &ctx, const OwnedRows &rows) {
+ProfileResult compute_profile(Context &ctx, const OwnedRows &rows) {
   ProfileResult res;
   res.comp_self = computation_self(ctx, rows);
   summarise_regions(ctx, rows, res);

@@ -125,6 +125,7 @@ std::vector<PlanStep> plan_pipeline(const config::Values &cfg) {
     published.insert(product);
     published.insert(b->also_publishes.begin(), b->also_publishes.end());
   };
+  const auto stages = cfg.get_list("pipeline.stages");
   // The builders' products some stage of the pipeline requires: built in any case.
   std::set<std::string_view> built_anyway;
   std::function<void(std::string_view)> note_built = [&](std::string_view product) {
@@ -132,12 +133,17 @@ std::vector<PlanStep> plan_pipeline(const config::Values &cfg) {
     if (!b || !built_anyway.insert(product).second) return;
     for (auto need : b->requires_products) note_built(need);
   };
-  for (const auto &name : cfg.get_list("pipeline.stages"))
+  for (const auto &name : stages)
     if (const StageInfo *stage = find_stage(name))
       for (auto need : stage->requires_products) note_built(need);
-  for (const auto &name : cfg.get_list("pipeline.stages")) {
+  std::set<std::string> seen;
+  for (const auto &name : stages) {
     const StageInfo *stage = find_stage(name);
     PERFSIFT_CHECK(stage, "unknown stage '" + name + "' passed the pipeline file's check");
+    // Each stage writes its own group of the results file, once.
+    if (!seen.insert(name).second)
+      throw config::ConfigError(cfg.where("pipeline.stages") + ": stage '" + name +
+                                "' is listed twice in pipeline.stages; list each stage once");
     // A product this stage uses that a builder publishes along the way: that builder runs
     // now when the pipeline runs it anyway (the stage then reads nothing twice).
     for (auto use : stage->uses_products)
@@ -167,8 +173,14 @@ std::vector<PlanStep> plan_pipeline(const config::Values &cfg) {
   };
   for (size_t b = 0; b < plan.size(); ++b) {
     if (!plan[b].builder) continue;
+    for (const auto extra : plan[b].builder->also_publishes)
+      for (size_t j = b + 1; j < plan.size(); ++j)
+        if (needs(plan[j], extra)) {
+          plan[b].by_products.push_back(extra);
+          break;
+        }
     std::vector<std::string_view> products = {plan[b].builder->product};
-    products.insert(products.end(), plan[b].builder->also_publishes.begin(), plan[b].builder->also_publishes.end());
+    products.insert(products.end(), plan[b].by_products.begin(), plan[b].by_products.end());
     for (const auto product : products) {
       size_t last = b;
       for (size_t j = b + 1; j < plan.size(); ++j)

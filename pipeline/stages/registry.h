@@ -29,6 +29,9 @@ struct PlanStep {
   // Built products no later step requires or uses: released after this step (the matched
   // messages are 136 B per message; the replays after them do not need them).
   std::vector<std::string_view> release_after{};
+  // A builder's by-products (ProductBuilder::also_publishes) that a later stage uses: the
+  // only ones it publishes.
+  std::vector<std::string_view> by_products{};
 };
 // The steps of pipeline.stages: before each stage, the builders of the products it
 // requires that no earlier step published; each built product released after its last

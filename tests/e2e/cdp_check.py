@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -87,7 +88,7 @@ def main(report, screenshot):
     profile = tempfile.mkdtemp(prefix="perfsift-chromium-")
     chrome = subprocess.Popen(["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--remote-debugging-port=0",
                                f"--user-data-dir={profile}", "--window-size=1280,1600", "about:blank"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         port = None
         deadline = time.time() + 30
@@ -128,7 +129,12 @@ def main(report, screenshot):
         print(json.dumps({"rendered": rendered, "errors": errors, "console": console, "highlighted": highlighted,
                           "selected": selected, "screenshot_bytes": len(shot)}))
     finally:
-        chrome.kill()
+        # Chromium's own children (renderer, GPU, zygote) share its session: all of them go
+        # before its profile directory does.
+        try:
+            os.killpg(chrome.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         chrome.wait()
         shutil.rmtree(profile, ignore_errors=True)
         chrome.wait()

@@ -83,6 +83,13 @@ TEST(StageRegistry, ByProductsMoveABuilderOnlyWhenItRunsAnyway) {
                          (s.stage ? s.stage->name : "build " + std::string(s.builder->product)));
   EXPECT_EQ(released, (std::vector<std::string>{"matched run after waitstates", "matched messages after waitstates",
                                                 "operation totals after profile"}));
+  EXPECT_EQ(plan[0].by_products, (std::vector<std::string_view>{"operation totals"}));
+  // Nobody uses the by-product: the build does not sum it.
+  const auto alone = plan_pipeline(pipeline_of("[pipeline]\nstages = [\"waitstates\"]\n"));
+  ASSERT_TRUE(alone[0].builder);
+  EXPECT_TRUE(alone[0].by_products.empty());
+  for (const auto &s : alone)
+    for (const auto product : s.release_after) EXPECT_NE(product, "operation totals");
 }
 
 TEST(StageRegistry, BuilderRequirementsComeFirst) {
@@ -102,6 +109,16 @@ TEST(StageRegistry, MissingProviderIsASetUpErrorAtPipelineStages) {
   // The provider after its user does not count.
   EXPECT_THROW(plan_pipeline(pipeline_of("[pipeline]\nstages = [\"bounds\", \"whatif\"]\n")), config::ConfigError);
   EXPECT_NO_THROW(plan_pipeline(pipeline_of("[pipeline]\nstages = [\"whatif\", \"bounds\"]\n")));
+}
+
+TEST(StageRegistry, AStageListedTwiceIsASetUpError) {
+  try {
+    plan_pipeline(pipeline_of("[pipeline]\nstages = [\"profile\", \"whatif\", \"profile\"]\n"));
+    FAIL() << "a stage listed twice was accepted";
+  } catch (const config::ConfigError &e) {
+    EXPECT_EQ(std::string(e.what()),
+              "p.toml:2:10: stage 'profile' is listed twice in pipeline.stages; list each stage once");
+  }
 }
 
 TEST(StageRegistry, EveryRequirementHasAProviderOrABuilder) {
