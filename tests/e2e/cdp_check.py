@@ -88,7 +88,8 @@ def main(report, screenshot):
     profile = tempfile.mkdtemp(prefix="perfsift-chromium-")
     chrome = subprocess.Popen(["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--remote-debugging-port=0",
                                f"--user-data-dir={profile}", "--window-size=1280,1600", "about:blank"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                              env={**os.environ, "TMPDIR": profile})  # its scratch files go with the profile
     try:
         port = None
         deadline = time.time() + 30
