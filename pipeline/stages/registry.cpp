@@ -173,18 +173,17 @@ std::vector<PlanStep> plan_pipeline(const config::Values &cfg) {
   };
   for (size_t b = 0; b < plan.size(); ++b) {
     if (!plan[b].builder) continue;
-    for (const auto extra : plan[b].builder->also_publishes)
-      for (size_t j = b + 1; j < plan.size(); ++j)
-        if (needs(plan[j], extra)) {
-          plan[b].by_products.push_back(extra);
-          break;
-        }
-    std::vector<std::string_view> products = {plan[b].builder->product};
-    products.insert(products.end(), plan[b].by_products.begin(), plan[b].by_products.end());
+    const std::string_view main = plan[b].builder->product;
+    std::vector<std::string_view> products = {main};
+    products.insert(products.end(), plan[b].builder->also_publishes.begin(), plan[b].builder->also_publishes.end());
     for (const auto product : products) {
       size_t last = b;
       for (size_t j = b + 1; j < plan.size(); ++j)
         if (needs(plan[j], product)) last = j;
+      if (product != main) {
+        if (last == b) continue;  // a by-product no later step uses: not made at all
+        plan[b].by_products.push_back(product);
+      }
       plan[last].release_after.push_back(product);
     }
   }
