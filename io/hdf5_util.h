@@ -403,15 +403,17 @@ inline std::vector<int32_t> read_int_list_attr(const Ctx &ck, hid_t obj, const c
   return out;
 }
 
-// Reads rows [first, last) of a 1-D dataset (all rows when last < 0).
+// Reads rows [first, last) of a 1-D dataset (all rows when last < 0) into `out`, its
+// rows replaced (its capacity reused: a series of reads faults its pages in once).
 template <class T>
-std::vector<T> read_rows(const Ctx &ck, hid_t parent, const std::string &name, hid_t mem_type, hsize_t first = 0,
-                         int64_t last = -1) {
+void read_rows_into(const Ctx &ck, hid_t parent, const std::string &name, hid_t mem_type, hsize_t first, int64_t last,
+                    std::vector<T> &out) {
+  out.clear();
   Handle ds(ck(H5Dopen2(parent, name.c_str(), H5P_DEFAULT),
                "missing dataset " + name + " (file from another tool or truncated)"),
             H5Dclose);
   Handle fs(H5Dget_space(ds), H5Sclose);
-  if (H5Sget_simple_extent_type(fs) == H5S_NULL) return {};
+  if (H5Sget_simple_extent_type(fs) == H5S_NULL) return;
   hsize_t total = space_elements(ck, fs, 1, name);
   hsize_t end = last < 0 ? total : static_cast<hsize_t>(last);
   if (end > total || first > end)
@@ -419,12 +421,20 @@ std::vector<T> read_rows(const Ctx &ck, hid_t parent, const std::string &name, h
                 " rows, fewer than its offsets say (truncated store?)");
   hsize_t count = end - first;
   check_claim(ck, ds, count, sizeof(T), name);
-  std::vector<T> out(count);
-  if (!count) return out;
+  out.resize(count);
+  if (!count) return;
   if (H5Sget_simple_extent_ndims(fs) == 1)
     ck.ok(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &first, nullptr, &count, nullptr), "selecting rows of " + name);
   Handle ms(H5Screate_simple(1, &count, nullptr), H5Sclose);
   ck.ok(H5Dread(ds, mem_type, ms, fs, H5P_DEFAULT, out.data()), "reading " + name + " (truncated or corrupt store?)");
+}
+
+// Reads rows [first, last) of a 1-D dataset (all rows when last < 0).
+template <class T>
+std::vector<T> read_rows(const Ctx &ck, hid_t parent, const std::string &name, hid_t mem_type, hsize_t first = 0,
+                         int64_t last = -1) {
+  std::vector<T> out;
+  read_rows_into(ck, parent, name, mem_type, first, last, out);
   return out;
 }
 

@@ -1288,7 +1288,17 @@ struct TraceStore::TableReadBuffers : ReadBuffers {
   };
   std::vector<Chunk> threads;
   std::vector<Out> out;
+  std::vector<Disk> whole;  // a slice read through HDF5 (a table without a usable chunk index)
 };
+
+template <class Disk, class Out>
+TraceStore::TableReadBuffers<Disk, Out> *TraceStore::kept_read_buffers(const char *table) const {
+  auto &slot = m_read_buffers[table];
+  if (slot && slot->in_use) return nullptr;
+  auto *kept = dynamic_cast<TableReadBuffers<Disk, Out> *>(slot.get());
+  if (!kept) slot.reset(kept = new TableReadBuffers<Disk, Out>);
+  return kept;
+}
 
 void TraceStore::release_read_buffers() const {
   std::erase_if(m_read_buffers, [](const auto &kv) { return !kv.second->in_use; });  // a read's own stay
@@ -1318,11 +1328,7 @@ void TraceStore::scan_table_chunks(const char *table, int64_t row_begin, int64_t
   // The table's buffers from its last read, unless a read of it is under way (this one is
   // inside its callback): then buffers of this read's own.
   TableReadBuffers<Disk, Out> own;
-  TableReadBuffers<Disk, Out> *kept = nullptr;
-  if (auto &slot = m_read_buffers[table]; !slot || !slot->in_use) {
-    kept = dynamic_cast<TableReadBuffers<Disk, Out> *>(slot.get());
-    if (!kept) slot.reset(kept = new TableReadBuffers<Disk, Out>);
-  }
+  TableReadBuffers<Disk, Out> *kept = kept_read_buffers<Disk, Out>(table);
   TableReadBuffers<Disk, Out> &buffers = kept ? *kept : own;
   struct InUse {
     ReadBuffers &b;
@@ -1364,9 +1370,8 @@ void TraceStore::scan_table_chunks(const char *table, int64_t row_begin, int64_t
   }
 }
 
-template <class Disk, class Convert>
-auto TraceStore::slice(const char *table, int32_t first, int32_t last, Convert convert) const {
-  using Out = std::invoke_result_t<Convert, const Disk &>;
+template <class Disk, class Out, class Convert>
+void TraceStore::slice(const char *table, int32_t first, int32_t last, Convert convert, std::vector<Out> &out) const {
   SilenceHdf5 quiet;
   Ctx ck(m_path);
   auto off = read_rows<int64_t>(ck, m_file, std::string(table) + "_offsets", H5T_NATIVE_INT64);
@@ -1375,13 +1380,16 @@ auto TraceStore::slice(const char *table, int32_t first, int32_t last, Convert c
     throw Error(m_path + ": bad rank range or damaged /" + table + "_offsets");
   // Every process opens the table's chunks here together (metadata reads are collective).
   const ChunkIndex &idx = chunks_of<Disk>(table);
-  std::vector<Out> out;
+  out.clear();
   if (!idx.usable || std::getenv("PERFSIFT_HDF5_READ")) {
     Handle t = record_type<Disk>();
-    const auto rows = read_rows<Disk>(ck, m_file, table, t, static_cast<hsize_t>(off[first]), off[last]);
+    std::vector<Disk> own;
+    auto *kept = kept_read_buffers<Disk, Out>(table);
+    std::vector<Disk> &rows = kept ? kept->whole : own;
+    read_rows_into<Disk>(ck, m_file, table, t, static_cast<hsize_t>(off[first]), off[last], rows);
     out.reserve(rows.size());
     for (const auto &d : rows) out.push_back(convert(d));
-    return out;
+    return;
   }
   // At most the rows the table holds (offsets past them are refused by the read).
   out.reserve(static_cast<size_t>(std::min(off[last], idx.rows) - std::min(off[first], idx.rows)));
@@ -1389,11 +1397,11 @@ auto TraceStore::slice(const char *table, int32_t first, int32_t last, Convert c
   scan_table_chunks<Disk, Out>(
       table, off[first], off[last], 4 * idx.chunk_rows, 1, convert,
       [&out](int64_t, const std::vector<Out> &rows) { out.insert(out.end(), rows.begin(), rows.end()); });
-  return out;
 }
 
 std::vector<Event> TraceStore::events(int32_t first, int32_t last) const {
-  std::vector<Event> out = slice<DiskEvent>("events", first, last, to_event);
+  std::vector<Event> out;
+  slice<DiskEvent>("events", first, last, to_event, out);
   if (m_has_threads) {
     const auto threads =
         read_threads(m_event_offsets[first], m_event_offsets[first] + static_cast<int64_t>(out.size()));
@@ -1461,22 +1469,46 @@ std::vector<Event> TraceStore::rank_ends(int32_t first, int32_t last) const {
   return out;
 }
 
+void TraceStore::requests(int32_t first, int32_t last, std::vector<RequestRecord> &out) const {
+  slice<DiskRequest>(
+      "requests", first, last,
+      [](const DiskRequest &d) { return RequestRecord{d.id, d.event, d.peer, d.tag, d.comm, d.kind, d.bytes}; }, out);
+}
+
+void TraceStore::completions(int32_t first, int32_t last, std::vector<CompletionRecord> &out) const {
+  slice<DiskCompletion>(
+      "completions", first, last,
+      [](const DiskCompletion &d) {
+        return CompletionRecord{d.event, d.request, d.source, d.tag, d.bytes, d.cancelled, 0};
+      },
+      out);
+}
+
+void TraceStore::steps(int32_t first, int32_t last, std::vector<StepRecord> &out) const {
+  slice<DiskStep>(
+      "steps", first, last,
+      [](const DiskStep &d) {
+        return StepRecord{d.region, d.step, d.t_begin, d.t_end};
+      },
+      out);
+}
+
 std::vector<RequestRecord> TraceStore::requests(int32_t first, int32_t last) const {
-  return slice<DiskRequest>("requests", first, last, [](const DiskRequest &d) {
-    return RequestRecord{d.id, d.event, d.peer, d.tag, d.comm, d.kind, d.bytes};
-  });
+  std::vector<RequestRecord> out;
+  requests(first, last, out);
+  return out;
 }
 
 std::vector<CompletionRecord> TraceStore::completions(int32_t first, int32_t last) const {
-  return slice<DiskCompletion>("completions", first, last, [](const DiskCompletion &d) {
-    return CompletionRecord{d.event, d.request, d.source, d.tag, d.bytes, d.cancelled, 0};
-  });
+  std::vector<CompletionRecord> out;
+  completions(first, last, out);
+  return out;
 }
 
 std::vector<StepRecord> TraceStore::steps(int32_t first, int32_t last) const {
-  return slice<DiskStep>("steps", first, last, [](const DiskStep &d) {
-    return StepRecord{d.region, d.step, d.t_begin, d.t_end};
-  });
+  std::vector<StepRecord> out;
+  steps(first, last, out);
+  return out;
 }
 
 std::vector<int64_t> TraceStore::offsets(const std::string &table) const {

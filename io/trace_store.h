@@ -93,6 +93,11 @@ class TraceStore {
   std::vector<RequestRecord> requests(int32_t first, int32_t last) const;
   std::vector<CompletionRecord> completions(int32_t first, int32_t last) const;
   std::vector<StepRecord> steps(int32_t first, int32_t last) const;
+  // The same into `out`, its rows replaced: a series of reads into one vector (a stage's
+  // blocks of ranks) reuses its pages, where a fresh vector faults every page in again.
+  void requests(int32_t first, int32_t last, std::vector<RequestRecord> &out) const;
+  void completions(int32_t first, int32_t last, std::vector<CompletionRecord> &out) const;
+  void steps(int32_t first, int32_t last, std::vector<StepRecord> &out) const;
   std::vector<ClockRecord> clocks() const;
   // Row offsets (nranks + 1) of a per-rank table: events, requests, completions, steps.
   std::vector<int64_t> offsets(const std::string &table) const;
@@ -106,9 +111,10 @@ class TraceStore {
 
  private:
   void open(MPI_Comm comm, bool parallel);
-  // Ranks [first, last) of a per-rank table, each row converted as it is read.
-  template <class Disk, class Convert>
-  auto slice(const char *table, int32_t first, int32_t last, Convert convert) const;
+  // Ranks [first, last) of a per-rank table into `out` (its rows replaced), each row
+  // converted as it is read.
+  template <class Disk, class Out, class Convert>
+  void slice(const char *table, int32_t first, int32_t last, Convert convert, std::vector<Out> &out) const;
   std::vector<int32_t> read_threads(int64_t lo, int64_t hi) const;
   template <class Disk, class Out, class Convert, class Fn>
   void scan_table_chunks(const char *table, int64_t row_begin, int64_t row_end, int64_t rows_per_read, int threads,
@@ -123,6 +129,10 @@ class TraceStore {
   };
   template <class Disk, class Out>
   struct TableReadBuffers;
+  // The table's read buffers kept from its last read, or null while a read of it is under
+  // way (a read inside another's callback brings its own).
+  template <class Disk, class Out>
+  TableReadBuffers<Disk, Out> *kept_read_buffers(const char *table) const;
   mutable std::map<std::string, std::unique_ptr<ReadBuffers>, std::less<>> m_read_buffers;  // per table
   std::string m_path;
   int64_t m_file = -1;

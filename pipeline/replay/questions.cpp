@@ -363,54 +363,100 @@ std::vector<Interval> intervals_of(const Selector &sel, const ReplayModel::Side 
   return std::move(intervals_of(std::vector<Selector>{sel}, side)[0]);
 }
 
+// Where one selector is in a scan of a rank's enters: its intervals there (intervals_of)
+// and the first one the scan has not passed.
+struct IntervalCursor {
+  const std::vector<Interval> *iv;
+  size_t k = 0;
+};
+
+// One scan of a rank's enters for several interval selectors (the questions' clauses on
+// that rank share the decoding): on_call(cursor, event, group) for each call a selector
+// selects (it starts inside one of its intervals), in event order; with `parts`,
+// on_part(cursor, event, group, ns) for the computation before each event inside its
+// intervals, by event then group. Stops once every selector is past its last interval.
+template <class OnCall, class OnPart>
+void scan_intervals(const rp::RankProgram &p, const ReplayModel::Side &side, std::vector<IntervalCursor> &cursors,
+                    bool parts, OnCall &&on_call, OnPart &&on_part) {
+  size_t open = 0;
+  for (const auto &c : cursors) open += c.k < c.iv->size();
+  if (open == 0) return;
+  // Threads other than the one that initialised MPI (laned programs) run beside it: their
+  // calls and computation are not the rank's time in a region; they replay as measured.
+  const bool laned = !p.lane.empty();
+  side.enter.scan([&](size_t i, int64_t b) {
+    if (laned && p.lane[i] != 0) return true;
+    const int64_t a = b - std::max<int64_t>(0, p.events[i].gap);
+    for (size_t c = 0; c < cursors.size(); ++c) {
+      const std::vector<Interval> &iv = *cursors[c].iv;
+      size_t &k = cursors[c].k;
+      if (k == iv.size()) continue;
+      while (k < iv.size() && iv[k].end <= a) ++k;
+      if (k == iv.size()) {  // past its last interval: nothing later is selected
+        --open;
+        continue;
+      }
+      for (size_t j = k; parts && j < iv.size() && iv[j].begin < b; ++j) {
+        const int64_t o = std::min(b, iv[j].end) - std::max(a, iv[j].begin);
+        if (o > 0) on_part(c, static_cast<int64_t>(i), iv[j].group, o);
+      }
+      for (size_t j = k; j < iv.size() && iv[j].begin <= b; ++j)
+        if (b < iv[j].end) {
+          on_call(c, i, iv[j].group);
+          break;
+        }
+    }
+    return open > 0;
+  });
+}
+
+// The selector's calls on one rank and, with `parts`, the computation it spans, the
+// selector's intervals there given (intervals_of): on_call(event, group) for each selected
+// call in event order, on_part(event, group, ns) for each part, by event then group (one
+// event's parts of a group may come in pieces). Returns whether a call site or event
+// selector hit a call (their one group then participates). The caller checks the ranks.
+template <class OnCall, class OnPart>
+bool visit_selection(const Selector &sel, const rp::RankProgram &p, const ReplayModel::Side &side, bool parts,
+                     const std::vector<Interval> &iv, OnCall &&on_call, OnPart &&on_part) {
+  if (sel.kind == Selector::Kind::Callsite || sel.kind == Selector::Kind::Event) {
+    bool hit_any = false;
+    for (size_t i = 0; i < p.events.size(); ++i) {
+      const bool hit = sel.kind == Selector::Kind::Callsite
+                           ? side.labels.site(i) == static_cast<uint32_t>(sel.callsite)
+                           : (p.rank == sel.rank && static_cast<int64_t>(i) == sel.index);
+      if (!hit || (!p.lane.empty() && p.lane[i] != 0)) continue;  // other lanes: as in scan_intervals
+      on_call(i, 0);
+      if (parts && p.events[i].gap > 0) on_part(static_cast<int64_t>(i), 0, p.events[i].gap);
+      hit_any = true;
+    }
+    return hit_any;
+  }
+  std::vector<IntervalCursor> one = {{&iv}};
+  scan_intervals(
+      p, side, one, parts, [&](size_t, size_t i, int32_t group) { on_call(i, group); },
+      [&](size_t, int64_t i, int32_t group, int64_t ns) { on_part(i, group, ns); });
+  return false;
+}
+
 // locate with the selector's intervals on this rank given (intervals_of).
 Located locate_in(const Selector &sel, const rp::RankProgram &p, const ReplayModel::Side &side, int32_t ngroups_hint,
                   bool parts, const std::vector<Interval> &iv) {
   Located L;
-  const size_t n = p.events.size();
-  L.call.assign(n, -1);
+  L.call.assign(p.events.size(), -1);
   L.participates.assign(static_cast<size_t>(std::max(1, ngroups_hint)), 0);
   if (!in_ranks(sel.ranks, p.rank)) return L;
-  // Threads other than the one that initialised MPI (laned programs) run beside it: their
-  // calls and computation are not the rank's time in a region; they replay as measured.
-  auto other_lane = [&](size_t i) { return !p.lane.empty() && p.lane[i] != 0; };
-  if (sel.kind == Selector::Kind::Callsite || sel.kind == Selector::Kind::Event) {
-    for (size_t i = 0; i < n; ++i) {
-      const bool hit = sel.kind == Selector::Kind::Callsite
-                           ? side.labels.site(i) == static_cast<uint32_t>(sel.callsite)
-                           : (p.rank == sel.rank && static_cast<int64_t>(i) == sel.index);
-      if (!hit || other_lane(i)) continue;
-      L.call[i] = 0;
-      if (parts && p.events[i].gap > 0) L.parts.push_back({static_cast<int64_t>(i), 0, p.events[i].gap});
-      L.participates[0] = 1;
-    }
-    return L;
-  }
   for (const auto &x : iv)
     if (x.group >= 0 && static_cast<size_t>(x.group) < L.participates.size())
       L.participates[static_cast<size_t>(x.group)] = 1;
-  size_t k = 0;
-  side.enter.scan([&](size_t i, int64_t b) {
-    if (other_lane(i)) return true;
-    const int64_t a = b - std::max<int64_t>(0, p.events[i].gap);
-    while (k < iv.size() && iv[k].end <= a) ++k;
-    if (k == iv.size()) return false;  // past the last interval: nothing later is selected
-    for (size_t j = k; parts && j < iv.size() && iv[j].begin < b; ++j) {
-      const int64_t o = std::min(b, iv[j].end) - std::max(a, iv[j].begin);
-      if (o <= 0) continue;
-      if (!L.parts.empty() && L.parts.back().event == static_cast<int64_t>(i) && L.parts.back().group == iv[j].group)
-        L.parts.back().ns += o;
-      else
-        L.parts.push_back({static_cast<int64_t>(i), iv[j].group, o});
-    }
-    // The call itself: selected when it starts inside an interval.
-    for (size_t j = k; j < iv.size() && iv[j].begin <= b; ++j)
-      if (b < iv[j].end) {
-        L.call[i] = iv[j].group;
-        break;
-      }
-    return true;
-  });
+  const bool hit = visit_selection(
+      sel, p, side, parts, iv, [&](size_t i, int32_t group) { L.call[i] = group; },
+      [&](int64_t i, int32_t group, int64_t ns) {
+        if (!L.parts.empty() && L.parts.back().event == i && L.parts.back().group == group)
+          L.parts.back().ns += ns;
+        else
+          L.parts.push_back({i, group, ns});
+      });
+  if (hit) L.participates[0] = 1;
   return L;
 }
 
@@ -440,6 +486,13 @@ class ScenarioBuilder {
     bool flags;
   };
   RankClause rank_clause(const Clause &c) const;
+  // The flag a flagging clause sets on the calls it selects.
+  static uint8_t flag_of(const Clause &c) { return c.action == Action::ZeroWait ? rp::kZeroWait : rp::kZeroEvent; }
+  // Sets `flag` on call i of owned rank s (its flags made at the first).
+  void flag_call(size_t s, size_t i, uint8_t flag) {
+    flags_of(s)[i] |= flag;
+    ++touched;
+  }
   // Applies it on owned rank s, the selector's intervals there given (intervals_of).
   void apply_on_rank(const RankClause &rc, size_t s, const std::vector<Interval> &iv);
   static bool changes_each_rank_alone(const Clause &c) {
@@ -460,7 +513,6 @@ class ScenarioBuilder {
   std::vector<int64_t> &bytes_of(size_t s);
   // With every owned rank's intervals of an Occurrences selector: their most, run-wide.
   int64_t groups_of(const Selector &sel, const std::vector<std::vector<Interval>> *occurrences = nullptr) const;
-  void flag_calls(const Clause &c, size_t s, const Located &where);
   void scale_parts(size_t s, const std::vector<Located::Part> &parts, const std::function<double(int32_t)> &f);
   GroupTotals group_totals(const std::vector<Located> &where, size_t ng, bool messages) const;
   void balance(const std::vector<Located> &where, size_t ng, bool messages);
@@ -546,22 +598,17 @@ ScenarioBuilder::RankClause ScenarioBuilder::rank_clause(const Clause &c) const 
 
 void ScenarioBuilder::apply_on_rank(const RankClause &rc, size_t s, const std::vector<Interval> &iv) {
   const Clause &c = *rc.clause;
-  const Located L = locate_in(rc.sel, m_model.programs[s], m_model.side[s], rc.ngroups, !rc.flags, iv);
   if (rc.flags) {
-    flag_calls(c, s, L);
+    // Flagged as the scan finds them: no per-event selection held (4 B per event and clause).
+    if (!in_ranks(rc.sel.ranks, m_model.programs[s].rank)) return;
+    visit_selection(
+        rc.sel, m_model.programs[s], m_model.side[s], false, iv,
+        [&, flag = flag_of(c)](size_t i, int32_t) { flag_call(s, i, flag); }, [](int64_t, int32_t, int64_t) {});
     return;
   }
+  const Located L = locate_in(rc.sel, m_model.programs[s], m_model.side[s], rc.ngroups, true, iv);
   const double f = c.action == Action::Zero ? 0.0 : c.factor;
   scale_parts(s, L.parts, [f](int32_t) { return f; });
-}
-
-// Zero-wait, or zero the selected calls themselves, on owned rank s.
-void ScenarioBuilder::flag_calls(const Clause &c, size_t s, const Located &where) {
-  for (size_t i = 0; i < where.call.size(); ++i)
-    if (where.call[i] >= 0) {
-      flags_of(s)[i] |= c.action == Action::ZeroWait ? rp::kZeroWait : rp::kZeroEvent;
-      ++touched;
-    }
 }
 
 // Scales the selected parts of the gaps: each part p of gap i becomes p * f(group).
@@ -681,8 +728,23 @@ std::vector<rp::Scenario> build_scenarios(const Context *ctx, const ReplayModel 
   const std::vector<Interval> none;
   for (size_t s = 0; s < model.programs.size() && !pending.empty(); ++s) {
     const auto iv = intervals_of(selectors, model.side[s]);
+    // The clauses that flag calls by intervals share one scan of the rank's enters.
+    std::vector<IntervalCursor> cursors;
+    std::vector<const Pending *> flagging;
     for (const Pending &p : pending)
-      built[p.question].apply_on_rank(p.rc, s, p.selector == SIZE_MAX ? none : iv[p.selector]);
+      if (p.rc.flags && p.selector != SIZE_MAX) {
+        if (!in_ranks(p.rc.sel.ranks, model.programs[s].rank)) continue;
+        cursors.push_back({&iv[p.selector]});
+        flagging.push_back(&p);
+      } else {
+        built[p.question].apply_on_rank(p.rc, s, p.selector == SIZE_MAX ? none : iv[p.selector]);
+      }
+    scan_intervals(
+        model.programs[s], model.side[s], cursors, false,
+        [&](size_t c, size_t i, int32_t) {
+          built[flagging[c]->question].flag_call(s, i, ScenarioBuilder::flag_of(*flagging[c]->rc.clause));
+        },
+        [](size_t, int64_t, int32_t, int64_t) {});
   }
   std::vector<int64_t> t;
   for (const auto &b : built) t.push_back(b.touched);

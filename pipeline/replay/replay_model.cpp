@@ -80,15 +80,14 @@ struct OwnedRecords {
   std::vector<io::StepRecord> executions;
 };
 
-OwnedRecords read_owned_records(const Context &ctx, int32_t first, int32_t last) {
+// Reads them into `r`, its vectors reused block after block (their pages faulted in once).
+void read_owned_records(const Context &ctx, int32_t first, int32_t last, OwnedRecords &r) {
   const io::TraceStore &store = ctx.store();
-  OwnedRecords r;
   r.first = first;
   r.last = last;
-  r.requests = store.requests(first, last);
-  r.completions = store.completions(first, last);
-  r.executions = store.steps(first, last);
-  return r;
+  store.requests(first, last, r.requests);
+  store.completions(first, last, r.completions);
+  store.steps(first, last, r.executions);
 }
 
 // Per-rank building state, kept across event slices.
@@ -121,8 +120,11 @@ class ProgramBuilder {
 
   // Sizes the programs and the building state of the owned ranks.
   void start();
-  // The records of the next block of ranks, before its events (the previous block's go).
-  void load_block(OwnedRecords records);
+  // The records of the next block of ranks [first, last), before its events, in place of
+  // the previous block's.
+  void load_block(int32_t first, int32_t last);
+  // After the last block: the programs hold what matching needs.
+  void release_records() { m_rec = {}; }
   // One slice of a rank's events; `index` is the first one's index within the rank.
   void add_events(int32_t rank, int64_t index, const io::Event *ev, const io::Event *end) {
     const size_t s = static_cast<size_t>(rank - m_ctx.first());
@@ -206,9 +208,8 @@ void ProgramBuilder::start() {
   }
 }
 
-void ProgramBuilder::load_block(OwnedRecords records) {
-  m_rec = std::move(records);
-  const int32_t first = m_rec.first;
+void ProgramBuilder::load_block(int32_t first, int32_t last) {
+  read_owned_records(m_ctx, first, last, m_rec);
   const auto &req_off = m_off.req_off, &cmp_off = m_off.cmp_off, &step_off = m_off.step_off;
   for (int32_t r = m_rec.first; r < m_rec.last; ++r) {
     const size_t s = static_cast<size_t>(r - m_ctx.first());
@@ -594,12 +595,12 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
   ctx.progress().begin("building the replay program");
   ctx.in_rank_blocks(ctx.store().event_offsets(), 2 * ctx.config().get_int("analysis.rows_per_read"),
                      [&](int32_t a, int32_t b, int64_t round, int64_t rounds) {
-                       built.load_block(read_owned_records(ctx, a, b));
+                       built.load_block(a, b);
                        ctx.scan_events(a, b, add_slice);
                        built.finish_block(a, b);
                        ctx.progress().update(static_cast<double>(round + 1) / static_cast<double>(rounds));
                      });
-  built.load_block({});  // the programs hold what matching needs
+  built.release_records();
   ctx.progress().end();
   set_finalize_remainders(ctx, *model, built);
   built.order_lanes();

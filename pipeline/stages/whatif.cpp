@@ -249,7 +249,9 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
       }
     if (fresh.size() < 2) return;
     std::vector<int64_t> selected;
+    ctx.progress().begin("whatif: the scenarios of " + std::to_string(fresh.size()) + " questions");
     auto scenarios = build_scenarios(&ctx, model, questions, selected);
+    ctx.progress().end();
     for (size_t i = 0; i < fresh.size(); ++i) {
       r.selected[fresh[i]] = selected[i];
       built.emplace(fresh[i], std::move(scenarios[i]));

@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "io/region_path.h"
 #include "io/trace_store.h"
@@ -53,6 +56,49 @@ double profile_at(const TraceStore &st, const std::string &metric, int rank, con
   int g = region_index(st, path);
   EXPECT_GE(g, 0) << "region " << path;
   return v[static_cast<size_t>(rank) * st.regions().size() + g];
+}
+
+// A series of block reads into one vector (the matched run's build) gives each block's
+// rows as a fresh read does: a smaller block after a larger one leaves no stale rows.
+// Returns the whole run's rows per table (requests, completions, steps).
+std::array<size_t, 3> check_block_reads(const TraceStore &st) {
+  const int n = st.run().nranks;
+  EXPECT_GE(n, 3);
+  const std::vector<std::pair<int, int>> blocks = {{0, n}, {0, 1}, {1, n - 1}, {n - 1, n}, {2, 2}, {0, n}};
+  std::vector<perfsift::io::RequestRecord> rq;
+  std::vector<perfsift::io::CompletionRecord> cp;
+  std::vector<perfsift::io::StepRecord> sp;
+  const auto rq_key = [](const perfsift::io::RequestRecord &x) {
+    return std::tie(x.id, x.event, x.peer, x.tag, x.comm, x.kind, x.bytes);
+  };
+  const auto cp_key = [](const perfsift::io::CompletionRecord &x) {
+    return std::tie(x.event, x.request, x.source, x.tag, x.bytes, x.cancelled);
+  };
+  const auto sp_key = [](const perfsift::io::StepRecord &x) { return std::tie(x.region, x.step, x.t_begin, x.t_end); };
+  const auto same = [](const auto &a, const auto &b, const auto &key) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [&](const auto &x, const auto &y) { return key(x) == key(y); });
+  };
+  std::array<size_t, 3> whole{};
+  for (const auto &[a, b] : blocks) {
+    st.requests(a, b, rq);
+    st.completions(a, b, cp);
+    st.steps(a, b, sp);
+    EXPECT_TRUE(same(rq, st.requests(a, b), rq_key)) << "requests of ranks [" << a << ", " << b << ")";
+    EXPECT_TRUE(same(cp, st.completions(a, b), cp_key)) << "completions of ranks [" << a << ", " << b << ")";
+    EXPECT_TRUE(same(sp, st.steps(a, b), sp_key)) << "steps of ranks [" << a << ", " << b << ")";
+    if (b - a == n) whole = {rq.size(), cp.size(), sp.size()};
+  }
+  // Through HDF5 as well (the read path of tables without a usable chunk index).
+  setenv("PERFSIFT_HDF5_READ", "1", 1);
+  for (const auto &[a, b] : blocks) {
+    st.requests(a, b, rq);
+    st.steps(a, b, sp);
+    EXPECT_TRUE(same(rq, st.requests(a, b), rq_key)) << "requests of ranks [" << a << ", " << b << ") via HDF5";
+    EXPECT_TRUE(same(sp, st.steps(a, b), sp_key)) << "steps of ranks [" << a << ", " << b << ") via HDF5";
+  }
+  unsetenv("PERFSIFT_HDF5_READ");
+  return whole;
 }
 
 }  // namespace
@@ -636,4 +682,14 @@ TEST(NestedImbalance, CpuTimesPerGroup) {
     EXPECT_NEAR(profile_at(st, measure, r, "setup"), 0.030, 0.015) << "rank " << r;
     EXPECT_EQ(profile_at(st, "visits", r, "solve/restrict"), 3);
   }
+}
+
+TEST(Families, BlockReadsIntoOneVectorReplaceItsRows) {
+  const auto whole = check_block_reads(TraceStore(store_path()));
+  EXPECT_GT(whole[0], 0u) << "requests";
+  EXPECT_GT(whole[1], 0u) << "completions";
+}
+
+TEST(Nested, BlockReadsIntoOneVectorReplaceItsRows) {
+  EXPECT_GT(check_block_reads(TraceStore(store_path()))[2], 0u) << "steps";
 }
