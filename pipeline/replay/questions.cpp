@@ -438,18 +438,22 @@ bool visit_selection(const Selector &sel, const rp::RankProgram &p, const Replay
   return false;
 }
 
-// locate with the selector's intervals on this rank given (intervals_of).
+// locate with the selector's intervals on this rank given (intervals_of); without `calls`
+// Located::call stays empty (4 B per event that a caller of the parts alone never reads).
 Located locate_in(const Selector &sel, const rp::RankProgram &p, const ReplayModel::Side &side, int32_t ngroups_hint,
-                  bool parts, const std::vector<Interval> &iv) {
+                  bool parts, const std::vector<Interval> &iv, bool calls = true) {
   Located L;
-  L.call.assign(p.events.size(), -1);
+  if (calls) L.call.assign(p.events.size(), -1);
   L.participates.assign(static_cast<size_t>(std::max(1, ngroups_hint)), 0);
   if (!in_ranks(sel.ranks, p.rank)) return L;
   for (const auto &x : iv)
     if (x.group >= 0 && static_cast<size_t>(x.group) < L.participates.size())
       L.participates[static_cast<size_t>(x.group)] = 1;
   const bool hit = visit_selection(
-      sel, p, side, parts, iv, [&](size_t i, int32_t group) { L.call[i] = group; },
+      sel, p, side, parts, iv,
+      [&](size_t i, int32_t group) {
+        if (calls) L.call[i] = group;
+      },
       [&](int64_t i, int32_t group, int64_t ns) {
         if (!L.parts.empty() && L.parts.back().event == i && L.parts.back().group == group)
           L.parts.back().ns += ns;
@@ -585,7 +589,8 @@ void ScenarioBuilder::apply(const Clause &c) {
   const int64_t ngroups = groups_of(sel, &iv);
   std::vector<Located> where(m_owned);
   for (size_t s = 0; s < m_owned; ++s) {
-    where[s] = locate_in(sel, m_model.programs[s], m_model.side[s], static_cast<int32_t>(ngroups), !by_bytes, iv[s]);
+    where[s] =
+        locate_in(sel, m_model.programs[s], m_model.side[s], static_cast<int32_t>(ngroups), !by_bytes, iv[s], by_bytes);
     iv[s] = {};
   }
   balance(where, static_cast<size_t>(ngroups), by_bytes);
@@ -606,7 +611,7 @@ void ScenarioBuilder::apply_on_rank(const RankClause &rc, size_t s, const std::v
         [&, flag = flag_of(c)](size_t i, int32_t) { flag_call(s, i, flag); }, [](int64_t, int32_t, int64_t) {});
     return;
   }
-  const Located L = locate_in(rc.sel, m_model.programs[s], m_model.side[s], rc.ngroups, true, iv);
+  const Located L = locate_in(rc.sel, m_model.programs[s], m_model.side[s], rc.ngroups, true, iv, false);
   const double f = c.action == Action::Zero ? 0.0 : c.factor;
   scale_parts(s, L.parts, [f](int32_t) { return f; });
 }
