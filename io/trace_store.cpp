@@ -1372,6 +1372,7 @@ void TraceStore::scan_table_chunks(const char *table, int64_t row_begin, int64_t
 
 template <class Disk, class Out, class Convert>
 void TraceStore::slice(const char *table, int32_t first, int32_t last, Convert convert, std::vector<Out> &out) const {
+  out.clear();  // a read that throws leaves no rows of the last one
   SilenceHdf5 quiet;
   Ctx ck(m_path);
   auto off = read_rows<int64_t>(ck, m_file, std::string(table) + "_offsets", H5T_NATIVE_INT64);
@@ -1380,7 +1381,6 @@ void TraceStore::slice(const char *table, int32_t first, int32_t last, Convert c
     throw Error(m_path + ": bad rank range or damaged /" + table + "_offsets");
   // Every process opens the table's chunks here together (metadata reads are collective).
   const ChunkIndex &idx = chunks_of<Disk>(table);
-  out.clear();
   if (!idx.usable || std::getenv("PERFSIFT_HDF5_READ")) {
     Handle t = record_type<Disk>();
     std::vector<Disk> own;

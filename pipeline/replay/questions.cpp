@@ -571,7 +571,7 @@ int64_t ScenarioBuilder::groups_of(const Selector &sel, const std::vector<std::v
 
 void ScenarioBuilder::apply(const Clause &c) {
   if (changes_each_rank_alone(c)) {
-    // One rank's selection held at a time (4 B per event and its parts), not every owned rank's.
+    // One rank's selection held at a time (a scale's or zero's parts), not every owned rank's.
     const RankClause rc = rank_clause(c);
     for (size_t s = 0; s < m_owned; ++s)
       apply_on_rank(rc, s, selects_intervals(rc.sel) ? intervals_of(rc.sel, m_model.side[s]) : std::vector<Interval>{});
