@@ -733,22 +733,21 @@ std::vector<rp::Scenario> build_scenarios(const Context *ctx, const ReplayModel 
   const std::vector<Interval> none;
   for (size_t s = 0; s < model.programs.size() && !pending.empty(); ++s) {
     const auto iv = intervals_of(selectors, model.side[s]);
-    // The clauses that flag calls by intervals share one scan of the rank's enters.
+    // The clauses that flag calls by intervals share one scan of the rank's enters: per
+    // cursor, the scenario it flags and its flag.
     std::vector<IntervalCursor> cursors;
-    std::vector<const Pending *> flagging;
+    std::vector<std::pair<ScenarioBuilder *, uint8_t>> flagging;
     for (const Pending &p : pending)
       if (p.rc.flags && p.selector != SIZE_MAX) {
         if (!in_ranks(p.rc.sel.ranks, model.programs[s].rank)) continue;
         cursors.push_back({&iv[p.selector]});
-        flagging.push_back(&p);
+        flagging.emplace_back(&built[p.question], ScenarioBuilder::flag_of(*p.rc.clause));
       } else {
         built[p.question].apply_on_rank(p.rc, s, p.selector == SIZE_MAX ? none : iv[p.selector]);
       }
     scan_intervals(
         model.programs[s], model.side[s], cursors, false,
-        [&](size_t c, size_t i, int32_t) {
-          built[flagging[c]->question].flag_call(s, i, ScenarioBuilder::flag_of(*flagging[c]->rc.clause));
-        },
+        [&](size_t c, size_t i, int32_t) { flagging[c].first->flag_call(s, i, flagging[c].second); },
         [](size_t, int64_t, int32_t, int64_t) {});
   }
   std::vector<int64_t> t;

@@ -138,7 +138,6 @@ def main(report, screenshot):
             pass
         chrome.wait()
         shutil.rmtree(profile, ignore_errors=True)
-        chrome.wait()
 
 
 if __name__ == "__main__":
