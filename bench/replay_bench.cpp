@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <tuple>
 
 #include "kernels/domino.h"
 #include "kernels/replay.h"
@@ -28,73 +29,40 @@ static size_t bytes(const std::vector<T> &v) {
 
 // Ring: Irecv(left), Isend(right), Waitall; an Allreduce every 8 iterations.
 static std::vector<RankProgram> ring(int P, int64_t per_rank, uint64_t seed, bool nonblocking) {
-  std::vector<RankProgram> prog(static_cast<size_t>(P));
+  ProgramBuilder b(P);
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int64_t> gap(1000, 100000);
   const int64_t iters = per_rank / (nonblocking ? 3 : 1);
-  for (int r = 0; r < P; ++r) {
-    auto &p = prog[static_cast<size_t>(r)];
-    p.rank = r;
-    p.events.reserve(static_cast<size_t>(per_rank + per_rank / 8));
-  }
+  for (int r = 0; r < P; ++r) b.rank(r).reserve_events(static_cast<size_t>(per_rank + per_rank / 8));
+  std::vector<int32_t> send(static_cast<size_t>(P)), recv(static_cast<size_t>(P));  // this iteration's, per rank
   int64_t coll = 0;
   for (int64_t it = 0; it < iters; ++it) {
     for (int r = 0; r < P; ++r) {
-      auto &p = prog[static_cast<size_t>(r)];
-      const int right = (r + 1) % P, left = (r + P - 1) % P;
-      const auto si = static_cast<int32_t>(p.sends.size());
-      const auto ri = static_cast<int32_t>(p.recvs.size());
-      p.sends.push_back({1024, right, static_cast<int32_t>(prog[static_cast<size_t>(right)].recvs.size())});
-      // The receive from `left` has index = number of receives so far (one per iteration).
-      p.recvs.push_back(RecvMessage::matched(1024, left, static_cast<int32_t>(it)));
-      (void)si;
-      auto event = [&](int64_t g, std::initializer_list<Item> items) {
-        Event e;
-        e.gap = g;
-        e.first_item = static_cast<int32_t>(p.items.size());
-        e.items = static_cast<uint16_t>(items.size());
-        for (const auto &x : items) p.items.push_back(x);
-        p.events.push_back(e);
-      };
+      const int right = (r + 1) % P;
+      std::tie(send[static_cast<size_t>(r)], recv[static_cast<size_t>(right)]) = b.message(r, right, 1024);
+    }
+    for (int r = 0; r < P; ++r) {
+      RankProgramBuilder &p = b.rank(r);
+      const int32_t si = send[static_cast<size_t>(r)], ri = recv[static_cast<size_t>(r)];
       if (nonblocking) {
-        const int32_t s0 = p.request_slots++, s1 = p.request_slots++;
-        event(gap(rng), {{ItemType::PostRecv, ri, s0}});
-        event(100, {{ItemType::PostSend, static_cast<int32_t>(p.sends.size() - 1), s1}});
-        event(100, {{ItemType::Complete, s0}, {ItemType::Complete, s1}});
+        const int32_t s0 = p.add_request_slot(), s1 = p.add_request_slot();
+        p.event(gap(rng), {{ItemType::PostRecv, ri, s0}});
+        p.event(100, {{ItemType::PostSend, si, s1}});
+        p.event(100, {{ItemType::Complete, s0}, {ItemType::Complete, s1}});
       } else {
-        event(gap(rng), {{ItemType::Send, static_cast<int32_t>(p.sends.size() - 1)}, {ItemType::Recv, ri}});
+        p.event(gap(rng), {{ItemType::Send, si}, {ItemType::Recv, ri}});
       }
     }
     if (it % 8 == 7) {
       for (int r = 0; r < P; ++r) {
-        auto &p = prog[static_cast<size_t>(r)];
-        Collective c;
-        c.instance = instance_id(0, coll);
-        c.members = P;
-        c.rounds = collective_rounds(P, false);
-        c.bytes = 16;
-        p.colls.push_back(c);
-        Event e;
-        e.gap = 500;
-        e.first_item = static_cast<int32_t>(p.items.size());
-        e.items = 1;
-        p.items.push_back({ItemType::Collective, static_cast<int32_t>(p.colls.size() - 1)});
-        p.events.push_back(e);
+        RankProgramBuilder &p = b.rank(r);
+        const int32_t c = p.add_collective(collective_call(instance_id(0, coll), P, CollectiveFlow::All, -1, 16));
+        p.event(500, {{ItemType::Collective, c}});
       }
       ++coll;
     }
   }
-  for (auto &p : prog) {
-    p.events.shrink_to_fit();
-    p.items.shrink_to_fit();
-    p.sends.shrink_to_fit();
-    p.recvs.shrink_to_fit();
-  }
-  // Fix the send -> receive indices: rank r's k-th send is its right neighbour's k-th receive.
-  for (int r = 0; r < P; ++r)
-    for (size_t k = 0; k < prog[static_cast<size_t>(r)].sends.size(); ++k)
-      prog[static_cast<size_t>(r)].sends[k].recv_index = static_cast<int32_t>(k);
-  return prog;
+  return b.finish();
 }
 
 int main(int argc, char **argv) {
