@@ -71,6 +71,13 @@ int64_t RankProgramBuilder::event(int64_t gap, std::initializer_list<Item> items
   return end_event(measured_duration);
 }
 
+int64_t RankProgramBuilder::event(int64_t gap, const std::vector<Item> &items, int64_t measured_duration,
+                                  uint8_t lane) {
+  begin_event(gap, lane);
+  for (const Item &it : items) item(it);
+  return end_event(measured_duration);
+}
+
 void RankProgramBuilder::add_step(int64_t event, bool completion) {
   m_p->steps.push_back(static_cast<int32_t>(event) << 1 | static_cast<int32_t>(completion));
 }

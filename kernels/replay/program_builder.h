@@ -56,6 +56,7 @@ class RankProgramBuilder {
   int64_t end_event(int64_t measured_duration = 0);
   // An event and its items in one call.
   int64_t event(int64_t gap, std::initializer_list<Item> items, int64_t measured_duration = 0, uint8_t lane = 0);
+  int64_t event(int64_t gap, const std::vector<Item> &items, int64_t measured_duration = 0, uint8_t lane = 0);
   bool event_open() const { return m_open; }
   // Whether some event so far ran on a lane other than 0.
   bool laned_so_far() const { return !m_p->lane.empty(); }

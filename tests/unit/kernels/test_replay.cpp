@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 
@@ -34,51 +35,6 @@ LogGPS params() {
   p.s = 1000;
   return p;
 }
-
-// Builds rank programs event by event.
-struct Builder {
-  std::vector<RankProgram> ranks;
-  explicit Builder(int n) {
-    ranks.resize(static_cast<size_t>(n));
-    for (int r = 0; r < n; ++r) ranks[static_cast<size_t>(r)].rank = r;
-  }
-  RankProgram &at(int r) { return ranks[static_cast<size_t>(r)]; }
-  Event &event(int r, int64_t gap, std::vector<Item> items, int64_t own = 0) {
-    RankProgram &p = at(r);
-    if (items.empty()) {
-      p.add_local(gap, own);
-      return p.events.back();
-    }
-    Event e;
-    e.gap = gap;
-    e.first_item = static_cast<int32_t>(p.items.size());
-    e.items = static_cast<uint16_t>(items.size());
-    for (auto &it : items) p.items.push_back(it);
-    p.events.push_back(e);
-    return p.events.back();
-  }
-  // A matched message src -> dst of `bytes`; returns {send index, recv index}.
-  std::pair<int32_t, int32_t> message(int src, int dst, int64_t bytes) {
-    RankProgram &s = at(src), &d = at(dst);
-    const auto si = static_cast<int32_t>(s.sends.size()), ri = static_cast<int32_t>(d.recvs.size());
-    s.sends.push_back({bytes, dst, ri});
-    d.recvs.push_back(RecvMessage::matched(bytes, src, si));
-    return {si, ri};
-  }
-  int32_t collective(int r, int64_t instance, int32_t members, CollectiveFlow flow, int32_t root, int64_t bytes,
-                     bool linear = false) {
-    RankProgram &p = at(r);
-    Collective c;
-    c.instance = instance;
-    c.members = members;
-    c.flow = flow;
-    c.root = root;
-    c.rounds = collective_rounds(members, linear);
-    c.bytes = bytes;
-    p.colls.push_back(c);
-    return static_cast<int32_t>(p.colls.size() - 1);
-  }
-};
 
 Scenario base() {
   Scenario sc;
@@ -124,12 +80,81 @@ TEST(LogGPS, CostFormulas) {
   EXPECT_EQ(collective_cost(p, 2, 8), 2 * (100 + 200 + 1000) + 16);
 }
 
+TEST(ProgramBuilder, FillsTheColumnsTheEngineReads) {
+  ProgramBuilder b(2);
+  auto [si, ri] = b.message(0, 1, 300);
+  RankProgramBuilder &r0 = b.rank(0);
+  const int32_t slot = r0.add_request_slot();
+  const int32_t coll = r0.add_collective(collective_call(instance_id(3, 1), 2, CollectiveFlow::FromRoot, 1, 8, true));
+  EXPECT_EQ(r0.event(10, {}, 77), 0);  // local: keeps its measured duration
+  r0.begin_event(20);
+  r0.post_send(si, slot);
+  EXPECT_EQ(r0.items_in_event(), 1u);
+  EXPECT_EQ(r0.end_event(), 1);
+  EXPECT_EQ(r0.event(30, {{ItemType::Complete, slot}, {ItemType::Collective, coll}}), 2);
+  b.rank(1).event(5, {{ItemType::Recv, ri}});
+  const int32_t lost = b.rank(1).add_recv(44);  // unmatched: keeps its measured duration
+  b.rank(1).event(6, {{ItemType::Recv, lost}});
+  const std::vector<RankProgram> p = b.finish();
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].rank, 0);
+  EXPECT_EQ(p[1].rank, 1);
+  ASSERT_EQ(p[0].events.size(), 3u);
+  EXPECT_EQ(p[0].events[0].items, 0);
+  EXPECT_EQ(p[0].owns[static_cast<size_t>(p[0].events[0].first_item)], 77);
+  EXPECT_EQ(p[0].events[1].gap, 20);
+  EXPECT_EQ(p[0].events[1].first_item, 0);
+  EXPECT_EQ(p[0].events[2].first_item, 1);
+  EXPECT_EQ(p[0].events[2].items, 2);
+  EXPECT_EQ(p[0].items[0].type, ItemType::PostSend);
+  EXPECT_EQ(p[0].items[0].slot, slot);
+  EXPECT_EQ(p[0].request_slots, 1);
+  EXPECT_EQ(p[0].sends[0].dst, 1);
+  EXPECT_EQ(p[0].sends[0].recv_index, ri);
+  EXPECT_EQ(p[1].recvs[0].src, 0);
+  EXPECT_EQ(p[1].recvs[0].bytes(), 300);
+  EXPECT_EQ(p[1].recvs[1].own_unmatched(), 44);
+  EXPECT_EQ(p[0].colls[0].rounds, collective_rounds(2, true));
+  EXPECT_EQ(p[0].colls[0].root, 1);
+  EXPECT_FALSE(p[0].laned());
+}
+
+TEST(ProgramBuilder, LanesFromTheFirstEventOffLaneZero) {
+  RankProgram p;
+  RankProgramBuilder b(p, 4);
+  b.event(1, {}, 1);
+  b.event(2, {}, 1);
+  EXPECT_FALSE(b.laned_so_far());
+  b.event(3, {}, 1, 2);
+  EXPECT_EQ(p.lane, (std::vector<uint8_t>{0, 0, 2}));
+  for (int64_t e = 0; e < 3; ++e) b.add_step(e, false);
+  EXPECT_THROW(b.finish(), std::logic_error);  // a completion step per event missing
+  for (int64_t e = 0; e < 3; ++e) b.add_step(e, true);
+  b.finish();
+  EXPECT_EQ(p.steps, (std::vector<int32_t>{0, 2, 4, 1, 3, 5}));
+  EXPECT_TRUE(p.laned());
+  EXPECT_EQ(p.rank, 4);
+}
+
+TEST(ProgramBuilder, RefusesItemsOutsideAnEvent) {
+  RankProgram p;
+  RankProgramBuilder b(p, 0);
+  EXPECT_THROW(b.complete(0), std::logic_error);
+  EXPECT_THROW(b.end_event(), std::logic_error);
+  b.begin_event(0);
+  EXPECT_THROW(b.begin_event(0), std::logic_error);
+  EXPECT_THROW(b.finish(), std::logic_error);
+  b.end_event(5);
+  b.finish();
+  EXPECT_EQ(p.events.size(), 1u);
+}
+
 TEST(Replay, EagerMessageLateReceiverDoesNotWait) {
-  Builder b(2);
+  ProgramBuilder b(2);
   auto [si, ri] = b.message(0, 1, 100);
-  b.event(0, 1000, {{ItemType::Send, si}});
-  b.event(1, 5000, {{ItemType::Recv, ri}});
-  auto r = replay_serial(b.ranks, base(), true);
+  b.rank(0).event(1000, {{ItemType::Send, si}});
+  b.rank(1).event(5000, {{ItemType::Recv, ri}});
+  auto r = replay_serial(b.programs(), base(), true);
   // sender: starts 1000, returns after os(100) = 200 -> 1200. Arrival 1000 + 1400 = 2400 < 5000,
   // so the receiver returns at 5000 + or = 5200 without waiting.
   EXPECT_EQ(r.end_times[0], 1200);
@@ -139,22 +164,22 @@ TEST(Replay, EagerMessageLateReceiverDoesNotWait) {
 }
 
 TEST(Replay, EagerMessageEarlyReceiverWaits) {
-  Builder b(2);
+  ProgramBuilder b(2);
   auto [si, ri] = b.message(0, 1, 100);
-  b.event(0, 1000, {{ItemType::Send, si}});
-  b.event(1, 500, {{ItemType::Recv, ri}});
-  auto r = replay_serial(b.ranks, base(), true);
+  b.rank(0).event(1000, {{ItemType::Send, si}});
+  b.rank(1).event(500, {{ItemType::Recv, ri}});
+  auto r = replay_serial(b.programs(), base(), true);
   // receiver posts at 500, data arrives at 2400: exit 2600, waited 1900.
   EXPECT_EQ(r.end_times[1], 2600);
   EXPECT_EQ(r.timings[1][0].exit - r.timings[1][0].nowait_exit, 1900);
 }
 
 TEST(Replay, RendezvousSenderWaitsForTheReceiver) {
-  Builder b(2);
+  ProgramBuilder b(2);
   auto [si, ri] = b.message(0, 1, 2000);  // > S: synchronous
-  b.event(0, 1000, {{ItemType::Send, si}});
-  b.event(1, 5000, {{ItemType::Recv, ri}});
-  auto r = replay_serial(b.ranks, base(), true);
+  b.rank(0).event(1000, {{ItemType::Send, si}});
+  b.rank(1).event(5000, {{ItemType::Recv, ri}});
+  auto r = replay_serial(b.programs(), base(), true);
   // handshake reaches the receiver at 1000 + os0 + L = 2100 < 5000, so h = 5000.
   // sender: h + L + os(2000) = 5000 + 1000 + 2100 = 8100.
   // receiver: h + L + flight(2000) + or = 5000 + 1000 + 7150 + 200 = 13350.
@@ -165,12 +190,12 @@ TEST(Replay, RendezvousSenderWaitsForTheReceiver) {
 }
 
 TEST(Replay, PairwiseSendrecvOfLargeMessagesDoesNotDeadlock) {
-  Builder b(2);
+  ProgramBuilder b(2);
   auto [s01, r01] = b.message(0, 1, 2000);
   auto [s10, r10] = b.message(1, 0, 2000);
-  b.event(0, 1000, {{ItemType::Send, s01}, {ItemType::Recv, r10}});
-  b.event(1, 3000, {{ItemType::Send, s10}, {ItemType::Recv, r01}});
-  auto r = replay_serial(b.ranks, base(), false);
+  b.rank(0).event(1000, {{ItemType::Send, s01}, {ItemType::Recv, r10}});
+  b.rank(1).event(3000, {{ItemType::Send, s10}, {ItemType::Recv, r01}});
+  auto r = replay_serial(b.programs(), base(), false);
   // 0 -> 1: h = max(1000 + 1100, 3000) = 3000; receive at 1 ends 3000 + 1000 + 7150 + 200 = 11350.
   // 1 -> 0: h = max(3000 + 1100, 1000) = 4100; receive at 0 ends 4100 + 8350 = 12450.
   EXPECT_EQ(r.end_times[0], 12450);
@@ -179,15 +204,14 @@ TEST(Replay, PairwiseSendrecvOfLargeMessagesDoesNotDeadlock) {
 }
 
 TEST(Replay, NonblockingMessagesCompleteInTheWait) {
-  Builder b(2);
+  ProgramBuilder b(2);
   auto [si, ri] = b.message(0, 1, 100);
-  b.at(0).request_slots = 1;
-  b.at(1).request_slots = 1;
-  b.event(0, 0, {{ItemType::PostSend, si, 0}});
-  b.event(0, 100, {{ItemType::Complete, 0}});
-  b.event(1, 0, {{ItemType::PostRecv, ri, 0}});
-  b.event(1, 300, {{ItemType::Complete, 0}});
-  auto r = replay_serial(b.ranks, base(), true);
+  const int32_t send_slot = b.rank(0).add_request_slot(), recv_slot = b.rank(1).add_request_slot();
+  b.rank(0).event(0, {{ItemType::PostSend, si, send_slot}});
+  b.rank(0).event(100, {{ItemType::Complete, send_slot}});
+  b.rank(1).event(0, {{ItemType::PostRecv, ri, recv_slot}});
+  b.rank(1).event(300, {{ItemType::Complete, recv_slot}});
+  auto r = replay_serial(b.programs(), base(), true);
   // Isend at 0: returns after os0 = 100; the wait at 200 finds the eager send done (200).
   EXPECT_EQ(r.end_times[0], 200);
   // Irecv at 0 returns at 200 (or0); the wait enters at 500; data arrived at 1400 -> 1600.
@@ -196,17 +220,17 @@ TEST(Replay, NonblockingMessagesCompleteInTheWait) {
 }
 
 TEST(Replay, CollectivesSynchroniseByFlow) {
-  Builder b(3);
+  ProgramBuilder b(3);
   const int64_t gaps[3] = {100, 300, 200};
   for (int r = 0; r < 3; ++r) {
-    int32_t all = b.collective(r, instance_id(0, 0), 3, CollectiveFlow::All, -1, 8);
-    int32_t bcast = b.collective(r, instance_id(0, 1), 3, CollectiveFlow::FromRoot, 2, 8);
-    int32_t reduce = b.collective(r, instance_id(0, 2), 3, CollectiveFlow::ToRoot, 0, 8);
-    b.event(r, gaps[r], {{ItemType::Collective, all}});
-    b.event(r, r == 2 ? 1000 : 0, {{ItemType::Collective, bcast}});
-    b.event(r, r == 1 ? 5000 : 0, {{ItemType::Collective, reduce}});
+    int32_t all = b.rank(r).add_collective(collective_call(instance_id(0, 0), 3, CollectiveFlow::All, -1, 8));
+    int32_t bcast = b.rank(r).add_collective(collective_call(instance_id(0, 1), 3, CollectiveFlow::FromRoot, 2, 8));
+    int32_t reduce = b.rank(r).add_collective(collective_call(instance_id(0, 2), 3, CollectiveFlow::ToRoot, 0, 8));
+    b.rank(r).event(gaps[r], {{ItemType::Collective, all}});
+    b.rank(r).event(r == 2 ? 1000 : 0, {{ItemType::Collective, bcast}});
+    b.rank(r).event(r == 1 ? 5000 : 0, {{ItemType::Collective, reduce}});
   }
-  auto res = replay_serial(b.ranks, base(), true);
+  auto res = replay_serial(b.programs(), base(), true);
   // Allreduce: all leave at max enter 300 + 2 rounds * 1300 + 8 G = 2916.
   for (int r = 0; r < 3; ++r) EXPECT_EQ(res.timings[r][0].exit, 2916);
   // Bcast from 2 (enters 3916): the root leaves at 3916 + 2616; the others wait for it.
@@ -218,44 +242,46 @@ TEST(Replay, CollectivesSynchroniseByFlow) {
 }
 
 TEST(Replay, ZeroWaitAndZeroEvent) {
-  Builder b(2);
+  ProgramBuilder b(2);
   auto [si, ri] = b.message(0, 1, 100);
-  b.event(0, 1000, {{ItemType::Send, si}});
-  b.event(1, 500, {{ItemType::Recv, ri}});
-  b.event(1, 100, {}, 50);
+  b.rank(0).event(1000, {{ItemType::Send, si}});
+  b.rank(1).event(500, {{ItemType::Recv, ri}});
+  b.rank(1).event(100, {}, 50);
   Scenario sc = base();
   sc.zero_wait_rank = 1;
   sc.zero_wait_event = 0;
-  auto r = replay_serial(b.ranks, sc, false);
+  auto r = replay_serial(b.programs(), sc, false);
   EXPECT_EQ(r.end_times[1], 500 + 200 + 100 + 50);
   Scenario z = base();
   z.event_flags = {{}, {kZeroEvent, 0}};
-  r = replay_serial(b.ranks, z, false);
+  r = replay_serial(b.programs(), z, false);
   EXPECT_EQ(r.end_times[1], 500 + 100 + 50);
 }
 
 TEST(Replay, BalancedStepFollowsTheArithmetic) {
   // Two ranks compute 10 and 30 units then meet in a barrier: balancing the step
   // (both compute 20) moves the barrier from 30 to 20.
-  Builder b(2);
+  ProgramBuilder b(2);
   for (int r = 0; r < 2; ++r)
-    b.event(r, r == 0 ? 10000 : 30000,
-            {{ItemType::Collective, b.collective(r, instance_id(0, 0), 2, CollectiveFlow::All, -1, 0)}});
+    b.rank(r).event(r == 0 ? 10000 : 30000,
+                    {{ItemType::Collective,
+                      b.rank(r).add_collective(collective_call(instance_id(0, 0), 2, CollectiveFlow::All, -1, 0))}});
   Scenario sc = base();
   sc.net = LogGPS::ideal();
-  auto before = replay_serial(b.ranks, sc, false);
+  auto before = replay_serial(b.programs(), sc, false);
   sc.gaps = {{20000}, {20000}};
-  auto after = replay_serial(b.ranks, sc, false);
+  auto after = replay_serial(b.programs(), sc, false);
   EXPECT_EQ(before.makespan, 30000);
   EXPECT_EQ(after.makespan, 20000);
 }
 
 TEST(Replay, MissingPartnerIsReleasedNotHung) {
-  Builder b(2);
+  ProgramBuilder b(2);
   // Rank 1 waits in a collective rank 0 never reaches (it crashed).
-  b.event(0, 100, {}, 10);
-  b.event(1, 100, {{ItemType::Collective, b.collective(1, instance_id(0, 0), 2, CollectiveFlow::All, -1, 0)}});
-  auto r = replay_serial(b.ranks, base(), false);
+  b.rank(0).event(100, {}, 10);
+  b.rank(1).event(100, {{ItemType::Collective,
+                         b.rank(1).add_collective(collective_call(instance_id(0, 0), 2, CollectiveFlow::All, -1, 0))}});
+  auto r = replay_serial(b.programs(), base(), false);
   EXPECT_EQ(r.released, 1);
   EXPECT_EQ(r.end_times[1], 100 + 1300);
 }
@@ -263,22 +289,24 @@ TEST(Replay, MissingPartnerIsReleasedNotHung) {
 TEST(Replay, SplitOwnershipGivesTheSerialAnswer) {
   // A ring of 4 ranks, each sending to the next and receiving from the previous, three
   // rounds, then an allreduce: two engines owning {0,1} and {2,3} exchange outboxes.
-  Builder b(4);
+  ProgramBuilder b(4);
   for (int round = 0; round < 3; ++round)
     for (int r = 0; r < 4; ++r) {
       auto [si, ri] = b.message(r, (r + 1) % 4, round == 1 ? 900 : 64);
       (void)ri;
-      b.event(r, 1000 * (r + 1) + round * 7, {{ItemType::Send, si}});
+      b.rank(r).event(1000 * (r + 1) + round * 7, {{ItemType::Send, si}});
     }
   // Receives after the sends (indices follow message order: recv k of rank r came from r-1).
   for (int r = 0; r < 4; ++r)
-    for (int k = 0; k < 3; ++k) b.event(r, 10, {{ItemType::Recv, k}});
+    for (int k = 0; k < 3; ++k) b.rank(r).event(10, {{ItemType::Recv, k}});
   for (int r = 0; r < 4; ++r)
-    b.event(r, 5, {{ItemType::Collective, b.collective(r, instance_id(0, 0), 4, CollectiveFlow::All, -1, 8)}});
-  const auto serial = replay_serial(b.ranks, base(), true);
+    b.rank(r).event(5, {{ItemType::Collective,
+                         b.rank(r).add_collective(collective_call(instance_id(0, 0), 4, CollectiveFlow::All, -1, 8))}});
+  const auto serial = replay_serial(b.programs(), base(), true);
   ASSERT_EQ(serial.released, 0);
 
-  std::vector<RankProgram> lo(b.ranks.begin(), b.ranks.begin() + 2), hi(b.ranks.begin() + 2, b.ranks.end());
+  std::vector<RankProgram> lo(b.programs().begin(), b.programs().begin() + 2),
+      hi(b.programs().begin() + 2, b.programs().end());
   Scenario sc = base();
   Engine e1(lo, sc, 4, true, true), e2(hi, sc, 4, true, true);
   for (int round = 0; round < 100 && !(e1.finished() && e2.finished()); ++round) {
@@ -305,16 +333,20 @@ TEST(Replay, ThreadsRunSideBySideOnTheirOwnClocks) {
   // Rank 0: its main thread (lane 0) receives from rank 1 while its second thread (lane 1)
   // sends rank 1 the message rank 1 waits for before it answers. One stream per rank
   // would deadlock (the receive first, the send behind it); lanes run side by side.
-  Builder b(2);
+  ProgramBuilder b(2);
   auto [s01, r01] = b.message(0, 1, 100);
   auto [s10, r10] = b.message(1, 0, 100);
-  b.event(0, 1000, {{ItemType::Recv, r10}});  // event 0, lane 0
-  b.event(0, 2000, {{ItemType::Send, s01}});  // event 1, lane 1: its first call, from lane 0's entry (1000)
-  b.at(0).lane = {0, 1};
-  b.at(0).steps = {0 << 1, 1 << 1, 1 << 1 | 1, 0 << 1 | 1};  // as measured: post A, post B, end B, end A
-  b.event(1, 500, {{ItemType::Recv, r01}});
-  b.event(1, 8000, {{ItemType::Send, s10}});
-  const auto r = replay_serial(b.ranks, base(), true);
+  // Event A on lane 0; event B on lane 1, its first call, from lane 0's entry (1000).
+  const int64_t a = b.rank(0).event(1000, {{ItemType::Recv, r10}}, 0, 0);
+  const int64_t c = b.rank(0).event(2000, {{ItemType::Send, s01}}, 0, 1);
+  // As measured: post A, post B, end B, end A.
+  b.rank(0).add_step(a, false);
+  b.rank(0).add_step(c, false);
+  b.rank(0).add_step(c, true);
+  b.rank(0).add_step(a, true);
+  b.rank(1).event(500, {{ItemType::Recv, r01}});
+  b.rank(1).event(8000, {{ItemType::Send, s10}});
+  const auto r = replay_serial(b.programs(), base(), true);
   EXPECT_EQ(r.released, 0);
   // Lane 1 sends at 3000 (exit 3200); arrival 3000 + 1400 = 4400; rank 1 exits its receive
   // at 4600 (waited 3900), sends at 12600; rank 0's receive exits at 14000 + 200.
@@ -326,7 +358,8 @@ TEST(Replay, ThreadsRunSideBySideOnTheirOwnClocks) {
   EXPECT_EQ(r.timings[0][0].exit, 14200);
   EXPECT_EQ(r.end_times[0], 14200);
   // Split over two engines (the distributed replay), the same times.
-  std::vector<RankProgram> lo(b.ranks.begin(), b.ranks.begin() + 1), hi(b.ranks.begin() + 1, b.ranks.end());
+  std::vector<RankProgram> lo(b.programs().begin(), b.programs().begin() + 1),
+      hi(b.programs().begin() + 1, b.programs().end());
   Scenario sc = base();
   Engine e1(lo, sc, 2, true, true), e2(hi, sc, 2, true, true);
   for (int round = 0; round < 20 && !(e1.finished() && e2.finished()); ++round) {
@@ -349,24 +382,25 @@ TEST(Domino, PaperFigure4PathRunsBackThroughTwoProcesses) {
   // p sends late to q; q, after waiting, computes and sends to r; r waits and ends last
   // (ideal network: times are the computation alone). Events are 0-based here; the
   // paper's e_{q,3} is q's event 2.
-  Builder b(3);
+  ProgramBuilder b(3);
   const int P = 0, Q = 1, R = 2;
   auto [s_pq, r_pq] = b.message(P, Q, 8);
   auto [s_qr, r_qr] = b.message(Q, R, 8);
-  b.event(P, 100, {{ItemType::Send, s_pq}});
-  b.event(P, 0, {}, 10);
-  b.event(Q, 10, {{ItemType::Recv, r_pq}});
-  b.event(Q, 0, {}, 5);
-  b.event(Q, 50, {{ItemType::Send, s_qr}});
-  b.event(R, 20, {{ItemType::Recv, r_qr}});
-  b.event(R, 0, {}, 10);
+  b.rank(P).event(100, {{ItemType::Send, s_pq}});
+  b.rank(P).event(0, {}, 10);
+  b.rank(Q).event(10, {{ItemType::Recv, r_pq}});
+  b.rank(Q).event(0, {}, 5);
+  b.rank(Q).event(50, {{ItemType::Send, s_qr}});
+  b.rank(R).event(20, {{ItemType::Recv, r_qr}});
+  b.rank(R).event(0, {}, 10);
   Scenario sc;
   sc.net = LogGPS::ideal();
-  const auto base = replay_serial(b.ranks, sc, true);
+  const auto base = replay_serial(b.programs(), sc, true);
   ASSERT_EQ(base.makespan, 165);  // r: receives at 155, computes 10
-  const auto partners = domino::program_partners(b.ranks, base.timings);
-  const auto rest = domino::rest_bounds(b.ranks, base.timings);
-  const auto res = domino::find_paths(b.ranks, base.timings, partners, domino::serial_evaluator(b.ranks, sc, rest));
+  const auto partners = domino::program_partners(b.programs(), base.timings);
+  const auto rest = domino::rest_bounds(b.programs(), base.timings);
+  const auto res =
+      domino::find_paths(b.programs(), base.timings, partners, domino::serial_evaluator(b.programs(), sc, rest));
   EXPECT_EQ(res.baseline, 165);
   EXPECT_EQ(res.best, 110);  // q no longer waits for p: p's own 110 remains
   ASSERT_FALSE(res.paths.empty());
@@ -412,18 +446,19 @@ TEST(MessageMatch, NonOvertakingPerTagWithResolvedWildcards) {
 // instead of holding its own: the same tables, and a lent table that is not the
 // program's stops the snapshot rather than resuming from wrong events.
 TEST(Replay, SnapshotBorrowsLentPostingEventsAndRefusesWrongOnes) {
-  Builder b(3);
+  ProgramBuilder b(3);
   for (int round = 0; round < 3; ++round) {
     for (int r = 0; r < 3; ++r) b.message(r, (r + 1) % 3, 64);
-    for (int r = 0; r < 3; ++r) b.event(r, 100 * (r + round), {{ItemType::Send, round}, {ItemType::Recv, round}});
+    for (int r = 0; r < 3; ++r) b.rank(r).event(100 * (r + round), {{ItemType::Send, round}, {ItemType::Recv, round}});
     for (int r = 0; r < 3; ++r)
-      b.event(r, 50, {{ItemType::Collective, b.collective(r, instance_id(0, round), 3, CollectiveFlow::All, -1, 8)}});
+      b.rank(r).event(50, {{ItemType::Collective, b.rank(r).add_collective(collective_call(
+                                                      instance_id(0, round), 3, CollectiveFlow::All, -1, 8))}});
   }
   const Scenario sc = base();
-  const Snapshot own = replay_snapshot(b.ranks, sc);
+  const Snapshot own = replay_snapshot(b.programs(), sc);
   ASSERT_FALSE(own.send_event.borrowed());
   std::vector<std::vector<int32_t>> sends, recvs, colls;
-  for (size_t s = 0; s < b.ranks.size(); ++s) {
+  for (size_t s = 0; s < b.programs().size(); ++s) {
     sends.push_back(own.send_event[s]);
     recvs.push_back(own.recv_event[s]);
     colls.push_back(own.coll_event[s]);
@@ -434,14 +469,14 @@ TEST(Replay, SnapshotBorrowsLentPostingEventsAndRefusesWrongOnes) {
     return out;
   };
   const auto snapshot_lent = [&] {
-    Engine engine(b.ranks, sc, 3, true);
+    Engine engine(b.programs(), sc, 3, true);
     engine.lend_posting_events(lend(sends), lend(recvs), lend(colls));
     while (!engine.finished()) engine.advance();
     return engine.take_snapshot();
   };
   const Snapshot borrowed = snapshot_lent();
   ASSERT_TRUE(borrowed.send_event.borrowed());
-  for (size_t s = 0; s < b.ranks.size(); ++s) {
+  for (size_t s = 0; s < b.programs().size(); ++s) {
     EXPECT_EQ(borrowed.send_event[s], own.send_event[s]);
     EXPECT_EQ(borrowed.recv_event[s], own.recv_event[s]);
     EXPECT_EQ(borrowed.coll_event[s], own.coll_event[s]);
@@ -459,7 +494,7 @@ TEST(Replay, SnapshotBorrowsLentPostingEventsAndRefusesWrongOnes) {
 TEST(Replay, ResumingFromTheBaselineGivesTheFullReplay) {
   // Every event of a ring with rendezvous and eager messages and a collective, zero-waited
   // once by a full replay and once resumed from the baseline at the event's start.
-  Builder b(4);
+  ProgramBuilder b(4);
   for (int round = 0; round < 4; ++round) {
     for (int r = 0; r < 4; ++r) {
       auto [si, ri] = b.message(r, (r + 1) % 4, round % 2 ? 2000 : 64);
@@ -467,19 +502,19 @@ TEST(Replay, ResumingFromTheBaselineGivesTheFullReplay) {
       (void)ri;
     }
     for (int r = 0; r < 4; ++r)
-      b.event(r, 700 * ((r * 3 + round) % 5), {{ItemType::Send, round}, {ItemType::Recv, round}});
+      b.rank(r).event(700 * ((r * 3 + round) % 5), {{ItemType::Send, round}, {ItemType::Recv, round}});
     for (int r = 0; r < 4; ++r)
-      b.event(r, 100 * r,
-              {{ItemType::Collective, b.collective(r, instance_id(0, round), 4, CollectiveFlow::All, -1, 8)}});
+      b.rank(r).event(100 * r, {{ItemType::Collective, b.rank(r).add_collective(collective_call(
+                                                           instance_id(0, round), 4, CollectiveFlow::All, -1, 8))}});
   }
   const Scenario sc = base();
-  const auto snap = replay_snapshot(b.ranks, sc);
-  ASSERT_EQ(replay_serial(b.ranks, sc, false).released, 0);
+  const auto snap = replay_snapshot(b.programs(), sc);
+  ASSERT_EQ(replay_serial(b.programs(), sc, false).released, 0);
   int checked = 0;
   for (int r = 0; r < 4; ++r)
-    for (size_t i = 0; i < b.at(r).events.size(); ++i) {
+    for (size_t i = 0; i < b.rank(r).program().events.size(); ++i) {
       const Scenario full = zero_waited(sc, r, i), resumed = zero_waited(sc, r, i, &snap);
-      const auto a = replay_serial(b.ranks, full, true), c = replay_serial(b.ranks, resumed, true);
+      const auto a = replay_serial(b.programs(), full, true), c = replay_serial(b.programs(), resumed, true);
       ASSERT_EQ(c.released, 0) << "rank " << r << " event " << i;
       ASSERT_EQ(a.makespan, c.makespan) << "rank " << r << " event " << i;
       for (int q = 0; q < 4; ++q)
@@ -493,10 +528,10 @@ TEST(Replay, ResumingFromTheBaselineGivesTheFullReplay) {
   // Stopping once back on the snapshot gives the same run time for every event.
   int stopped_early = 0;
   for (int r = 0; r < 4; ++r)
-    for (size_t i = 0; i < b.at(r).events.size(); ++i) {
+    for (size_t i = 0; i < b.rank(r).program().events.size(); ++i) {
       const Scenario full = zero_waited(sc, r, i), quick = zero_waited(sc, r, i, &snap, true);
-      stopped_early += stops_early(b.ranks, quick, 4);
-      ASSERT_EQ(replay_serial(b.ranks, quick, false).makespan, replay_serial(b.ranks, full, false).makespan)
+      stopped_early += stops_early(b.programs(), quick, 4);
+      ASSERT_EQ(replay_serial(b.programs(), quick, false).makespan, replay_serial(b.programs(), full, false).makespan)
           << "zero-waiting " << r << ":" << i;
     }
   EXPECT_GT(stopped_early, 0);
@@ -508,7 +543,7 @@ TEST(Replay, StoppingOnTheBaselineKeepsEveryAnswerOnANonblockingRing) {
   // and an allreduce every third round: every event zero-waited, full replay against the
   // resumed replay that stops once back on the baseline.
   const int P = 5, rounds = 9;
-  Builder b(P);
+  ProgramBuilder b(P);
   uint64_t x = 12345;
   auto rnd = [&](int64_t m) {
     x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -517,24 +552,25 @@ TEST(Replay, StoppingOnTheBaselineKeepsEveryAnswerOnANonblockingRing) {
   for (int round = 0; round < rounds; ++round) {
     for (int r = 0; r < P; ++r) b.message(r, (r + 1) % P, round % 4 == 1 ? 3000 : 100);
     for (int r = 0; r < P; ++r) {
-      RankProgram &p = b.at(r);
-      const int32_t s0 = p.request_slots++, s1 = p.request_slots++;
-      b.event(r, rnd(5000), {{ItemType::PostRecv, round, s0}});
-      b.event(r, rnd(300), {{ItemType::PostSend, round, s1}});
-      b.event(r, rnd(2000), {{ItemType::Complete, s0}, {ItemType::Complete, s1}});
+      RankProgramBuilder &p = b.rank(r);
+      const int32_t s0 = p.add_request_slot(), s1 = p.add_request_slot();
+      b.rank(r).event(rnd(5000), {{ItemType::PostRecv, round, s0}});
+      b.rank(r).event(rnd(300), {{ItemType::PostSend, round, s1}});
+      b.rank(r).event(rnd(2000), {{ItemType::Complete, s0}, {ItemType::Complete, s1}});
       if (round % 3 == 2)
-        b.event(r, rnd(1000),
-                {{ItemType::Collective, b.collective(r, instance_id(0, round), P, CollectiveFlow::All, -1, 8)}});
+        b.rank(r).event(
+            rnd(1000), {{ItemType::Collective, b.rank(r).add_collective(collective_call(instance_id(0, round), P,
+                                                                                        CollectiveFlow::All, -1, 8))}});
     }
   }
   const Scenario sc = base();
-  const auto snap = replay_snapshot(b.ranks, sc);
+  const auto snap = replay_snapshot(b.programs(), sc);
   int n = 0, stopped = 0;
   for (int r = 0; r < P; ++r)
-    for (size_t i = 0; i < b.at(r).events.size(); ++i) {
+    for (size_t i = 0; i < b.rank(r).program().events.size(); ++i) {
       const Scenario full = zero_waited(sc, r, i), quick = zero_waited(sc, r, i, &snap, true);
-      stopped += stops_early(b.ranks, quick, P);
-      ASSERT_EQ(replay_serial(b.ranks, quick, false).makespan, replay_serial(b.ranks, full, false).makespan)
+      stopped += stops_early(b.programs(), quick, P);
+      ASSERT_EQ(replay_serial(b.programs(), quick, false).makespan, replay_serial(b.programs(), full, false).makespan)
           << "zero-waiting " << r << ":" << i;
       ++n;
     }
@@ -548,8 +584,8 @@ namespace {
 // rendezvous), nonblocking rounds completed by one Waitall, in the same round or some
 // rounds later (across collectives), all-to-all, rooted and to-root collectives, and local
 // calls, with uneven computation.
-Builder random_program(int P, int rounds, uint64_t seed) {
-  Builder b(P);
+ProgramBuilder random_program(int P, int rounds, uint64_t seed) {
+  ProgramBuilder b(P);
   uint64_t x = seed;
   auto rnd = [&](int64_t m) {
     x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -560,7 +596,7 @@ Builder random_program(int P, int rounds, uint64_t seed) {
   auto complete_open = [&] {
     for (int r = 0; r < P; ++r) {
       auto &o = open[static_cast<size_t>(r)];
-      if (!o.empty()) b.event(r, rnd(500), o);
+      if (!o.empty()) b.rank(r).event(rnd(500), o);
       o.clear();
     }
   };
@@ -579,14 +615,14 @@ Builder random_program(int P, int rounds, uint64_t seed) {
       for (int r = 0; r < P; ++r) {
         const int32_t si = out[static_cast<size_t>(r)].first, ri = in[static_cast<size_t>(r)].second;
         if (kind == 0) {
-          b.event(r, rnd(4000), {{ItemType::Send, si}, {ItemType::Recv, ri}});
+          b.rank(r).event(rnd(4000), {{ItemType::Send, si}, {ItemType::Recv, ri}});
         } else {
-          RankProgram &p = b.at(r);
-          const int32_t s0 = p.request_slots++, s1 = p.request_slots++;
-          b.event(r, rnd(3000), {{ItemType::PostRecv, ri, s0}});
-          b.event(r, rnd(300), {{ItemType::PostSend, si, s1}});
-          b.event(r, rnd(2000), {}, rnd(500));
-          b.event(r, rnd(1000), {{ItemType::Complete, s0}, {ItemType::Complete, s1}});
+          RankProgramBuilder &p = b.rank(r);
+          const int32_t s0 = p.add_request_slot(), s1 = p.add_request_slot();
+          b.rank(r).event(rnd(3000), {{ItemType::PostRecv, ri, s0}});
+          b.rank(r).event(rnd(300), {{ItemType::PostSend, si, s1}});
+          b.rank(r).event(rnd(2000), {}, rnd(500));
+          b.rank(r).event(rnd(1000), {{ItemType::Complete, s0}, {ItemType::Complete, s1}});
         }
       }
     } else if (kind == 2 || kind == 3) {
@@ -595,7 +631,8 @@ Builder random_program(int P, int rounds, uint64_t seed) {
       const int32_t root = kind == 2 ? -1 : static_cast<int32_t>(rnd(P));
       const int64_t id = instance_id(0, coll++);
       for (int r = 0; r < P; ++r)
-        b.event(r, rnd(5000), {{ItemType::Collective, b.collective(r, id, P, flow, root, 8)}});
+        b.rank(r).event(rnd(5000),
+                        {{ItemType::Collective, b.rank(r).add_collective(collective_call(id, P, flow, root, 8))}});
     } else if (kind == 5) {
       // An exchange whose requests stay open across what follows.
       std::vector<int32_t> ri(static_cast<size_t>(P));
@@ -606,15 +643,15 @@ Builder random_program(int P, int rounds, uint64_t seed) {
         ri[static_cast<size_t>((r + shift) % P)] = r_;
       }
       for (int r = 0; r < P; ++r) {
-        RankProgram &p = b.at(r);
-        const int32_t s0 = p.request_slots++, s1 = p.request_slots++;
-        b.event(r, rnd(1000), {{ItemType::PostRecv, ri[static_cast<size_t>(r)], s0}});
-        b.event(r, rnd(300), {{ItemType::PostSend, si[static_cast<size_t>(r)], s1}});
+        RankProgramBuilder &p = b.rank(r);
+        const int32_t s0 = p.add_request_slot(), s1 = p.add_request_slot();
+        b.rank(r).event(rnd(1000), {{ItemType::PostRecv, ri[static_cast<size_t>(r)], s0}});
+        b.rank(r).event(rnd(300), {{ItemType::PostSend, si[static_cast<size_t>(r)], s1}});
         open[static_cast<size_t>(r)].push_back({ItemType::Complete, s0});
         open[static_cast<size_t>(r)].push_back({ItemType::Complete, s1});
       }
     } else {
-      for (int r = 0; r < P; ++r) b.event(r, rnd(2000), {}, rnd(800));
+      for (int r = 0; r < P; ++r) b.rank(r).event(rnd(2000), {}, rnd(800));
     }
   }
   complete_open();
@@ -776,15 +813,15 @@ TEST(Replay, SplitSnapshotsReadPartnerValuesAsTheWholeOne) {
   int compared = 0;
   for (uint64_t seed = 1; seed <= 12; ++seed) {
     const int P = 4 + static_cast<int>(seed % 4);
-    const Builder b = random_program(P, 16, seed);
+    const ProgramBuilder b = random_program(P, 16, seed);
     const Scenario sc = base();
-    if (replay_serial(b.ranks, sc, false).released) continue;
-    const Snapshot whole = replay_snapshot(b.ranks, sc);
+    if (replay_serial(b.programs(), sc, false).released) continue;
+    const Snapshot whole = replay_snapshot(b.programs(), sc);
     std::vector<int32_t> whole_slot(static_cast<size_t>(P));
     for (int r = 0; r < P; ++r) whole_slot[static_cast<size_t>(r)] = r;
     for (int owners : {1, 2, 3}) {
       std::vector<std::vector<RankProgram>> part(static_cast<size_t>(owners));
-      for (int r = 0; r < P; ++r) part[static_cast<size_t>(r % owners)].push_back(b.ranks[static_cast<size_t>(r)]);
+      for (int r = 0; r < P; ++r) part[static_cast<size_t>(r % owners)].push_back(b.programs()[static_cast<size_t>(r)]);
       std::vector<std::unique_ptr<Engine>> e;
       for (int k = 0; k < owners; ++k)
         e.push_back(std::make_unique<Engine>(part[static_cast<size_t>(k)], sc, P, true, owners > 1));
@@ -800,7 +837,7 @@ TEST(Replay, SplitSnapshotsReadPartnerValuesAsTheWholeOne) {
             const int32_t dst = prog[s].sends[i].dst;
             if (dst < 0 || dst % owners != k) continue;
             ASSERT_EQ(snap.send_partner_exit_max_at(prog, slot_of, s, i),
-                      whole.send_partner_exit_max_at(b.ranks, whole_slot, g, i))
+                      whole.send_partner_exit_max_at(b.programs(), whole_slot, g, i))
                 << "seed " << seed << ", rank " << g << " send " << i << ", " << owners << " owners";
             ++compared;
           }
@@ -808,9 +845,10 @@ TEST(Replay, SplitSnapshotsReadPartnerValuesAsTheWholeOne) {
             const int32_t src = prog[s].recvs[i].src;
             if (src < 0 || src % owners != k) continue;
             ASSERT_EQ(snap.recv_partner_exit_max_at(prog, slot_of, s, i),
-                      whole.recv_partner_exit_max_at(b.ranks, whole_slot, g, i))
+                      whole.recv_partner_exit_max_at(b.programs(), whole_slot, g, i))
                 << "seed " << seed << ", rank " << g << " receive " << i << ", " << owners << " owners";
-            ASSERT_EQ(snap.recv_send_start_at(prog, slot_of, s, i), whole.recv_send_start_at(b.ranks, whole_slot, g, i))
+            ASSERT_EQ(snap.recv_send_start_at(prog, slot_of, s, i),
+                      whole.recv_send_start_at(b.programs(), whole_slot, g, i))
                 << "seed " << seed << ", rank " << g << " receive " << i << ", " << owners << " owners";
           }
         }
@@ -879,27 +917,27 @@ TEST(Replay, SnapshotFromTimingsIsTheEnginesOwn) {
   int compared = 0;
   for (uint64_t seed = 1; seed <= 24; ++seed) {
     const int P = 3 + static_cast<int>(seed % 5);
-    const Builder b = random_program(P, 18, seed * 31);
+    const ProgramBuilder b = random_program(P, 18, seed * 31);
     Scenario changed = base();
     changed.net.L = 2100;
     changed.net.G = 2;
     changed.gaps.resize(static_cast<size_t>(P));
     changed.send_bytes.resize(static_cast<size_t>(P));
     for (int r = 0; r < P; ++r) {
-      for (const Event &e : b.ranks[static_cast<size_t>(r)].events)
+      for (const Event &e : b.programs()[static_cast<size_t>(r)].events)
         changed.gaps[static_cast<size_t>(r)].push_back(e.gap / 2 + 7 * r);
-      for (const SendMessage &m : b.ranks[static_cast<size_t>(r)].sends)
+      for (const SendMessage &m : b.programs()[static_cast<size_t>(r)].sends)
         changed.send_bytes[static_cast<size_t>(r)].push_back(m.bytes * 3 / 2);
     }
     for (const Scenario &sc : {base(), changed}) {
-      if (replay_serial(b.ranks, sc, false).released) continue;
+      if (replay_serial(b.programs(), sc, false).released) continue;
       for (int owners : {1, 2, 3}) {
         std::vector<std::vector<RankProgram>> part(static_cast<size_t>(owners));
         std::vector<Scenario> own_sc(static_cast<size_t>(owners), sc);
         for (auto &x : own_sc) x.gaps.clear(), x.send_bytes.clear();
         for (int r = 0; r < P; ++r) {
           const size_t k = static_cast<size_t>(r % owners);
-          part[k].push_back(b.ranks[static_cast<size_t>(r)]);
+          part[k].push_back(b.programs()[static_cast<size_t>(r)]);
           if (!sc.gaps.empty()) own_sc[k].gaps.push_back(sc.gaps[static_cast<size_t>(r)]);
           if (!sc.send_bytes.empty()) own_sc[k].send_bytes.push_back(sc.send_bytes[static_cast<size_t>(r)]);
         }
@@ -940,26 +978,27 @@ TEST(Replay, SnapshotFromTimingsIsTheEnginesOwn) {
   }
   EXPECT_GT(compared, 100);
   // A message end named by two others is the replay's order to resolve: no snapshot.
-  Builder twice(3);
+  ProgramBuilder twice(3);
   auto [s0, r0] = twice.message(0, 2, 64);
   auto [s1, r1] = twice.message(1, 2, 64);
-  (void)r1;
-  twice.at(1).sends[static_cast<size_t>(s1)].recv_index = r0;  // both name receive r0
-  twice.event(0, 10, {{ItemType::Send, s0}});
-  twice.event(1, 10, {{ItemType::Send, s1}});
-  twice.event(2, 10, {{ItemType::Recv, r0}});
-  twice.event(2, 10, {{ItemType::Recv, r1}});
-  const auto replayed = replay_serial(twice.ranks, base(), true);
-  const auto starts = replayed_send_starts(twice.ranks, replayed.timings, base());
-  EXPECT_FALSE(snapshot_from_timings(twice.ranks, replayed.timings, starts, 3, {}).has_value());
+  twice.rank(1).match_send(s1, 2, r0);  // both name receive r0
+  twice.rank(0).event(10, {{ItemType::Send, s0}});
+  twice.rank(1).event(10, {{ItemType::Send, s1}});
+  twice.rank(2).event(10, {{ItemType::Recv, r0}});
+  twice.rank(2).event(10, {{ItemType::Recv, r1}});
+  const auto replayed = replay_serial(twice.programs(), base(), true);
+  const auto starts = replayed_send_starts(twice.programs(), replayed.timings, base());
+  EXPECT_FALSE(snapshot_from_timings(twice.programs(), replayed.timings, starts, 3, {}).has_value());
   // So is a collective whose members name two roots (each its own rank).
-  Builder roots(2);
+  ProgramBuilder roots(2);
   const int64_t id = instance_id(0, 0);
   for (int r = 0; r < 2; ++r)
-    roots.event(r, 10 + r, {{ItemType::Collective, roots.collective(r, id, 2, CollectiveFlow::FromRoot, r, 8)}});
-  const auto rooted = replay_serial(roots.ranks, base(), true);
-  const auto none = replayed_send_starts(roots.ranks, rooted.timings, base());
-  EXPECT_FALSE(snapshot_from_timings(roots.ranks, rooted.timings, none, 2, {}).has_value());
+    roots.rank(r).event(
+        10 + r,
+        {{ItemType::Collective, roots.rank(r).add_collective(collective_call(id, 2, CollectiveFlow::FromRoot, r, 8))}});
+  const auto rooted = replay_serial(roots.programs(), base(), true);
+  const auto none = replayed_send_starts(roots.programs(), rooted.timings, base());
+  EXPECT_FALSE(snapshot_from_timings(roots.programs(), rooted.timings, none, 2, {}).has_value());
 }
 
 TEST(Replay, ResumedReplaysGiveTheFullAnswerSerialAndSplit) {
@@ -971,37 +1010,38 @@ TEST(Replay, ResumedReplaysGiveTheFullAnswerSerialAndSplit) {
   int64_t replayed = 0, full_events = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     const int P = 4 + static_cast<int>(seed % 4);
-    const Builder b = random_program(P, 20, seed);
+    const ProgramBuilder b = random_program(P, 20, seed);
     const Scenario sc = base();
-    const auto full_base = replay_serial(b.ranks, sc, true);
+    const auto full_base = replay_serial(b.programs(), sc, true);
     if (full_base.released) continue;
-    const auto snap = replay_snapshot(b.ranks, sc);
-    const auto rest = domino::rest_bounds(b.ranks, snap.timings());
-    const auto cuts = clean_cuts(b.ranks, snap);
-    candidate_cuts += CutPlan(b.ranks, snap, P).candidates();
+    const auto snap = replay_snapshot(b.programs(), sc);
+    const auto rest = domino::rest_bounds(b.programs(), snap.timings());
+    const auto cuts = clean_cuts(b.programs(), snap);
+    candidate_cuts += CutPlan(b.programs(), snap, P).candidates();
     clean += static_cast<int64_t>(cuts[0].size());
     for (int r = 0; r < P; ++r)
-      for (size_t i = 0; i < b.ranks[static_cast<size_t>(r)].events.size(); ++i) {
+      for (size_t i = 0; i < b.programs()[static_cast<size_t>(r)].events.size(); ++i) {
         const EventTiming t = snap.timings()[static_cast<size_t>(r)][i];
         if (t.exit <= t.nowait_exit) continue;  // no wait to zero (the domino's candidates)
         const Scenario full = zero_waited(sc, r, i);
         Scenario quick = zero_waited(sc, r, i, &snap, true);
         quick.cuts = &cuts;
-        const int64_t want = replay_serial(b.ranks, full, false).makespan;
+        const int64_t want = replay_serial(b.programs(), full, false).makespan;
         // A rested member's arrival assumed, then replayed otherwise: again without assuming
         // (and without stopping at clean cuts).
         Scenario careful = quick;
         careful.assume_resting_arrivals = false;
         careful.cuts = nullptr;
-        const auto serial = replay_serial(b.ranks, quick, false);
+        const auto serial = replay_serial(b.programs(), quick, false);
         conflicts += serial.repeated;
         shifted += serial.shifted;
         ASSERT_EQ(serial.makespan, want) << "seed " << seed << " " << r << ":" << i;
         const int owners = 2 + static_cast<int>(seed % 3);
-        int64_t split = split_resumed_makespan(b.ranks, snap, quick, owners);
-        if (split == INT64_MIN) split = split_resumed_makespan(b.ranks, snap, careful, owners);
+        int64_t split = split_resumed_makespan(b.programs(), snap, quick, owners);
+        if (split == INT64_MIN) split = split_resumed_makespan(b.programs(), snap, careful, owners);
         ASSERT_EQ(split, want) << "seed " << seed << " " << r << ":" << i;
-        ASSERT_EQ(replay_serial(b.ranks, careful, false).makespan, want) << "seed " << seed << " " << r << ":" << i;
+        ASSERT_EQ(replay_serial(b.programs(), careful, false).makespan, want)
+            << "seed " << seed << " " << r << ":" << i;
         // With a threshold: just above the answer no bound may stop the replay short of it
         // (the leads and the rest bound only prove what holds); at the answer it may stop.
         for (const int64_t slack : {int64_t{1}, int64_t{0}}) {
@@ -1010,9 +1050,10 @@ TEST(Replay, ResumedReplaysGiveTheFullAnswerSerialAndSplit) {
           capped.abort_at = want + slack;
           Scenario capped_careful = capped;
           capped_careful.assume_resting_arrivals = false;
-          const int64_t serial_capped = replay_serial(b.ranks, capped, false).makespan;
-          int64_t split_capped = split_resumed_makespan(b.ranks, snap, capped, owners);
-          if (split_capped == INT64_MIN) split_capped = split_resumed_makespan(b.ranks, snap, capped_careful, owners);
+          const int64_t serial_capped = replay_serial(b.programs(), capped, false).makespan;
+          int64_t split_capped = split_resumed_makespan(b.programs(), snap, capped, owners);
+          if (split_capped == INT64_MIN)
+            split_capped = split_resumed_makespan(b.programs(), snap, capped_careful, owners);
           for (const int64_t got : {serial_capped, split_capped}) {
             if (slack == 1)
               ASSERT_EQ(got, want) << "seed " << seed << " " << r << ":" << i;
@@ -1023,13 +1064,13 @@ TEST(Replay, ResumedReplaysGiveTheFullAnswerSerialAndSplit) {
         }
         ++checked;
         // What the resumed replay advanced, against what the full replay does.
-        Engine engine(b.ranks, quick, P, false);
+        Engine engine(b.programs(), quick, P, false);
         engine.set_event_sink([&](int32_t, int64_t, const EventTiming &) { ++replayed; });
         while (!engine.finished()) {
           engine.advance();
           if (!engine.finished()) engine.release_stuck();
         }
-        for (const auto &p : b.ranks) full_events += static_cast<int64_t>(p.events.size());
+        for (const auto &p : b.programs()) full_events += static_cast<int64_t>(p.events.size());
       }
   }
   EXPECT_GT(checked, 1000);
@@ -1057,8 +1098,8 @@ TEST(Domino, WaitBoundIsItsDefinitionOnRandomRuns) {
   int64_t asked = 0, above_first = 0;
   for (uint64_t seed = 1; seed <= 30; ++seed) {
     const int P = 3 + static_cast<int>(seed % 5);
-    const Builder b = random_program(P, 20, seed);
-    auto timings = replay_serial(b.ranks, base(), true).timings;
+    const ProgramBuilder b = random_program(P, 20, seed);
+    auto timings = replay_serial(b.programs(), base(), true).timings;
     if (seed % 3 == 0)  // neighbours swapped, the last event kept: enters out of order
       for (auto &t : timings) {
         std::vector<EventTiming> v;
@@ -1067,7 +1108,7 @@ TEST(Domino, WaitBoundIsItsDefinitionOnRandomRuns) {
         t = TimingColumn();
         for (const EventTiming &x : v) t.push_back(x);
       }
-    const domino::WaitBound bound(b.ranks, timings);
+    const domino::WaitBound bound(b.programs(), timings);
     int64_t first = 0, latest_end = 0;
     std::vector<std::pair<int64_t, int64_t>> steps;  // (enter, F from just after it)
     for (size_t s = 0; s < timings.size(); ++s) {
@@ -1076,7 +1117,8 @@ TEST(Domino, WaitBoundIsItsDefinitionOnRandomRuns) {
       std::vector<int64_t> above(t.size());
       int64_t total = 0;
       for (size_t i = 0; i < t.size(); ++i)
-        total += above[i] = std::max<int64_t>(0, t[i].exit - t[i].enter - domino::duration_floor(b.ranks[s], t[i], i));
+        total += above[i] =
+            std::max<int64_t>(0, t[i].exit - t[i].enter - domino::duration_floor(b.programs()[s], t[i], i));
       latest_end = std::max(latest_end, t.back().exit);
       first = std::max(first, t.back().exit - total);
       int64_t after = total;
@@ -1116,7 +1158,7 @@ int64_t check_one_pass(int64_t &zeroed) {
   int64_t events = 0;
   for (uint64_t seed = 1; seed <= 30; ++seed) {
     const int P = 3 + static_cast<int>(seed % 4);
-    const Builder b = random_program(P, 16, seed * 7919 + static_cast<uint64_t>(W));
+    const ProgramBuilder b = random_program(P, 16, seed * 7919 + static_cast<uint64_t>(W));
     std::mt19937_64 rng(seed);
     std::vector<Scenario> sc(static_cast<size_t>(W), base());
     for (size_t l = 0; l < sc.size(); ++l) {
@@ -1131,13 +1173,13 @@ int64_t check_one_pass(int64_t &zeroed) {
       auto &flags = sc[l].event_flags;
       flags.resize(static_cast<size_t>(P));
       for (int r = 0; r < P; ++r) {
-        const size_t n = b.ranks[static_cast<size_t>(r)].events.size();
+        const size_t n = b.programs()[static_cast<size_t>(r)].events.size();
         if (kind == 3) {
           auto &gaps = sc[l].gaps;
           gaps.resize(static_cast<size_t>(P));
           for (size_t i = 0; i < n; ++i)
-            gaps[static_cast<size_t>(r)].push_back(b.ranks[static_cast<size_t>(r)].events[i].gap * (1 + (rng() % 3)) /
-                                                   2);
+            gaps[static_cast<size_t>(r)].push_back(b.programs()[static_cast<size_t>(r)].events[i].gap *
+                                                   (1 + (rng() % 3)) / 2);
           continue;
         }
         flags[static_cast<size_t>(r)].assign(n, 0);
@@ -1150,11 +1192,11 @@ int64_t check_one_pass(int64_t &zeroed) {
     }
     std::vector<const Scenario *> pass;
     for (const auto &x : sc) pass.push_back(&x);
-    EXPECT_TRUE(pass_fits(b.ranks, pass));
+    EXPECT_TRUE(pass_fits(b.programs(), pass));
     std::vector<SerialResult> want;
-    for (const auto &x : sc) want.push_back(replay_serial(b.ranks, x, true));
+    for (const auto &x : sc) want.push_back(replay_serial(b.programs(), x, true));
     // The serial pass over every rank (whatif's spread questions) gives each makespan.
-    const auto serial = replay_pass_serial(b.ranks, pass);
+    const auto serial = replay_pass_serial(b.programs(), pass);
     EXPECT_TRUE(serial.has_value()) << "seed " << seed;
     for (size_t l = 0; serial && l < sc.size(); ++l) EXPECT_EQ((*serial)[l], want[l].makespan) << "seed " << seed;
     for (int owners = 1; owners <= 3; ++owners) {
@@ -1168,7 +1210,7 @@ int64_t check_one_pass(int64_t &zeroed) {
         }
       for (int r = 0; r < P; ++r) {
         const size_t k = static_cast<size_t>(r % owners);
-        part[k].push_back(b.ranks[static_cast<size_t>(r)]);
+        part[k].push_back(b.programs()[static_cast<size_t>(r)]);
         for (size_t l = 0; l < sc.size(); ++l) {
           if (!sc[l].event_flags.empty()) own_sc[k][l].event_flags.push_back(sc[l].event_flags[static_cast<size_t>(r)]);
           if (!sc[l].gaps.empty()) own_sc[k][l].gaps.push_back(sc[l].gaps[static_cast<size_t>(r)]);
@@ -1237,32 +1279,32 @@ TEST(Replay, OnePassGivesEachScenariosOwnReplaySerialAndSplit) {
   const int64_t events = check_one_pass<2>(zeroed) + check_one_pass<4>(zeroed) + check_one_pass<8>(zeroed);
   if (::testing::Test::HasFailure()) return;
   // A receive whose sender is lost: Engine releases it at the fixpoint; the pass stops there.
-  Builder lost(2);
+  ProgramBuilder lost(2);
   auto [si, ri] = lost.message(0, 1, 64);
   (void)si;
-  lost.event(1, 10, {{ItemType::Recv, ri}});
-  lost.event(0, 10, {}, 5);  // rank 0 never sends
+  lost.rank(1).event(10, {{ItemType::Recv, ri}});
+  lost.rank(0).event(10, {}, 5);  // rank 0 never sends
   std::vector<Scenario> two(2, base());
-  PassEngine<4> stuck(lost.ranks, {&two[0], &two[1]}, 2, false);
+  PassEngine<4> stuck(lost.programs(), {&two[0], &two[1]}, 2, false);
   while (stuck.advance()) {}
   EXPECT_EQ(stuck.unfinished(), 1);
-  EXPECT_FALSE(replay_pass_serial(lost.ranks, {&two[0], &two[1]}).has_value());
-  EXPECT_GT(replay_serial(lost.ranks, two[0], false).released, 0);
+  EXPECT_FALSE(replay_pass_serial(lost.programs(), {&two[0], &two[1]}).has_value());
+  EXPECT_GT(replay_serial(lost.programs(), two[0], false).released, 0);
   // Changed message sizes do not fit in one pass.
   Scenario bigger = base();
   bigger.send_bytes.assign(2, {});
   bigger.send_bytes[0] = {128};
-  EXPECT_FALSE(pass_fits(lost.ranks, {&two[0], &bigger}));
+  EXPECT_FALSE(pass_fits(lost.programs(), {&two[0], &bigger}));
   // An ideal network makes no message synchronous: it shares a pass with the measured
   // network only where no message is synchronous there either.
   Scenario ideal = base();
   ideal.ideal_network = true;
-  EXPECT_TRUE(pass_fits(lost.ranks, {&two[0], &ideal}));
-  const Builder large = random_program(4, 16, 3);
-  ASSERT_TRUE(std::any_of(large.ranks.begin(), large.ranks.end(), [](const RankProgram &p) {
+  EXPECT_TRUE(pass_fits(lost.programs(), {&two[0], &ideal}));
+  const ProgramBuilder large = random_program(4, 16, 3);
+  ASSERT_TRUE(std::any_of(large.programs().begin(), large.programs().end(), [](const RankProgram &p) {
     return std::any_of(p.sends.begin(), p.sends.end(), [](const SendMessage &m) { return m.bytes > params().S; });
   }));
-  EXPECT_FALSE(pass_fits(large.ranks, {&two[0], &ideal}));
+  EXPECT_FALSE(pass_fits(large.programs(), {&two[0], &ideal}));
   std::printf(
       "%lld event timings of one-pass replays equal their scenario's own replay (%lld events zeroed or not waiting)\n",
       static_cast<long long>(events), static_cast<long long>(zeroed));
@@ -1275,12 +1317,12 @@ TEST(Replay, WaitedSinkSeesExactlyTheEventsThatWaited) {
   size_t waited_events = 0, all_events = 0;
   for (uint64_t seed = 1; seed <= 12; ++seed) {
     const int P = 3 + static_cast<int>(seed % 4);
-    const Builder b = random_program(P, 16, seed * 104729);
+    const ProgramBuilder b = random_program(P, 16, seed * 104729);
     Scenario slower = base();
     slower.net.L = 4000;
     Seen want[2];
     for (int q = 0; q < 2; ++q) {
-      const SerialResult full = replay_serial(b.ranks, q == 0 ? base() : slower, true);
+      const SerialResult full = replay_serial(b.programs(), q == 0 ? base() : slower, true);
       for (int r = 0; r < P; ++r)
         for (size_t i = 0; i < full.timings[static_cast<size_t>(r)].size(); ++i) {
           const auto t = full.timings[static_cast<size_t>(r)][i];
@@ -1290,7 +1332,7 @@ TEST(Replay, WaitedSinkSeesExactlyTheEventsThatWaited) {
     }
     waited_events += want[0].size();
     const Scenario measured = base();
-    Engine engine(b.ranks, measured, P, false);
+    Engine engine(b.programs(), measured, P, false);
     Seen engine_saw;
     engine.set_event_sink(
         [&](int32_t s, int64_t i, const EventTiming &) {
@@ -1302,7 +1344,7 @@ TEST(Replay, WaitedSinkSeesExactlyTheEventsThatWaited) {
       if (!engine.finished()) engine.release_stuck();
     }
     EXPECT_EQ(engine_saw, want[0]) << "seed " << seed;
-    PassEngine<2> pass(b.ranks, {&measured, &slower}, P, false);
+    PassEngine<2> pass(b.programs(), {&measured, &slower}, P, false);
     Seen pass_saw[2];
     for (size_t q = 0; q < 2; ++q)
       pass.set_event_sink(
@@ -1327,7 +1369,7 @@ TEST(Replay, WaitedSinkSeesExactlyTheEventsThatWaited) {
 // its times equal Engine's.
 TEST(Replay, OnePassHoldsAValueOnlyWhileItIsInFlight) {
   const int P = 4, rounds = 500;
-  Builder b(P);
+  ProgramBuilder b(P);
   for (int k = 0; k < rounds; ++k) {
     const int64_t bytes = k % 3 == 0 ? 4 * params().S : 64;                     // every third one synchronous
     std::vector<std::pair<int32_t, int32_t>> to_right(static_cast<size_t>(P));  // (send index, its receive's)
@@ -1336,28 +1378,28 @@ TEST(Replay, OnePassHoldsAValueOnlyWhileItIsInFlight) {
       const int32_t si = to_right[static_cast<size_t>(r)].first;
       const int32_t ri = to_right[static_cast<size_t>((r + P - 1) % P)].second;  // from the left
       if (k % 2 == 0) {  // nonblocking: post both, then wait for both
-        RankProgram &p = b.at(r);
-        const int32_t s0 = p.request_slots++, s1 = p.request_slots++;
-        b.event(r, 100, {{ItemType::PostRecv, ri, s0}});
-        b.event(r, 20, {{ItemType::PostSend, si, s1}});
-        b.event(r, 30, {{ItemType::Complete, s0}, {ItemType::Complete, s1}});
+        RankProgramBuilder &p = b.rank(r);
+        const int32_t s0 = p.add_request_slot(), s1 = p.add_request_slot();
+        b.rank(r).event(100, {{ItemType::PostRecv, ri, s0}});
+        b.rank(r).event(20, {{ItemType::PostSend, si, s1}});
+        b.rank(r).event(30, {{ItemType::Complete, s0}, {ItemType::Complete, s1}});
       } else if (r % 2 == 0) {  // blocking: even ranks send first, odd ranks receive first
-        b.event(r, 100, {{ItemType::Send, si}});
-        b.event(r, 10, {{ItemType::Recv, ri}});
+        b.rank(r).event(100, {{ItemType::Send, si}});
+        b.rank(r).event(10, {{ItemType::Recv, ri}});
       } else {
-        b.event(r, 100, {{ItemType::Recv, ri}});
-        b.event(r, 10, {{ItemType::Send, si}});
+        b.rank(r).event(100, {{ItemType::Recv, ri}});
+        b.rank(r).event(10, {{ItemType::Send, si}});
       }
     }
   }
   std::vector<Scenario> two(2, base());
   two[1].net.L = params().L * 2;
-  ASSERT_TRUE(pass_fits(b.ranks, {&two[0], &two[1]}));
-  PassEngine<2> pass(b.ranks, {&two[0], &two[1]}, P, false);
+  ASSERT_TRUE(pass_fits(b.programs(), {&two[0], &two[1]}));
+  PassEngine<2> pass(b.programs(), {&two[0], &two[1]}, P, false);
   while (pass.advance()) {}
   ASSERT_EQ(pass.unfinished(), 0);
   for (size_t l = 0; l < 2; ++l) {
-    const SerialResult want = replay_serial(b.ranks, two[l], false);
+    const SerialResult want = replay_serial(b.programs(), two[l], false);
     for (int r = 0; r < P; ++r)
       EXPECT_EQ(pass.end_times()[static_cast<size_t>(r)][l], want.end_times[static_cast<size_t>(r)]) << "rank " << r;
   }
