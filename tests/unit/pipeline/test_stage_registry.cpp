@@ -149,7 +149,9 @@ TEST(StageRegistry, ThePlanHandsDominosRequestForTheBaselineStateToWhatif) {
   };
   const auto plan = plan_pipeline(pipeline_of("[domino]\ngather_events = 1000\nmax_events = 5000\n"));
   for (const auto &s : plan)
-    if (!s.stage || s.stage->name != "whatif") EXPECT_TRUE(s.requests.empty()) << step_names({s})[0];
+    if (!s.stage || s.stage->name != "whatif") {
+      EXPECT_TRUE(s.requests.empty()) << step_names({s})[0];
+    }
   const PlanStep *whatif = whatif_step(plan);
   ASSERT_TRUE(whatif);
   ASSERT_EQ(whatif->requests.size(), 1u);
