@@ -21,7 +21,7 @@
 #include "pipeline/stages/registry.h"
 #include "pipeline/knowledge/knowledge_base.h"
 #include "pipeline/classifier/trained_classifier.h"
-#include "pipeline/replay/questions.h"
+#include "pipeline/whatif/questions.h"
 
 namespace fs = std::filesystem;
 
@@ -325,6 +325,7 @@ void run_plan(const Analysis &a, pipeline::Context &ctx, io::ResultsWriter &writ
       writer.group(stage.name, stage.description);
       pipeline::StageOutput out(writer, stage.name);
       ctx.progress().stage_begin(stage.name);
+      ctx.products().set_requests(step.requests);
       stage.run(ctx, a.cfg, out);
       ctx.progress().stage_end(exchanged_since(before));
     }

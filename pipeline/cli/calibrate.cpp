@@ -27,7 +27,7 @@
 
 #include "kernels/loggps.h"
 #include "pipeline/cli/commands.h"
-#include "pipeline/replay/replay_model.h"
+#include "pipeline/replay/loggps_file.h"
 
 // The launcher of the MPI perfsift is built against (top CMakeLists.txt), for the messages.
 #ifndef PERFSIFT_LAUNCHER

@@ -6,7 +6,10 @@
 // builder that the pipeline runs collectively at a stage boundary (ProductBuilder).
 #pragma once
 
+#include <algorithm>
 #include <concepts>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,6 +30,21 @@ template <Product T>
 constexpr std::string_view product_name() {
   return T::kProduct;
 }
+
+// The figures of a run that decide whether a stage reads a product made on request.
+struct RunShape {
+  int64_t events = 0;
+  int64_t threaded_ranks = 0;  // ranks calling MPI from several threads
+};
+
+// A stage's request for a product an earlier stage makes only when asked (the baseline
+// replay's state): on which runs it reads it. The plan hands each request to the step
+// that provides the product (PlanStep::requests), from the requesting stage's
+// configuration (StageInfo::requests); the providing stage asks Products::requested.
+struct ProductRequest {
+  std::string_view product;
+  std::function<bool(const RunShape &)> reads_on;
+};
 
 class Products {
  public:
@@ -70,6 +88,15 @@ class Products {
     release(T::kProduct);
     return out;
   }
+  // Set before each step of the plan runs: what later steps ask it for (PlanStep::requests).
+  void set_requests(std::vector<ProductRequest> requests) { m_requests = std::move(requests); }
+  // Whether a later step reads product T, which the running step makes only on request,
+  // on a run of this shape.
+  template <Product T>
+  bool requested(const RunShape &run) const {
+    return std::any_of(m_requests.begin(), m_requests.end(),
+                       [&](const ProductRequest &r) { return r.product == T::kProduct && r.reads_on(run); });
+  }
   // A product several stages add to (the bottlenecks): published empty on first use.
   template <Product T>
   T &get_or_publish() {
@@ -80,6 +107,7 @@ class Products {
  private:
   std::map<std::type_index, std::shared_ptr<void>> m_items;
   std::map<std::type_index, std::string_view> m_names;
+  std::vector<ProductRequest> m_requests;
 };
 
 // ---- small products of the AutoAnalyzer stages (no folder of their own)

@@ -47,6 +47,10 @@ struct StageInfo {
   // Products (their kProduct names): needed before the run (a pipeline without a provider
   // is refused at set-up), read when present, and published by the run.
   std::vector<std::string_view> requires_products{}, uses_products{}, provides_products{};
+  // Products made on request that this stage reads on some runs only (in uses_products):
+  // given the configuration, on which runs. The plan hands each request to the earlier
+  // stage providing the product.
+  std::function<std::vector<ProductRequest>(const config::Values &)> requests{};
   // Set-up: checks the stage's settings against the store before any stage runs (a wrong
   // name or file stops here, not after the other stages' work). Throws. Optional.
   std::function<void(const config::Values &, const io::TraceStore &)> check{};

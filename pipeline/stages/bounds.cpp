@@ -11,11 +11,11 @@
 #include <cstdio>
 #include <ostream>
 
-#include "pipeline/format/text.h"
-#include "pipeline/replay/replay_model.h"
-#include "pipeline/format/results_view.h"
 #include "pipeline/engine/stage_info.h"
-#include "pipeline/replay/questions.h"
+#include "pipeline/format/results_view.h"
+#include "pipeline/format/text.h"
+#include "pipeline/replay/replay_baseline.h"
+#include "pipeline/whatif/scenarios.h"
 
 namespace perfsift::pipeline {
 
@@ -89,7 +89,9 @@ struct RankTimes {
   std::vector<uint8_t> part;  // the rank executed the group
 };
 
-RankTimes rank_times(const ReplayModel &model, const Target &t) {
+RankTimes rank_times(const ReplayBaseline &base, const Target &t) {
+  const ReplayModel &model = *base.model;
+  const auto &baseline = *base.timings;
   const size_t ng = static_cast<size_t>(t.groups);
   const size_t owned = model.programs.size();
   RankTimes r;
@@ -99,14 +101,14 @@ RankTimes rank_times(const ReplayModel &model, const Target &t) {
   r.part.assign(owned * ng, 0);
   for (size_t s = 0; s < owned; ++s) {
     const auto &p = model.programs[s];
-    if (p.events.empty() || model.baseline.size() <= s) continue;
+    if (p.events.empty() || baseline.size() <= s) continue;
     const Located L = locate(t.sel, p, model.side[s], static_cast<int32_t>(ng));
     for (size_t g = 0; g < ng; ++g) r.part[s * ng + g] = L.participates[g];
     for (const auto &part : L.parts) r.calc[s * ng + static_cast<size_t>(part.group)] += part.ns;
     for (size_t i = 0; i < p.events.size(); ++i) {
       if (L.call[i] < 0) continue;
       const size_t g = s * ng + static_cast<size_t>(L.call[i]);
-      const kernels::replay::EventTiming x = model.baseline[s][i];
+      const kernels::replay::EventTiming x = baseline[s][i];
       // A negative gap (an event that starts before the previous one ended, after clock
       // correction) is no computation to balance, but the replay starts the event that much
       // earlier: counting it keeps the breakdown equal to the replayed time.
@@ -123,10 +125,10 @@ RankTimes rank_times(const ReplayModel &model, const Target &t) {
 }
 
 // One region's bounds and breakdown (collective: one sum and one max reduction).
-RegionBounds bound_region(const Context &ctx, const ReplayModel &model, const Target &t) {
+RegionBounds bound_region(const Context &ctx, const ReplayBaseline &base, const Target &t) {
   const size_t ng = static_cast<size_t>(t.groups);
-  const size_t owned = model.programs.size();
-  const RankTimes r = rank_times(model, t);
+  const size_t owned = base.model->programs.size();
+  const RankTimes r = rank_times(base, t);
   std::vector<int64_t> sums(4 * ng, 0);  // calc, comm, wait, ranks per group
   for (size_t s = 0; s < owned; ++s)
     for (size_t g = 0; g < ng; ++g)
@@ -179,9 +181,9 @@ RegionBounds bound_region(const Context &ctx, const ReplayModel &model, const Ta
 }
 
 std::vector<RegionBounds> compute_bounds(const Context &ctx, const config::Values &cfg) {
-  const ReplayModel &model = *ctx.products().get<ReplayBaseline>().model;
+  const ReplayBaseline &base = ctx.products().get<ReplayBaseline>();
   std::vector<RegionBounds> found;
-  for (const Target &t : bound_targets(ctx, cfg, model)) found.push_back(bound_region(ctx, model, t));
+  for (const Target &t : bound_targets(ctx, cfg, *base.model)) found.push_back(bound_region(ctx, base, t));
   return found;
 }
 

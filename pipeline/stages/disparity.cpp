@@ -20,7 +20,7 @@
 #include "pipeline/format/text.h"
 #include "pipeline/format/results_view.h"
 #include "pipeline/engine/stage_info.h"
-#include "pipeline/replay/questions.h"
+#include "pipeline/whatif/questions.h"
 
 namespace perfsift::pipeline {
 

@@ -17,10 +17,11 @@
 #include <ostream>
 
 #include "kernels/domino.h"
-#include "pipeline/format/text.h"
-#include "pipeline/replay/replay_model.h"
-#include "pipeline/format/results_view.h"
 #include "pipeline/engine/stage_info.h"
+#include "pipeline/format/results_view.h"
+#include "pipeline/format/text.h"
+#include "pipeline/replay/distributed_replay.h"
+#include "pipeline/replay/replay_baseline.h"
 
 namespace perfsift::pipeline {
 
@@ -51,10 +52,11 @@ struct DominoResult {
 // process's part of the baseline snapshot and advancing only the ranks they disturb.
 class DistributedView final : public dm::RunView {
  public:
-  // `snapshot`: the baseline replay's state, as the whatif stage kept it.
-  DistributedView(const Context &ctx, const ReplayModel &model, rp::Snapshot &&snapshot)
+  // `snapshot`: the baseline replay's state, as the whatif stage kept it; `net`: the
+  // parameters of that replay.
+  DistributedView(const Context &ctx, const ReplayModel &model, const kernels::LogGPS &net, rp::Snapshot &&snapshot)
       : m_ctx(ctx), m_model(model), m_snapshot(std::move(snapshot)) {
-    m_base.net = model.params;
+    m_base.net = net;
     m_rest = dm::rest_bounds(model.programs, m_snapshot.timings());
     // Candidates also stop where every rank leaves a clean cut equally ahead of the baseline.
     m_cuts = clean_cuts(ctx, model, m_snapshot);
@@ -202,14 +204,15 @@ class DistributedView final : public dm::RunView {
   int64_t m_t0 = 0;
 };
 
-// The search over every process's copy of the whole run (`all`: gather_whole): each batch
-// of candidates spread over the processes, process k replaying candidates k, k + np, ...
-// with the serial evaluator (its threads sharing them); the times meet in one reduction.
-// Collective.
-dm::Result search_whole(const Context &ctx, const ReplayModel &all, const dm::Options &opt) {
+// The search over every process's copy of the whole run (`all` and its baseline timings
+// `baseline`: gather_whole): each batch of candidates spread over the processes, process
+// k replaying candidates k, k + np, ... with the serial evaluator (its threads sharing
+// them); the times meet in one reduction. Collective.
+dm::Result search_whole(const Context &ctx, const ReplayModel &all, const std::vector<rp::TimingColumn> &baseline,
+                        const kernels::LogGPS &net, const dm::Options &opt) {
   rp::Scenario base;
-  base.net = all.params;
-  const auto rest = dm::rest_bounds(all.programs, all.baseline);
+  base.net = net;
+  const auto rest = dm::rest_bounds(all.programs, baseline);
   const dm::Evaluate mine = dm::serial_evaluator(all.programs, base, rest);
   const dm::Evaluate evaluate = [&](const std::vector<dm::EventRef> &events, int64_t threshold) {
     std::vector<dm::EventRef> share;
@@ -222,8 +225,8 @@ dm::Result search_whole(const Context &ctx, const ReplayModel &all, const dm::Op
     MPI_Allreduce(MPI_IN_PLACE, times.data(), static_cast<int>(times.size()), MPI_INT64_T, MPI_MAX, ctx.comm());
     return times;
   };
-  const auto partners = dm::program_partners(all.programs, all.baseline);
-  return dm::find_paths(all.programs, all.baseline, partners, evaluate, opt);
+  const auto partners = dm::program_partners(all.programs, baseline);
+  return dm::find_paths(all.programs, baseline, partners, evaluate, opt);
 }
 
 // The paths' steps, then the longest-wait choice, each labelled with its operation and
@@ -278,59 +281,62 @@ std::vector<DominoRow> path_rows(const Context &ctx, const ReplayModel &model, c
   return rows;
 }
 
-// Why the search is skipped on this run (empty: it runs).
-std::string skip_reason(const config::Values &cfg, const ReplayModel &model) {
-  const int64_t limit = cfg.get_int("domino.max_events");
-  if (model.events > limit)
-    return "the run has " + std::to_string(model.events) +
-           " events, more than domino.max_events = " + std::to_string(limit);
-  if (model.threaded_ranks > 0)
-    // Candidates resume from a snapshot of one stream per rank; lanes run side by side.
-    return std::to_string(model.threaded_ranks) +
-           " ranks call MPI from several threads: the domino search resumes replays of one call sequence "
-           "per rank (the what-if questions and bounds replay every thread)";
-  return {};
+// Which runs the search covers, and how (domino.max_events, domino.gather_events).
+struct SearchLimits {
+  explicit SearchLimits(const config::Values &cfg)
+      : max_events(cfg.get_int("domino.max_events")), gather_events(cfg.get_int("domino.gather_events")) {}
+  int64_t max_events, gather_events;
+  // Why the search is skipped on a run of this shape (empty: it runs).
+  std::string skip_reason(const RunShape &run) const {
+    if (run.events > max_events)
+      return "the run has " + std::to_string(run.events) +
+             " events, more than domino.max_events = " + std::to_string(max_events);
+    if (run.threaded_ranks > 0)
+      // Candidates resume from a snapshot of one stream per rank; lanes run side by side.
+      return std::to_string(run.threaded_ranks) +
+             " ranks call MPI from several threads: the domino search resumes replays of one call sequence "
+             "per rank (the what-if questions and bounds replay every thread)";
+    return {};
+  }
+  // Small runs are gathered whole on every process and searched there.
+  bool gathered(const RunShape &run) const { return run.events <= gather_events; }
+  // The others resume their candidates from the baseline replay's state.
+  bool resumes_from_baseline(const RunShape &run) const { return skip_reason(run).empty() && !gathered(run); }
+};
+
+// The baseline replay's state, asked of the whatif stage for the runs the search resumes
+// candidates on (the plan hands the request over).
+std::vector<ProductRequest> domino_requests(const config::Values &cfg) {
+  const SearchLimits limits(cfg);
+  return {{product_name<BaselineState>(), [limits](const RunShape &run) { return limits.resumes_from_baseline(run); }}};
 }
-
-// Small runs are gathered whole on every process and searched there.
-bool gathered(const config::Values &cfg, const ReplayModel &model) {
-  return model.events <= cfg.get_int("domino.gather_events");
-}
-
-}  // namespace
-
-bool domino_resumes_from_baseline(const config::Values &cfg, const ReplayModel &model) {
-  const auto stages = cfg.get_list("pipeline.stages");
-  return std::find(stages.begin(), stages.end(), "domino") != stages.end() && skip_reason(cfg, model).empty() &&
-         !gathered(cfg, model);
-}
-
-namespace {
 
 DominoResult compute_domino(Context &ctx, const config::Values &cfg) {
-  ReplayBaseline &base = ctx.products().get<ReplayBaseline>();
+  const ReplayBaseline &base = ctx.products().get<ReplayBaseline>();
   const ReplayModel &model = *base.model;
+  const SearchLimits limits(cfg);
+  const RunShape run{model.events, model.threaded_ranks};
   DominoResult r;
-  r.skipped = skip_reason(cfg, model);
+  r.skipped = limits.skip_reason(run);
   if (!r.skipped.empty()) return r;
   dm::Options opt;
   opt.max_ties = static_cast<int>(cfg.get_int("domino.max_ties"));
   opt.max_replays = cfg.get_int("domino.max_replays");
-  if (gathered(cfg, model)) {
+  if (limits.gathered(run)) {
     ctx.progress().begin("domino: gathering the run");
-    const auto whole = gather_whole(ctx, model);
+    std::vector<rp::TimingColumn> baseline;
+    const auto whole = gather_whole(ctx, model, *base.timings, &baseline);
     ctx.progress().end();
     ctx.progress().begin("domino: searching paths");
-    r.search = search_whole(ctx, *whole, opt);
+    r.search = search_whole(ctx, *whole, baseline, base.params, opt);
     ctx.progress().end();
   } else {
     ctx.progress().begin("domino: the baseline's state");
-    // The whatif stage's baseline replay kept it (domino_resumes_from_baseline): held
+    // The whatif stage kept it from its baseline replay, asked to (domino_requests): held
     // from there only until the search ends.
-    PERFSIFT_CHECK(base.snapshot, "the whatif stage did not keep the baseline replay's state for the domino search");
-    DistributedView view(ctx, model, std::move(*base.snapshot));
-    base.snapshot.reset();
-    ctx.progress().end();
+    const auto state = ctx.products().take<BaselineState>();
+    PERFSIFT_CHECK(state, "the whatif stage did not keep the baseline replay's state for the domino search");
+    DistributedView view(ctx, model, base.params, std::move(state->snapshot));
     ctx.progress().begin("domino: searching paths");
     r.search = dm::find_paths(view, opt);
     ctx.progress().end();
@@ -469,6 +475,8 @@ StageInfo domino_stage() {
       nullptr};
   s.json_value = domino_json;
   s.requires_products = {product_name<ReplayBaseline>()};
+  s.uses_products = {product_name<BaselineState>()};
+  s.requests = domino_requests;
   return s;
 }
 

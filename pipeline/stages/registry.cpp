@@ -109,6 +109,24 @@ std::string providers_of(std::string_view product) {
   return names;
 }
 
+// Each stage's requests for products made on request go to the last stage before it that
+// provides the product; a request no earlier stage can answer is dropped (the product is
+// then never there, as for any product a stage uses when present).
+void ask_providers(const config::Values &cfg, std::vector<PlanStep> &plan) {
+  for (size_t j = 0; j < plan.size(); ++j) {
+    if (!plan[j].stage || !plan[j].stage->requests) continue;
+    for (auto &request : plan[j].stage->requests(cfg))
+      for (size_t i = j; i-- > 0;) {
+        const StageInfo *provider = plan[i].stage;
+        if (!provider) continue;
+        const auto &made = provider->provides_products;
+        if (std::find(made.begin(), made.end(), request.product) == made.end()) continue;
+        plan[i].requests.push_back(std::move(request));
+        break;
+      }
+  }
+}
+
 }  // namespace
 
 std::vector<PlanStep> plan_pipeline(const config::Values &cfg) {
@@ -164,6 +182,7 @@ std::vector<PlanStep> plan_pipeline(const config::Values &cfg) {
     plan.push_back({nullptr, stage});
     for (auto made : stage->provides_products) published.insert(made);
   }
+  ask_providers(cfg, plan);
   // Only builders' products: stages' products (findings' inputs) are read after the plan.
   auto needs = [](const PlanStep &s, std::string_view product) {
     const auto &req = s.builder ? s.builder->requires_products : s.stage->requires_products;

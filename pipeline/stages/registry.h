@@ -32,11 +32,16 @@ struct PlanStep {
   // A builder's by-products (ProductBuilder::also_publishes) that a later stage uses: the
   // only ones it publishes.
   std::vector<std::string_view> by_products{};
+  // A stage's products made on request that later stages ask for (StageInfo::requests),
+  // each with the runs it is read on: handed to the stage before it runs
+  // (Products::set_requests).
+  std::vector<ProductRequest> requests{};
 };
 // The steps of pipeline.stages: before each stage, the builders of the products it
 // requires that no earlier step published; each built product released after its last
-// user. Throws config::ConfigError at pipeline.stages
-// (file:line:col) when a stage requires a product only a stage missing before it provides.
+// user; each request for a product made on request (StageInfo::requests) given to the
+// stage providing it. Throws config::ConfigError at pipeline.stages (file:line:col) when a
+// stage requires a product only a stage missing before it provides.
 std::vector<PlanStep> plan_pipeline(const config::Values &cfg);
 
 // Parses and validates a pipeline file (empty path: defaults), including its plan.

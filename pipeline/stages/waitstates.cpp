@@ -22,7 +22,7 @@
 #include "kernels/wait_states.h"
 #include "pipeline/format/text.h"
 #include "pipeline/replay/matched_messages.h"
-#include "pipeline/replay/questions.h"
+#include "pipeline/whatif/questions.h"
 #include "pipeline/engine/op_traits.h"
 #include "pipeline/replay/replay_model.h"
 #include "pipeline/format/results_view.h"

@@ -15,15 +15,18 @@
 #include <ostream>
 #include <set>
 #include <utility>
-#include <omp.h>
 
 #include "kernels/rank_set.h"
-#include "pipeline/engine/heap.h"
-#include "pipeline/format/text.h"
-#include "pipeline/replay/replay_model.h"
-#include "pipeline/format/results_view.h"
+#include "kernels/replay_pass.h"
 #include "pipeline/engine/stage_info.h"
-#include "pipeline/replay/questions.h"
+#include "pipeline/format/results_view.h"
+#include "pipeline/format/text.h"
+#include "pipeline/replay/distributed_replay.h"
+#include "pipeline/replay/loggps_file.h"
+#include "pipeline/replay/replay_baseline.h"
+#include "pipeline/replay/scenario_schedule.h"
+#include "pipeline/whatif/questions.h"
+#include "pipeline/whatif/scenarios.h"
 
 namespace perfsift::pipeline {
 
@@ -65,18 +68,17 @@ void check_whatif(const config::Values &cfg, const io::TraceStore &store) {
 // What the stage found: every question (baseline first) with its prediction, and the
 // predicted traces it keeps.
 struct WhatifResult {
-  std::shared_ptr<ReplayModel> model;  // the matched run under `params`, with its baseline replay
+  std::shared_ptr<const ReplayModel> model;  // the matched run, replayed under `params`
   kernels::LogGPS params;
   std::vector<std::string> paths;                      // region paths of the store
   std::vector<Asked> asked;                            // each text once
   size_t user_end = 0;                                 // asked[0, user_end): the baseline and the user's questions
   std::vector<int64_t> predicted, selected, released;  // per question, run-wide
   bool traces = false;                                 // predicted traces are stored
-  // (question, timings of the owned ranks) of the stored predicted traces
-  std::vector<std::pair<int64_t, std::vector<rp::TimingColumn>>> kept;
-  // The baseline replay's state, kept when the domino stage resumes from it (keep_state).
+  // The baseline's timings, the stored predicted traces' (KeptReplays::kept), and the
+  // baseline replay's state when a later stage asks for it (keep_state: BaselineState).
+  KeptReplays replays;
   bool keep_state = false;
-  std::shared_ptr<rp::Snapshot> snapshot;
   // Waiting per call site (this process's part until summed) of the baseline and of every
   // fix that changes work: which waiting each fix removes.
   std::vector<uint8_t> effect_of;               // per question: its per-site waiting is measured
@@ -183,175 +185,51 @@ rp::EventSink site_wait_sink(const ReplayModel &model, WhatifResult &r, size_t k
   };
 }
 
-// The baseline's pass replayed (question 0, with the questions after it): its timings become
-// the model's (and the stored traces'); its state, when the domino stage resumes from it, is
-// rebuilt from them. Returns false when that state cannot be rebuilt: the baseline then
-// replays alone after all (its prediction unset, its sink's sums cleared).
-bool adopt_baseline_of_pass(Context &ctx, const rp::Scenario &baseline, std::vector<rp::TimingColumn> timings,
-                            WhatifResult &r) {
-  ReplayModel &model = *r.model;
-  if (r.keep_state) {
-    ctx.progress().begin("whatif: the baseline's state");
-    auto snap = snapshot_of_replay(ctx, model, baseline, std::move(timings));
-    ctx.progress().end();
-    if (!snap) {
-      std::fill(r.site_wait[0].begin(), r.site_wait[0].end(), 0);
-      r.predicted[0] = INT64_MIN;
-      return false;
+// The questions as the replay scheduler sees them (pipeline/replay/scenario_schedule.h):
+// their scenarios, sinks and answers go to and from the stage's result.
+class WhatifScenarios final : public ScenarioSource {
+ public:
+  WhatifScenarios(Context &ctx, const std::vector<Question> &parsed, WhatifResult &r)
+      : m_ctx(ctx), m_parsed(parsed), m_r(r) {}
+  std::vector<rp::Scenario> build(const std::vector<size_t> &which) override {
+    std::vector<rp::Scenario> scenarios;
+    if (which.size() == 1) {  // moved, not copied from an initializer list (8 B per owned event)
+      scenarios.push_back(build_scenario(&m_ctx, *m_r.model, m_r.params, m_parsed[which[0]], m_r.selected[which[0]]));
+      return scenarios;
     }
-    timings = std::exchange(snap->own_timings, {});
-    r.snapshot = std::make_shared<rp::Snapshot>(std::move(*snap));
+    std::vector<const Question *> questions;
+    for (size_t k : which) questions.push_back(&m_parsed[k]);
+    std::vector<int64_t> selected;
+    m_ctx.progress().begin("whatif: the scenarios of " + std::to_string(which.size()) + " questions");
+    scenarios = build_scenarios(&m_ctx, *m_r.model, m_r.params, questions, selected);
+    m_ctx.progress().end();
+    for (size_t i = 0; i < which.size(); ++i) m_r.selected[which[i]] = selected[i];
+    return scenarios;
   }
-  if (r.traces) r.kept.emplace_back(0, timings);
-  model.baseline = std::move(timings);
-  model.replayed = true;
-  if (r.snapshot) r.snapshot->borrowed_timings = &model.baseline;
-  return true;
-}
+  rp::EventSink sink(size_t k) override { return site_wait_sink(*m_r.model, m_r, k); }
+  void discard(size_t k) override {
+    std::fill(m_r.site_wait[k].begin(), m_r.site_wait[k].end(), 0);
+    m_r.predicted[k] = INT64_MIN;
+  }
+  void answer(size_t k, int64_t makespan_ns, int64_t released) override {
+    m_r.predicted[k] = makespan_ns;
+    m_r.released[k] = released;
+  }
+  std::string name(size_t k) const override { return m_r.asked[k].text; }
+
+ private:
+  Context &m_ctx;
+  const std::vector<Question> &m_parsed;
+  WhatifResult &m_r;
+};
 
 // Questions [begin, end) replayed distributed, every process advancing its own ranks;
-// those before `keep_end` keep their timings: the baseline's become the model's, and the
-// stored traces' are kept. The baseline leads the first pass when one forms (its timings
-// recorded there, adopt_baseline_of_pass), else replays last: its timings (12.5 B per
-// event) are not held while the others replay, and its state, when the domino stage
-// resumes from it (WhatifResult::snapshot), passes from its replay to that stage without a
-// second one.
+// those before `keep_end` keep their timings: the baseline's are kept (ReplayBaseline),
+// and the stored traces'.
 void replay_distributed_questions(Context &ctx, const std::vector<Question> &parsed, size_t end, size_t keep_end,
                                   WhatifResult &r, size_t begin = 0) {
-  ReplayModel &model = *r.model;
-  std::vector<size_t> order;
-  if (begin == 0 && end > 0) order.push_back(0);
-  for (size_t k = std::max<size_t>(begin, 1); k < end; ++k) order.push_back(k);
-  // Questions that keep no timings replay together: in one pass when they change
-  // only computation or waiting (kQuestionsPerPass at a time), else with several threads side
-  // by side, as many at once as threads (each engine's state, about 13 B per owned event,
-  // held that often).
-  const size_t width = static_cast<size_t>(std::max(1, omp_get_max_threads()));
-  const auto side_by_side = [&](size_t k) { return k > 0 && k >= keep_end; };
-  bool pass_blocked = false;  // a one-pass replay met ranks blocked for good: so would every other
-  // Each question's scenario is built once (collective; a balance question's holds 8 B per
-  // owned event), a window's together (build_together), then moved to its replay.
-  std::map<size_t, rp::Scenario> built;
-  const auto take_scenario = [&](size_t k) {
-    auto it = built.find(k);
-    rp::Scenario sc = it != built.end() ? std::move(it->second) : build_scenario(&ctx, model, parsed[k], r.selected[k]);
-    if (it != built.end()) built.erase(it);
-    return sc;
-  };
-  // The scenarios of order[from, to) not built yet, built together (build_scenarios).
-  const auto build_together = [&](size_t from, size_t to) {
-    std::vector<size_t> fresh;
-    std::vector<const Question *> questions;
-    for (size_t j = from; j < to; ++j)
-      if (!built.contains(order[j])) {
-        fresh.push_back(order[j]);
-        questions.push_back(&parsed[order[j]]);
-      }
-    if (fresh.size() < 2) return;
-    std::vector<int64_t> selected;
-    ctx.progress().begin("whatif: the scenarios of " + std::to_string(fresh.size()) + " questions");
-    auto scenarios = build_scenarios(&ctx, model, questions, selected);
-    ctx.progress().end();
-    for (size_t i = 0; i < fresh.size(); ++i) {
-      r.selected[fresh[i]] = selected[i];
-      built.emplace(fresh[i], std::move(scenarios[i]));
-    }
-  };
-  for (size_t at = 0; at < order.size();) {
-    // The baseline first with questions after it: it leads their pass, when one forms.
-    const bool lead = order[at] == 0 && at + 1 < order.size();
-    const size_t pass_width = lead ? kernels::replay::kPassWidth : kQuestionsPerPass;  // the baseline's lane too
-    size_t stop = at + (lead ? 1 : 0);
-    const size_t window = lead ? pass_width : pass_blocked ? width : std::max(width, pass_width);
-    while (stop < order.size() && stop - at < window && side_by_side(order[stop])) ++stop;
-    if (stop - at > 1) {
-      build_together(at, stop);
-      std::vector<rp::Scenario> scenarios;
-      std::vector<rp::EventSink> sinks;
-      for (size_t j = at; j < stop; ++j) {
-        scenarios.push_back(take_scenario(order[j]));
-        sinks.push_back(site_wait_sink(model, r, order[j]));
-      }
-      // The first n replay now; the others wait for a later round.
-      const auto keep_first = [&](size_t n) {
-        for (size_t j = n; j < scenarios.size(); ++j) built.emplace(order[at + j], std::move(scenarios[j]));
-        scenarios.resize(n);
-        sinks.resize(n);
-      };
-      auto texts = [&](size_t n) {
-        std::string t;
-        for (size_t j = at; j < at + n; ++j) t += (j > at ? ", " : "") + r.asked[order[j]].text;
-        return t;
-      };
-      if (const size_t n = pass_blocked ? 0 : std::min(questions_sharing_a_pass(ctx, model, scenarios), pass_width);
-          n > 1) {
-        keep_first(n);
-        ctx.progress().begin("whatif: " + texts(n));
-        std::vector<rp::TimingColumn> timings;
-        const auto times = replay_one_pass(ctx, model, scenarios, sinks, lead ? &timings : nullptr);
-        ctx.progress().end();
-        if (times) {
-          for (size_t j = at; j < at + n; ++j) {
-            r.predicted[order[j]] = (*times)[j - at];
-            r.released[order[j]] = 0;
-          }
-          if (lead) {
-            const rp::Scenario baseline = std::move(scenarios[0]);
-            scenarios.clear();
-            hand_back_freed_pages();  // the questions' freed tables would sit beside what outlives the stage
-            if (!adopt_baseline_of_pass(ctx, baseline, std::move(timings), r)) order.push_back(0);
-          }
-          at += n;
-          continue;
-        }
-        // Blocked for good somewhere: each question replays alone (what its sink saw goes).
-        for (size_t j = at; j < at + n; ++j) std::fill(r.site_wait[order[j]].begin(), r.site_wait[order[j]].end(), 0);
-        pass_blocked = true;
-      }
-      if (!lead && width > 1) {
-        const size_t n = std::min(width, scenarios.size());
-        keep_first(n);
-        ctx.progress().begin("whatif: " + texts(n));
-        std::vector<int64_t> released;
-        const auto times = replay_distributed(ctx, model, scenarios, sinks, &released);
-        ctx.progress().end();
-        for (size_t j = at; j < at + n; ++j) {
-          r.predicted[order[j]] = times[j - at];
-          r.released[order[j]] = released[j - at];
-        }
-        at += n;
-        continue;
-      }
-      keep_first(0);
-    }
-    if (lead) {
-      // No pass formed with the baseline: it replays last, alone.
-      order.erase(order.begin() + static_cast<std::ptrdiff_t>(at));
-      order.push_back(0);
-      continue;
-    }
-    const size_t k = order[at++];
-    const rp::Scenario sc = take_scenario(k);
-    const bool keep = k < keep_end;
-    if (k == 0 && r.keep_state) r.snapshot = std::make_shared<rp::Snapshot>();
-    // The baseline's timings (and state) outlive the stage: the questions' freed tables
-    // would sit beside them (at 10^7 events, K = 1, 0.5 GB of 1.3).
-    if (k == 0 && at > 1) hand_back_freed_pages();
-    ctx.progress().begin("whatif: " + r.asked[k].text);
-    ReplayOutcome o = replay_distributed(ctx, model, sc, keep || k == 0, site_wait_sink(model, r, k),
-                                         k == 0 ? r.snapshot.get() : nullptr);
-    ctx.progress().end();
-    r.predicted[k] = o.makespan_ns;
-    r.released[k] = o.released;
-    const bool stored = keep && r.traces;
-    if (k == 0) {
-      model.baseline = stored ? o.timings : std::move(o.timings);  // a copy only when traces are stored too
-      model.replayed = true;
-      if (r.snapshot) r.snapshot->borrowed_timings = &model.baseline;
-    }
-    if (stored) r.kept.emplace_back(static_cast<int64_t>(k), std::move(o.timings));
-  }
-  std::sort(r.kept.begin(), r.kept.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+  WhatifScenarios source(ctx, parsed, r);
+  replay_scenarios(ctx, *r.model, source, {begin, end, keep_end, r.traces, r.keep_state, "whatif"}, r.replays);
 }
 
 // Questions [begin, n) spread over the processes and their threads, each replaying the
@@ -369,7 +247,7 @@ void replay_spread_questions(Context &ctx, const std::vector<Question> &parsed, 
   std::vector<rp::Scenario> sc(mine.size());
 #pragma omp parallel for schedule(dynamic, 1)
   for (size_t j = 0; j < mine.size(); ++j)
-    sc[j] = build_scenario(nullptr, *whole, parsed[mine[j]], r.selected[mine[j]]);
+    sc[j] = build_scenario(nullptr, *whole, r.params, parsed[mine[j]], r.selected[mine[j]]);
   // Passes: runs of consecutive questions that fit one together (a run of one replays alone).
   std::vector<std::pair<size_t, size_t>> passes;
   for (size_t a = 0; a < mine.size();) {
@@ -496,13 +374,12 @@ WhatifResult compute_whatif(Context &ctx, const config::Values &cfg) {
   WhatifResult r;
   const std::string params_path = cfg.get_string("whatif.loggps");
   r.params = params_path.empty() ? kernels::LogGPS{} : read_loggps(params_path);
-  // The matched run does not depend on the network parameters: this stage sets them.
+  // The matched run does not depend on the network parameters: its scenarios carry them.
   r.model = ctx.products().get<MatchedRun>().model;
-  r.model->params = r.params;
   r.paths = region_paths(ctx.store());
   r.asked = ask_questions(ctx, cfg, *r.model, r.paths, r.user_end);
   r.traces = r.model->events <= cfg.get_int("whatif.trace_max_events");
-  r.keep_state = domino_resumes_from_baseline(cfg, *r.model);
+  r.keep_state = ctx.products().requested<BaselineState>({r.model->events, r.model->threaded_ranks});
   // Questions with stored traces (the baseline, the user's) replay distributed: every
   // process advances its own ranks. The rest are spread over the processes and their
   // threads, each replaying the whole run alone, when it fits (whatif.spread_max_events).
@@ -588,7 +465,7 @@ io::Table trace_table(const WhatifResult &r) {
   for (size_t s = 0; s < model.side.size(); ++s) {
     for (size_t i = 0; i < model.side[s].enter.size(); ++i)
       row(-1, s, i, model.side[s].enter[i], model.measured_exit(s, i), -1);
-    for (const auto &[question, timings] : r.kept)
+    for (const auto &[question, timings] : r.replays.kept)
       for (size_t i = 0; i < timings[s].size(); ++i) {
         const rp::EventTiming x = timings[s][i];
         row(question, s, i, x.enter, x.exit, x.exit - x.nowait_exit);
@@ -741,8 +618,10 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   for (size_t k = 1; k < result.asked.size(); ++k)
     if (result.effect_of[k]) effects.wait_under[result.asked[k].text] = result.site_wait[k];
   ctx.products().publish(std::move(effects));
-  PERFSIFT_CHECK(result.model->replayed, "the whatif stage ends without its baseline replay");
-  ctx.products().publish(ReplayBaseline{result.model, std::move(result.snapshot)});
+  PERFSIFT_CHECK(result.replays.replayed, "the whatif stage ends without its baseline replay");
+  ctx.products().publish(ReplayBaseline{result.model, result.params, result.replays.baseline});
+  if (result.replays.state)
+    ctx.products().publish(BaselineState{result.replays.baseline, std::move(*result.replays.state)});
 }
 
 void whatif_text(std::ostream &os, const io::ResultsStore &rs) {
@@ -849,7 +728,7 @@ StageInfo whatif_stage() {
   s.json_value = whatif_json;
   s.requires_products = {product_name<MatchedRun>(), product_name<RegionExecutions>()};
   s.uses_products = {product_name<Bottlenecks>()};
-  s.provides_products = {product_name<ReplayBaseline>(), product_name<FixEffects>()};
+  s.provides_products = {product_name<ReplayBaseline>(), product_name<FixEffects>(), product_name<BaselineState>()};
   s.check = check_whatif;
   return s;
 }

@@ -9,7 +9,7 @@
 
 #include "config/schema.h"
 #include "kernels/loggps.h"
-#include "pipeline/replay/replay_model.h"
+#include "pipeline/replay/loggps_file.h"
 #include "tests/fuzz/fuzz_util.h"
 
 using namespace perfsift;

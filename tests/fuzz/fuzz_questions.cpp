@@ -4,14 +4,14 @@
 // "QUESTION\0NAME\0NAME..." brings its own regions (names below the previous one or at
 // the top, paths as the collector writes them; else a fixed set with spaces, quotes and
 // repeated leaf names). Every path also round-trips through quote_region.
-// Seeds (corpus/questions/): the grammar's forms (pipeline/replay/questions.h).
+// Seeds (corpus/questions/): the grammar's forms (pipeline/whatif/questions.h).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "io/region_path.h"
-#include "pipeline/replay/questions.h"
+#include "pipeline/whatif/questions.h"
 #include "tests/fuzz/fuzz_util.h"
 
 using namespace perfsift::pipeline;

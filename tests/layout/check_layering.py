@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 # folder -> folders its files may include ("ops.h" is the generated operation table).
-SHARED_PRODUCTS = ["pipeline/replay", "pipeline/classifier", "pipeline/knowledge"]
+SHARED_PRODUCTS = ["pipeline/replay", "pipeline/whatif", "pipeline/classifier", "pipeline/knowledge"]
 ALLOWED = {
     "collect": ["collect", "io", "config", "ops.h"],
     "io": ["io"],

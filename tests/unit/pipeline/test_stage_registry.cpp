@@ -136,3 +136,33 @@ TEST(StageRegistry, EveryRequirementHasAProviderOrABuilder) {
   for (const auto &b : product_builders())
     for (auto p : b.requires_products) EXPECT_FALSE(provided_by_a_stage(p)) << b.product << " requires " << p;
 }
+
+// The domino search asks for the baseline replay's state on the runs it resumes candidates
+// on (past domino.gather_events, within domino.max_events, one call sequence per rank):
+// the plan hands that request to the whatif step, and to no other; without domino in the
+// pipeline nobody asks.
+TEST(StageRegistry, ThePlanHandsDominosRequestForTheBaselineStateToWhatif) {
+  auto whatif_step = [](const std::vector<PlanStep> &plan) -> const PlanStep * {
+    for (const auto &s : plan)
+      if (s.stage && s.stage->name == "whatif") return &s;
+    return nullptr;
+  };
+  const auto plan = plan_pipeline(pipeline_of("[domino]\ngather_events = 1000\nmax_events = 5000\n"));
+  for (const auto &s : plan)
+    if (!s.stage || s.stage->name != "whatif") {
+      EXPECT_TRUE(s.requests.empty()) << step_names({s})[0];
+    }
+  const PlanStep *whatif = whatif_step(plan);
+  ASSERT_TRUE(whatif);
+  ASSERT_EQ(whatif->requests.size(), 1u);
+  const ProductRequest &asked = whatif->requests[0];
+  EXPECT_EQ(asked.product, "baseline replay state");
+  EXPECT_FALSE(asked.reads_on({1000, 0})) << "a run of at most domino.gather_events is gathered, not resumed";
+  EXPECT_TRUE(asked.reads_on({1001, 0}));
+  EXPECT_TRUE(asked.reads_on({5000, 0}));
+  EXPECT_FALSE(asked.reads_on({5001, 0})) << "a run past domino.max_events is not searched";
+  EXPECT_FALSE(asked.reads_on({2000, 1})) << "a threaded run is not searched";
+
+  const auto without = plan_pipeline(pipeline_of("[pipeline]\nstages = [\"profile\", \"whatif\", \"bounds\"]\n"));
+  for (const auto &s : without) EXPECT_TRUE(s.requests.empty()) << step_names({s})[0];
+}

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "io/region_path.h"
-#include "pipeline/replay/questions.h"
+#include "pipeline/whatif/questions.h"
 
 using namespace perfsift::pipeline;
 

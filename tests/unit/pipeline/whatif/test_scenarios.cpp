@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "io/region_path.h"
-#include "pipeline/replay/questions.h"
+#include "pipeline/whatif/scenarios.h"
 
 using namespace perfsift::pipeline;
 namespace rp = perfsift::kernels::replay;
@@ -181,13 +181,13 @@ TEST(Scenarios, BuiltTogetherAsEachAlone) {
     for (const auto &q : questions) batch.push_back(&q);
     std::shuffle(batch.begin(), batch.end(), std::mt19937(seed * 7919));
     std::vector<int64_t> selected;
-    const auto together = build_scenarios(nullptr, model, batch, selected);
+    const auto together = build_scenarios(nullptr, model, model.params, batch, selected);
     ASSERT_EQ(together.size(), batch.size());
     ASSERT_EQ(selected.size(), batch.size());
     for (size_t k = 0; k < batch.size(); ++k) {
       const std::string what = "seed " + std::to_string(seed) + ", \"" + batch[k]->text + "\"";
       int64_t selected_alone = -1;
-      const rp::Scenario alone = build_scenario(nullptr, model, *batch[k], selected_alone);
+      const rp::Scenario alone = build_scenario(nullptr, model, model.params, *batch[k], selected_alone);
       EXPECT_EQ(selected[k], selected_alone) << what << ": selected";
       expect_same_scenario(together[k], alone, what);
 
