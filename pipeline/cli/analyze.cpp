@@ -17,6 +17,7 @@
 #include "pipeline/engine/heap.h"
 #include "pipeline/cli/commands.h"
 #include "pipeline/engine/check.h"
+#include "pipeline/engine/problems.h"
 #include "pipeline/report/report.h"
 #include "pipeline/stages/registry.h"
 #include "pipeline/knowledge/knowledge_base.h"
@@ -71,97 +72,6 @@ std::string checksum(MPI_Comm comm, const std::string &path) {
   for (int64_t b = me; b < blocks; b += np) h[b] = io::hash_block(path, b);
   MPI_Allreduce(MPI_IN_PLACE, h.data(), static_cast<int>(blocks), MPI_UINT64_T, MPI_BOR, comm);
   return io::format_checksum(io::combine_block_hashes(h.data(), blocks, size));
-}
-
-// Ranks first by simulated payoff, then by time at stake; ties by kind and place.
-// Problems ranked by predicted gain (priced first), then time at stake.
-void rank_problems(std::vector<pipeline::Problem> &p) {
-  std::stable_sort(p.begin(), p.end(), [](const pipeline::Problem &x, const pipeline::Problem &y) {
-    const pipeline::Finding &a = x.head, &b = y.head;
-    const bool ga = !std::isnan(a.predicted_gain_s), gb = !std::isnan(b.predicted_gain_s);
-    if (ga != gb) return ga;
-    if (ga && a.predicted_gain_s != b.predicted_gain_s) return a.predicted_gain_s > b.predicted_gain_s;
-    if (a.lost_s != b.lost_s) return a.lost_s > b.lost_s;
-    if (a.kind != b.kind) return a.kind < b.kind;
-    return a.where < b.where;
-  });
-}
-
-// Every method's view of each problem, and its symptoms: one row each.
-io::Table evidence_table(const std::vector<pipeline::Problem> &problems) {
-  io::Table t;
-  t.description = "what each method saw of each problem (role evidence) and the waiting it causes (role symptom)";
-  auto &problem = t.ints("problem", "", "the problem's rank in /findings");
-  auto &role = t.strings("role", "evidence (a method that saw the cause) or symptom (waiting its fix removes)");
-  auto &stage = t.strings("stage", "stage that reported it");
-  auto &kind = t.strings("kind", "what the method reported");
-  auto &where = t.strings("where", "region path, call site or (program)");
-  auto &ranks = t.strings("ranks", "application ranks involved");
-  auto &seconds = t.floats("seconds", "s", "its time at stake as the method reported it");
-  auto &text = t.strings("text", "the method's words");
-  for (size_t k = 0; k < problems.size(); ++k)
-    for (const auto *list : {&problems[k].evidence, &problems[k].symptoms})
-      for (const auto &e : *list) {
-        problem.push_back(static_cast<int64_t>(k + 1));
-        role.push_back(list == &problems[k].evidence ? "evidence" : "symptom");
-        stage.push_back(e.stage);
-        kind.push_back(e.kind);
-        where.push_back(e.where);
-        ranks.push_back(e.ranks);
-        seconds.push_back(e.seconds);
-        text.push_back(e.text);
-      }
-  return t;
-}
-
-io::Table findings_table(const std::vector<pipeline::Finding> &f) {
-  io::Table t;
-  t.description =
-      "the problems: findings about one cause merged (/evidence), ranked: simulated payoff first, then time at stake";
-  auto &rank = t.ints("rank", "", "position in the ranking, 1 = most important");
-  auto &kind = t.strings("kind", "what kind of problem");
-  auto &where = t.strings("where", "region path, call site or (program)");
-  auto &ranks = t.strings("ranks", "application ranks involved, e.g. 0-3,7");
-  auto &cause = t.strings("cause", "why, in plain words with figures");
-  auto &lost = t.floats("lost_s", "s", "wall time at stake: the most a perfect fix could remove");
-  auto &gain = t.floats("predicted_gain_s", "s",
-                        "simulated reduction of the run's wall time; NaN (JSON null) until a stage prices it");
-  auto &stage = t.strings("stage", "stage that found it");
-  auto &question = t.strings("question", "the what-if question that prices the fix; empty: none");
-  for (size_t i = 0; i < f.size(); ++i) {
-    question.push_back(f[i].question);
-    rank.push_back(static_cast<int64_t>(i + 1));
-    kind.push_back(f[i].kind);
-    where.push_back(f[i].where);
-    ranks.push_back(f[i].ranks);
-    cause.push_back(f[i].cause);
-    lost.push_back(f[i].lost_s);
-    gain.push_back(f[i].predicted_gain_s);
-    stage.push_back(f[i].stage);
-  }
-  return t;
-}
-
-io::Table notes_table(const std::vector<pipeline::Note> &notes) {
-  io::Table t;
-  t.description = "method outputs that are not problems (a fix that gains nothing, nothing at stake), and why";
-  auto &kind = t.strings("kind", "what the method reported");
-  auto &where = t.strings("where", "region path, call site or (program)");
-  auto &ranks = t.strings("ranks", "application ranks involved, e.g. 0-3,7");
-  auto &reason = t.strings("reason", "why it is not a problem");
-  auto &lost = t.floats("lost_s", "s", "wall time at stake as the method reported it");
-  auto &gain = t.floats("predicted_gain_s", "s", "simulated payoff of its fix; NaN when not priced");
-  auto &stage = t.strings("stage", "stage that reported it");
-  for (const auto &n : notes) {
-    kind.push_back(n.finding.kind);
-    where.push_back(n.finding.where);
-    ranks.push_back(n.finding.ranks);
-    reason.push_back(n.reason);
-    lost.push_back(n.finding.lost_s);
-    gain.push_back(n.finding.predicted_gain_s);
-    stage.push_back(n.finding.stage);
-  }
-  return t;
 }
 
 std::vector<int64_t> as64(const std::vector<int32_t> &v) { return {v.begin(), v.end()}; }
@@ -338,22 +248,6 @@ void run_plan(const Analysis &a, pipeline::Context &ctx, io::ResultsWriter &writ
   }
 }
 
-// Located bottlenecks become findings, with their root causes when known; all ranked.
-void write_findings(io::ResultsWriter &writer, pipeline::Context &ctx) {
-  auto findings = pipeline::all_findings(std::move(ctx.findings), ctx.products().find<pipeline::Bottlenecks>(),
-                                         ctx.products().find<pipeline::RootCauses>());
-  auto problems = pipeline::merge_into_problems(std::move(findings), ctx.products().find<pipeline::FixEffects>(),
-                                                ctx.program_time_s());
-  const auto notes = pipeline::set_aside_non_problems(problems, ctx.program_time_s());
-  rank_problems(problems);
-  std::vector<pipeline::Finding> heads;
-  for (const auto &p : problems) heads.push_back(p.head);
-  writer.table("findings", findings_table(heads));
-  writer.table("evidence", evidence_table(problems));
-  writer.table("notes", notes_table(notes));
-  writer.attribute("", "warnings", ctx.warnings);
-}
-
 // The whole analysis into the results store (collective).
 void analyze(const AnalyzeOptions &o, MPI_Comm comm, const Analysis &a, const std::vector<std::string> &warnings,
              pipeline::Progress &progress) {
@@ -366,7 +260,7 @@ void analyze(const AnalyzeOptions &o, MPI_Comm comm, const Analysis &a, const st
   write_metadata(writer, o.store, sum, a.cfg);
   write_run(writer, ctx, *a.store);
   run_plan(a, ctx, writer);
-  write_findings(writer, ctx);
+  pipeline::write_problems(writer, ctx);
   writer.commit();
 }
 

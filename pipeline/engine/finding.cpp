@@ -7,21 +7,44 @@
 
 namespace perfsift::pipeline {
 
+const std::string &Finding::question() const {
+  static const std::string none;
+  return fix ? fix->question : none;
+}
+
+const char *action_word(Fix::Action action) {
+  switch (action) {
+    case Fix::Action::IdealNetwork:
+      return "ideal-network";
+    case Fix::Action::ZeroWait:
+      return "zero-wait";
+    case Fix::Action::Balance:
+      return "balance";
+    case Fix::Action::Scale:
+      return "scale";
+  }
+  return "";
+}
+
+const char *target_word(Fix::Target target) {
+  switch (target) {
+    case Fix::Target::All:
+      return "all";
+    case Fix::Target::Region:
+      return "region";
+    case Fix::Target::CallSite:
+      return "callsite";
+  }
+  return "";
+}
+
 std::vector<Finding> all_findings(std::vector<Finding> findings, const Bottlenecks *bottlenecks,
                                   const RootCauses *causes) {
   if (!bottlenecks) return findings;
   for (const auto &b : bottlenecks->items) {
-    Finding f;
-    f.kind = b.kind;
-    f.where = b.where;
-    f.ranks = b.ranks;
-    f.lost_s = b.lost_s;
-    f.stage = b.kind;
-    f.question = b.question;
-    f.predicted_gain_s = b.predicted_gain_s;
-    f.cause = b.symptom;
+    Finding f = b;
     if (causes)
-      if (auto it = causes->words.find({b.kind, b.where}); it != causes->words.end())
+      if (auto it = causes->words.find({b.kind, b.place}); it != causes->words.end())
         f.cause += "; root cause: " + it->second;
     findings.push_back(std::move(f));
   }
@@ -30,14 +53,21 @@ std::vector<Finding> all_findings(std::vector<Finding> findings, const Bottlenec
 
 namespace {
 
-Evidence evidence_of(const Finding &f) { return {f.stage, f.kind, f.where, f.ranks, f.lost_s, f.cause}; }
-
 // Where a waiting finding's fix removes waiting (a place of `effects`), or -1.
 int64_t waiting_place(const Finding &f, const FixEffects &effects) {
-  const auto it = effects.place_of.find(f.question);
+  if (!f.fix) return -1;
+  const auto it = effects.place_of.find(*f.fix);
   return it == effects.place_of.end() || it->second >= effects.baseline_wait.size() ? -1
                                                                                     : static_cast<int64_t>(it->second);
 }
+
+struct PlaceAndCulpritsOrder {
+  bool operator()(const std::pair<Place, Culprits> &a, const std::pair<Place, Culprits> &b) const {
+    if (a.first.before(b.first)) return true;
+    if (b.first.before(a.first)) return false;
+    return a.second < b.second;
+  }
+};
 
 double priced_or(const Finding &f, double otherwise) {
   return std::isnan(f.predicted_gain_s) ? otherwise : f.predicted_gain_s;
@@ -58,31 +88,13 @@ void fold(Problem &to, Problem &&from, bool as_symptom, bool wider = false) {
   if (!as_symptom && !wider) to.head.lost_s = std::max(to.head.lost_s, from.head.lost_s);
 }
 
-// `inner` is a region path strictly below `outer` (findings at call sites name "R > site").
-bool strictly_inside(const std::string &inner, const std::string &outer) {
-  return !outer.empty() && inner.find(" > ") == std::string::npos && outer.find(" > ") == std::string::npos &&
-         outer.front() != '(' && inner.size() > outer.size() + 1 && inner.compare(0, outer.size(), outer) == 0 &&
-         inner[outer.size()] == '/';
-}
-
-// The master ranks a master-worker finding names: "master_bottleneck (master rank 0)" -> "0".
-std::string master_ranks(const std::string &where) {
-  const auto at = where.find("master rank");
-  if (at == std::string::npos) return "";
-  auto from = where.find(' ', at + 7);
-  if (from == std::string::npos) return "";
-  ++from;
-  const auto to = where.find(')', from);
-  return where.substr(from, to == std::string::npos ? std::string::npos : to - from);
-}
-
 void fold_model_and_region_findings(std::vector<Problem> &problems) {
   std::vector<uint8_t> gone(problems.size(), 0);
   // A region-wide finding (no culprits) at a region a problem with culprits is at: one cause.
   for (size_t d = 0; d < problems.size(); ++d) {
-    if (problems[d].head.ranks != "all") continue;
+    if (!problems[d].head.culprits.all) continue;
     for (size_t p = 0; p < problems.size(); ++p)
-      if (p != d && !gone[p] && problems[p].head.ranks != "all" && problems[p].head.where == problems[d].head.where) {
+      if (p != d && !gone[p] && !problems[p].head.culprits.all && problems[p].head.place.same(problems[d].head.place)) {
         fold(problems[p], std::move(problems[d]), false);
         gone[d] = 1;
         break;
@@ -92,10 +104,10 @@ void fold_model_and_region_findings(std::vector<Problem> &problems) {
   // the same excess, seen from the enclosing region (scorecard: a dissimilarity at phase00
   // naming the ranks of the imbalance in phase00/kernel03). Evidence of the inner one.
   for (size_t o = 0; o < problems.size(); ++o) {
-    if (gone[o] || problems[o].head.ranks == "all") continue;
+    if (gone[o] || problems[o].head.culprits.all) continue;
     for (size_t i = 0; i < problems.size(); ++i)
-      if (i != o && !gone[i] && problems[i].head.ranks == problems[o].head.ranks &&
-          strictly_inside(problems[i].head.where, problems[o].head.where)) {
+      if (i != o && !gone[i] && problems[i].head.culprits == problems[o].head.culprits &&
+          problems[i].head.place.strictly_inside(problems[o].head.place)) {
         fold(problems[i], std::move(problems[o]), false, true);
         gone[o] = 1;
         break;
@@ -104,7 +116,7 @@ void fold_model_and_region_findings(std::vector<Problem> &problems) {
   // A recognised model's causes are one problem (the largest at its head).
   size_t model = problems.size();
   for (size_t k = 0; k < problems.size(); ++k) {
-    if (gone[k] || problems[k].head.stage != "diagnosis") continue;
+    if (gone[k] || !is_model_kind(problems[k].head.kind)) continue;
     if (model == problems.size()) {
       model = k;
       continue;
@@ -118,24 +130,24 @@ void fold_model_and_region_findings(std::vector<Problem> &problems) {
     // master's own excess are how the model's cause shows: its symptoms. The best priced
     // of them bounds what the model's fix can buy.
     Problem &m = problems[model];
-    const std::string masters = m.head.kind == "master-worker" ? master_ranks(m.head.where) : "";
+    const kernels::RankRanges &masters = m.head.place.model_ranks;
     const Finding *priced = nullptr;
     std::vector<size_t> symptoms;
     for (size_t k = 0; k < problems.size(); ++k) {
       if (k == model || gone[k]) continue;
       const Finding &f = problems[k].head;
-      const bool waiting = f.kind == "late-sender" || f.kind == "late-receiver";
-      const bool master_excess =
-          !masters.empty() && f.ranks == masters && (f.kind == "load-imbalance" || f.kind == "dissimilarity");
+      const bool waiting = is_point_to_point_wait(f.kind);
+      const bool master_excess = !masters.empty() && !f.culprits.all && f.culprits.ranks == masters &&
+                                 (f.kind == ProblemKind::LoadImbalance || f.kind == ProblemKind::Dissimilarity);
       if (!waiting && !master_excess) continue;
       if (!std::isnan(f.predicted_gain_s) && (!priced || f.predicted_gain_s > priced->predicted_gain_s)) priced = &f;
       symptoms.push_back(k);
     }
     if (priced && std::isnan(m.head.predicted_gain_s)) {
-      m.head.question = priced->question;
+      m.head.fix = priced->fix;
       m.head.predicted_gain_s = priced->predicted_gain_s;
       m.head.cause +=
-          "; priced by removing the waiting it causes (" + priced->question + "): at most what restructuring buys";
+          "; priced by removing the waiting it causes (" + priced->question() + "): at most what restructuring buys";
     }
     for (size_t k : symptoms) {
       fold(m, std::move(problems[k]), true);
@@ -157,20 +169,20 @@ std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const Fi
   // (one what-if question: one gain, which two problems would count twice). The head is the
   // member whose fix gains most.
   std::vector<Problem> problems;
-  std::map<std::pair<std::string, std::string>, size_t> at;
-  std::map<std::string, size_t> fixed_by;  // a fix's question -> its problem
+  std::map<std::pair<Place, Culprits>, size_t, PlaceAndCulpritsOrder> at;
+  std::map<Fix, size_t, FixOrder> fixed_by;  // a fix -> its problem
   for (auto &f : findings) {
-    auto [it, fresh] = at.emplace(std::make_pair(f.where, f.ranks), problems.size());
-    if (fresh && !f.question.empty())
-      if (auto q = fixed_by.find(f.question); q != fixed_by.end()) it->second = q->second, fresh = false;
+    auto [it, fresh] = at.emplace(std::make_pair(f.place, f.culprits), problems.size());
+    if (fresh && f.fix)
+      if (auto q = fixed_by.find(*f.fix); q != fixed_by.end()) it->second = q->second, fresh = false;
     if (fresh) {
-      if (!f.question.empty()) fixed_by.emplace(f.question, problems.size());
-      problems.push_back({f, {evidence_of(f)}, {}});
+      if (f.fix) fixed_by.emplace(*f.fix, problems.size());
+      problems.push_back({f, {f}, {}});
       continue;
     }
     Problem &p = problems[it->second];
-    if (!f.question.empty()) fixed_by.emplace(f.question, it->second);
-    p.evidence.push_back(evidence_of(f));
+    if (f.fix) fixed_by.emplace(*f.fix, it->second);
+    p.evidence.push_back(f);
     const double lost = std::max(p.head.lost_s, f.lost_s);
     if (priced_or(f, -1) > priced_or(p.head, -1)) {
       std::swap(p.evidence.front(), p.evidence.back());
@@ -195,7 +207,8 @@ std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const Fi
     for (size_t c = 0; c < problems.size(); ++c) {
       if (c == w || is_symptom[c] || waiting_place(problems[c].head, *effects) >= 0) continue;
       if (!(priced_or(problems[c].head, -1) > no_gain)) continue;
-      auto it = effects->wait_under.find(problems[c].head.question);
+      if (!problems[c].head.fix) continue;
+      auto it = effects->wait_under.find(*problems[c].head.fix);
       if (it == effects->wait_under.end() || static_cast<size_t>(site) >= it->second.size()) continue;
       const int64_t removed = before - it->second[static_cast<size_t>(site)];
       if (removed >= best) best = removed, cause = c;
@@ -220,7 +233,7 @@ std::vector<Note> set_aside_non_problems(std::vector<Problem> &problems, double 
     const bool priced = !std::isnan(f.predicted_gain_s);
     if (priced) f.predicted_gain_s = std::min(f.predicted_gain_s, run_s);
     if (priced && f.predicted_gain_s <= no_gain) {
-      notes.push_back({f, "the replay of its fix (" + f.question + ") predicts " +
+      notes.push_back({f, "the replay of its fix (" + f.question() + ") predicts " +
                               (f.predicted_gain_s < 0 ? "a loss of " + ms(-f.predicted_gain_s)
                                                       : "no measurable gain (" + ms(f.predicted_gain_s) + ")")});
       continue;

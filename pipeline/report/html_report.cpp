@@ -407,7 +407,7 @@ std::string data_json(const io::ResultsStore &rs) {
   run_json(j, rs, rb);
   absent_json(j, rs, st);
   j.key("findings");
-  table_json(j, rs.table("findings"), 200);
+  table_json(j, problems_for_readers(rs), 200);
   if (st.has("profile")) profile_json(j, rs, rb);
   if (st.has("dissimilarity") && has_path(rs, "dissimilarity", "ranks")) clusters_json(j, rs);
   tables_json(j, rs, st);

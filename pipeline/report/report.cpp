@@ -1,4 +1,4 @@
-// The text and JSON reports of a results store: the run, the ranked findings, then each
+// The text and JSON reports of a results store: the run, the ranked problems, then each
 // stage's own part (its report hooks in the registry, else its group as stored).
 #include "pipeline/report/report.h"
 
@@ -18,6 +18,7 @@
 #include "pipeline/format/text.h"
 #include "pipeline/format/json_writer.h"
 #include "pipeline/format/results_view.h"
+#include "pipeline/engine/problem_kinds.h"
 #include "pipeline/stages/registry.h"
 
 namespace perfsift::pipeline {
@@ -31,6 +32,10 @@ bool has_table(const io::ResultsStore &rs, const std::string &name) {
   return false;
 }
 bool has_notes(const io::ResultsStore &rs) { return has_table(rs, "notes"); }
+
+// A problem's identity columns (place_*, fix_*) are for programs that match problems
+// across runs; the reports show the rest.
+bool is_identity_column(const std::string &name) { return name.rfind("place", 0) == 0 || name.rfind("fix_", 0) == 0; }
 
 void write_attr_value(JsonWriter &j, const io::AttrValue &v) {
   std::visit(
@@ -76,7 +81,7 @@ std::string evidence_summary(const io::Table &ev, size_t k) {
   const auto &role = column<std::string>(ev, "role"), &kind = column<std::string>(ev, "kind"),
              &stage = column<std::string>(ev, "stage"), &where = column<std::string>(ev, "where"),
              &ranks = column<std::string>(ev, "ranks");
-  const auto &seconds = column<double>(ev, "seconds");
+  const auto &lost = column<double>(ev, "lost_s");
   std::string seen, symptoms;
   size_t methods = 0;
   for (size_t r = 0; r < ev.rows(); ++r) {
@@ -86,7 +91,7 @@ std::string evidence_summary(const io::Table &ev, size_t k) {
       seen += (seen.empty() ? "" : ", ") + stage[r] + " (" + kind[r] + ")";
     } else {
       symptoms += (symptoms.empty() ? "" : "; ") + kind[r] + " at " + clip(where[r], 40) + " on ranks " +
-                  clip(ranks[r], 20) + ", " + format_seconds(seconds[r]);
+                  clip(ranks[r], 20) + ", " + format_seconds(lost[r]);
     }
   }
   std::string out = methods > 1 ? "seen by " + seen : "";
@@ -94,9 +99,9 @@ std::string evidence_summary(const io::Table &ev, size_t k) {
   return out;
 }
 
-// The problems: each /findings row with its evidence and symptoms from /evidence.
+// The problems: each /problems row with its evidence and symptoms from /evidence.
 void write_problems_json(JsonWriter &j, const io::ResultsStore &rs) {
-  const auto t = rs.table("findings");
+  const auto t = problems_for_readers(rs);
   io::Table ev;
   if (has_table(rs, "evidence")) ev = rs.table("evidence");
   std::vector<std::vector<size_t>> rows_of(t.rows());
@@ -115,8 +120,8 @@ void write_problems_json(JsonWriter &j, const io::ResultsStore &rs) {
         if (column<std::string>(ev, "role")[e] != role) continue;
         j.begin_object();
         for (const char *k : {"stage", "kind", "where", "ranks"}) j.key(k).value(column<std::string>(ev, k)[e]);
-        j.key("seconds").value(column<double>(ev, "seconds")[e]);
-        j.key("text").value(column<std::string>(ev, "text")[e]);
+        j.key("lost_s").value(column<double>(ev, "lost_s")[e]);
+        j.key("cause").value(column<std::string>(ev, "cause")[e]);
         j.end_object();
       }
       j.end_array();
@@ -188,6 +193,12 @@ std::string join(const std::vector<std::string> &v) {
 
 }  // namespace
 
+io::Table problems_for_readers(const io::ResultsStore &rs) {
+  io::Table t = rs.table("problems");
+  std::erase_if(t.columns, [](const io::Column &c) { return is_identity_column(c.name); });
+  return t;
+}
+
 std::string render_json(const io::ResultsStore &rs, const ReportLimits &lim) {
   const ReportLimits l = resolve(rs, lim);
   JsonWriter j;
@@ -223,18 +234,16 @@ std::string render_json(const io::ResultsStore &rs, const ReportLimits &lim) {
 
 std::vector<std::string> answer_lines(const io::ResultsStore &rs, size_t width) {
   const double run_s = program_time_s(rs.attributes("run"));
-  const auto f = rs.table("findings");
+  const auto f = rs.table("problems");
   const auto share = [&](double s) { return run_s > 0 ? " (" + format_percent(s / run_s) + " of the run)" : ""; };
   if (f.rows() == 0) {
     const size_t notes = has_notes(rs) ? rs.table("notes").rows() : 0;
     return {"Answer: no problem crossed the reporting thresholds" +
             (notes ? " (" + std::to_string(notes) + " method outputs are notes, below)" : std::string())};
   }
-  static const std::map<std::string, std::string> plain = {
-      {"mpi-time", "time in MPI"}, {"dissimilarity", "rank dissimilarity"}, {"disparity", "region disparity"}};
-  std::string kind = column<std::string>(f, "kind")[0];
-  if (auto it = plain.find(kind); it != plain.end()) kind = it->second;
-  std::replace(kind.begin(), kind.end(), '-', ' ');
+  const std::string &id = column<std::string>(f, "kind")[0];
+  const auto known = find_problem_kind(id);
+  const std::string kind = known ? std::string(kind_info(*known).name) : id;
   const std::string &where = column<std::string>(f, "where")[0], &ranks = column<std::string>(f, "ranks")[0];
   const double lost = column<double>(f, "lost_s")[0], gain = column<double>(f, "predicted_gain_s")[0];
   const auto *q = f.find("question");
@@ -275,7 +284,7 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
   for (const auto &w : attr_or<std::vector<std::string>>(root, "warnings", {}))
     os << "warning: " << printable(w) << "\n";
 
-  const auto f = rs.table("findings");
+  const auto f = rs.table("problems");
   const io::Table ev = has_table(rs, "evidence") ? rs.table("evidence") : io::Table{};
   const auto &kind = column<std::string>(f, "kind"), &where = column<std::string>(f, "where"),
              &ranks = column<std::string>(f, "ranks"), &cause = column<std::string>(f, "cause");

@@ -25,6 +25,8 @@ std::string render_json(const io::ResultsStore &results, const ReportLimits &lim
 // carry it, what it costs and what its fix buys, and why. The text report and the HTML
 // page open with them.
 std::vector<std::string> answer_lines(const io::ResultsStore &results, size_t width = 100);
+// The /problems table as the reports show it: without the identity columns.
+io::Table problems_for_readers(const io::ResultsStore &results);
 // One self-contained HTML page (pipeline/report/html_report.cpp).
 std::string render_html(const io::ResultsStore &results);
 

@@ -159,9 +159,11 @@ std::map<SitePair, PairTally> pair_tallies(Context &ctx, const MatchedMessageTab
 struct PairSummary {
   PairTally tally;
   int64_t transfers = 0;
-  int32_t top = 0;                   // the most frequent class
-  std::string sender{}, receiver{};  // call-site labels
-  std::string sender_ranks{}, receiver_ranks{};
+  int32_t top = 0;                               // the most frequent class
+  std::string sender{}, receiver{};              // call-site labels
+  std::string sender_ranks{}, receiver_ranks{};  // as the /classify tables print them
+  CallSiteName sender_site{}, receiver_site{};
+  kernels::RankRanges sender_set{}, receiver_set{};
 };
 
 std::vector<PairSummary> summarise_pairs(Context &ctx, const std::map<SitePair, PairTally> &all, PairRanks &ranks) {
@@ -175,9 +177,13 @@ std::vector<PairSummary> summarise_pairs(Context &ctx, const std::map<SitePair, 
     }
     s.sender = site_label(sites, p.send_site);
     s.receiver = site_label(sites, p.recv_site);
+    if (p.send_site < sites.size()) s.sender_site = call_site_name(sites[p.send_site]);
+    if (p.recv_site < sites.size()) s.receiver_site = call_site_name(sites[p.recv_site]);
     const auto &r = ranks[key];
-    s.sender_ranks = kernels::format_ranges_brief(kernels::to_ranges(r[0]));
-    s.receiver_ranks = kernels::format_ranges_brief(kernels::to_ranges(r[1]));
+    s.sender_set = kernels::to_ranges(r[0]);
+    s.receiver_set = kernels::to_ranges(r[1]);
+    s.sender_ranks = kernels::format_ranges_brief(s.sender_set);
+    s.receiver_ranks = kernels::format_ranges_brief(s.receiver_set);
     pairs.push_back(std::move(s));
   }
   return pairs;
@@ -330,13 +336,14 @@ void classify_findings(Context &ctx, const config::Values &cfg, const ClassifyRe
         worst_s < min_lost * ctx.program_time_s())
       continue;
     Finding f;
-    f.kind = std::string(vt::class_keys()[static_cast<size_t>(worst)]);
-    std::replace(f.kind.begin(), f.kind.end(), '_', '-');
-    f.where = s.sender + " -> " + s.receiver;
+    f.kind = transfer_class_kind(worst);
+    f.place.type = Place::Type::Transfer;
+    f.place.label = s.sender + " -> " + s.receiver;
+    f.place.site = s.sender_site;
+    f.place.peer = s.receiver_site;
     const bool receiver_waits = worst == vt::kLateSend || worst == vt::kLateSendPost;
-    f.ranks = receiver_waits ? s.receiver_ranks : s.sender_ranks;
+    f.culprits.ranks = receiver_waits ? s.receiver_set : s.sender_set;
     f.lost_s = worst_s;
-    f.stage = "classify";
     f.cause = std::to_string(p.counts[worst]) + " of " + std::to_string(n) + " transfers (" +
               format_percent(static_cast<double>(p.counts[worst]) / static_cast<double>(n)) + ") from ranks " +
               s.sender_ranks + " to " + s.receiver_ranks + " are " + vt::class_keys()[static_cast<size_t>(worst)] +

@@ -20,6 +20,7 @@
 #include "pipeline/format/text.h"
 #include "pipeline/format/results_view.h"
 #include "pipeline/engine/stage_info.h"
+#include "pipeline/whatif/fix_questions.h"
 #include "pipeline/whatif/questions.h"
 
 namespace perfsift::pipeline {
@@ -242,16 +243,20 @@ void disparity_bottlenecks(Context &ctx, const DisparityRows &rows, const Dispar
                     "wall share %.3g; %s per rank off the CPU in file I/O; CPU time at stake unknown without CPI",
                     res.crnm[g - 1], format_seconds(off_cpu).c_str());
     const double share = w[0].mean() / std::max(1e-300, ctx.program_time_s());
-    bottlenecks.push_back({"disparity", regions[g].path, "all",
-                           regions[g].path + " is a " + kSeverityNames[res.sev[g - 1]] +
-                               " disparity bottleneck: " + format_percent(share) + " of the run, " + buf,
-                           priced ? w[0].mean() * (1 - res.cpi_best / cpi[g]) : off_cpu});
+    Finding b;
+    b.kind = ProblemKind::Disparity;
+    b.place = Place::region(g, regions[g].path);
+    b.culprits = Culprits::every_rank();
+    b.cause = regions[g].path + " is a " + kSeverityNames[res.sev[g - 1]] +
+              " disparity bottleneck: " + format_percent(share) + " of the run, " + buf;
+    b.lost_s = priced ? w[0].mean() * (1 - res.cpi_best / cpi[g]) : off_cpu;
     // The fix: the region at the program's best CPI, i.e. its time scaled by best / own.
     if (priced) {
-      char q[64];
-      std::snprintf(q, sizeof q, "scale %.4f region ", res.cpi_best / cpi[g]);
-      bottlenecks.back().question = q + quote_region(regions[g].path);
+      char factor[32];
+      std::snprintf(factor, sizeof factor, "%.4f", res.cpi_best / cpi[g]);
+      b.fix = region_fix(Fix::Action::Scale, g, regions[g].path, factor);
     }
+    bottlenecks.push_back(std::move(b));
   }
 }
 

@@ -21,6 +21,7 @@
 #include "pipeline/engine/mpi_reducer.h"
 #include "pipeline/format/results_view.h"
 #include "pipeline/engine/stage_info.h"
+#include "pipeline/whatif/fix_questions.h"
 #include "pipeline/whatif/questions.h"
 
 namespace perfsift::pipeline {
@@ -108,7 +109,8 @@ int64_t count_clusters(MPI_Comm comm, const std::vector<int64_t> &labels, const 
 // computation burst that ends at each call site, and the time inside it.
 struct Columns {
   std::vector<std::string> names;          // [0] is the whole program
-  std::vector<std::string> fixes;          // per column: the what-if question pricing a balanced fix
+  std::vector<Place> places;               // per column: where it is (names: its label)
+  std::vector<Fix> fixes;                  // per column: the fix that balances it
   std::vector<std::vector<int32_t>> kids;  // children per column
   std::vector<int> depth;
   std::vector<double> values;  // [owned][names.size()]
@@ -120,7 +122,9 @@ Columns user_regions(Context &ctx, const std::string &metric) {
   Columns c;
   for (const auto &r : ctx.store().regions()) {
     c.names.push_back(r.path);
-    c.fixes.push_back(r.id == 0 ? "balance all" : "balance region " + quote_region(r.path));
+    c.places.push_back(Place::region(r.id, r.path));
+    c.fixes.push_back(r.id == 0 ? fix_everywhere(Fix::Action::Balance)
+                                : region_fix(Fix::Action::Balance, r.id, r.path));
   }
   c.kids = ctx.children();
   for (size_t g = 0; g < c.names.size(); ++g) c.depth.push_back(ctx.depth(static_cast<int32_t>(g)));
@@ -148,16 +152,20 @@ Columns call_site_regions(Context &ctx, bool with_mpi) {
   const auto &sites = ctx.store().callsites();
   const int32_t nsites = static_cast<int32_t>(sites.size()) + 1;  // the last: calls without a site
   c.names.push_back(io::kRootRegionPath);
-  c.fixes.push_back("balance all");
+  c.places.push_back(Place::program(io::kRootRegionPath));
+  c.fixes.push_back(fix_everywhere(Fix::Action::Balance));
   for (int32_t k = 0; k < nsites; ++k) {
     std::string where =
         k + 1 < nsites ? short_function(sites[k].function.empty() ? sites[k].module : sites[k].function) : "unknown";
     if (k + 1 < nsites && sites[k].line > 0) where += ":" + std::to_string(sites[k].line);
     c.names.push_back("compute before #" + std::to_string(k) + " " + where);
-    c.fixes.push_back("balance callsite " + std::to_string(k));
+    c.places.push_back(
+        Place::call_site(sites, static_cast<uint64_t>(k), c.names.back(), Place::Span::ComputationBefore));
+    c.fixes.push_back(callsite_fix(Fix::Action::Balance, sites, k));
     if (with_mpi) {
       c.names.push_back("MPI at #" + std::to_string(k) + " " + where);
-      c.fixes.push_back("zero-wait callsite " + std::to_string(k));
+      c.places.push_back(Place::call_site(sites, static_cast<uint64_t>(k), c.names.back()));
+      c.fixes.push_back(callsite_fix(Fix::Action::ZeroWait, sites, k));
     }
   }
   const size_t n = c.names.size();
@@ -569,7 +577,7 @@ void write_dissimilarity(Context &ctx, const config::Values &cfg, const Dissimil
 // The ranks that carry the excess in column g: the members of the clusters whose mean there
 // is above the mean over all clustered ranks by at least half the largest such excess (the
 // slow ranks, whether few or many; not a cluster a little above the mean).
-std::string culprit_ranks(Context &ctx, const DissimilarityResult &r, int32_t g) {
+kernels::RankRanges culprit_ranks(Context &ctx, const DissimilarityResult &r, int32_t g) {
   const auto &ids = r.vectors.ids;
   const int32_t first = ctx.first(), nreg = static_cast<int32_t>(r.cols.names.size());
   std::map<int64_t, size_t> index;
@@ -592,7 +600,7 @@ std::string culprit_ranks(Context &ctx, const DissimilarityResult &r, int32_t g)
   std::vector<int32_t> culprits;
   for (size_t i = 0; i < ids.size(); ++i)
     if (largest > 0 && excess.at(r.labels[i]) >= 0.5 * largest) culprits.push_back(static_cast<int32_t>(ids[i]));
-  return kernels::format_ranges(ctx.allgather(kernels::to_ranges(culprits)));
+  return ctx.allgather(kernels::to_ranges(culprits));
 }
 
 // A bottleneck per CCCR; its ranks: those whose cluster carries the excess in that region.
@@ -610,16 +618,19 @@ void dissimilarity_findings(Context &ctx, const DissimilarityResult &r) {
     for (size_t i = 0; i < ids.size(); ++i)
       one[0].add(cols.values[static_cast<size_t>(ids[i] - first) * nreg + g], ids[i]);
     ctx.allreduce(one);
-    const std::string ranks = culprit_ranks(ctx, r, g);
+    const kernels::RankRanges ranks = culprit_ranks(ctx, r, g);
     char sev[32];
     std::snprintf(sev, sizeof sev, "%.2f", r.severity);
-    bottlenecks.push_back({"dissimilarity", cols.names[g], ranks,
-                           "ranks fall into " + std::to_string(r.nclusters) + " clusters by " + metric_word +
-                               " time per " + (cols.derived ? "call-site region" : "region") + " (severity " + sev +
-                               "); " + cols.names[g] + " decides the split: " + format_seconds(one[0].min) + " to " +
-                               format_seconds(one[0].max) + " per rank",
-                           one[0].max - one[0].mean()});
-    bottlenecks.back().question = cols.fixes[static_cast<size_t>(g)];
+    Finding b;
+    b.kind = ProblemKind::Dissimilarity;
+    b.place = cols.places[static_cast<size_t>(g)];
+    b.culprits.ranks = ranks;
+    b.cause = "ranks fall into " + std::to_string(r.nclusters) + " clusters by " + metric_word + " time per " +
+              (cols.derived ? "call-site region" : "region") + " (severity " + sev + "); " + cols.names[g] +
+              " decides the split: " + format_seconds(one[0].min) + " to " + format_seconds(one[0].max) + " per rank";
+    b.lost_s = one[0].max - one[0].mean();
+    b.fix = cols.fixes[static_cast<size_t>(g)];
+    bottlenecks.push_back(std::move(b));
   }
 }
 

@@ -17,6 +17,7 @@
 #include "pipeline/format/text.h"
 #include "pipeline/format/results_view.h"
 #include "pipeline/engine/stage_info.h"
+#include "pipeline/whatif/fix_questions.h"
 #include "pipeline/whatif/questions.h"
 
 namespace perfsift::pipeline {
@@ -373,12 +374,11 @@ void imbalance_findings(Context &ctx, const ProfileResult &res, double min_waste
     }
     const auto ranges = ctx.allgather(kernels::to_ranges(heavy));
     Finding f;
-    f.kind = "load-imbalance";
-    f.where = regions[g].path;
-    f.question = g == 0 ? "balance all" : "balance region " + quote_region(regions[g].path);
-    f.ranks = kernels::format_ranges(ranges);
+    f.kind = ProblemKind::LoadImbalance;
+    f.place = Place::region(g, regions[g].path);
+    f.fix = g == 0 ? fix_everywhere(Fix::Action::Balance) : region_fix(Fix::Action::Balance, g, regions[g].path);
+    f.culprits.ranks = ranges;
     f.lost_s = waste;
-    f.stage = "profile";
     f.cause = (g == 0 ? std::string("computation outside any region") : "computation in " + regions[g].path) +
               " takes up to " + format_seconds(s.max) + " (rank " + std::to_string(s.max_rank) + ") against " +
               format_seconds(mean) + " on average (imbalance " + format_percent(s.imbalance()) + "); " +
@@ -432,12 +432,11 @@ void mpi_time_finding(Context &ctx, const ProfileResult &res, double min_mpi_sha
   for (int32_t l = 0; l < owned; ++l)
     if (!ctx.missing(first + l)) present.push_back(first + l);
   Finding f;
-  f.kind = "mpi-time";
-  f.where = io::kRootRegionPath;
-  f.question = "ideal-network";
-  f.ranks = kernels::format_ranges(ctx.allgather(kernels::to_ranges(present)));
+  f.kind = ProblemKind::MpiTime;
+  f.place = Place::program(io::kRootRegionPath);
+  f.fix = fix_everywhere(Fix::Action::IdealNetwork);
+  f.culprits.ranks = ctx.allgather(kernels::to_ranges(present));
   f.lost_s = comm_rank[0].min;
-  f.stage = "profile";
   f.cause = format_percent(mpi_share) + " of the run is spent in MPI (" +
             format_seconds(comm_ns * 1e-9 / ranks_with_data) + " per rank on average, start-up excluded), most in " +
             top + "; rank " + std::to_string(comm_rank[0].min_rank) + " spends the least, " +

@@ -218,7 +218,8 @@ struct Analysis {
 
 // The causes found for one kind of bottleneck, in the bottlenecks' order.
 struct Causes {
-  std::vector<std::string> paths, words;
+  std::vector<Place> places;
+  std::vector<std::string> words;
 };
 
 void write_analysis(StageOutput &out, const std::string &prefix, const std::string &what,
@@ -271,24 +272,19 @@ void write_causes(StageOutput &out, const std::string &name, const std::string &
   per.description = description;
   auto &path = per.strings("path", "region");
   auto &causes = per.strings("causes", causes_description);
-  for (size_t i = 0; i < found.paths.size(); ++i) {
-    path.push_back(found.paths[i]);
+  for (size_t i = 0; i < found.places.size(); ++i) {
+    path.push_back(found.places[i].label);
     causes.push_back(found.words[i]);
   }
   out.table(name, per);
 }
 
-void add_root_causes(RootCauses &root_causes, const std::string &kind, const Causes &found) {
-  for (size_t i = 0; i < found.paths.size(); ++i) root_causes.words[{kind, found.paths[i]}] = found.words[i];
+void add_root_causes(RootCauses &root_causes, ProblemKind kind, const Causes &found) {
+  for (size_t i = 0; i < found.places.size(); ++i) root_causes.words[{kind, found.places[i]}] = found.words[i];
 }
 
-// The region with this path; 0 (the program) when not a region.
-int32_t region_of(const Context &ctx, const std::string &path) {
-  const auto &regions = ctx.store().regions();
-  for (int32_t k = 1; k < ctx.nregions(); ++k)
-    if (regions[k].path == path) return k;
-  return int32_t{0};
-}
+// The region a bottleneck is at; 0 (the program) when not a region (a call-site region).
+int32_t region_of(const Finding &b) { return b.place.type == Place::Type::Region ? b.place.region_id : 0; }
 
 // Dissimilarity: the objects are the clustered ranks, the decision their cluster by time.
 struct RankTables {
@@ -377,14 +373,14 @@ std::string off_cpu_words(const Attribute &a, const Switches &sw, int32_t g) {
 
 // Collective: per dissimilarity bottleneck, the attributes of a minimal reduct of the
 // table restricted to its region.
-Causes dissimilarity_causes(const RankTables &tables, const std::vector<Bottleneck> &bottlenecks,
+Causes dissimilarity_causes(const RankTables &tables, const std::vector<Finding> &bottlenecks,
                             const std::vector<std::string> &dropped) {
   const Switches sw = region_switches(tables.ctx);
   Causes found;
   for (const auto &b : bottlenecks) {
-    if (b.kind != "dissimilarity") continue;
+    if (b.kind != ProblemKind::Dissimilarity) continue;
     // A call-site region has no profile of its own: the whole program's column stands in.
-    const int32_t g = region_of(tables.ctx, b.where);
+    const int32_t g = region_of(b);
     const auto rg = tables.analyse({g}).result;
     // The attributes of every smallest reduct: equally good explanations (a minimal
     // reduct alone would name whichever comes first).
@@ -400,7 +396,7 @@ Causes dissimilarity_causes(const RankTables &tables, const std::vector<Bottlene
       words = dropped.empty() ? "none of the recorded attributes differs between the rank groups"
                               : "none of the recorded attributes differs between the rank groups (" +
                                     std::to_string(dropped.size()) + " not recorded)";
-    found.paths.push_back(b.where);
+    found.places.push_back(b.place);
     found.words.push_back(words);
   }
   return found;
@@ -439,18 +435,18 @@ Analysis disparity_analysis(Context &ctx, const std::vector<Attribute> &attrs, c
 }
 
 // Per disparity bottleneck: the high attributes of every smallest reduct.
-Causes disparity_causes(const Context &ctx, const std::vector<Attribute> &attrs, const Analysis &analysis,
-                        const std::vector<Bottleneck> &bottlenecks) {
+Causes disparity_causes(const std::vector<Attribute> &attrs, const Analysis &analysis,
+                        const std::vector<Finding> &bottlenecks) {
   Causes found;
   for (const auto &b : bottlenecks) {
-    const int32_t g = b.kind == "disparity" ? region_of(ctx, b.where) : 0;
+    const int32_t g = b.kind == ProblemKind::Disparity ? region_of(b) : 0;
     if (g == 0) continue;  // disparity bottlenecks are code regions
     // The high attributes of every smallest reduct: equally good explanations.
     std::string words;
     for (int a : kernels::explaining_attributes(analysis.result, analysis.table.conditions[g - 1], 1))
       words += (words.empty() ? "" : "; ") + attrs[a].cause_high;
     if (words.empty()) words = "none of the recorded attributes is high here: its own amount of work";
-    found.paths.push_back(b.where);
+    found.places.push_back(b.place);
     found.words.push_back(words);
   }
   return found;
@@ -472,7 +468,7 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
   write_attribute_names(out, attrs, dropped);
   const auto *clusters = ctx.products().find<RankClusters>();
   const auto *severity = ctx.products().find<RegionSeverity>();
-  const std::vector<Bottleneck> none;
+  const std::vector<Finding> none;
   const auto *found = ctx.products().find<Bottlenecks>();
   const auto &bottlenecks = found ? found->items : none;
   RootCauses root_causes;
@@ -485,16 +481,16 @@ void run_rootcause(Context &ctx, const config::Values &cfg, StageOutput &out) {
     write_causes(out, "dissimilarity_per_region",
                  "per dissimilarity CCCR: the attributes of a minimal reduct of its own decision table",
                  "attributes that separate the rank groups in this region, joined by ';'", causes);
-    add_root_causes(root_causes, "dissimilarity", causes);
+    add_root_causes(root_causes, ProblemKind::Dissimilarity, causes);
   }
   if (severity) {
     const Analysis analysis = disparity_analysis(ctx, attrs, *severity);
     write_analysis(out, "disparity", "disparity (regions)", attrs, analysis);
-    const Causes causes = disparity_causes(ctx, attrs, analysis, bottlenecks);
+    const Causes causes = disparity_causes(attrs, analysis, bottlenecks);
     write_causes(out, "disparity_per_region",
                  "per disparity CCCR: the attributes of the smallest reducts that are high in it",
                  "plain words, joined by ';'", causes);
-    add_root_causes(root_causes, "disparity", causes);
+    add_root_causes(root_causes, ProblemKind::Disparity, causes);
   }
   ctx.products().publish(std::move(root_causes));
 }

@@ -22,6 +22,7 @@
 #include "kernels/wait_states.h"
 #include "pipeline/format/text.h"
 #include "pipeline/replay/matched_messages.h"
+#include "pipeline/whatif/fix_questions.h"
 #include "pipeline/whatif/questions.h"
 #include "pipeline/engine/op_traits.h"
 #include "pipeline/replay/replay_model.h"
@@ -364,17 +365,20 @@ void waitstates_findings(Context &ctx, const config::Values &cfg, const WaitStat
     i = k;
     if (wall <= 0 || worst < min_share * wall) continue;
     Finding f;
-    f.kind = pattern_key(w.pattern);
-    std::replace(f.kind.begin(), f.kind.end(), '_', '-');
-    f.where = callpath(ctx, w.region, w.site);
-    f.ranks = kernels::format_ranges_brief(kernels::to_ranges(waiting));
+    f.kind = wait_state_kind(w.pattern);
+    f.place = Place::call_site(sites, w.site, callpath(ctx, w.region, w.site));
+    const bool region_known = w.region >= 0 && static_cast<size_t>(w.region) < ctx.store().regions().size();
+    if (region_known) {
+      f.place.region_id = w.region;
+      f.place.region_path = ctx.store().regions()[static_cast<size_t>(w.region)].path;
+    }
+    f.culprits.ranks = kernels::to_ranges(waiting);
     f.lost_s = worst;
-    f.stage = "waitstates";
     // The fix: no waiting at this call site, or in this region where the call site is unknown
     if (w.site < sites.size())
-      f.question = "zero-wait callsite " + std::to_string(w.site);
-    else if (w.region >= 0 && static_cast<size_t>(w.region) < ctx.store().regions().size())
-      f.question = "zero-wait region " + quote_region(ctx.store().regions()[static_cast<size_t>(w.region)].path);
+      f.fix = callsite_fix(Fix::Action::ZeroWait, sites, static_cast<int64_t>(w.site));
+    else if (region_known)
+      f.fix = region_fix(Fix::Action::ZeroWait, w.region, f.place.region_path);
     f.cause = format_seconds(total) + " of " + std::string(pattern_key(w.pattern)) + " waiting on " +
               std::to_string(waiting.size()) + (waiting.size() == 1 ? " rank" : " ranks") + " (up to " +
               format_seconds(worst) + " on one)" +

@@ -161,10 +161,10 @@ std::vector<Asked> ask_questions(const Context &ctx, const config::Values &cfg, 
   user_end = asked.size();
   if (cfg.get_bool("whatif.standard_questions")) add_standard_questions(ctx, cfg, model, paths, asked);
   for (const auto &f : ctx.findings)
-    if (!f.question.empty()) asked.push_back({f.question, "finding"});
+    if (f.fix) asked.push_back({f.fix->question, "finding"});
   if (const auto *found = ctx.products().find<Bottlenecks>())
     for (const auto &b : found->items)
-      if (!b.question.empty()) asked.push_back({b.question, "finding"});
+      if (b.fix) asked.push_back({b.fix->question, "finding"});
   std::vector<Asked> unique;
   std::map<std::string, size_t> seen;
   for (auto &a : asked) {
@@ -586,7 +586,7 @@ void whatif_findings(Context &ctx, const WhatifResult &r) {
   for (size_t k = 0; k < r.asked.size(); ++k)
     gain_of[r.asked[k].text] = baseline_s - static_cast<double>(r.predicted[k]) * 1e-9;
   for (auto &f : ctx.findings)
-    if (auto it = gain_of.find(f.question); !f.question.empty() && it != gain_of.end()) f.predicted_gain_s = it->second;
+    if (auto it = gain_of.find(f.question()); f.fix && it != gain_of.end()) f.predicted_gain_s = it->second;
   // A masked fix: its gain on top of the other fixes, and why alone it shows none.
   auto unmask = [&](const std::string &question, double &gain, std::string &text) {
     const auto it = r.masked.find(question);
@@ -596,28 +596,43 @@ void whatif_findings(Context &ctx, const WhatifResult &r) {
             format_seconds(it->second.gain_s);
     gain = it->second.gain_s;
   };
-  for (auto &f : ctx.findings) unmask(f.question, f.predicted_gain_s, f.cause);
+  for (auto &f : ctx.findings) unmask(f.question(), f.predicted_gain_s, f.cause);
   UnpricedWhereRanksNeverEnter unpriced(ctx, r);
-  for (auto &f : ctx.findings) unpriced.apply(f.question, f.predicted_gain_s, f.cause);
+  for (auto &f : ctx.findings) unpriced.apply(f.question(), f.predicted_gain_s, f.cause);
   if (auto *found = ctx.products().find<Bottlenecks>())
     for (auto &b : found->items)
-      if (auto it = gain_of.find(b.question); !b.question.empty() && it != gain_of.end()) {
+      if (auto it = gain_of.find(b.question()); b.fix && it != gain_of.end()) {
         b.predicted_gain_s = it->second;
-        unmask(b.question, b.predicted_gain_s, b.symptom);
-        unpriced.apply(b.question, b.predicted_gain_s, b.symptom);
+        unmask(b.question(), b.predicted_gain_s, b.cause);
+        unpriced.apply(b.question(), b.predicted_gain_s, b.cause);
       }
+}
+
+// What the replay says of each finding's fix: the waiting it leaves per place (fixes that
+// change work), and the place a waiting fix clears. The replay was asked by question text.
+FixEffects fix_effects(const Context &ctx, const WhatifResult &r) {
+  FixEffects effects;
+  effects.baseline_wait = r.site_wait[0];
+  std::map<std::string, size_t> asked_as;
+  for (size_t k = 1; k < r.asked.size(); ++k) asked_as.emplace(r.asked[k].text, k);
+  auto add = [&](const Fix &fix) {
+    if (auto p = r.place_of.find(fix.question); p != r.place_of.end()) effects.place_of.emplace(fix, p->second);
+    if (auto k = asked_as.find(fix.question); k != asked_as.end() && r.effect_of[k->second])
+      effects.wait_under.emplace(fix, r.site_wait[k->second]);
+  };
+  for (const auto &f : ctx.findings)
+    if (f.fix) add(*f.fix);
+  if (const auto *found = ctx.products().find<Bottlenecks>())
+    for (const auto &b : found->items)
+      if (b.fix) add(*b.fix);
+  return effects;
 }
 
 void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   WhatifResult result = compute_whatif(ctx, cfg);
   write_whatif(ctx, result, out);
   whatif_findings(ctx, result);
-  FixEffects effects;
-  effects.baseline_wait = result.site_wait[0];
-  effects.place_of = result.place_of;
-  for (size_t k = 1; k < result.asked.size(); ++k)
-    if (result.effect_of[k]) effects.wait_under[result.asked[k].text] = result.site_wait[k];
-  ctx.products().publish(std::move(effects));
+  ctx.products().publish(fix_effects(ctx, result));
   PERFSIFT_CHECK(result.replays.replayed, "the whatif stage ends without its baseline replay");
   ctx.products().publish(ReplayBaseline{result.model, result.params, result.replays.baseline});
   if (result.replays.state)

@@ -2,7 +2,7 @@
 
     import perfsift
     r = perfsift.load("run.results.h5")     # what `perfsift analyze -o` wrote
-    r.findings                              # the ranked problems, a DataFrame
+    r.problems                              # the ranked problems, a DataFrame
     r.profile.regions                       # a stage's table
     r.profile.rank_region_wall_s            # a [rank x region] matrix
     r.whatif.attrs["baseline_error"]        # a stage's figures
@@ -28,7 +28,7 @@ import pandas as pd
 __all__ = ["load", "open_trace", "Results", "Section", "Trace", "FormatError"]
 
 RESULTS_FORMAT = "perfsift-results"
-RESULTS_VERSION = 2  # io/results_store.h: kResultsVersion
+RESULTS_VERSION = 3  # io/results_store.h: kResultsVersion
 TRACE_FORMAT = "perfsift-trace"
 
 
@@ -140,7 +140,7 @@ class Section:
 
 
 class Results:
-    """A results store (`perfsift analyze -o`). Top-level tables (findings, notes,
+    """A results store (`perfsift analyze -o`). Top-level tables (problems, notes,
     evidence) are DataFrames; each stage that ran is a Section."""
 
     def __init__(self, path: str):

@@ -248,7 +248,7 @@ class AnalyzeTest(unittest.TestCase):
         per = d["rootcause"]["disparity"]["per_region"]
         self.check(per["io"] == ["heavy disk I/O"], per)
         self.check("high L2 miss rate (misses per instruction)" in per["solve/smooth"], per)
-        causes = {f["where"]: f["text"] if "text" in f else f["cause"] for f in cr.reported(d) if f["kind"] == "disparity"}
+        causes = {f["where"]: f["cause"] for f in cr.reported(d) if f["kind"] == "disparity"}
         self.check("root cause: heavy disk I/O" in causes["io"] and "L2 miss rate" in causes["solve/smooth"], causes)
         print("root causes: io -> heavy disk I/O; solve/smooth -> high L1 and L2 miss rates")
 

@@ -31,7 +31,7 @@ def contract(results, report):
     with h5py.File(results, "r") as f:
         root = f.attrs
         assert root["format"] == "perfsift-results", root["format"]
-        assert int(root["version"]) == 2
+        assert int(root["version"]) == 3
         for key in ("source_store", "source_checksum", "configuration", "configuration_effective", "stages"):
             assert key in root, f"root attribute {key} missing"
         assert str(root["source_checksum"]).startswith("blockhash64:")
@@ -44,14 +44,15 @@ def contract(results, report):
         for name, ds in datasets:
             assert "units" in ds.attrs and "description" in ds.attrs, f"{name}: units/description missing"
             assert ds.attrs["description"], f"{name}: empty description"
-        fnd = f["findings"]
-        for col in ("rank", "kind", "where", "ranks", "cause", "predicted_gain_s", "stage"):
-            assert col in fnd, f"/findings/{col} missing"
+        fnd = f["problems"]
+        for col in ("rank", "kind", "where", "ranks", "cause", "predicted_gain_s", "stage", "place", "place_region",
+                    "place_function", "place_file", "place_line", "place_model_cause", "fix_action", "fix_target"):
+            assert col in fnd, f"/problems/{col} missing"
         n = int(fnd.attrs["rows"])
         if n:  # an empty table has null dataspaces
             assert list(fnd["rank"][...]) == list(range(1, n + 1))
     d = json.load(open(report))
-    assert d["format"] == "perfsift-results" and d["version"] == 2
+    assert d["format"] == "perfsift-results" and d["version"] == 3
     for key in ("ranks", "wall_time_s", "counters_unavailable"):
         assert key in d["run"], f"run.{key} missing"
     for fd in d["findings"]:
@@ -59,7 +60,7 @@ def contract(results, report):
             assert key in fd, f"finding key {key} missing"
         assert fd["evidence"] and fd["evidence"][0]["kind"] == fd["kind"], f"the head is not first in its evidence: {fd}"
         for e in fd["evidence"] + fd["symptoms"]:
-            assert set(e) == {"stage", "kind", "where", "ranks", "seconds", "text"}, e
+            assert set(e) == {"stage", "kind", "where", "ranks", "lost_s", "cause"}, e
         g = fd["predicted_gain_s"]
         assert g is None or 0 < g <= d["run"]["wall_time_s"] + 1e-9, f"gain {g} outside (0, run]: {fd['kind']}"
         assert fd["predicted_gain_s"] is None or isinstance(fd["predicted_gain_s"], (int, float))

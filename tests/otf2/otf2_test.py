@@ -143,7 +143,7 @@ class Otf2Test(unittest.TestCase):
         self.assertAlmostEqual(f["predicted_gain_s"], 0.2, delta=0.005)
         g = [s for s in f["symptoms"] if s["kind"] == "wait-at-nxn"][0]
         self.assertEqual(g["ranks"], "2,3")
-        self.assertAlmostEqual(g["seconds"], 0.4, delta=0.002)
+        self.assertAlmostEqual(g["lost_s"], 0.4, delta=0.002)
         solve = [r for r in d["profile"]["regions"] if r["path"] == "main/solve"][0]
         self.assertAlmostEqual(solve["wall_max_s"], 0.5, delta=1e-3)
 

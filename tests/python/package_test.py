@@ -45,12 +45,15 @@ class Package(unittest.TestCase):
 
     def test_findings_name_the_injected_imbalance(self):
         r = perfsift.load(self.results)
-        top = r.findings.iloc[0]
+        top = r.problems.iloc[0]
         self.assertIn(HOT, top["where"])
         self.assertIn("2", str(top["ranks"]))
         self.assertGreater(top["lost_s"], 0)
-        self.assertEqual(r.findings.attrs["units"]["lost_s"], "s")
-        self.assertEqual(list(r.findings.columns[:3]), ["rank", "kind", "where"])  # the writer's order
+        self.assertEqual(r.problems.attrs["units"]["lost_s"], "s")
+        self.assertEqual(list(r.problems.columns[:3]), ["rank", "kind", "where"])  # the writer's order
+        self.assertEqual(top["place"], "region")  # the problem's identity, typed
+        self.assertEqual(top["place_region"], top["where"])
+        self.assertEqual(top["fix_action"], "balance")
 
     def test_stage_tables_and_matrices(self):
         r = perfsift.load(self.results)

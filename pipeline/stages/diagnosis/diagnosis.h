@@ -86,10 +86,13 @@ std::vector<RankTimes> rank_times(const Context &ctx, const ReplayModel &model);
 std::map<std::string, std::vector<uint8_t>> event_regions(const Context &ctx, const config::Values &cfg);
 // An efficiency as the reports print it: "%.3f".
 std::string three_decimals(double v);
-// The tree's fired causes become the diagnosis's causes, and findings when they matter for the run.
+// The tree's fired causes become the diagnosis's causes, and findings when they matter for
+// the run: at the model's cause (`where` describes the model's shape), culprit the worst
+// rank, priced by the cause's fix when `fixes` has one; `model_ranks`: the ranks the model
+// centres on (master-worker's masters), whose own excess is the cause's symptom.
 void conclude(Diagnosis &d, const Inference &inf, const std::map<std::string, double> &seconds, const Context &ctx,
-              const config::Values &cfg, const std::string &where, const std::string &ranks,
-              const std::map<std::string, std::string> &questions);
+              const config::Values &cfg, const std::string &where, int32_t worst_rank,
+              const std::map<std::string, Fix> &fixes, const kernels::RankRanges &model_ranks = {});
 
 // One per model's file; each is collective (the same calls in the same order everywhere).
 Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, const ReplayModel &model,

@@ -209,8 +209,7 @@ Diagnosis diagnose_divide_and_conquer(const Context &ctx, const config::Values &
                {"t_wait_s", worst.wait() * 1e-9},   {"t_w_divide_s", worst.divide * 1e-9},
                {"t_w_solve_s", worst.solve * 1e-9}, {"t_w_merge_s", worst.merge * 1e-9},
                {"t_comm_s", worst.comm * 1e-9},     {"levels", static_cast<double>(levels)}};
-  conclude(d, inf, waiting_seconds(worst), ctx, cfg, std::to_string(levels) + "-level recursion",
-           std::to_string(worst.rank), {});
+  conclude(d, inf, waiting_seconds(worst), ctx, cfg, std::to_string(levels) + "-level recursion", worst.rank, {});
   return d;
 }
 

@@ -19,6 +19,7 @@
 #include "pipeline/engine/op_traits.h"
 #include "pipeline/engine/check.h"
 #include "pipeline/format/text.h"
+#include "pipeline/whatif/fix_questions.h"
 #include "pipeline/stages/diagnosis/diagnosis.h"
 
 namespace perfsift::pipeline::diagnosis {
@@ -354,17 +355,17 @@ std::vector<std::pair<std::string, double>> worker_metrics(const WorkerTotals &t
 
 // What-if questions for the master's causes, at the master's reply call site: a cheaper
 // setup shows in the computation before it.
-std::map<std::string, std::string> master_questions(const Context &ctx,
-                                                    const std::map<uint64_t, int64_t> &reply_sites) {
+std::map<std::string, Fix> master_fixes(const Context &ctx, const std::map<uint64_t, int64_t> &reply_sites) {
   uint64_t reply_site = 0;
   int64_t most = -1;
   for (const auto &[site, n] : reply_sites)
     if (n > most) most = n, reply_site = site;
-  std::map<std::string, std::string> questions;
-  if (reply_site < ctx.store().callsites().size())
-    for (const char *id : {"master_setup", "master_bottleneck"})
-      questions[id] = "scale 0.5 callsite " + std::to_string(reply_site);  // a master twice as fast at setting tasks up
-  return questions;
+  std::map<std::string, Fix> fixes;
+  const auto &sites = ctx.store().callsites();
+  if (reply_site < sites.size())
+    for (const char *id : {"master_setup", "master_bottleneck"})  // a master twice as fast at setting tasks up
+      fixes[id] = callsite_fix(Fix::Action::Scale, sites, static_cast<int64_t>(reply_site), "0.5");
+  return fixes;
 }
 
 }  // namespace
@@ -416,8 +417,8 @@ Diagnosis diagnose_master_worker(const Context &ctx, const config::Values &cfg, 
       "low worker efficiency: worker " + std::to_string(tot.worst) + " at " + three_decimals(tot.wd.efficiency());
   d.metrics = worker_metrics(tot, workers, times, masters.front());
   if (masters.size() > 1) d.metrics.push_back({"masters", static_cast<double>(masters.size())});
-  conclude(d, inf, waiting_seconds(tot.wd), ctx, cfg, "master " + who, std::to_string(tot.worst),
-           master_questions(ctx, reply_sites));
+  conclude(d, inf, waiting_seconds(tot.wd), ctx, cfg, "master " + who, tot.worst, master_fixes(ctx, reply_sites),
+           kernels::to_ranges(masters));
   return d;
 }
 

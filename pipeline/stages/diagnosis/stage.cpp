@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <ostream>
 
 #include "pipeline/engine/op_traits.h"
@@ -87,8 +88,11 @@ std::string three_decimals(double v) {
 }
 
 void conclude(Diagnosis &d, const Inference &inf, const std::map<std::string, double> &seconds, const Context &ctx,
-              const config::Values &cfg, const std::string &where, const std::string &ranks,
-              const std::map<std::string, std::string> &questions) {
+              const config::Values &cfg, const std::string &where, int32_t worst_rank,
+              const std::map<std::string, Fix> &fixes, const kernels::RankRanges &model_ranks) {
+  const auto kind = find_problem_kind(d.model);
+  PERFSIFT_CHECK(kind && is_model_kind(*kind),
+                 "the diagnosis concludes on model " + d.model + ", not in the catalogue");
   d.narrative = inf.narrative;
   const double wall = ctx.program_time_s(), min_share = cfg.get_float("diagnosis.min_share");
   for (const auto &f : inf.fired) {
@@ -97,13 +101,15 @@ void conclude(Diagnosis &d, const Inference &inf, const std::map<std::string, do
     d.causes.push_back({f.node->id, f.text, f.share, sec});
     if (wall <= 0 || sec < min_share * wall) continue;
     Finding fd;
-    fd.kind = d.model;
-    fd.where = f.node->id + " (" + where + ")";
-    fd.ranks = ranks;
+    fd.kind = *kind;
+    fd.place.type = Place::Type::ModelCause;
+    fd.place.label = f.node->id + " (" + where + ")";
+    fd.place.model_cause = f.node->id;
+    fd.place.model_ranks = model_ranks;
+    fd.culprits.ranks = {{worst_rank, worst_rank}};
     fd.cause = f.text;
     fd.lost_s = sec;
-    fd.stage = "diagnosis";
-    if (const auto q = questions.find(f.node->id); q != questions.end()) fd.question = q->second;
+    if (const auto q = fixes.find(f.node->id); q != fixes.end()) fd.fix = q->second;
     d.findings.push_back(fd);
   }
   // Each model's terms are disjoint parts of the worst entity's lost time (its time in MPI),
@@ -133,24 +139,26 @@ Evaluated evaluate(Context &ctx, const config::Values &cfg, const ReplayModel &m
   Evaluated ev;
   ev.r = recognise(ctx, model, msgs);
   ctx.progress().end();
-  ev.model = forced;
+  // The models are problem kinds (problem_kinds.h); diagnosis.model names one by its identifier.
+  std::optional<ProblemKind> recognised = find_problem_kind(forced);
   if (forced == "auto") {
-    ev.model = "none";
+    recognised.reset();
     double best = cfg.get_float("diagnosis.min_confidence");
-    if (ev.r.mw.confidence >= best) ev.model = "master-worker", best = ev.r.mw.confidence;
-    if (ev.r.wavefront() > best) ev.model = "wavefront", best = ev.r.wavefront();
-    if (ev.r.divide_and_conquer() > best) ev.model = "divide-and-conquer";
+    if (ev.r.mw.confidence >= best) recognised = ProblemKind::MasterWorker, best = ev.r.mw.confidence;
+    if (ev.r.wavefront() > best) recognised = ProblemKind::Wavefront, best = ev.r.wavefront();
+    if (ev.r.divide_and_conquer() > best) recognised = ProblemKind::DivideAndConquer;
   }
-  if (ev.model == "master-worker")
+  ev.model = recognised ? std::string(kind_id(*recognised)) : forced == "auto" ? "none" : forced;
+  if (recognised == ProblemKind::MasterWorker)
     ev.d = diagnose_master_worker(ctx, cfg, model, msgs, ev.r.masters.empty() ? std::vector<int32_t>{0} : ev.r.masters,
                                   ev.r.mw.confidence);
-  if (ev.model == "wavefront") {
+  if (recognised == ProblemKind::Wavefront) {
     if (ev.r.grid.px == 0)
       throw std::runtime_error("diagnosis.model = wavefront: " + std::to_string(ctx.nranks()) +
                                " ranks form no 2-D grid");
     ev.d = diagnose_wavefront(ctx, cfg, model, msgs, ev.r.grid, ev.r.wavefront());
   }
-  if (ev.model == "divide-and-conquer")
+  if (recognised == ProblemKind::DivideAndConquer)
     ev.d = diagnose_divide_and_conquer(ctx, cfg, model, msgs, ev.r.divide_and_conquer());
   return ev;
 }

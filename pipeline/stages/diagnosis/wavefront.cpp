@@ -268,7 +268,7 @@ Diagnosis diagnose_wavefront(const Context &ctx, const config::Values &cfg, cons
                {"py", static_cast<double>(grid.py)},
                {"depth", static_cast<double>(depth)}};
   conclude(d, inf, waiting_seconds(worst), ctx, cfg,
-           std::to_string(grid.px) + " x " + std::to_string(grid.py) + " pipeline", std::to_string(worst.rank), {});
+           std::to_string(grid.px) + " x " + std::to_string(grid.py) + " pipeline", worst.rank, {});
   return d;
 }
 
