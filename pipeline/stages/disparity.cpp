@@ -14,19 +14,15 @@
 #include <set>
 #include <limits>
 #include <cstdio>
-#include <ostream>
 
 #include "kernels/kmeans1d.h"
 #include "pipeline/format/text.h"
-#include "pipeline/format/results_view.h"
 #include "pipeline/engine/stage_info.h"
 #include "pipeline/replay/questions.h"
 
 namespace perfsift::pipeline {
 
 namespace {
-
-const char *kSeverityNames[] = {"very low", "low", "medium", "high", "very high"};
 
 // The owned profile rows the stage reads, [owned][nregions].
 struct DisparityRows {
@@ -243,7 +239,7 @@ void disparity_bottlenecks(Context &ctx, const DisparityRows &rows, const Dispar
                     res.crnm[g - 1], format_seconds(off_cpu).c_str());
     const double share = w[0].mean() / std::max(1e-300, ctx.program_time_s());
     bottlenecks.push_back({"disparity", regions[g].path, "all",
-                           regions[g].path + " is a " + kSeverityNames[res.sev[g - 1]] +
+                           regions[g].path + " is a " + kernels::severity_name(res.sev[g - 1]) +
                                " disparity bottleneck: " + format_percent(share) + " of the run, " + buf,
                            priced ? w[0].mean() * (1 - res.cpi_best / cpi[g]) : off_cpu});
     // The fix: the region at the program's best CPI, i.e. its time scaled by best / own.
@@ -268,45 +264,6 @@ void run_disparity(Context &ctx, const config::Values &, StageOutput &out) {
   disparity_bottlenecks(ctx, rows, res);
 }
 
-void disparity_text(std::ostream &os, const io::ResultsStore &rs) {
-  const auto t = rs.table("disparity/regions");
-  const auto &path = column<std::string>(t, "path");
-  const auto &sev = column<int64_t>(t, "severity");
-  const auto &cccr = column<int64_t>(t, "cccr");
-  const auto attrs = rs.attributes("disparity");
-  const auto fb = attr_or<std::string>(attrs, "fallback", "");
-  const auto measure = attr_or<std::string>(attrs, "measure", "");
-  os << "\nDisparity by "
-     << (fb.empty() ? "CRNM (wall share x CPI)"
-         : measure.find("thread-CPU") != std::string::npos
-             ? "wall share x wall per thread-CPU second (CPI not recorded)"
-             : "wall share (CPI not recorded)")
-     << ":\n";
-  for (int level = 4; level >= 3; --level) {
-    std::string list;
-    for (size_t i = 0; i < path.size(); ++i)
-      if (sev[i] == level) list += (list.empty() ? "" : ", ") + path[i] + (cccr[i] ? " (CCCR)" : "");
-    os << "  " << kSeverityNames[level] << ": " << (list.empty() ? "-" : clip(list, 90)) << "\n";
-  }
-}
-
-void disparity_json(JsonWriter &j, const io::ResultsStore &rs) {
-  const auto t = rs.table("disparity/regions");
-  const auto &path = column<std::string>(t, "path");
-  const auto &sev = column<int64_t>(t, "severity");
-  const auto &ccr = column<int64_t>(t, "ccr"), &cccr = column<int64_t>(t, "cccr");
-  j.key("severity").begin_object();
-  for (size_t i = 0; i < path.size(); ++i) j.key(path[i]).value(sev[i]);
-  j.end_object();
-  std::vector<std::string> a, b;
-  for (size_t i = 0; i < path.size(); ++i) {
-    if (ccr[i]) a.push_back(path[i]);
-    if (cccr[i]) b.push_back(path[i]);
-  }
-  j.key("ccr").values(a);
-  j.key("cccr").values(b);
-}
-
 }  // namespace
 
 StageInfo disparity_stage() {
@@ -314,9 +271,7 @@ StageInfo disparity_stage() {
               "AutoAnalyzer's code-region disparity: mean CRNM (wall share x CPI) per region, five severities by exact "
               "1-D k-means, critical code regions (CCR, CCCR); falls back to wall share without counters",
               {},
-              run_disparity,
-              disparity_text,
-              disparity_json};
+              run_disparity};
   s.provides_products = {product_name<RegionSeverity>(), product_name<Bottlenecks>()};
   return s;
 }

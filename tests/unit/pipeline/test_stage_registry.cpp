@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "pipeline/report/views/stage_views.h"
 #include "pipeline/stages/registry.h"
 
 using namespace perfsift;
@@ -135,4 +136,14 @@ TEST(StageRegistry, EveryRequirementHasAProviderOrABuilder) {
   // A builder runs before any stage could provide what it needs.
   for (const auto &b : product_builders())
     for (auto p : b.requires_products) EXPECT_FALSE(provided_by_a_stage(p)) << b.product << " requires " << p;
+}
+
+// The report knows the stages only through its views: one per stage, in the registry's order.
+TEST(StageRegistry, EveryStageHasAViewInTheSameOrder) {
+  std::vector<std::string> stages, views;
+  for (const auto &s : stage_registry()) stages.push_back(s.name);
+  for (const auto &v : stage_views()) views.push_back(v.group);
+  EXPECT_EQ(views, stages);
+  for (const auto &name : stages) EXPECT_NE(find_view(name), nullptr) << name;
+  EXPECT_EQ(find_view("no such stage"), nullptr);
 }
