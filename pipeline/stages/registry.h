@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/schema.h"
+#include "pipeline/engine/plan_executor.h"
 #include "pipeline/engine/stage_info.h"
 
 namespace perfsift::pipeline {
@@ -22,20 +23,9 @@ const std::vector<ProductBuilder> &product_builders();
 const std::vector<config::KeyDef> &pipeline_keys();
 std::vector<std::string> pipeline_sections();
 
-// One step of a pipeline: a builder (its product is needed next) or a stage.
-struct PlanStep {
-  const ProductBuilder *builder = nullptr;
-  const StageInfo *stage = nullptr;
-  // Built products no later step requires or uses: released after this step (the matched
-  // messages are 136 B per message; the replays after them do not need them).
-  std::vector<std::string_view> release_after{};
-  // A builder's by-products (ProductBuilder::also_publishes) that a later stage uses: the
-  // only ones it publishes.
-  std::vector<std::string_view> by_products{};
-};
-// The steps of pipeline.stages: before each stage, the builders of the products it
-// requires that no earlier step published; each built product released after its last
-// user. Throws config::ConfigError at pipeline.stages
+// The steps of pipeline.stages (PlanStep: engine/plan_executor.h): before each stage, the
+// builders of the products it requires that no earlier step published; each built
+// product released after its last user. Throws config::ConfigError at pipeline.stages
 // (file:line:col) when a stage requires a product only a stage missing before it provides.
 std::vector<PlanStep> plan_pipeline(const config::Values &cfg);
 
