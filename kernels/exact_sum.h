@@ -1,5 +1,5 @@
 // Sums whose value does not depend on the order of additions, so results are the
-// same for any number of analysis ranks and threads (ARCHITECTURE principle 4).
+// same for any number of analysis ranks and threads (docs/architecture.md, principle 4).
 // Values are held in fixed point with 40 fractional bits in a 128-bit integer:
 // integer addition is associative; resolution 2^-40 (0.9 ps for seconds, exact
 // for counts and bytes below 2^87).

@@ -91,4 +91,9 @@ std::vector<int> severity_categories(const std::vector<double> &values) {
   return out;
 }
 
+const char *severity_name(int category) {
+  static const char *const names[] = {"very low", "low", "medium", "high", "very high"};
+  return names[category];
+}
+
 }  // namespace perfsift::kernels

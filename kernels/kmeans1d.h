@@ -22,5 +22,7 @@ KMeans1D kmeans_1d(const std::vector<double> &values, int k);
 // k = 5: cluster c of k' maps to round(4 c / (k' - 1)), so the highest is always 4
 // and, when all values are equal, everything is 0.
 std::vector<int> severity_categories(const std::vector<double> &values);
+// "very low" .. "very high" for categories 0 .. 4.
+const char *severity_name(int category);
 
 }  // namespace perfsift::kernels

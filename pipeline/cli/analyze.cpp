@@ -15,6 +15,7 @@
 
 #include "io/checksum.h"
 #include "pipeline/engine/heap.h"
+#include "pipeline/engine/plan_executor.h"
 #include "pipeline/cli/commands.h"
 #include "pipeline/engine/check.h"
 #include "pipeline/engine/problems.h"
@@ -211,41 +212,6 @@ void write_run(io::ResultsWriter &writer, const pipeline::Context &ctx, const io
   writer.attribute("run", "events", store.event_offsets().back());
 }
 
-// The stages in order, each into its own group.
-void run_plan(const Analysis &a, pipeline::Context &ctx, io::ResultsWriter &writer) {
-  // Each stage's line also gives the all-to-alls it made and what analysis rank 0 sent to
-  // the other processes in them (docs/scaling.md).
-  auto exchanged_since = [&ctx](const pipeline::Context::Exchanges &before) {
-    const auto now = ctx.exchanges();
-    if (now.calls == before.calls) return std::string();
-    char note[96];
-    std::snprintf(note, sizeof note, ", %lld all-to-alls, %.1f MB sent to other processes",
-                  static_cast<long long>(now.calls - before.calls),
-                  (now.bytes_to_others - before.bytes_to_others) / 1048576.0);
-    return std::string(note);
-  };
-  for (const auto &step : a.plan) {
-    const auto before = ctx.exchanges();
-    if (step.builder) {
-      ctx.progress().stage_begin("building " + std::string(step.builder->product));
-      step.builder->build(ctx, step.by_products);  // collective, at the same boundary on every process
-      ctx.progress().stage_end(exchanged_since(before));
-    } else {
-      const auto &stage = *step.stage;
-      writer.group(stage.name, stage.description);
-      pipeline::StageOutput out(writer, stage.name);
-      ctx.progress().stage_begin(stage.name);
-      ctx.products().set_requests(step.requests);
-      stage.run(ctx, a.cfg, out);
-      ctx.progress().stage_end(exchanged_since(before));
-    }
-    for (const auto product : step.release_after) ctx.products().release(product);
-    // What a step freed (its temporaries, a released product, the store's read buffers)
-    // lies between live blocks of the heap: hand those pages back, or the next stage's
-    // peak counts them too.
-    ctx.store().release_read_buffers();
-    pipeline::hand_back_freed_pages();
-  }
 }
 
 // The whole analysis into the results store (collective).
@@ -259,7 +225,7 @@ void analyze(const AnalyzeOptions &o, MPI_Comm comm, const Analysis &a, const st
   io::ResultsWriter writer(comm, a.output);
   write_metadata(writer, o.store, sum, a.cfg);
   write_run(writer, ctx, *a.store);
-  run_plan(a, ctx, writer);
+  pipeline::run_plan(a.plan, ctx, writer);
   pipeline::write_problems(writer, ctx);
   writer.commit();
 }
@@ -267,7 +233,7 @@ void analyze(const AnalyzeOptions &o, MPI_Comm comm, const Analysis &a, const st
 }  // namespace
 
 int run_analyze(const AnalyzeOptions &o) {
-  pipeline::keep_freed_blocks();  // each step still hands its freed pages back (run_plan)
+  pipeline::keep_freed_blocks();  // each step still hands its freed pages back (pipeline::run_plan)
   ensure_mpi();
   MPI_Comm comm = MPI_COMM_WORLD;
   int me = 0, np = 1;
@@ -298,69 +264,6 @@ int run_analyze(const AnalyzeOptions &o) {
     std::fflush(stdout);
   }
   MPI_Barrier(comm);
-  return 0;
-}
-
-int run_report(const ReportOptions &o) {
-  io::ResultsStore results(o.results);
-  std::string text;
-  if (o.format == "json")
-    text = pipeline::render_json(results);
-  else if (o.format == "html")
-    text = pipeline::render_html(results);
-  else
-    text = pipeline::render_text(results);
-  if (o.output.empty())
-    std::fputs(text.c_str(), stdout);
-  else
-    pipeline::write_file_atomically(o.output, text);
-  return 0;
-}
-
-namespace {
-
-std::string joined(const std::vector<std::string_view> &names) {
-  std::string s;
-  for (auto n : names) s += (s.empty() ? "" : ", ") + std::string(n);
-  return s;
-}
-
-}  // namespace
-
-int run_stages() {
-  for (const auto &s : pipeline::stage_registry()) {
-    std::printf("%s\n    %s\n", s.name.c_str(), s.description.c_str());
-    if (!s.requires_products.empty()) std::printf("    requires: %s\n", joined(s.requires_products).c_str());
-    if (!s.uses_products.empty()) std::printf("    uses when present: %s\n", joined(s.uses_products).c_str());
-    if (!s.provides_products.empty()) std::printf("    provides: %s\n", joined(s.provides_products).c_str());
-    std::vector<config::KeyDef> keys;
-    for (const auto &d : pipeline::pipeline_keys())
-      if (d.key.rfind(s.name + ".", 0) == 0) keys.push_back(d);
-    if (keys.empty()) std::printf("  (no keys)\n");
-    std::printf("%s\n", config::describe(keys).c_str());
-  }
-  std::printf(
-      "shared products (built before the first stage that requires them, or, when a stage requires them anyway, "
-      "before an earlier stage that uses what their build also publishes)\n");
-  for (const auto &b : pipeline::product_builders()) {
-    std::printf("  %s%s%s\n    %s\n", std::string(b.product).c_str(), b.requires_products.empty() ? "" : ", from the ",
-                joined(b.requires_products).c_str(), b.description.c_str());
-    if (!b.also_publishes.empty()) std::printf("    also publishes: %s\n", joined(b.also_publishes).c_str());
-  }
-  std::printf("general sections\n");
-  std::vector<config::KeyDef> general;
-  for (const auto &d : pipeline::pipeline_keys())
-    if (!pipeline::find_stage(d.key.substr(0, d.key.find('.')))) general.push_back(d);
-  std::printf("%s", config::describe(general).c_str());
-  return 0;
-}
-
-int run_config_check(const std::string &path) {
-  const auto v = pipeline::load_pipeline(path, config::process_environment());
-  std::printf("%s: valid; stages: ", path.c_str());
-  const auto &st = v.get_list("pipeline.stages");
-  for (size_t i = 0; i < st.size(); ++i) std::printf("%s%s", i ? ", " : "", st[i].c_str());
-  std::printf("\n");
   return 0;
 }
 

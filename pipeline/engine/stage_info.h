@@ -1,9 +1,8 @@
 // A stage as the registry describes it: its keys, what it requires, uses and provides,
-// its set-up check, its run, and its report hooks; and where it writes its results.
+// its set-up check and its run; and where it writes its results.
 #pragma once
 
 #include <functional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,7 +11,6 @@
 #include "io/results_store.h"
 #include "io/trace_store.h"
 #include "pipeline/engine/context.h"
-#include "pipeline/format/json_writer.h"
 
 namespace perfsift::pipeline {
 
@@ -36,14 +34,9 @@ struct StageInfo {
   std::string name;
   std::string description;           // one line, for `perfsift stages`
   std::vector<config::KeyDef> keys;  // its [name] table; key names without the prefix
+  // Writes the stage's group of the results store; the report shows the group through
+  // its view (pipeline/report/views/), from the store alone.
   std::function<void(Context &, const config::Values &, StageOutput &)> run;
-  // Reports, from the results file: a few lines for the text report, and keys added to
-  // the stage's JSON object besides its group's generic rendering. Optional.
-  std::function<void(std::ostream &, const io::ResultsStore &)> text{};
-  std::function<void(JsonWriter &, const io::ResultsStore &)> json{};
-  // Replaces the group's generic JSON rendering with a value of the stage's own shape.
-  std::function<void(JsonWriter &, const io::ResultsStore &)> json_value{};
-  std::string json_key{};  // the stage's key in the JSON report when not its name
   // Products (their kProduct names): needed before the run (a pipeline without a provider
   // is refused at set-up), read when present, and published by the run.
   std::vector<std::string_view> requires_products{}, uses_products{}, provides_products{};

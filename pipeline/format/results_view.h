@@ -1,4 +1,4 @@
-// Typed access to a results store for the report writers and the stages' report hooks.
+// Typed access to a results store for the reports and their views of each stage.
 #pragma once
 
 #include <string>

@@ -19,12 +19,12 @@
 #include <string>
 
 #include "kernels/rank_set.h"
-#include "pipeline/engine/op_traits.h"
 #include "pipeline/report/html_template.h"
 #include "pipeline/format/json_writer.h"
 #include "pipeline/report/report.h"
+#include "pipeline/engine/op_traits.h"
 #include "pipeline/format/results_view.h"
-#include "pipeline/stages/registry.h"
+#include "pipeline/report/views/stage_views.h"
 
 namespace perfsift::pipeline {
 
@@ -380,8 +380,8 @@ void absent_json(JsonWriter &j, const io::ResultsStore &rs, const StagesRun &st)
   };
   j.key("stages_run").values(st.ran);
   std::vector<std::string> not_run;
-  for (const auto &s : stage_registry())
-    if (std::find(st.ran.begin(), st.ran.end(), s.name) == st.ran.end()) not_run.push_back(s.name);
+  for (const auto &v : stage_views())
+    if (std::find(st.ran.begin(), st.ran.end(), v.group) == st.ran.end()) not_run.push_back(v.group);
   j.key("stages_not_run").values(not_run);
   j.key("absent").begin_object();
   for (const auto &v : views) {

@@ -1,5 +1,5 @@
 // The text and JSON reports of a results store: the run, the ranked problems, then each
-// stage's own part (its report hooks in the registry, else its group as stored).
+// stage's own part (its view, else its group as stored).
 #include "pipeline/report/report.h"
 
 #include <unistd.h>
@@ -19,7 +19,7 @@
 #include "pipeline/format/json_writer.h"
 #include "pipeline/format/results_view.h"
 #include "pipeline/engine/problem_kinds.h"
-#include "pipeline/stages/registry.h"
+#include "pipeline/report/views/stage_views.h"
 
 namespace perfsift::pipeline {
 
@@ -221,7 +221,7 @@ std::string render_json(const io::ResultsStore &rs, const ReportLimits &lim) {
     write_table_json(j, rs.table("notes"));
   }
   for (const auto &stage : attr_or<std::vector<std::string>>(root, "stages", {})) {
-    const auto *info = find_stage(stage);
+    const auto *info = find_view(stage);
     j.key(info && !info->json_key.empty() ? info->json_key : stage);
     if (info && info->json_value)
       info->json_value(j, rs);
@@ -323,7 +323,7 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
     }
   }
   for (const auto &stage : attr_or<std::vector<std::string>>(root, "stages", {}))
-    if (const auto *info = find_stage(stage); info && info->text) info->text(os, rs);
+    if (const auto *info = find_view(stage); info && info->text) info->text(os, rs);
   os << "\nDetails: " << printable(rs.path()) << " (HDF5; see docs/results.md), or perfsift report "
      << printable(rs.path()) << " --format json\n";
   // The stages' parts print names through clip() and wrap(); a name printed whole still

@@ -9,7 +9,6 @@
 // Cost: O(owned events x regions) per process and one reduction of 8 values per step.
 #include <algorithm>
 #include <cstdio>
-#include <ostream>
 
 #include "pipeline/engine/stage_info.h"
 #include "pipeline/format/results_view.h"
@@ -227,58 +226,6 @@ void run_bounds(Context &ctx, const config::Values &cfg, StageOutput &out) {
   write_bounds(compute_bounds(ctx, cfg), out);
 }
 
-void bounds_text(std::ostream &os, const io::ResultsStore &rs) {
-  const auto t = rs.table("bounds/bounds");
-  const auto &region = column<std::string>(t, "region"), &q = column<std::string>(t, "question");
-  const auto &pred = column<double>(t, "predicted_s");
-  const bool has_clamped = t.find("clamped_steps") != nullptr;  // results written before it lack it
-  os << "\nLower bounds per parallel region (PerWiz F3; Q1 no waiting, Q2 balanced computation, Q3 balanced "
-        "communication):\n";
-  std::string clamped;
-  for (size_t i = 0; i + 7 < t.rows(); i += 8) {
-    os << "  " << clip(region[i], 28) << ":";
-    for (int c : {0, 1, 2, 3, 7})
-      os << " " << q[i + static_cast<size_t>(c)] << " " << format_seconds(pred[i + static_cast<size_t>(c)])
-         << (c == 7 ? "" : ";");
-    os << "\n";
-    for (size_t c = 1; has_clamped && c < 8; ++c)
-      if (column<int64_t>(t, "clamped_steps")[i + c] > 0 && clamped.size() < 400)
-        clamped += (clamped.empty() ? "" : ", ") + q[i + c] + " on " + clip(region[i], 28);
-  }
-  if (!clamped.empty())
-    os << "  (" << clamped
-       << ": kept at the replayed time in some steps, where balancing alone would give ranks computation their "
-          "waiting does not absorb)\n";
-}
-
-// "bounds": {region: {"steps", "breakdown": {...}, "none": s, "Q1": s, ...}}
-void bounds_json(JsonWriter &j, const io::ResultsStore &rs) {
-  const auto t = rs.table("bounds/bounds");
-  const auto b = rs.table("bounds/breakdown");
-  const auto &region = column<std::string>(t, "region"), &q = column<std::string>(t, "question");
-  const auto &pred = column<double>(t, "predicted_s");
-  const auto &steps = column<int64_t>(b, "steps");
-  const auto &calc = column<double>(b, "computation_s"), &comm = column<double>(b, "communication_s"),
-             &wait = column<double>(b, "waiting_s");
-  j.begin_object();
-  for (size_t r = 0; r < b.rows(); ++r) {
-    j.key(region[r * 8]).begin_object();
-    j.key("steps").value(steps[r]);
-    j.key("breakdown")
-        .begin_object()
-        .key("computation_s")
-        .value(calc[r])
-        .key("communication_s")
-        .value(comm[r])
-        .key("waiting_s")
-        .value(wait[r])
-        .end_object();
-    for (size_t c = 0; c < 8; ++c) j.key(q[r * 8 + c]).value(pred[r * 8 + c]);
-    j.end_object();
-  }
-  j.end_object();
-}
-
 }  // namespace
 
 StageInfo bounds_stage() {
@@ -288,10 +235,7 @@ StageInfo bounds_stage() {
       "balanced (Q2), communication balanced (Q3) and their conjunctions, step by step",
       {{"regions", config::Type::StringList, std::vector<std::string>{}, "",
         "further regions to bound besides the program and the step regions"}},
-      run_bounds,
-      bounds_text,
-      nullptr};
-  s.json_value = bounds_json;
+      run_bounds};
   s.requires_products = {product_name<ReplayBaseline>(), product_name<RegionExecutions>()};
   return s;
 }

@@ -14,11 +14,9 @@
 #include <set>
 #include <limits>
 #include <cstdio>
-#include <ostream>
 
 #include "kernels/kmeans1d.h"
 #include "pipeline/format/text.h"
-#include "pipeline/format/results_view.h"
 #include "pipeline/engine/stage_info.h"
 #include "pipeline/whatif/fix_questions.h"
 #include "pipeline/whatif/questions.h"
@@ -26,8 +24,6 @@
 namespace perfsift::pipeline {
 
 namespace {
-
-const char *kSeverityNames[] = {"very low", "low", "medium", "high", "very high"};
 
 // The owned profile rows the stage reads, [owned][nregions].
 struct DisparityRows {
@@ -247,7 +243,7 @@ void disparity_bottlenecks(Context &ctx, const DisparityRows &rows, const Dispar
     b.kind = ProblemKind::Disparity;
     b.place = Place::region(g, regions[g].path);
     b.culprits = Culprits::every_rank();
-    b.cause = regions[g].path + " is a " + kSeverityNames[res.sev[g - 1]] +
+    b.cause = regions[g].path + " is a " + kernels::severity_name(res.sev[g - 1]) +
               " disparity bottleneck: " + format_percent(share) + " of the run, " + buf;
     b.lost_s = priced ? w[0].mean() * (1 - res.cpi_best / cpi[g]) : off_cpu;
     // The fix: the region at the program's best CPI, i.e. its time scaled by best / own.
@@ -273,45 +269,6 @@ void run_disparity(Context &ctx, const config::Values &, StageOutput &out) {
   disparity_bottlenecks(ctx, rows, res);
 }
 
-void disparity_text(std::ostream &os, const io::ResultsStore &rs) {
-  const auto t = rs.table("disparity/regions");
-  const auto &path = column<std::string>(t, "path");
-  const auto &sev = column<int64_t>(t, "severity");
-  const auto &cccr = column<int64_t>(t, "cccr");
-  const auto attrs = rs.attributes("disparity");
-  const auto fb = attr_or<std::string>(attrs, "fallback", "");
-  const auto measure = attr_or<std::string>(attrs, "measure", "");
-  os << "\nDisparity by "
-     << (fb.empty() ? "CRNM (wall share x CPI)"
-         : measure.find("thread-CPU") != std::string::npos
-             ? "wall share x wall per thread-CPU second (CPI not recorded)"
-             : "wall share (CPI not recorded)")
-     << ":\n";
-  for (int level = 4; level >= 3; --level) {
-    std::string list;
-    for (size_t i = 0; i < path.size(); ++i)
-      if (sev[i] == level) list += (list.empty() ? "" : ", ") + path[i] + (cccr[i] ? " (CCCR)" : "");
-    os << "  " << kSeverityNames[level] << ": " << (list.empty() ? "-" : clip(list, 90)) << "\n";
-  }
-}
-
-void disparity_json(JsonWriter &j, const io::ResultsStore &rs) {
-  const auto t = rs.table("disparity/regions");
-  const auto &path = column<std::string>(t, "path");
-  const auto &sev = column<int64_t>(t, "severity");
-  const auto &ccr = column<int64_t>(t, "ccr"), &cccr = column<int64_t>(t, "cccr");
-  j.key("severity").begin_object();
-  for (size_t i = 0; i < path.size(); ++i) j.key(path[i]).value(sev[i]);
-  j.end_object();
-  std::vector<std::string> a, b;
-  for (size_t i = 0; i < path.size(); ++i) {
-    if (ccr[i]) a.push_back(path[i]);
-    if (cccr[i]) b.push_back(path[i]);
-  }
-  j.key("ccr").values(a);
-  j.key("cccr").values(b);
-}
-
 }  // namespace
 
 StageInfo disparity_stage() {
@@ -319,9 +276,7 @@ StageInfo disparity_stage() {
               "AutoAnalyzer's code-region disparity: mean CRNM (wall share x CPI) per region, five severities by exact "
               "1-D k-means, critical code regions (CCR, CCCR); falls back to wall share without counters",
               {},
-              run_disparity,
-              disparity_text,
-              disparity_json};
+              run_disparity};
   s.provides_products = {product_name<RegionSeverity>(), product_name<Bottlenecks>()};
   return s;
 }

@@ -15,11 +15,9 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <ostream>
 
 #include "pipeline/format/text.h"
 #include "pipeline/engine/mpi_reducer.h"
-#include "pipeline/format/results_view.h"
 #include "pipeline/engine/stage_info.h"
 #include "pipeline/whatif/fix_questions.h"
 #include "pipeline/whatif/questions.h"
@@ -646,50 +644,6 @@ void run_dissimilarity(Context &ctx, const config::Values &cfg, StageOutput &out
   dissimilarity_findings(ctx, r);
 }
 
-void dissimilarity_text(std::ostream &os, const io::ResultsStore &rs) {
-  const auto a = rs.attributes("dissimilarity");
-  const auto ranks = rs.table("dissimilarity/ranks");
-  const auto &rank = column<int64_t>(ranks, "rank"), &cl = column<int64_t>(ranks, "cluster");
-  std::map<int64_t, std::vector<int32_t>> groups;
-  for (size_t i = 0; i < rank.size(); ++i) groups[cl[i]].push_back(static_cast<int32_t>(rank[i]));
-  std::string list;
-  for (const auto &[k, v] : groups) list += (list.empty() ? "" : " | ") + kernels::format_ranges(kernels::to_ranges(v));
-  char sev[32];
-  std::snprintf(sev, sizeof sev, "%.2f", attr_or<double>(a, "severity", 0));
-  os << "\nRank clusters by " << attr_or<std::string>(a, "metric", "?") << " time per region: " << groups.size() << " ("
-     << clip(list, 60) << "), severity " << sev << "\n";
-  const auto ccr = rs.table("dissimilarity/ccr_table");
-  const auto &path = column<std::string>(ccr, "path");
-  const auto &cccr = column<int64_t>(ccr, "cccr");
-  if (groups.size() > 1) {
-    std::string c1, c2;
-    for (size_t i = 0; i < path.size(); ++i)
-      (cccr[i] ? c2 : c1) += (cccr[i] ? (c2.empty() ? "" : ", ") : (c1.empty() ? "" : ", ")) + path[i];
-    os << "  CCCR: " << (c2.empty() ? "none found" : clip(c2, 70))
-       << (c1.empty() ? "" : "; other CCRs: " + clip(c1, 40)) << "\n";
-  }
-}
-
-void dissimilarity_json(JsonWriter &j, const io::ResultsStore &rs) {
-  const auto ranks = rs.table("dissimilarity/ranks");
-  const auto &rank = column<int64_t>(ranks, "rank"), &cl = column<int64_t>(ranks, "cluster");
-  std::map<int64_t, std::vector<int64_t>> groups;
-  for (size_t i = 0; i < rank.size(); ++i) groups[cl[i]].push_back(rank[i]);
-  j.key("clusters").begin_array();
-  for (const auto &[k, v] : groups) j.values(v);
-  j.end_array();
-  const auto ccr = rs.table("dissimilarity/ccr_table");
-  const auto &path = column<std::string>(ccr, "path");
-  const auto &cccr = column<int64_t>(ccr, "cccr");
-  std::vector<std::string> all, core;
-  for (size_t i = 0; i < path.size(); ++i) {
-    all.push_back(path[i]);
-    if (cccr[i]) core.push_back(path[i]);
-  }
-  j.key("ccr").values(all);
-  j.key("cccr").values(core);
-}
-
 }  // namespace
 
 StageInfo dissimilarity_stage() {
@@ -757,9 +711,7 @@ StageInfo dissimilarity_stage() {
                    0, 1e12},
                   regions_key,
               },
-              run_dissimilarity,
-              dissimilarity_text,
-              dissimilarity_json};
+              run_dissimilarity};
   s.provides_products = {product_name<RankClusters>(), product_name<Bottlenecks>()};
   return s;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/schema.h"
+#include "pipeline/engine/plan_executor.h"
 #include "pipeline/engine/stage_info.h"
 
 namespace perfsift::pipeline {
@@ -22,26 +23,12 @@ const std::vector<ProductBuilder> &product_builders();
 const std::vector<config::KeyDef> &pipeline_keys();
 std::vector<std::string> pipeline_sections();
 
-// One step of a pipeline: a builder (its product is needed next) or a stage.
-struct PlanStep {
-  const ProductBuilder *builder = nullptr;
-  const StageInfo *stage = nullptr;
-  // Built products no later step requires or uses: released after this step (the matched
-  // messages are 136 B per message; the replays after them do not need them).
-  std::vector<std::string_view> release_after{};
-  // A builder's by-products (ProductBuilder::also_publishes) that a later stage uses: the
-  // only ones it publishes.
-  std::vector<std::string_view> by_products{};
-  // A stage's products made on request that later stages ask for (StageInfo::requests),
-  // each with the runs it is read on: handed to the stage before it runs
-  // (Products::set_requests).
-  std::vector<ProductRequest> requests{};
-};
-// The steps of pipeline.stages: before each stage, the builders of the products it
-// requires that no earlier step published; each built product released after its last
-// user; each request for a product made on request (StageInfo::requests) given to the
-// stage providing it. Throws config::ConfigError at pipeline.stages (file:line:col) when a
-// stage requires a product only a stage missing before it provides.
+// The steps of pipeline.stages (PlanStep: engine/plan_executor.h): before each stage, the
+// builders of the products it requires that no earlier step published; each built
+// product released after its last user; each request for a product made on request
+// (StageInfo::requests) given to the stage providing it. Throws config::ConfigError at
+// pipeline.stages (file:line:col) when a stage requires a product only a stage missing
+// before it provides.
 std::vector<PlanStep> plan_pipeline(const config::Values &cfg);
 
 // Parses and validates a pipeline file (empty path: defaults), including its plan.

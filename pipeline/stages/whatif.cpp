@@ -12,12 +12,12 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <ostream>
 #include <set>
 #include <utility>
 
 #include "kernels/rank_set.h"
 #include "kernels/replay_pass.h"
+#include "pipeline/engine/heap.h"
 #include "pipeline/engine/stage_info.h"
 #include "pipeline/format/results_view.h"
 #include "pipeline/format/text.h"
@@ -639,78 +639,6 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
     ctx.products().publish(BaselineState{result.replays.baseline, std::move(*result.replays.state)});
 }
 
-void whatif_text(std::ostream &os, const io::ResultsStore &rs) {
-  const auto a = rs.attributes("whatif");
-  const auto t = rs.table("whatif/questions");
-  const auto &text = column<std::string>(t, "question");
-  const auto &pred = column<double>(t, "predicted_s"), &gain = column<double>(t, "gain_s");
-  char line[256];
-  std::snprintf(
-      line, sizeof line,
-      "\nWhat if (LogGPS replay, parameters: %s): the program replays in %s against %s measured (error %+.1f%%; "
-      "start-up and shut-down replayed as measured)\n",
-      attr_or<std::string>(a, "loggps_source", "?").c_str(),
-      format_seconds(attr_or<double>(a, "program_baseline_s", attr_or<double>(a, "baseline_s", 0))).c_str(),
-      format_seconds(attr_or<double>(a, "program_measured_s", attr_or<double>(a, "measured_s", 0))).c_str(),
-      100 * attr_or<double>(a, "baseline_error", 0));
-  os << line;
-  // Predicted program times: start-up and shut-down as measured, taken off like the baseline's
-  const double outside = attr_or<double>(a, "measured_s", 0) -
-                         attr_or<double>(a, "program_measured_s", attr_or<double>(a, "measured_s", 0));
-  std::vector<size_t> order;
-  for (size_t i = 1; i < t.rows(); ++i) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return gain[x] > gain[y]; });
-  for (size_t k = 0; k < order.size() && k < 4; ++k) {  // the rest: JSON and /whatif/questions
-    const size_t i = order[k];
-    std::snprintf(line, sizeof line, "  %-44s %10s  gain %10s\n", clip(text[i], 44).c_str(),
-                  format_seconds(pred[i] - outside).c_str(), format_seconds(gain[i]).c_str());
-    os << line;
-  }
-}
-
-// "whatif": [{question, predicted_s, gain_s, ...}], the baseline first.
-void whatif_json(JsonWriter &j, const io::ResultsStore &rs) {
-  const auto a = rs.attributes("whatif");
-  const auto t = rs.table("whatif/questions");
-  const auto &text = column<std::string>(t, "question"), &origin = column<std::string>(t, "origin");
-  const auto &pred = column<double>(t, "predicted_s"), &gain = column<double>(t, "gain_s");
-  const auto &sel = column<int64_t>(t, "selected"), &rel = column<int64_t>(t, "released");
-  j.begin_array();
-  for (size_t i = 0; i < t.rows(); ++i) {
-    j.begin_object();
-    j.key("question").value(text[i]).key("predicted_s").value(pred[i]).key("gain_s").value(gain[i]);
-    j.key("origin").value(origin[i]).key("selected").value(sel[i]).key("released").value(rel[i]);
-    if (i == 0) {
-      j.key("measured_s")
-          .value(attr_or<double>(a, "measured_s", 0))
-          .key("error")
-          .value(attr_or<double>(a, "baseline_error", 0));
-      j.key("program_measured_s").value(attr_or<double>(a, "program_measured_s", 0));
-      j.key("program_predicted_s").value(attr_or<double>(a, "program_baseline_s", 0));
-      j.key("run_error").value(attr_or<double>(a, "run_error", 0));
-      j.key("loggps").begin_object();
-      for (const auto &[k, v] : a)
-        if (k.rfind("loggps_", 0) == 0) {
-          j.key(k.substr(7));
-          if (auto *d = std::get_if<double>(&v))
-            j.value(*d);
-          else if (auto *n = std::get_if<int64_t>(&v))
-            j.value(*n);
-          else if (auto *s = std::get_if<std::string>(&v))
-            j.value(*s);
-        }
-      j.end_object();
-      j.key("matching").begin_object();
-      for (const char *k : {"events", "sends", "receives", "unmatched_sends", "unmatched_receives",
-                            "cancelled_receives", "collective_calls", "local_calls"})
-        j.key(k).value(attr_or<int64_t>(a, k, 0));
-      j.end_object();
-    }
-    j.end_object();
-  }
-  j.end_array();
-}
-
 }  // namespace
 
 StageInfo whatif_stage() {
@@ -737,10 +665,7 @@ StageInfo whatif_stage() {
         "runs up to this many events: questions are spread over processes and threads, each replaying the "
         "whole run (every process then holds every rank's program); larger runs replay each question distributed",
         0, 1e12}},
-      run_whatif,
-      whatif_text,
-      nullptr};
-  s.json_value = whatif_json;
+      run_whatif};
   s.requires_products = {product_name<MatchedRun>(), product_name<RegionExecutions>()};
   s.uses_products = {product_name<Bottlenecks>()};
   s.provides_products = {product_name<ReplayBaseline>(), product_name<FixEffects>(), product_name<BaselineState>()};

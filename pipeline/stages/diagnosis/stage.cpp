@@ -2,10 +2,11 @@
 // recognised from its communication without configuration, and why it loses time, in the
 // model's own terms. The knowledge — metrics, inference tree, cause texts — is data
 // (pipeline/knowledge/*.toml, or diagnosis.knowledge); the metrics are computed from the
-// matched trace (kernels/hercule.h). This file holds the stage: its run, set-up check and
-// report hooks, the relative diagnosis against a reference run, and what the models'
-// diagnoses share; recognition.cpp recognises the model, and master_worker.cpp,
-// wavefront.cpp and divide_conquer.cpp diagnose one model each.
+// matched trace (kernels/hercule.h). This file holds the stage: its run and set-up check,
+// the relative diagnosis against a reference run, and what the models' diagnoses share;
+// recognition.cpp recognises the model, and master_worker.cpp, wavefront.cpp and
+// divide_conquer.cpp diagnose one model each (the report's view:
+// pipeline/report/views/diagnosis.cpp).
 //
 // Recognition: from the sparse communication matrix (every process sees it) and each
 // rank's forwarding (receive blocks followed by send blocks to other partners), a
@@ -24,11 +25,9 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <ostream>
 
 #include "pipeline/engine/op_traits.h"
 #include "pipeline/engine/check.h"
-#include "pipeline/format/results_view.h"
 #include "pipeline/format/text.h"
 #include "pipeline/stages/diagnosis/diagnosis.h"
 
@@ -323,97 +322,6 @@ void run_diagnosis(Context &ctx, const config::Values &cfg, StageOutput &out) {
   write_diagnosis(d, out);
 }
 
-void diagnosis_text(std::ostream &os, const io::ResultsStore &rs) {
-  const auto a = rs.attributes("diagnosis");
-  const std::string model = attr_or<std::string>(a, "model", "none");
-  if (model == "none") {
-    os << "\nModel diagnosis (Hercule): no master-worker, wavefront or divide-and-conquer structure recognised\n";
-    return;
-  }
-  const std::string rel = attr_or<std::string>(a, "relative_cause", "");
-  char conf[32];
-  std::snprintf(conf, sizeof conf, "%.2f", attr_or<double>(a, "confidence", 0));
-  os << "\nModel diagnosis (Hercule): " << model << " (confidence " << conf << "); "
-     << attr_or<std::string>(a, "symptom", "") << "\n";
-  const auto t = rs.table("diagnosis/causes");
-  const auto &id = column<std::string>(t, "id");
-  const auto &sh = column<double>(t, "share");
-  const auto &se = column<double>(t, "seconds");
-  os << " ";
-  for (size_t i = 0; i < t.rows(); ++i)
-    os << " " << id[i] << " " << format_percent(sh[i]) << " (" << format_seconds(se[i]) << ")"
-       << (i + 1 < t.rows() ? "," : "");
-  os << "\n";
-  if (!rel.empty())
-    os << "  against " << attr_or<std::string>(a, "reference", "") << " (" << attr_or<std::string>(a, "scaling", "")
-       << " scaling): " << rel << "\n";
-}
-
-// "diagnosis": [{"model", "confidence", "symptom", "worst", "causes": [{"id", "share", "text"}], "narrative",
-// "metrics"}]
-void diagnosis_json(JsonWriter &j, const io::ResultsStore &rs) {
-  const auto a = rs.attributes("diagnosis");
-  j.begin_array();
-  const std::string model = attr_or<std::string>(a, "model", "none");
-  if (model != "none") {
-    j.begin_object().key("model").value(model).key("confidence").value(attr_or<double>(a, "confidence", 0));
-    j.key("symptom")
-        .value(attr_or<std::string>(a, "symptom", ""))
-        .key("worst")
-        .value(attr_or<std::string>(a, "worst", ""));
-    const auto t = rs.table("diagnosis/causes");
-    const auto &id = column<std::string>(t, "id"), &tx = column<std::string>(t, "text");
-    const auto &sh = column<double>(t, "share"), &se = column<double>(t, "seconds");
-    j.key("causes").begin_array();
-    for (size_t i = 0; i < t.rows(); ++i)
-      j.begin_object()
-          .key("id")
-          .value(id[i])
-          .key("share")
-          .value(sh[i])
-          .key("seconds")
-          .value(se[i])
-          .key("text")
-          .value(tx[i])
-          .end_object();
-    j.end_array();
-    j.key("metrics").begin_object();
-    for (const auto &[k, v] : a)
-      if (k.rfind("metric_", 0) == 0 && std::holds_alternative<double>(v))
-        j.key(k.substr(7)).value(std::get<double>(v));
-    j.end_object();
-    if (const std::string rel = attr_or<std::string>(a, "relative_cause", ""); !rel.empty()) {
-      j.key("relative").begin_object().key("reference").value(attr_or<std::string>(a, "reference", ""));
-      j.key("scaling")
-          .value(attr_or<std::string>(a, "scaling", ""))
-          .key("cause")
-          .value(rel)
-          .key("metrics")
-          .begin_array();
-      const auto r = rs.table("diagnosis/relative");
-      const auto &n = column<std::string>(r, "metric");
-      const auto &x = column<double>(r, "run"), &y = column<double>(r, "reference"), &e = column<double>(r, "expected"),
-                 &p = column<double>(r, "difference_percent");
-      for (size_t i = 0; i < r.rows(); ++i)
-        j.begin_object()
-            .key("metric")
-            .value(n[i])
-            .key("run")
-            .value(x[i])
-            .key("reference")
-            .value(y[i])
-            .key("expected")
-            .value(e[i])
-            .key("difference_percent")
-            .value(p[i])
-            .end_object();
-      j.end_array().end_object();
-    }
-    j.key("narrative").value(attr_or<std::string>(a, "narrative", "")).end_object();
-  }
-  j.end_array();
-}
-
 // Set-up: the model's name, the scaling, the reference store, the knowledge base and
 // the event mapping.
 void check_diagnosis(const config::Values &cfg, const io::TraceStore &store) {
@@ -464,10 +372,7 @@ StageInfo diagnosis_stage() {
         0, 1},
        {"min_share", config::Type::Float, 0.01, "",
         "a fired cause becomes a finding when it accounts for this share of the run", 0, 1}},
-      run_diagnosis,
-      diagnosis_text,
-      nullptr};
-  s.json_value = diagnosis_json;
+      run_diagnosis};
   s.requires_products = {product_name<MatchedRun>(), product_name<MatchedMessages>(), product_name<RegionExecutions>()};
   s.check = check_diagnosis;
   return s;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "pipeline/report/views/stage_views.h"
 #include "pipeline/stages/registry.h"
 
 using namespace perfsift;
@@ -165,4 +166,14 @@ TEST(StageRegistry, ThePlanHandsDominosRequestForTheBaselineStateToWhatif) {
 
   const auto without = plan_pipeline(pipeline_of("[pipeline]\nstages = [\"profile\", \"whatif\", \"bounds\"]\n"));
   for (const auto &s : without) EXPECT_TRUE(s.requests.empty()) << step_names({s})[0];
+}
+
+// The report knows the stages only through its views: one per stage, in the registry's order.
+TEST(StageRegistry, EveryStageHasAViewInTheSameOrder) {
+  std::vector<std::string> stages, views;
+  for (const auto &s : stage_registry()) stages.push_back(s.name);
+  for (const auto &v : stage_views()) views.push_back(v.group);
+  EXPECT_EQ(views, stages);
+  for (const auto &name : stages) EXPECT_NE(find_view(name), nullptr) << name;
+  EXPECT_EQ(find_view("no such stage"), nullptr);
 }
