@@ -17,12 +17,7 @@
 
 namespace perfsift::io {
 
-// Where each chunk of a table lies in the file (for the raw-chunk read path).
-struct ChunkIndex {
-  bool usable = false;
-  int64_t chunk_rows = 0, rows = 0;
-  std::vector<int64_t> addr, size;
-};
+struct ChunkIndex;  // where a table's chunks lie (io/raw_chunk_reader.h)
 
 class Error : public std::runtime_error {
  public:
