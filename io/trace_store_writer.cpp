@@ -452,8 +452,9 @@ void write_run_attributes(const Ctx &ck, hid_t file, const RunInfo &run) {
 }
 
 // Where the parent's path ends in `path` (its last separating '/'), or npos at the root.
-// Stores written before names were quoted hold names with a bare '/' ("io/read" opened at
-// the top level): when a prefix is no region, the nearest shorter one that is wins.
+// Every writer of paths quotes a name holding '/' and adds each parent, but a path from a
+// damaged spill file may hold a bare '/' ("io/read" at the top level): when a prefix is no
+// region, the nearest shorter one that is wins.
 size_t enclosing_region_end(const Tables &t, const std::string &path) {
   for (size_t slash = region_path_parent_end(path); slash != std::string::npos && slash > 0;
        slash = path.rfind('/', slash - 1))
