@@ -1,8 +1,8 @@
 // Region paths: the names from the root down, joined by '/'. Any byte string is a region name,
 // so a name that holds '/', starts with '"' or is empty is written in double quotes (with \" and
 // \\ escaped): a path then names exactly one chain of regions, and every other name appears as
-// it is (paths written before names could hold '/' read the same). The parent ids stored
-// beside the paths stay the truth; these functions only read and write the text.
+// it is. The parent ids stored beside the paths stay the truth; these functions only read
+// and write the text.
 #pragma once
 
 #include <string>
@@ -86,7 +86,7 @@ inline size_t region_path_parent_end(std::string_view path) {
 }
 
 // The name a whole component's text stands for: unquoted if it is one quoted component,
-// else as it stands (an old store's name with a bare '/').
+// else as it stands (text that is no quoted component, such as a name with a bare '/').
 inline std::string region_name_of_component(std::string_view text) {
   std::string name;
   if (!text.empty() && text.front() == '"' && region_path_detail::read_component(text, 0, &name) == text.size())

@@ -87,7 +87,7 @@ struct StepRecord {
 
 // Metrics of the profile cube, in the order of /profile. The last six are what the OS
 // gives per region without hardware counters (thread 0's, the thread that keeps the
-// regions); stores written before them lack those datasets and read as before.
+// regions). The collector, synth and import write all of them; readers find metrics by name.
 enum Metric : int {
   kVisits,
   kWall,

@@ -17,12 +17,7 @@
 
 namespace perfsift::io {
 
-// Where each chunk of a table lies in the file (for the raw-chunk read path).
-struct ChunkIndex {
-  bool usable = false;
-  int64_t chunk_rows = 0, rows = 0;
-  std::vector<int64_t> addr, size;
-};
+struct ChunkIndex;  // where a table's chunks lie (io/raw_chunk_reader.h)
 
 class Error : public std::runtime_error {
  public:
@@ -48,7 +43,8 @@ struct CommRow {
   std::vector<int32_t> members, remote;
 };
 
-// Read access. Opening checks format, version and completeness of the file.
+// Read access. Opening checks format, version and completeness of the file, and refuses
+// a store of another version in one line (docs/trace-store.md, "Compatibility").
 class TraceStore {
  public:
   explicit TraceStore(const std::string &path);        // serial open
@@ -87,8 +83,7 @@ class TraceStore {
   // when opened in parallel: every process calls it, with rows of its own or none.
   std::vector<Event> events_at(const std::vector<int64_t> &rows) const;
   // Each rank of [first, last)'s first and last event (two per rank; default events for a
-  // rank without any): from /events_ends, or from /events in stores written before it.
-  // Collective when opened in parallel.
+  // rank without any), from /events_ends. Collective when opened in parallel.
   std::vector<Event> rank_ends(int32_t first, int32_t last) const;
   std::vector<RequestRecord> requests(int32_t first, int32_t last) const;
   std::vector<CompletionRecord> completions(int32_t first, int32_t last) const;

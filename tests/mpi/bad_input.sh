@@ -26,7 +26,11 @@ echo "just text" >"$work/foreign.h5"
 expect_error foreign "not an HDF5 file" "$perfsift" info "$work/foreign.h5"
 expect_error missing "cannot read the file" "$perfsift" info "$work/none.h5"
 cp "$good" "$work/newer.h5" && "$set_version" "$work/newer.h5" 99
-expect_error newer "version 99 is newer than this perfsift reads" "$perfsift" info "$work/newer.h5"
+expect_error newer "newer.h5: trace store version 99; this perfsift reads trace store version 1: collect the run again" \
+  "$perfsift" info "$work/newer.h5"
+cp "$good" "$work/older.h5" && "$set_version" "$work/older.h5" 0
+expect_error older "older.h5: trace store version 0; this perfsift reads trace store version 1" \
+  "$perfsift" info "$work/older.h5"
 printf 'buffer_mb = 8\nbufer_mb = 2\n' >"$work/bad.toml"
 expect_error config_key "bad.toml:2:1: unknown key 'bufer_mb'; did you mean 'buffer_mb'" \
   "$perfsift" collect -o "$work/x.h5" -c "$work/bad.toml" -- true

@@ -7,11 +7,12 @@ usage: os_counters_test.py MODE PERFSIFT WORK_DIR [APP | STORE]
              WORK_DIR/os_waits.h5; the store holds the OS's figures per region; perfsift
              analyze names minor page faults for `faulting` (ranks 0,1) and involuntary
              context switches for `descheduled` (ranks 2,3).
-  old_layout the store of `collect` (STORE) without the OS's datasets, as the collector
-             wrote stores before them, a synthetic store (zero thread CPU time) and a
-             store written before the OS figures (tests/fuzz/corpus): all analyse;
-             rootcause names the OS attributes as lacking data; disparity falls back
-             to the wall-time share.
+  old_layout the store of `collect` (STORE) as development builds wrote it before trace
+             store version 1 was complete (no OS figures, no /events_ends), and with
+             another version: both refused in one line (docs/trace-store.md,
+             "Compatibility"). The same store with its OS figures zero (as an imported
+             one holds them) and a synthetic store analyse; rootcause names the OS
+             attributes as lacking data; disparity falls back to the wall-time share.
 
 Run with Debian's /usr/bin/python3, which has h5py. Structure, not timing: the machine
 may be shared, so the checks compare the two rank groups, never a duration.
@@ -174,18 +175,39 @@ def test_collect(perfsift, app):
     print("faulting -> minor page faults (ranks 0,1); descheduled -> involuntary context switches (ranks 2,3)")
 
 
+def refused(perfsift, path, expected):
+    """Every command that opens the store says one line naming it and what to do, exit code 2."""
+    for cmd in ([perfsift, "info", path], [perfsift, "analyze", path, "-o", "refused.h5"]):
+        cmd = [str(c) for c in cmd]
+        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, env={**os.environ, **MPI_ENV})
+        lines = [line for line in p.stderr.splitlines() if line.strip()]
+        print("$", " ".join(cmd), "->", p.returncode, lines, flush=True)
+        check(p.returncode == 2 and len(lines) == 1, f"{cmd}: exit code {p.returncode}, stderr {lines}")
+        for part in (path, expected, "this perfsift reads trace store version 1", "perfsift collect",
+                     "perfsift import"):
+            check(part in lines[0], f"{cmd}: {part!r} not in {lines[0]!r}")
+    check(not Path("refused.h5").exists(), "analyze wrote results from a refused store")
+
+
 def test_old_layout(perfsift, store):
-    shutil.copy(store, "old.h5")
-    with h5py.File("old.h5", "r+") as f:
+    shutil.copy(store, "development.h5")
+    with h5py.File("development.h5", "r+") as f:
         for m in OS_METRICS:
             del f[f"profile/{m}"]
-    run([perfsift, "info", "old.h5"], out="info.txt")
-    # A store written before the OS figures (kept in the fuzzing corpus)
-    shutil.copy(HERE.parent / "fuzz" / "corpus" / "trace_store" / "synth_2ranks.h5", "written_before.h5")
-    for name, path in (("old", "old.h5"), ("synth", "synth.h5"), ("written_before", "written_before.h5")):
-        if name == "synth":
-            run([perfsift, "synth", "-o", "synth.h5", "--ranks", 4, "--regions", "solve,io", "--events-per-rank", 200,
-                 "--inject", "imbalance:region=solve,ranks=2-3,factor=4"])
+        del f["events_ends"]
+    refused(perfsift, "development.h5", "trace store version 1 without /events_ends")
+    shutil.copy(store, "version2.h5")
+    with h5py.File("version2.h5", "r+") as f:
+        f.attrs["version"] = np.int32(2)
+    refused(perfsift, "version2.h5", "trace store version 2;")
+
+    shutil.copy(store, "zero_os.h5")
+    with h5py.File("zero_os.h5", "r+") as f:
+        for m in OS_METRICS:
+            f[f"profile/{m}"][...] = 0
+    run([perfsift, "synth", "-o", "synth.h5", "--ranks", 4, "--regions", "solve,io", "--events-per-rank", 200,
+         "--inject", "imbalance:region=solve,ranks=2-3,factor=4"])
+    for name, path in (("zero_os", "zero_os.h5"), ("synth", "synth.h5")):
         d, attrs = analyse(perfsift, path, name + "-results")
         print(name, "rootcause attributes:", attrs)
         for a in OS_ATTRIBUTES:
@@ -193,9 +215,10 @@ def test_old_layout(perfsift, store):
             check(any(x.startswith(a + " (") for x in attrs["dropped"]), f"{name}: {a} not named as lacking data")
         check(attrs["measure"] == "wall share (no CPI)", attrs)
         check("lacking data:" in Path(f"{name}-results.txt").read_text(errors="replace"), "text report: lacking data")
-    d = json.loads(Path("old-results.json").read_text())
+    d = json.loads(Path("zero_os-results.json").read_text())
     check(d["dissimilarity"]["clusters"] == [[0, 1], [2, 3]], d["dissimilarity"]["clusters"])
-    print("a store without the OS figures, and a synthetic one, analyse; the OS attributes are named as lacking")
+    print("stores of development builds and of another version are refused; a store without OS figures, and a "
+          "synthetic one, analyse; the OS attributes are named as lacking")
 
 
 def main(argv):

@@ -1,4 +1,4 @@
-// Test helper: rewrites a store's `version` attribute (to fake a store from a newer perfsift).
+// Test helper: rewrites a store's `version` attribute (to fake a store of another version).
 #include <hdf5.h>
 
 #include <cstdio>

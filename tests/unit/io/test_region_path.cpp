@@ -26,10 +26,10 @@ TEST(RegionPath, SlashesQuotesAndEmptyNamesAreQuoted) {
   EXPECT_EQ(region_path_parent_end("\"io/read\""), std::string::npos);
 }
 
-TEST(RegionPath, OldPathsAndMalformedQuotesSplitWithoutThrowing) {
+TEST(RegionPath, BareSlashesAndMalformedQuotesSplitWithoutThrowing) {
   EXPECT_EQ(split_region_path("\"a\"b/c"), (std::vector<std::string>{"\"a\"b", "c"}));
   EXPECT_EQ(split_region_path("\"open/x"), (std::vector<std::string>{"\"open", "x"}));
-  EXPECT_EQ(region_name_of_component("io/read"), "io/read");  // a name from a store before quoting
+  EXPECT_EQ(region_name_of_component("io/read"), "io/read");  // no quoted component: as it stands
   EXPECT_EQ(region_name_of_component("\"io/read\""), "io/read");
 }
 
