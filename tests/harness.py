@@ -103,6 +103,11 @@ def run(cmd, *, out=None, err=None, log=None, env=None, mpi=None, expect=0, what
     return done
 
 
+def exit_code(cmd, **kw):
+    """run() accepting any exit code; returns the code."""
+    return run(cmd, expect=None, **kw).returncode
+
+
 def captured(cmd, *, merge=False, expect=None, **kw):
     """run() with stdout and stderr kept as text in the result (merge=True: stderr within
     stdout), for the caller to inspect; any exit code unless `expect` names one."""

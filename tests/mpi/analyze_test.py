@@ -27,7 +27,7 @@ import check_results as cr  # tests/mpi/check_results.py, next to this file
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 import harness  # noqa: E402  tests/harness.py
-from harness import DEVNULL, STDOUT, run  # noqa: E402
+from harness import DEVNULL, STDOUT, exit_code, run  # noqa: E402
 
 ARGS = {"perfsift": "", "work": "", "store": "", "messages": ""}  # set by main()
 perfsift = harness.Perfsift("")  # set by main(); every command runs in the work directory
@@ -129,7 +129,7 @@ class AnalyzeTest(unittest.TestCase):
         # The search gathered whole (the run is small) and distributed (resumed from the
         # baseline state the whatif stage kept) finds the same paths.
         mpirun(3, "analyze", "s.h5", "-o", "d3.h5", env={**rows, "PERFSIFT_DOMINO_GATHER_EVENTS": "0"})
-        self.check(run(["h5diff", "k1.h5", "d3.h5", "/domino", "/domino"], expect=None).returncode == 0,
+        self.check(exit_code(["h5diff", "k1.h5", "d3.h5", "/domino", "/domino"]) == 0,
                    "the distributed domino search on K = 3 differs from the gathered one on K = 1")
         # One process, two threads: the whatif questions replay two at a time side by side.
         perfsift("analyze", "s.h5", "-o", "t2.h5", "--json", "t2.json", out="t2.txt", env={**rows, "OMP_NUM_THREADS": "2"})
@@ -142,13 +142,13 @@ class AnalyzeTest(unittest.TestCase):
             self.check(same_bytes("k1.json", f"{v}.json"), f"JSON report of {v} differs from K=1")
             diff = list(difflib.unified_diff(without_details("k1.txt"), without_details(f"{v}.txt"), "k1.txt", f"{v}.txt", lineterm=""))
             self.check(not diff, f"text report of {v} differs from K=1:\n" + "\n".join(diff))
-            self.check(run(["h5diff", "k1.h5", f"{v}.h5"], expect=None).returncode == 0, f"results store of {v} differs from K=1")
+            self.check(exit_code(["h5diff", "k1.h5", f"{v}.h5"]) == 0, f"results store of {v} differs from K=1")
         print("identical results for K = 1, 2, 4, 1 or 2 threads, raw-chunk and H5Dread scans")
         # K = 2 and 4 search the 24 ranks' clusters locally (dissimilarity.local_max_cells);
         # the search together, a few reductions per clustering, finds the same.
         write("together.toml", "[dissimilarity]\nlocal_max_cells = 0\n")
         mpirun(4, "analyze", "s.h5", "-c", "together.toml", "-o", "d4.h5", "--json", "d4.json", out="d4.txt", env=rows)
-        self.check(run(["h5diff", "k1.h5", "d4.h5", "/dissimilarity", "/dissimilarity"], expect=None).returncode == 0,
+        self.check(exit_code(["h5diff", "k1.h5", "d4.h5", "/dissimilarity", "/dissimilarity"]) == 0,
                    "the dissimilarity search together on K = 4 differs from K = 1")
         for key in ("findings", "dissimilarity"):
             self.check(json.load(open("d4.json"))[key] == json.load(open("k1.json"))[key],
@@ -285,7 +285,7 @@ class AnalyzeTest(unittest.TestCase):
             mpirun(k, "analyze", "st.h5", "-o", f"k{k}.h5", "--progress", env=env, err=f"k{k}.err")
         self.check("done" in read("k1.err") and ", " in read("k1.err"), "no one-pass replay was tried:\n" + read("k1.err"))
         for k in (2, 3):
-            self.check(run(["h5diff", "k1.h5", f"k{k}.h5"], expect=None).returncode == 0, f"results on K = {k} differ from K = 1")
+            self.check(exit_code(["h5diff", "k1.h5", f"k{k}.h5"]) == 0, f"results on K = {k} differ from K = 1")
         with h5py.File("k1.h5") as f:
             q = f["whatif/questions"]
             released = dict(zip([x.decode() for x in q["question"][:]], q["released"][:]))

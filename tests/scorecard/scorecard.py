@@ -241,8 +241,8 @@ def run_case(case, a, work):
     if case["source"] == "synth":
         harness.run([a.perfsift, *case["synth"], "-o", store], what="perfsift synth failed", **kw)
     else:
-        perfsift.collect(store, case["ranks"], Path(a.apps) / case["app"], *case["args"], what="perfsift collect failed",
-                         **kw)
+        app = Path(a.apps) / case["app"]
+        perfsift.collect(store, case["ranks"], app, *case["args"], what="perfsift collect failed", **kw)
     perfsift.analyze(store, d / "results.h5", "--json", d / "report.json", ranks=a.analysis_ranks,
                      what="perfsift analyze failed", **kw)
     return json.load(open(d / "report.json"))
