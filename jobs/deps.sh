@@ -45,6 +45,14 @@ perfsift_mpi_env() {
   export OMPI_MCA_rmaps_base_oversubscribe=1
 }
 
+# The test drivers' MPI environment (tests/harness.py sets the same for the Python ones):
+# also, ranks that wait yield the core, so that the sleeping and computing ranks of an
+# oversubscribed test keep their pace.
+perfsift_test_mpi_env() {
+  perfsift_mpi_env
+  export OMPI_MCA_mpi_yield_when_idle=1
+}
+
 perfsift_build() {
   local src=$1 build=$2
   # PERFSIFT_CMAKE_ARGS: extra settings, e.g. -DPERFSIFT_WERROR=ON (CI)

@@ -12,8 +12,9 @@ test -f "$work/prefix/include/perfsift.h"
 test -f "$work/prefix/include/perfsift.mod"
 cmake -S "$src" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/consumer" >/dev/null
-export OMPI_MCA_rmaps_base_oversubscribe=1
-[ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# shellcheck source=../../jobs/deps.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../jobs/deps.sh"
+perfsift_mpi_env
 PERFSIFT_OUTPUT="$work/consumer.h5" mpirun -n 2 -x PERFSIFT_OUTPUT "$work/consumer/consumer"
 # The installed program finds its collector under ../lib and reads the store.
 "$work/prefix/bin/perfsift" info "$work/consumer.h5" | tee "$work/info.txt"

@@ -35,16 +35,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "mpi"))
+sys.path.insert(0, str(HERE.parent))
 import check_results as cr  # noqa: E402  tests/mpi/check_results.py
+import harness  # noqa: E402  tests/harness.py
 
-MPI_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_rmaps_base_oversubscribe": "1",
-    # Ranks that wait yield the core: on an oversubscribed machine the replay sees
-    # computation as computation, not as a busy-polling partner's time slice.
-    "OMPI_MCA_mpi_yield_when_idle": "1",
-}
 SKIP = 77
 MAX_REPLAY_ERROR = 0.05
 # Open MPI polls while it waits (yield_when_idle only yields the core), so a rank that had a
@@ -73,15 +67,13 @@ def load_case(name):
     return mod
 
 
-def run(cmd, out, timeout, env=None):
-    """Run cmd with stdout and stderr to the file out; returns (exit code, seconds)."""
+def timed(cmd, out, timeout):
+    """Run cmd with stdout and stderr to the file out; returns (exit code or "timeout", seconds)."""
     t0 = time.monotonic()
-    with open(out, "wb") as f:
-        try:
-            rc = subprocess.run([str(c) for c in cmd], stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT,
-                                env={**os.environ, **MPI_ENV, **(env or {})}, timeout=timeout).returncode
-        except subprocess.TimeoutExpired:
-            rc = "timeout"
+    try:
+        rc = harness.run(cmd, out=out, err=harness.STDOUT, expect=None, timeout=timeout).returncode
+    except subprocess.TimeoutExpired:
+        rc = "timeout"
     return rc, time.monotonic() - t0
 
 
@@ -128,14 +120,12 @@ class Case:
             print(f"[{self.name}] SKIPPED: {m.BINARY} is not installed; it comes with the Debian packages "
                   f"{' '.join(m.PACKAGES)} (bash tests/corpus/run_all.sh installs them as root)", flush=True)
             return SKIP
-        shutil.rmtree(self.work, ignore_errors=True)
-        self.work.mkdir(parents=True)
-        os.chdir(self.work)
+        os.chdir(harness.work_dir(self.work))
         args = m.inputs(self.work)
         self.load = os.getloadavg()[0]
         cmd = [self.perfsift, "collect", "-o", "run.h5", "--", "mpirun", "-n", m.RANKS, binary, *args]
         print(f"[{self.name}] {' '.join(map(str, cmd))}", flush=True)
-        rc, secs = run(cmd, "app.out", m.TIMEOUT)
+        rc, secs = timed(cmd, "app.out", m.TIMEOUT)
         if rc != 0:
             print(tail("app.out"))
             print(f"[{self.name}] FAIL collect: exited {rc} after {secs:.1f} s", flush=True)
@@ -153,7 +143,7 @@ class Case:
         reports = {}
         for k in self.ks:
             def analyze(k=k):
-                rc, secs = run(["mpirun", "-n", k, self.perfsift, "analyze", "run.h5", "-o", f"r{k}.h5",
+                rc, secs = timed(["mpirun", "-n", k, self.perfsift, "analyze", "run.h5", "-o", f"r{k}.h5",
                                 "--json", f"r{k}.json"], f"analyze{k}.txt", 600)
                 if rc != 0:
                     raise CheckFailed(f"exited {rc}:\n{tail(f'analyze{k}.txt')}")
@@ -255,7 +245,7 @@ def same_for_every_k(reports):
 
 
 def html(perfsift, results, d):
-    rc, _ = run([perfsift, "report", results, "--format", "html", "-o", "report.html"], "report_html.txt", 120)
+    rc, _ = timed([perfsift, "report", results, "--format", "html", "-o", "report.html"], "report_html.txt", 120)
     if rc != 0:
         raise CheckFailed(f"exited {rc}: {tail('report_html.txt')}")
     page = Path("report.html").read_text(errors="replace")

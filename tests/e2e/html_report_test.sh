@@ -7,7 +7,9 @@
 # usage: html_report_test.sh PERFSIFT STORE WORK_DIR
 set -euo pipefail
 perfsift=$1 store=$2 work=$3
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
+# shellcheck source=../../jobs/deps.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../jobs/deps.sh"
+perfsift_test_mpi_env
 py=/usr/bin/python3
 fail() { echo "FAIL: $*"; exit 1; }
 command -v chromium > /dev/null || { echo "SKIP: no chromium (apt-get install chromium)"; exit 77; }

@@ -15,7 +15,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import unittest
 from pathlib import Path
@@ -26,63 +25,27 @@ import numpy as np
 import check_results as cr  # tests/mpi/check_results.py, next to this file
 
 HERE = Path(__file__).resolve().parent
-MPI_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_rmaps_base_oversubscribe": "1",
-    "OMPI_MCA_mpi_yield_when_idle": "1",
-}
+sys.path.insert(0, str(HERE.parent))
+import harness  # noqa: E402  tests/harness.py
+from harness import DEVNULL, STDOUT, exit_code, run  # noqa: E402
+
 ARGS = {"perfsift": "", "work": "", "store": "", "messages": ""}  # set by main()
+perfsift = harness.Perfsift("")  # set by main(); every command runs in the work directory
 
 
 # ---- helpers: commands, files, checks ----------------------------------------------
 
-def _stream(target, opened):
-    """A file name (opened for writing); None (the test's log), DEVNULL or STDOUT as they are."""
-    if not isinstance(target, (str, Path)):
-        return target
-    handle = open(target, "wb")
-    opened.append(handle)
-    return handle
-
-
-def run(cmd, out=None, err=None, env=None, check=True, what=None):
-    """Run cmd (a list) in the work directory with stdin from /dev/null. out/err: a file
-    name to write stdout/stderr to, subprocess.DEVNULL, None (the test's log, the default),
-    or for err subprocess.STDOUT. env: variables added to the environment. check: the
-    command must exit 0, or the test fails naming `what` and showing the files written.
-    Returns the exit code."""
-    cmd = [str(c) for c in cmd]
-    opened = []
-    try:
-        rc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=_stream(out, opened), stderr=_stream(err, opened),
-                            env={**os.environ, **(env or {})}).returncode
-    finally:
-        for handle in opened:
-            handle.close()
-    if check and rc != 0:
-        shown = "".join(f"\n--- {f}:\n{read(f)}" for f in (out, err)
-                        if isinstance(f, (str, Path)) and os.path.exists(f) and os.path.getsize(f))
-        raise AssertionError(f"{what or 'command failed'}: `{' '.join(cmd)}` exited with code {rc}{shown}")
-    return rc
-
-
-def perfsift(*args, **kw):
-    """perfsift ARGS, one process."""
-    return run([ARGS["perfsift"], *args], **kw)
-
-
 def mpirun(n, *args, **kw):
     """mpirun -n N perfsift ARGS: perfsift on N analysis ranks."""
-    return run(["mpirun", "-n", n, ARGS["perfsift"], *args], **kw)
+    return perfsift.mpirun(n, *args, **kw)
 
 
 def collect(store, ranks, app, *app_args, **kw):
     """perfsift collect -o STORE -- mpirun -n RANKS APP ARGS, both streams to STORE's
     .collect.txt unless told otherwise."""
     kw.setdefault("out", Path(store).stem + ".collect.txt")
-    kw.setdefault("err", subprocess.STDOUT)
-    return perfsift("collect", "-o", store, "--", "mpirun", "-n", ranks, app, *app_args, **kw)
+    kw.setdefault("err", STDOUT)
+    return perfsift.collect(store, ranks, app, *app_args, **kw)
 
 
 def read(path):
@@ -140,9 +103,7 @@ class AnalyzeTest(unittest.TestCase):
     def setUp(self):
         print(flush=True)  # the runner's "test (docstring) ..." line, then the test's own output
         work = os.path.abspath(ARGS["work"])
-        shutil.rmtree(work, ignore_errors=True)
-        os.makedirs(work)
-        os.chdir(work)
+        os.chdir(harness.work_dir(work))
         self.work = work
         self.store = ARGS["store"]
 
@@ -168,7 +129,7 @@ class AnalyzeTest(unittest.TestCase):
         # The search gathered whole (the run is small) and distributed (resumed from the
         # baseline state the whatif stage kept) finds the same paths.
         mpirun(3, "analyze", "s.h5", "-o", "d3.h5", env={**rows, "PERFSIFT_DOMINO_GATHER_EVENTS": "0"})
-        self.check(run(["h5diff", "k1.h5", "d3.h5", "/domino", "/domino"], check=False) == 0,
+        self.check(exit_code(["h5diff", "k1.h5", "d3.h5", "/domino", "/domino"]) == 0,
                    "the distributed domino search on K = 3 differs from the gathered one on K = 1")
         # One process, two threads: the whatif questions replay two at a time side by side.
         perfsift("analyze", "s.h5", "-o", "t2.h5", "--json", "t2.json", out="t2.txt", env={**rows, "OMP_NUM_THREADS": "2"})
@@ -181,13 +142,13 @@ class AnalyzeTest(unittest.TestCase):
             self.check(same_bytes("k1.json", f"{v}.json"), f"JSON report of {v} differs from K=1")
             diff = list(difflib.unified_diff(without_details("k1.txt"), without_details(f"{v}.txt"), "k1.txt", f"{v}.txt", lineterm=""))
             self.check(not diff, f"text report of {v} differs from K=1:\n" + "\n".join(diff))
-            self.check(run(["h5diff", "k1.h5", f"{v}.h5"], check=False) == 0, f"results store of {v} differs from K=1")
+            self.check(exit_code(["h5diff", "k1.h5", f"{v}.h5"]) == 0, f"results store of {v} differs from K=1")
         print("identical results for K = 1, 2, 4, 1 or 2 threads, raw-chunk and H5Dread scans")
         # K = 2 and 4 search the 24 ranks' clusters locally (dissimilarity.local_max_cells);
         # the search together, a few reductions per clustering, finds the same.
         write("together.toml", "[dissimilarity]\nlocal_max_cells = 0\n")
         mpirun(4, "analyze", "s.h5", "-c", "together.toml", "-o", "d4.h5", "--json", "d4.json", out="d4.txt", env=rows)
-        self.check(run(["h5diff", "k1.h5", "d4.h5", "/dissimilarity", "/dissimilarity"], check=False) == 0,
+        self.check(exit_code(["h5diff", "k1.h5", "d4.h5", "/dissimilarity", "/dissimilarity"]) == 0,
                    "the dissimilarity search together on K = 4 differs from K = 1")
         for key in ("findings", "dissimilarity"):
             self.check(json.load(open("d4.json"))[key] == json.load(open("k1.json"))[key],
@@ -231,7 +192,7 @@ class AnalyzeTest(unittest.TestCase):
             mpi = f["profile/mpi_time"][:, io]
             self.check(int(np.argmax(mpi)) == 6, mpi)
         print("synth: counters recorded and unavailable, 10x miss rate on ranks 0-3, rate 1e9/s, rank 6 waits for rank 5")
-        rc = perfsift("synth", "-o", "x.h5", "--ranks", 4, "--inject", "imbalanse:ranks=1", err="err.txt", check=False)
+        rc = perfsift("synth", "-o", "x.h5", "--ranks", 4, "--inject", "imbalanse:ranks=1", err="err.txt", expect=None).returncode
         self.check(rc == 2 and "unknown behaviour 'imbalanse'" in read("err.txt"), f"bad --inject: {read('err.txt')}")
 
     def test_rootcauses(self):
@@ -324,7 +285,7 @@ class AnalyzeTest(unittest.TestCase):
             mpirun(k, "analyze", "st.h5", "-o", f"k{k}.h5", "--progress", env=env, err=f"k{k}.err")
         self.check("done" in read("k1.err") and ", " in read("k1.err"), "no one-pass replay was tried:\n" + read("k1.err"))
         for k in (2, 3):
-            self.check(run(["h5diff", "k1.h5", f"k{k}.h5"], check=False) == 0, f"results on K = {k} differ from K = 1")
+            self.check(exit_code(["h5diff", "k1.h5", f"k{k}.h5"]) == 0, f"results on K = {k} differ from K = 1")
         with h5py.File("k1.h5") as f:
             q = f["whatif/questions"]
             released = dict(zip([x.decode() for x in q["question"][:]], q["released"][:]))
@@ -344,7 +305,7 @@ class AnalyzeTest(unittest.TestCase):
         Path("truncated.h5").write_bytes(good[:len(good) // 2])
         write("foreign.h5", "not a store\n")
         for bad in ("truncated.h5", "foreign.h5", "absent.h5"):
-            rc = mpirun(2, "analyze", bad, "-o", "out.h5", out="out.txt", err="err.txt", check=False)
+            rc = mpirun(2, "analyze", bad, "-o", "out.h5", out="out.txt", err="err.txt", expect=None).returncode
             err = read("err.txt")
             self.check(rc != 0, f"{bad}: exit code 0")
             self.check(len(error_lines(err)) == 1, f"{bad}: expected one error line:\n{err}")
@@ -365,7 +326,7 @@ class AnalyzeTest(unittest.TestCase):
         with open("garbled.h5", "r+b") as out:
             out.seek(info.byte_offset + info.size // 2)
             out.write(b"\xff" * 256)
-        rc = mpirun(2, "analyze", "garbled.h5", "-o", "out.h5", out="out.txt", err="err.txt", check=False)
+        rc = mpirun(2, "analyze", "garbled.h5", "-o", "out.h5", out="out.txt", err="err.txt", expect=None).returncode
         err = read("err.txt")
         self.check(rc != 0, "garbled.h5: exit code 0")
         self.check(re.search(r"^perfsift: .*garbled\.h5: .*corrupt", err, re.M), f"garbled.h5: no error naming the file:\n{err}")
@@ -374,13 +335,13 @@ class AnalyzeTest(unittest.TestCase):
 
         def expect(toml, message):
             """analyze with a bad configuration: exit 2, exactly MESSAGE, no output; config check too."""
-            rc = mpirun(2, "analyze", "good.h5", "-c", toml, "-o", "out.h5", out="out.txt", err="err.txt", check=False)
+            rc = mpirun(2, "analyze", "good.h5", "-c", toml, "-o", "out.h5", out="out.txt", err="err.txt", expect=None).returncode
             self.check(rc == 2, f"{toml}: exit code {rc}, expected 2")
             lines = error_lines(read("err.txt"))
             self.check("\n".join(lines) == message, f"{toml}: got '{read('err.txt')}', expected '{message}'")
             self.check(len(lines) == 1, f"{toml}: more than one line")
             self.check(not outputs("out.h5"), f"{toml}: output written: {outputs('out.h5')}")
-            self.check(perfsift("config", "check", toml, err="check.txt", check=False) != 0, f"config check accepted {toml}")
+            self.check(perfsift("config", "check", toml, err="check.txt", expect=None).returncode != 0, f"config check accepted {toml}")
             self.check(read("check.txt").rstrip("\n") == message, f"config check {toml}: '{read('check.txt')}'")
             print(f"{toml}: {message}")
         expect("stage.toml", "perfsift: stage.toml:1:2: unknown stage 'profil'; did you mean 'profile'? "
@@ -563,7 +524,7 @@ class AnalyzeTest(unittest.TestCase):
 
         # Bad questions: one line naming the question and the fix, exit 2, no output file.
         for bad in ("balance stpe 1 of composite", "balance step 1 of compost", "zero-wait", "balance event 1:2"):
-            rc = mpirun(2, "analyze", self.store, "-o", "bad.h5", "--whatif", bad, out=subprocess.DEVNULL, err="err.txt", check=False)
+            rc = mpirun(2, "analyze", self.store, "-o", "bad.h5", "--whatif", bad, out=DEVNULL, err="err.txt", expect=None).returncode
             self.check(rc == 2, f"--whatif '{bad}': exit {rc}, expected 2")
             lines = error_lines(read("err.txt"))
             self.check(len(lines) == 1, f"--whatif '{bad}': expected one line, got: {read('err.txt')}")
@@ -644,7 +605,7 @@ class AnalyzeTest(unittest.TestCase):
             nonlocal cv
             for attempt in (1, 2):
                 perfsift("train", "-o", "classifier.model", *delays, "--", "mpirun", "-n", 2,
-                         out="train.txt", err=subprocess.STDOUT, what="perfsift train failed")
+                         out="train.txt", err=STDOUT, what="perfsift train failed")
                 print(read("train.txt"), end="")
                 cv = cross_validation(read("train.txt"))
                 if accuracy_at_least(cv, 90):
@@ -692,8 +653,8 @@ class AnalyzeTest(unittest.TestCase):
         # Any number of analysis ranks gives the same classes, counts and sums (the ring's Late
         # Receivers meet their call's Late Sender at the sender's owner).
         for prop in ("late_sender", "sendrecv_ring"):
-            mpirun(1, "analyze", f"{prop}.h5", "-c", "p.toml", "-o", "k1.r.h5", "--json", "k1.json", out=subprocess.DEVNULL)
-            mpirun(3, "analyze", f"{prop}.h5", "-c", "p.toml", "-o", "k3.r.h5", "--json", "k3.json", out=subprocess.DEVNULL)
+            mpirun(1, "analyze", f"{prop}.h5", "-c", "p.toml", "-o", "k1.r.h5", "--json", "k1.json", out=DEVNULL)
+            mpirun(3, "analyze", f"{prop}.h5", "-c", "p.toml", "-o", "k3.r.h5", "--json", "k3.json", out=DEVNULL)
             a, b = load("k1.json"), load("k3.json")
             self.check(all(a[k] == b[k] for k in ("classification", "waitstates", "findings")),
                        f"{prop}: K = 1 and K = 3 analysis ranks disagree on classes or wait states")
@@ -709,7 +670,7 @@ class AnalyzeTest(unittest.TestCase):
             rows["t_exit"] += 300_000_000
             ev[off[0]:off[1]] = rows
         mpirun(2, "analyze", "skewed.h5", "-c", "p.toml", "-o", "skewed.r.h5", "--json", "skewed.json",
-               out=subprocess.DEVNULL, err=subprocess.STDOUT, what="analyze failed on a skewed store")
+               out=DEVNULL, err=STDOUT, what="analyze failed on a skewed store")
         d = load("skewed.json")
         v = d["waitstates"]["clock_violations"]
         print("skewed clocks:", v)
@@ -720,13 +681,13 @@ class AnalyzeTest(unittest.TestCase):
         with h5py.File("elsewhere.h5", "r+") as f:
             f.attrs["hosts"] = "node001,node002"
         perfsift("analyze", "elsewhere.h5", "-c", "p.toml", "-o", "elsewhere.r.h5", "--json", "elsewhere.json",
-                 out=subprocess.DEVNULL, err=subprocess.STDOUT, what="analyze failed on a store from another platform")
+                 out=DEVNULL, err=STDOUT, what="analyze failed on a store from another platform")
         w = load("elsewhere.json")["warnings"]
         self.check(any("trained on" in x and "node[0-9]+" in x for x in w), f"no platform warning: {w}")
         # A file that is not a model: one line naming it, exit 2, no results file.
         write("bad.model", "not a model\n")
         write("bad.toml", f'[classify]\nmodel = "{self.work}/bad.model"\n')
-        rc = perfsift("analyze", "late_sender.h5", "-c", "bad.toml", "-o", "bad.r.h5", out="bad.txt", err=subprocess.STDOUT, check=False)
+        rc = perfsift("analyze", "late_sender.h5", "-c", "bad.toml", "-o", "bad.r.h5", out="bad.txt", err=STDOUT, expect=None).returncode
         self.check(rc == 2, f"a bad model gave exit code {rc}")
         self.check(line_count("bad.txt") == 1 and "bad.model: line 1: not a perfsift classifier model" in read("bad.txt"),
                    f"bad model message: {read('bad.txt')}")
@@ -754,10 +715,10 @@ class AnalyzeTest(unittest.TestCase):
         for attempt in (1, 2):
             for n in (4, 8):
                 collect(f"wf{n}.h5", n, apps / "app_wavefront", what=f"wavefront {n}: collection failed")
-            mpirun(2, "analyze", "wf4.h5", "-o", "wf4.r.h5", "--json", "wf4.json", out="wf4.txt", err=subprocess.STDOUT,
+            mpirun(2, "analyze", "wf4.h5", "-o", "wf4.r.h5", "--json", "wf4.json", out="wf4.txt", err=STDOUT,
                    what="wavefront 4: analyze failed")
             mpirun(2, "analyze", "wf8.h5", "--reference", "wf4.h5", "-o", "wf8.r.h5", "--json", "wf8.json", out="wf8.txt",
-                   err=subprocess.STDOUT, what="wavefront 8: analyze failed")
+                   err=STDOUT, what="wavefront 8: analyze failed")
             if passes(cr.wavefront, "wf8.json", "wf4.json") and passes(cr.shares_bounded, "wf8.json", "wf8.r.h5"):
                 break
         else:
@@ -767,7 +728,7 @@ class AnalyzeTest(unittest.TestCase):
         # Divide and conquer (tests/apps/divide_conquer.c), and binary-swap compositing, a recursive halving too.
         for attempt in (1, 2):
             collect("dc.h5", 4, apps / "app_divide_conquer", what="divide_conquer: collection failed")
-            mpirun(2, "analyze", "dc.h5", "-o", "dc.r.h5", "--json", "dc.json", out="dc.txt", err=subprocess.STDOUT,
+            mpirun(2, "analyze", "dc.h5", "-o", "dc.r.h5", "--json", "dc.json", out="dc.txt", err=STDOUT,
                    what="divide_conquer: analyze failed")
             if passes(cr.divide_conquer, "dc.r.h5", "dc.json") and passes(cr.shares_bounded, "dc.json", "dc.r.h5"):
                 break
@@ -775,33 +736,33 @@ class AnalyzeTest(unittest.TestCase):
             self.fail("divide_conquer: wrong in two runs")
         # Each program is taken for its own model, and a ring for none.
         for app, model in (("ring", "none"), ("binary_swap", "divide-and-conquer")):
-            collect(f"{app}.h5", 4, apps / f"app_{app}", out=subprocess.DEVNULL, what=f"{app}: collection failed")
-            mpirun(2, "analyze", f"{app}.h5", "-o", f"{app}.r.h5", "--json", f"{app}.json", out=subprocess.DEVNULL,
-                   err=subprocess.STDOUT, what=f"{app}: analyze failed")
+            collect(f"{app}.h5", 4, apps / f"app_{app}", out=DEVNULL, what=f"{app}: collection failed")
+            mpirun(2, "analyze", f"{app}.h5", "-o", f"{app}.r.h5", "--json", f"{app}.json", out=DEVNULL,
+                   err=STDOUT, what=f"{app}: analyze failed")
             models = [x["model"] for x in load(f"{app}.json")["diagnosis"]]
             self.check(models == ([] if model == "none" else [model]), f"{app} not diagnosed as {model}: {models}")
         # Events mapped to the app's regions give the same split; a region the store lacks stops at set-up.
         write("ev.toml", '[diagnosis]\nevents = ["Setup=master_setup", "Compute=worker_compute"]\n')
-        mpirun(2, "analyze", "mw.h5", "-c", "ev.toml", "-o", "ev.r.h5", "--json", "ev.json", out=subprocess.DEVNULL,
-               err=subprocess.STDOUT, what="analyze with mapped events failed")
+        mpirun(2, "analyze", "mw.h5", "-c", "ev.toml", "-o", "ev.r.h5", "--json", "ev.json", out=DEVNULL,
+               err=STDOUT, what="analyze with mapped events failed")
         a, b = (load(f)["diagnosis"][0]["metrics"] for f in ("mw.json", "ev.json"))
         print(f"mapped events: setup {b['all_t_w_setup_s'] * 1e3:.1f} ms (derived {a['all_t_w_setup_s'] * 1e3:.1f} ms), "
               f"waiting {b['all_t_wait_s'] * 1e3:.1f} ms")
         self.check(abs(b["all_t_w_setup_s"] - a["all_t_w_setup_s"]) <= 0.1 * a["all_t_w_setup_s"]
                    and abs(b["all_t_wait_s"] - a["all_t_wait_s"]) <= 1e-6, "mapped setup region disagrees with the derived setup")
         write("ev2.toml", '[diagnosis]\nevents = ["Setup=master_stup"]\n')
-        rc = perfsift("analyze", "mw.h5", "-c", "ev2.toml", "-o", "ev2.r.h5", out="ev2.txt", err=subprocess.STDOUT, check=False)
+        rc = perfsift("analyze", "mw.h5", "-c", "ev2.toml", "-o", "ev2.r.h5", out="ev2.txt", err=STDOUT, expect=None).returncode
         self.check(rc == 2 and line_count("ev2.txt") == 1 and "no region 'master_stup'" in read("ev2.txt"),
                    f"a mapping to a missing region: exit {rc}: {read('ev2.txt')}")
         # --model none skips; a knowledge file with an unknown metric stops at set-up: one line, exit 2.
-        perfsift("analyze", "mw.h5", "--model", "none", "-o", "none.r.h5", "--json", "none.json", out=subprocess.DEVNULL,
-                 err=subprocess.STDOUT, what="analyze --model none failed")
+        perfsift("analyze", "mw.h5", "--model", "none", "-o", "none.r.h5", "--json", "none.json", out=DEVNULL,
+                 err=STDOUT, what="analyze --model none failed")
         self.check(load("none.json")["diagnosis"] == [], "--model none still diagnosed")
         os.makedirs("kb", exist_ok=True)
         model = read(HERE / "../../pipeline/knowledge/master-worker.toml")
         write("kb/master-worker.toml", re.sub(r'^id = "t_w-bn"', 'id = "t_w-bottleneck"', model, flags=re.M))
         write("kb.toml", f'[diagnosis]\nknowledge = "{self.work}/kb"\n')
-        rc = perfsift("analyze", "mw.h5", "-c", "kb.toml", "-o", "kb.r.h5", out="kb.txt", err=subprocess.STDOUT, check=False)
+        rc = perfsift("analyze", "mw.h5", "-c", "kb.toml", "-o", "kb.r.h5", out="kb.txt", err=STDOUT, expect=None).returncode
         self.check(rc == 2 and line_count("kb.txt") == 1
                    and re.search(r"kb/master-worker\.toml:[0-9]*:[0-9]*: perfsift cannot compute metric 't_w-bottleneck'", read("kb.txt")),
                    f"a bad knowledge file: exit {rc}: {read('kb.txt')}")
@@ -809,8 +770,8 @@ class AnalyzeTest(unittest.TestCase):
         # A knowledge file can change the texts: the narrative follows it.
         write("kb/master-worker.toml", "\n".join(line.replace("is least utilized, whose efficiency is", "is the least busy worker, efficiency", 1)
                                                  for line in model.split("\n")))
-        perfsift("analyze", "mw.h5", "-c", "kb.toml", "-o", "kb.r.h5", "--json", "kb.json", out=subprocess.DEVNULL,
-                 err=subprocess.STDOUT, what="analyze with an edited knowledge file failed")
+        perfsift("analyze", "mw.h5", "-c", "kb.toml", "-o", "kb.r.h5", "--json", "kb.json", out=DEVNULL,
+                 err=STDOUT, what="analyze with an edited knowledge file failed")
         self.check("is the least busy worker, efficiency" in read("kb.json"), "the edited text is not in the narrative")
         print("hercule: master-worker, wavefront and divide-and-conquer recognised and explained; "
               "binary swap is divide-and-conquer, a ring none; knowledge files checked")
@@ -832,7 +793,7 @@ class AnalyzeTest(unittest.TestCase):
             for attempt in (1, 2):
                 collect(f"{app}.h5", ranks, apps / f"app_{app}", what=f"{app}: collection failed")
                 mpirun(2, "analyze", f"{app}.h5", "-o", f"{app}.r.h5", "--json", f"{app}.json", out=f"{app}.txt",
-                       err=subprocess.STDOUT, what=f"{app}: analyze failed")
+                       err=STDOUT, what=f"{app}: analyze failed")
                 if passes(cr.model_idiom, f"{app}.json", f"{app}.r.h5", model, confidence, *named):
                     break
             else:
@@ -916,7 +877,8 @@ def main(argv):
     if not hasattr(AnalyzeTest, f"test_{mode}"):
         print(f"FAIL: unknown mode {mode}")
         return 1
-    os.environ.update(MPI_ENV)
+    global perfsift
+    perfsift = harness.Perfsift(argv[2])
     sys.stdout.reconfigure(line_buffering=True)  # in order with the commands' output
     result = unittest.TextTestRunner(stream=sys.stdout, verbosity=2).run(AnalyzeTest(f"test_{mode}"))
     print("PASS" if result.wasSuccessful() else "FAIL")

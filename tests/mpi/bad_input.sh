@@ -42,7 +42,9 @@ expect_error recover_empty "nothing to recover" "$perfsift" recover "$work/empty
 # Damaged spill files next to good ones (a crashed run's spill folder, then damaged):
 # recover keeps the good ranks and the complete records of a cut file, and says one
 # line per damaged file naming it and what is wrong.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# shellcheck source=../../jobs/deps.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../jobs/deps.sh"
+perfsift_mpi_env
 app_crash=$(dirname "$good")/../app_crash
 "$perfsift" collect -o "$work/crash.h5" -- mpirun -n 4 "$app_crash" >/dev/null 2>&1
 expect_recover() {  # name expected-rc expected-lines 'info pattern' 'stderr pattern'... (spill dir: $work/NAME)

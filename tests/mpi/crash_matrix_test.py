@@ -12,12 +12,14 @@ mpirun's grace between SIGTERM and SIGKILL is the 3 s `perfsift collect` gives i
 """
 import os
 import shutil
-import subprocess
 import sys
 import time
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import captured  # noqa: E402  tests/harness.py
 
 N = 30  # ring exchanges before the death
 # name: (HOW, OTHERS, extra app args)
@@ -90,26 +92,9 @@ def run_case(perfsift, app, work, name, how, others):
     for p in (store, store + ".recovered.h5"):
         if os.path.exists(p):
             os.remove(p)
-    env = dict(os.environ)
-    env.update(
-        OMPI_ALLOW_RUN_AS_ROOT="1",
-        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-        OMPI_MCA_rmaps_base_oversubscribe="1",
-        OMPI_MCA_mpi_yield_when_idle="1",
-    )
-    # Open MPI's grace between SIGTERM and SIGKILL is what `perfsift collect` gives it (3 s):
-    # with 1 s a survivor still waiting for a core (5 processes on 2 cores) now and then
-    # lost its flush.
-    env.pop("OMPI_MCA_odls_base_sigkill_timeout", None)
     t0 = time.time()
-    p = subprocess.run(
-        [perfsift, "collect", "-o", store, "--", "mpirun", "-n", "4", app, how, others, str(N)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=90,
-    )
+    p = captured([perfsift, "collect", "-o", store, "--", "mpirun", "-n", "4", app, how, others, N], merge=True,
+                 timeout=90)
     took = time.time() - t0
     errors = []
     if p.returncode == 0:
@@ -118,36 +103,28 @@ def run_case(perfsift, app, work, name, how, others):
         return took, errors + ["no store recovered:\n" + p.stdout]
     errors += check_store(store, how, others)
     # The spill files stay: `perfsift recover` rebuilds the same store from them.
-    r = subprocess.run(
-        [perfsift, "recover", store + ".spill", "-o", store + ".recovered.h5"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=60,
-    )
+    r = captured([perfsift, "recover", store + ".spill", "-o", store + ".recovered.h5"], merge=True, timeout=60)
     if r.returncode != 0:
         errors.append("perfsift recover failed: " + r.stdout)
     else:
         errors += ["recover: " + e for e in check_store(store + ".recovered.h5", how, others)]
     if name in SPLIT_CHECKED and os.path.exists(store):
-        errors += split_check(perfsift, store, env)
+        errors += split_check(perfsift, store)
     if errors:
         errors.append("collect output:\n" + p.stdout)
     return took, errors
 
 
-def split_check(perfsift, store, env):
+def split_check(perfsift, store):
     """The store analysed on K = 1 and K = 3: identical results stores."""
     outs = []
     for k in (1, 3):
         out = f"{store}.k{k}.results.h5"
-        a = subprocess.run(["mpirun", "-n", str(k), perfsift, "analyze", store, "-o", out], env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+        a = captured(["mpirun", "-n", k, perfsift, "analyze", store, "-o", out], merge=True, timeout=120)
         if a.returncode != 0:
             return [f"perfsift analyze on K = {k} failed: " + a.stdout]
         outs.append(out)
-    d = subprocess.run(["h5diff", outs[0], outs[1]], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    d = captured(["h5diff", outs[0], outs[1]], merge=True)
     if d.returncode != 0:
         return ["results on K = 3 differ from K = 1:\n" + d.stdout[-2000:]]
     return []
@@ -157,6 +134,10 @@ def main():
     perfsift, app, work = sys.argv[1:4]
     names = sys.argv[4:] or list(CASES)
     os.makedirs(work, exist_ok=True)
+    # Open MPI's grace between SIGTERM and SIGKILL is what `perfsift collect` gives it (3 s):
+    # with 1 s a survivor still waiting for a core (5 processes on 2 cores) now and then
+    # lost its flush.
+    os.environ.pop("OMPI_MCA_odls_base_sigkill_timeout", None)
     failed = 0
     for name in names:
         how, others = CASES[name]

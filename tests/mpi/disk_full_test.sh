@@ -12,8 +12,10 @@
 # over TCP (Open MPI's shared-memory segment is a file too).
 set -uo pipefail
 perfsift=$1 app=$2 work=$3
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl=self,tcp
+# shellcheck source=../../jobs/deps.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../jobs/deps.sh"
+perfsift_test_mpi_env
+export OMPI_MCA_btl=self,tcp
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 fail() {
   echo "FAIL: $*"

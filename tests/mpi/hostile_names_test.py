@@ -13,15 +13,15 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 
 import h5py
 
-PERFSIFT, WORK = sys.argv[1], sys.argv[2]
-# As root, oversubscribed (CI runs as root on two cores), whoever starts the test
-os.environ.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-                   "OMPI_MCA_rmaps_base_oversubscribe": "1"})
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402  tests/harness.py
+from harness import CAPTURE, captured, run  # noqa: E402
+
+PERFSIFT, WORK = sys.argv[1], os.path.abspath(sys.argv[2])  # every command runs in WORK
 
 # Names without whitespace, analysed by every stage.
 NAMES = [
@@ -50,14 +50,6 @@ def check(cond, msg):
         fail(msg)
 
 
-def run(cmd, out=None):
-    """cmd (a list of str or bytes) in WORK; stdout to `out` when given; must exit 0."""
-    with open(os.path.join(WORK, out), "wb") if out else open(os.devnull, "wb") as f:
-        p = subprocess.run(cmd, cwd=WORK, stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.PIPE)
-    if p.returncode != 0:
-        fail(f"{cmd!r} exited with {p.returncode}: {p.stderr.decode(errors='replace')}")
-
-
 def raw(name):
     with open(os.path.join(WORK, name), "rb") as f:
         return f.read()
@@ -82,7 +74,7 @@ def case(tag, names, late, config=None, html=True):
     `late` imbalanced so a finding names it; analyze it on 2 ranks; check the reports."""
     regions = set(names) | {n[: n.index(b"/")] for n in names if b"/" in n}
     run([PERFSIFT, "synth", "-o", f"{tag}.h5", "--ranks", "4", "--regions", b",".join(names), "--events-per-rank",
-         "300", "--inject", b"imbalance:region=" + late + b",ranks=0-1,factor=3"])
+         "300", "--inject", b"imbalance:region=" + late + b",ranks=0-1,factor=3"], out=harness.DEVNULL, err=CAPTURE)
     stored = set()
     with h5py.File(os.path.join(WORK, f"{tag}.h5"), "r") as f:
 
@@ -100,7 +92,7 @@ def case(tag, names, late, config=None, html=True):
             f.write(config)
         cfg = ["-c", f"{tag}.toml"]
     run(["mpirun", "-n", "2", PERFSIFT, "analyze", f"{tag}.h5", *cfg, "-o", f"{tag}-r.h5", "--json", f"{tag}.json"],
-        out=f"{tag}.txt")
+        out=f"{tag}.txt", err=CAPTURE)
 
     # JSON: strict UTF-8, then JSON; the names back, ill-formed pieces as U+FFFD.
     data = raw(f"{tag}.json")
@@ -120,15 +112,15 @@ def case(tag, names, late, config=None, html=True):
 
     # Text: what analyze printed and what report prints, the same and clean.
     text = text_clean(f"{tag}.txt")
-    run([PERFSIFT, "report", f"{tag}-r.h5"], out=f"{tag}-report.txt")
+    run([PERFSIFT, "report", f"{tag}-r.h5"], out=f"{tag}-report.txt", err=CAPTURE)
     check(text_clean(f"{tag}-report.txt") == text, f"{tag}: perfsift report and analyze print different text")
 
     # The same JSON from report; the HTML report's data parses and cannot end its element.
-    run([PERFSIFT, "report", f"{tag}-r.h5", "--format", "json"], out=f"{tag}-report.json")
+    run([PERFSIFT, "report", f"{tag}-r.h5", "--format", "json"], out=f"{tag}-report.json", err=CAPTURE)
     check(raw(f"{tag}-report.json") == data, f"{tag}: report --format json differs from analyze --json")
     if not html:
         return d, text
-    run([PERFSIFT, "report", f"{tag}-r.h5", "--format", "html", "-o", f"{tag}.html"])
+    run([PERFSIFT, "report", f"{tag}-r.h5", "--format", "html", "-o", f"{tag}.html"], out=harness.DEVNULL, err=CAPTURE)
     html = raw(f"{tag}.html")
     html.decode("utf-8")
     m = re.search(rb'<script type="application/json" id="data">(.*?)</script>', html, re.S)
@@ -143,8 +135,7 @@ def case(tag, names, late, config=None, html=True):
     # inserted as markup stay text: no console message, no script error, the page draws.
     if shutil.which("chromium"):
         cdp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "cdp_check.py")
-        r = subprocess.run([sys.executable, cdp, f"{tag}.html", f"{tag}.png"], cwd=WORK, capture_output=True,
-                           text=True, timeout=120)
+        r = captured([sys.executable, cdp, f"{tag}.html", f"{tag}.png"], timeout=120)
         try:
             seen = json.loads(r.stdout)
         except ValueError:
@@ -158,8 +149,7 @@ def case(tag, names, late, config=None, html=True):
     return d, text
 
 
-shutil.rmtree(WORK, ignore_errors=True)
-os.makedirs(WORK)
+os.chdir(harness.work_dir(WORK))
 
 d, text = case("all", NAMES, b"<script>alert(1)<")
 paths = {r["path"] for r in d["profile"]["regions"]}

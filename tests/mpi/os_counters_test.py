@@ -20,7 +20,6 @@ may be shared, so the checks compare the two rank groups, never a duration.
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -29,29 +28,15 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 import check_results as cr  # noqa: E402  tests/mpi/check_results.py
+import harness  # noqa: E402  tests/harness.py
+from harness import STDOUT  # noqa: E402
 
-MPI_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_rmaps_base_oversubscribe": "1",
-    "OMPI_MCA_mpi_yield_when_idle": "1",
-}
 OS_METRICS = ["thread_cpu", "ctx_switches_voluntary", "ctx_switches_involuntary", "page_faults_minor",
               "page_faults_major", "max_rss_growth"]
 OS_ATTRIBUTES = ["involuntary context switches per second", "voluntary context switches per second",
                  "major page faults per second", "minor page faults per second", "time off the CPU", "memory growth"]
-
-
-def run(cmd, out=None):
-    cmd = [str(c) for c in cmd]
-    print("$", " ".join(cmd), flush=True)
-    with open(out, "wb") if out else open(os.devnull, "wb") as o:
-        rc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=o if out else None, stderr=subprocess.STDOUT,
-                            env={**os.environ, **MPI_ENV}).returncode
-    if rc != 0:
-        text = Path(out).read_text(errors="replace") if out else ""
-        raise AssertionError(f"`{' '.join(cmd)}` exited with code {rc}\n{text}")
 
 
 def check(cond, msg):
@@ -83,8 +68,8 @@ def analyse(perfsift, store, name):
     # Rank vectors by CPU time (the busy threads' CPU counts to their process): "auto"
     # takes wall time when a loaded machine keeps CPU time far below the computation's.
     Path("cpu.toml").write_text('[dissimilarity]\nmetric = "cpu"\n')
-    run(["mpirun", "-n", 2, perfsift, "analyze", store, "-c", "cpu.toml", "-o", f"{name}.h5", "--json", f"{name}.json"],
-        out=f"{name}.txt")
+    perfsift.analyze(store, f"{name}.h5", "-c", "cpu.toml", "--json", f"{name}.json", out=f"{name}.txt", err=STDOUT,
+                     echo=True)
     print(Path(f"{name}.txt").read_text(errors="replace"), end="")
     cr.contract(f"{name}.h5", f"{name}.json")
     with open(f"{name}.json") as j:
@@ -99,7 +84,7 @@ def analyse(perfsift, store, name):
 
 def test_collect(perfsift, app):
     store = "os_waits.h5"
-    run([perfsift, "collect", "-o", store, "--", "mpirun", "-n", 4, app], out="collect.txt")
+    perfsift.collect(store, 4, app, out="collect.txt", err=STDOUT, echo=True)
     with h5py.File(store, "r") as f:
         for m in OS_METRICS:
             check(m in f["profile"], f"/profile/{m} missing: {list(f['profile'])}")
@@ -177,15 +162,14 @@ def test_collect(perfsift, app):
 
 def refused(perfsift, path, expected):
     """Every command that opens the store says one line naming it and what to do, exit code 2."""
-    for cmd in ([perfsift, "info", path], [perfsift, "analyze", path, "-o", "refused.h5"]):
-        cmd = [str(c) for c in cmd]
-        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, env={**os.environ, **MPI_ENV})
+    for args in (["info", path], ["analyze", path, "-o", "refused.h5"]):
+        p = harness.captured([perfsift.binary, *args])
         lines = [line for line in p.stderr.splitlines() if line.strip()]
-        print("$", " ".join(cmd), "->", p.returncode, lines, flush=True)
-        check(p.returncode == 2 and len(lines) == 1, f"{cmd}: exit code {p.returncode}, stderr {lines}")
+        print("$ perfsift", " ".join(args), "->", p.returncode, lines, flush=True)
+        check(p.returncode == 2 and len(lines) == 1, f"{args}: exit code {p.returncode}, stderr {lines}")
         for part in (path, expected, "this perfsift reads trace store version 1", "perfsift collect",
                      "perfsift import"):
-            check(part in lines[0], f"{cmd}: {part!r} not in {lines[0]!r}")
+            check(part in lines[0], f"{args}: {part!r} not in {lines[0]!r}")
     check(not Path("refused.h5").exists(), "analyze wrote results from a refused store")
 
 
@@ -205,8 +189,8 @@ def test_old_layout(perfsift, store):
     with h5py.File("zero_os.h5", "r+") as f:
         for m in OS_METRICS:
             f[f"profile/{m}"][...] = 0
-    run([perfsift, "synth", "-o", "synth.h5", "--ranks", 4, "--regions", "solve,io", "--events-per-rank", 200,
-         "--inject", "imbalance:region=solve,ranks=2-3,factor=4"])
+    perfsift("synth", "-o", "synth.h5", "--ranks", 4, "--regions", "solve,io", "--events-per-rank", 200,
+             "--inject", "imbalance:region=solve,ranks=2-3,factor=4", err=STDOUT, echo=True)
     for name, path in (("zero_os", "zero_os.h5"), ("synth", "synth.h5")):
         d, attrs = analyse(perfsift, path, name + "-results")
         print(name, "rootcause attributes:", attrs)
@@ -225,10 +209,8 @@ def main(argv):
     if len(argv) < 5 or argv[1] not in ("collect", "old_layout"):
         print(__doc__, file=sys.stderr)
         return 2
-    mode, perfsift, work, arg = argv[1], os.path.abspath(argv[2]), os.path.abspath(argv[3]), os.path.abspath(argv[4])
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    os.chdir(work)
+    mode, perfsift, work, arg = argv[1], harness.Perfsift(os.path.abspath(argv[2])), argv[3], os.path.abspath(argv[4])
+    os.chdir(harness.work_dir(os.path.abspath(work)))
     sys.stdout.reconfigure(line_buffering=True)
     try:
         (test_collect if mode == "collect" else test_old_layout)(perfsift, arg)

@@ -15,16 +15,14 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
-MPI_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_rmaps_base_oversubscribe": "1",
-    "OMPI_MCA_mpi_yield_when_idle": "1",
-}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import harness  # noqa: E402  tests/harness.py
+from harness import captured  # noqa: E402
+
+
 STAGES = ["profile", "dissimilarity", "disparity", "rootcause", "waitstates", "classify", "diagnosis", "whatif",
           "bounds", "domino"]
 # Stages that require a product only the key's stage provides (docs/pipeline.md).
@@ -43,11 +41,6 @@ VIEWS = {
 }
 
 failures = []
-
-
-def run(cmd, **kw):
-    return subprocess.run([str(c) for c in cmd], stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          env={**os.environ, **MPI_ENV}, **kw)
 
 
 def check(ok, what):
@@ -75,10 +68,8 @@ def html_data(html):
 
 def main():
     perfsift, work = Path(sys.argv[1]).resolve(), Path(sys.argv[2])
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    os.chdir(work)
-    r = run([perfsift, "synth", "-o", "s.h5", "--ranks", "8", "--regions", "4", "--events-per-rank", "2000"])
+    os.chdir(harness.work_dir(work))
+    r = captured([perfsift, "synth", "-o", "s.h5", "--ranks", "8", "--regions", "4", "--events-per-rank", "2000"])
     if r.returncode != 0:
         print(r.stdout, r.stderr)
         sys.exit("FAIL: perfsift synth")
@@ -86,13 +77,13 @@ def main():
         absent = [s for s in STAGES if s not in stages]
         Path(name + ".toml").write_text("[pipeline]\nstages = [%s]\n" % ", ".join('"%s"' % s for s in stages))
         res = name + ".h5"
-        r = run(["mpirun", "-n", "2", perfsift, "analyze", "s.h5", "-c", name + ".toml", "-o", res], timeout=300)
+        r = captured(["mpirun", "-n", "2", perfsift, "analyze", "s.h5", "-c", name + ".toml", "-o", res], timeout=300)
         check(r.returncode == 0, f"{name}: analyze exit {r.returncode} {r.stderr.strip()[-300:]}")
         if r.returncode != 0:
             continue
         for fmt in ["text", "json", "html"]:
             out = f"{name}.{fmt}"
-            r = run([perfsift, "report", res, "--format", fmt, "-o", out], timeout=120)
+            r = captured([perfsift, "report", res, "--format", fmt, "-o", out], timeout=120)
             check(r.returncode == 0 and Path(out).is_file(),
                   f"{name}: report --format {fmt} exit {r.returncode} {r.stderr.strip()[-300:]}")
         if Path(name + ".json").is_file():
@@ -118,7 +109,7 @@ def main():
             for s in stages:
                 for view in VIEWS.get(s, []):
                     check(f"the {s} stage did not run" not in text, f"{name}: the HTML does not call {s} absent")
-        r = run([perfsift, "export", res, "--format", "chrome", "-o", name + ".trace.json"], timeout=120)
+        r = captured([perfsift, "export", res, "--format", "chrome", "-o", name + ".trace.json"], timeout=120)
         if "whatif" in stages:
             check(r.returncode == 0 and Path(name + ".trace.json").is_file(),
                   f"{name}: export exit {r.returncode} {r.stderr.strip()[-300:]}")
@@ -133,7 +124,7 @@ def main():
         for name in ["profile_only", "whatif_only", "no_stages", "without_whatif", "without_profile"]:
             if not Path(name + ".html").is_file():
                 continue
-            r = run([sys.executable, cdp, name + ".html", name + ".png"], timeout=120)
+            r = captured([sys.executable, cdp, name + ".html", name + ".png"], timeout=120)
             try:
                 d = json.loads(r.stdout)
             except ValueError:

@@ -2,7 +2,8 @@
 # run_app_test.sh PERFSIFT STORE_CHECKS CHECK NRANKS STORE [VAR=VALUE...] -- APP [ARGS...]
 # Collects APP under real mpirun with NRANKS ranks, then runs the CHECK.* expectations
 # of store_checks against the store. EXPECT_FAIL=1: the app is meant to die.
-# INERT=1: run without perfsift collect (library linked but inactive): no store may appear.
+# INERT=1: run without perfsift collect (library linked but inactive): no file may appear;
+# CHECK is not used (-).
 set -euo pipefail
 perfsift=$1 checks=$2 check=$3 nranks=$4 store=$5
 shift 5
@@ -18,16 +19,25 @@ while [ "$1" != "--" ]; do
   shift
 done
 shift
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-# Ranks that wait yield the core, so sleeping ranks wake on time when oversubscribed.
-export OMPI_MCA_mpi_yield_when_idle=1
+# shellcheck source=../../jobs/deps.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../jobs/deps.sh"
+perfsift_test_mpi_env
 mkdir -p "$(dirname "$store")"
 rm -rf "$store" "$store.spill"
 if [ "$inert" = 1 ]; then
+  # Linked to the collector but asked for no store: the run leaves no file behind, neither
+  # in the directory it runs in (where a default store or spill directory would appear)
+  # nor at the store's path.
   unset PERFSIFT_OUTPUT PERFSIFT_CONFIG
-  mpirun -n "$nranks" "$@"
-  if ls "$store".tmp-* >/dev/null 2>&1 || [ -e "$store" ] || [ -e "$store.spill" ]; then echo "inert run wrote a store"; exit 1; fi
-  echo "inert run: no store, as expected"
+  rundir=$store.inert
+  rm -rf "$rundir" && mkdir -p "$rundir"
+  (cd "$rundir" && mpirun -n "$nranks" "$@")
+  left=$(ls -A "$rundir")
+  if [ -n "$left" ] || ls "$store".tmp-* >/dev/null 2>&1 || [ -e "$store" ] || [ -e "$store.spill" ]; then
+    echo "inert run wrote files: ${left:-at $store}"
+    exit 1
+  fi
+  echo "inert run: no file written, as expected"
   exit 0
 fi
 set +e

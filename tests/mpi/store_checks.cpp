@@ -517,8 +517,6 @@ TEST(Spill, EventsBeyondTheBufferAreKept) {
   EXPECT_FALSE(std::filesystem::exists(store_path() + ".spill"));  // cleaned after a good write
 }
 
-TEST(Inert, Nothing) { SUCCEED(); }
-
 TEST(FunctionsIo, FunctionRegionsAndFileBytes) {
   TraceStore st(store_path());
   ASSERT_GE(region_index(st, "solve"), 0);

@@ -20,25 +20,20 @@ Run with Debian's /usr/bin/python3, which has h5py.
 """
 import os
 import shutil
-import subprocess
 import sys
 
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import captured  # noqa: E402  tests/harness.py
+
 NRANKS, NTHREADS = 4, 3
 INTERRUPTED = 1 << 6
-ENV = dict(
-    os.environ,
-    OMPI_ALLOW_RUN_AS_ROOT="1",
-    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-    OMPI_MCA_rmaps_base_oversubscribe="1",
-    OMPI_MCA_mpi_yield_when_idle="1",
-)
 # Open MPI's grace between SIGTERM and SIGKILL stays what `perfsift collect` gives it (3 s):
 # with 1 s, a rank waiting for a core (12 threads on 2 cores, CI's other tests beside them)
 # now and then lost its flush of the call it was blocked in (as in crash_matrix_test.py).
-ENV.pop("OMPI_MCA_odls_base_sigkill_timeout", None)
+os.environ.pop("OMPI_MCA_odls_base_sigkill_timeout", None)
 
 
 SCALE = {"collect": 1, "spill": 2000, "crash": 1}
@@ -147,19 +142,18 @@ def check_store(path, crashed):
     return errors
 
 
-def collect(perfsift, app, store, mode, env=ENV):
+def collect(perfsift, app, store, mode, env=None):
     shutil.rmtree(store + ".spill", ignore_errors=True)
     for p in (store, store + ".recovered.h5"):
         if os.path.exists(p):
             os.remove(p)
-    return subprocess.run(
-        [perfsift, "collect", "-o", store, "--", "mpirun", "-n", str(NRANKS), app, mode, str(SCALE[MODE])],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    return captured([perfsift, "collect", "-o", store, "--", "mpirun", "-n", NRANKS, app, mode, SCALE[MODE]], env=env,
+                    merge=True, timeout=120)
 
 
 def run_spill(perfsift, app, work):
     store = os.path.join(work, "threads_spill.h5")
-    p = collect(perfsift, app, store, "normal", dict(ENV, PERFSIFT_BUFFER_MB="1"))
+    p = collect(perfsift, app, store, "normal", {"PERFSIFT_BUFFER_MB": "1"})
     if p.returncode != 0 or not os.path.exists(store):
         return ["collect failed:\n" + p.stdout]
     return check_store(store, False)
@@ -239,8 +233,7 @@ def collect_once(perfsift, app, work):
         return ["collect failed:\n" + p.stdout]
     errors = check_store(store, False)
     results = os.path.join(work, "threads_results.h5")
-    a = subprocess.run(["mpirun", "-n", "2", perfsift, "analyze", store, "-o", results], env=ENV,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=180)
+    a = captured(["mpirun", "-n", "2", perfsift, "analyze", store, "-o", results], merge=True, timeout=180)
     if a.returncode != 0 or not os.path.exists(results):
         errors.append("analyze failed:\n" + a.stdout)
     else:
@@ -260,8 +253,7 @@ def run_crash(perfsift, app, work):
     if not os.path.exists(store):
         return errors + ["no store recovered:\n" + p.stdout]
     errors += check_store(store, True)
-    r = subprocess.run([perfsift, "recover", store + ".spill", "-o", store + ".recovered.h5"], env=ENV,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    r = captured([perfsift, "recover", store + ".spill", "-o", store + ".recovered.h5"], merge=True, timeout=60)
     if r.returncode != 0:
         errors.append("perfsift recover failed: " + r.stdout)
     else:

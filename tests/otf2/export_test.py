@@ -18,15 +18,17 @@ kinds, places and ranks) exactly.
 import glob
 import os
 import shutil
-import subprocess
 import sys
 import unittest
 from pathlib import Path
 
 import h5py
 
-from otf2_common import (ARGS, MPI_ENV, analyze, assert_same_findings, events, findings, perfsift, perfsift_lines,
-                          run, text)
+from otf2_common import (ARGS, analyze, assert_same_findings, events, findings, perfsift, perfsift_lines, streams,
+                         text)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import harness  # noqa: E402  tests/harness.py
 
 # app -> ranks. late_sender: point-to-point waiting; master_worker: wildcard receives and
 # a master bottleneck; families: every send mode, Isend/Irecv/Wait/Test, Sendrecv,
@@ -69,7 +71,7 @@ def messages(report):
 
 def collect(app, ranks, exe):
     store = f"{app}.h5"
-    run([ARGS["perfsift"], "collect", "-o", store, "--", "mpirun", "-n", ranks, exe])
+    streams([ARGS["perfsift"], "collect", "-o", store, "--", "mpirun", "-n", ranks, exe])
     return store
 
 
@@ -98,13 +100,13 @@ class ExportTest(unittest.TestCase):
         self.assertTrue(os.path.isfile(anchor))
         self.assertEqual(glob.glob(f"{app}-otf2.tmp-*"), [], "no temporary directory left")
         if shutil.which("otf2-print"):
-            run(["otf2-print", "--silent", "-Werror", anchor])  # valid, without a warning
-            out, _ = run(["otf2-print", anchor])
+            streams(["otf2-print", "--silent", "-Werror", anchor])  # valid, without a warning
+            out, _ = streams(["otf2-print", anchor])
             ev = events(store)
             sends = sum(1 for r in ev for e in r if e[0] in ("MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend")
                         and e[3] >= 0)
             self.assertGreaterEqual(out.count("\nMPI_SEND "), sends, anchor)
-            out, _ = run(["otf2-print", "-G", anchor])
+            out, _ = streams(["otf2-print", "-G", anchor])
             for want in ("COMM_LOCATIONS", "MPI_COMM_WORLD", "CLOCK_PROPERTIES", "MPI Rank 1"):
                 self.assertTrue(want in out, want)
             # call sites: an attribute of type SOURCE_CODE_LOCATION (file, line) and the
@@ -113,7 +115,7 @@ class ExportTest(unittest.TestCase):
                 for want in ('Name: "perfsift::call_site" <', 'Type: SOURCE_CODE_LOCATION\n', "\nSOURCE_CODE_LOCATION ",
                              'Name: "perfsift::call_site_function" <'):
                     self.assertTrue(want in out, want)
-                out, _ = run(["otf2-print", anchor])
+                out, _ = streams(["otf2-print", anchor])
                 sited = out.count('ADDITIONAL ATTRIBUTES: ("perfsift::call_site" <0>; SOURCE_CODE_LOCATION; "')
                 self.assertGreater(sited, 0)
                 self.assertRegex(out, r'SOURCE_CODE_LOCATION; "[^"]*\.c:[0-9]+" <')
@@ -186,14 +188,14 @@ class ExportTest(unittest.TestCase):
         self.assertEqual(definitions.count(b"perfsift::call_site"), 5)
         Path("other-otf2/traces.def").write_bytes(definitions.replace(b"perfsift::call_site", b"othertool::location"))
         if shutil.which("otf2-print"):
-            run(["otf2-print", "--silent", "-Werror", "other-otf2/traces.otf2"])
+            streams(["otf2-print", "--silent", "-Werror", "other-otf2/traces.otf2"])
         orig = analyze(self.stores["master_worker"], "other-orig")
         back = analyze("other-otf2/traces.otf2", "other-archive")
         where = lambda f: f["where"].replace(" > main (", " > ? (")  # main: the function, not a region
         assert_same_findings(self, orig, back, where)
         self.assertIn("(master_worker.c:", places(back))
         # no call-site attributes at all
-        run([ARGS["write_archives"], "plain"])
+        streams([ARGS["write_archives"], "plain"])
         _, err = perfsift("import", "plain/late_sender/traces.otf2", "-o", "plain.h5")
         self.assertEqual(call_sites("plain.h5"), set())
         self.assertEqual(sited_calls("plain.h5"), 0)
@@ -243,7 +245,7 @@ class ExportTest(unittest.TestCase):
         one with a PAPI counter in its profile, one whose times the archive's ClockOffsets
         corrected (its /clocks are zero). Exported, the counter comes back per region path
         (to one count per visit), the command and host, and the times (1 us)."""
-        run([ARGS["write_archives"], "archives"])
+        streams([ARGS["write_archives"], "archives"])
         perfsift("import", "archives/late_sender/traces.otf2", "-o", "papi.h5")
         perfsift("import", "archives/imbalance/traces.otf2", "-o", "skew.h5")
         for store in ("papi.h5", "skew.h5"):
@@ -256,9 +258,9 @@ class ExportTest(unittest.TestCase):
                     self.assertAlmostEqual(ea[1], eb[1], delta=1000)
                     self.assertAlmostEqual(ea[2], eb[2], delta=1000)
         if shutil.which("otf2-print"):
-            out, _ = run(["otf2-print", "-G", "papi.h5-otf2/traces.otf2"])
+            out, _ = streams(["otf2-print", "-G", "papi.h5-otf2/traces.otf2"])
             self.assertTrue("PAPI_TOT_CYC" in out)
-            out, _ = run(["otf2-print", "papi.h5-otf2/traces.otf2"])
+            out, _ = streams(["otf2-print", "papi.h5-otf2/traces.otf2"])
             self.assertTrue("\nMETRIC " in out, "counter samples")
         with h5py.File("papi.h5", "r") as f, h5py.File("papi.h5-back.h5", "r") as g:
             self.assertEqual([text(c) for c in g.attrs["counters_recorded"]], ["PAPI_TOT_CYC"])
@@ -277,22 +279,20 @@ class ExportTest(unittest.TestCase):
         rank): the archive holds each rank's raw clock with its offsets as ClockOffset
         definitions; the OTF2 reader's correction gives the store's times back (1 us)."""
         store = "skew_ring.h5"
-        env = dict(os.environ, PERFSIFT_TEST_CLOCK_SKEW="5000000:50")
-        p = subprocess.run([ARGS["perfsift"], "collect", "-o", store, "--", "mpirun", "-n", "4",
-                            os.path.join(ARGS["apps"], "app_ring")], stdin=subprocess.DEVNULL,
-                           capture_output=True, text=True, env={**env, **MPI_ENV})
+        p = harness.captured([ARGS["perfsift"], "collect", "-o", store, "--", "mpirun", "-n", "4",
+                              os.path.join(ARGS["apps"], "app_ring")], env={"PERFSIFT_TEST_CLOCK_SKEW": "5000000:50"})
         self.assertEqual(p.returncode, 0, p.stderr)
         with h5py.File(store, "r") as f:
             offsets = [int(c["offset_init_ns"]) for c in f["clocks"][...]]
         self.assertGreater(max(abs(o) for o in offsets), 1000000, "the clocks are skewed by milliseconds")
         export(store, "skew-otf2")
         if shutil.which("otf2-print"):
-            out, _ = run(["otf2-print", "-C", "skew-otf2/traces.otf2"])
+            out, _ = streams(["otf2-print", "-C", "skew-otf2/traces.otf2"])
             rank3 = [l.split("Offset: ")[1].split(",")[0] for l in out.splitlines()
                      if l.startswith("CLOCK_OFFSET") and l.split()[1] == "3"]
             self.assertGreaterEqual(len(rank3), 2, "rank 3's clock offsets (init and finalize)")
             self.assertTrue(all(abs(int(o)) > 1000000 for o in rank3), rank3)
-            run(["otf2-print", "--silent", "-Werror", "skew-otf2/traces.otf2"])
+            streams(["otf2-print", "--silent", "-Werror", "skew-otf2/traces.otf2"])
         _, err = perfsift("import", "skew-otf2/traces.otf2", "-o", "skew-back.h5")
         self.assertEqual(perfsift_lines(err), [])
         a, b = events(store), events("skew-back.h5")
@@ -307,16 +307,15 @@ class ExportTest(unittest.TestCase):
         ranks 0, 2, 3 end inside a call): the archive leaves their calls open, with the
         measurement switched off at the time of death; the import marks the same ranks
         truncated and the same calls interrupted, with their durations."""
-        p = subprocess.run([ARGS["perfsift"], "collect", "-o", "crash.h5", "--", "mpirun", "-n", "4",
-                            os.path.join(ARGS["apps"], "app_crash")], stdin=subprocess.DEVNULL,
-                           capture_output=True, text=True, env={**os.environ, **MPI_ENV})
+        p = harness.captured([ARGS["perfsift"], "collect", "-o", "crash.h5", "--", "mpirun", "-n", "4",
+                              os.path.join(ARGS["apps"], "app_crash")])
         self.assertNotEqual(p.returncode, 0)
         self.assertTrue(os.path.isfile("crash.h5"), p.stderr)
         warnings = export("crash.h5", "crash-otf2")
         self.assertEqual(len(warnings), 1)
         self.assertIn("ranks without data", warnings[0])
         if shutil.which("otf2-print"):
-            run(["otf2-print", "--silent", "crash-otf2/traces.otf2"])
+            streams(["otf2-print", "--silent", "crash-otf2/traces.otf2"])
         _, err = perfsift("import", "crash-otf2/traces.otf2", "-o", "crash-back.h5")
         self.assertIn("measurement on/off markers", err)
 
@@ -338,7 +337,7 @@ class ExportTest(unittest.TestCase):
         rank's location group; the import reads thread 0 and names the others' events."""
         store = collect("threads", 2, os.path.join(ARGS["apps"], "app_hybrid_threads"))
         export(store, "threads-otf2")
-        out, _ = run(["otf2-print", "-G", "threads-otf2/traces.otf2"]) if shutil.which("otf2-print") else ("", "")
+        out, _ = streams(["otf2-print", "-G", "threads-otf2/traces.otf2"]) if shutil.which("otf2-print") else ("", "")
         if out:
             self.assertTrue("Pthread thread 2" in out)
         _, err = perfsift("import", "threads-otf2/traces.otf2", "-o", "threads-back.h5")
@@ -400,10 +399,7 @@ def main(argv):
         return 2
     ARGS.update(perfsift=os.path.abspath(argv[1]), apps=os.path.abspath(argv[2]), hostile=os.path.abspath(argv[3]),
                 write_archives=os.path.abspath(argv[4]))
-    work = Path(argv[5])
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    os.chdir(work)
+    os.chdir(harness.work_dir(argv[5]))
     result = unittest.main(argv=[argv[0], "-v"], exit=False).result
     return 0 if result.wasSuccessful() else 1
 

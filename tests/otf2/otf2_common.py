@@ -1,34 +1,26 @@
 """What the OTF2 tests (otf2_test.py, export_test.py) share: running perfsift and mpirun,
 reading a trace store's events with h5py, a report's first findings."""
 import json
-import os
-import subprocess
+import sys
 from pathlib import Path
 
 import h5py
 
-MPI_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_rmaps_base_oversubscribe": "1",
-    "OMPI_MCA_mpi_yield_when_idle": "1",
-}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from harness import captured  # noqa: E402  tests/harness.py
+
 # The test's paths, set by its main(): perfsift, and what else it was given.
 ARGS = {}
 
 
-def run(cmd, expect=0):
-    """Runs cmd; returns (stdout, stderr). The exit code must be `expect`."""
-    p = subprocess.run([str(c) for c in cmd], stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                       errors="replace", env={**os.environ, **MPI_ENV})
-    if p.returncode != expect:
-        raise AssertionError(f"`{' '.join(map(str, cmd))}` exited {p.returncode}, expected {expect}\n"
-                             f"--- stdout:\n{p.stdout}\n--- stderr:\n{p.stderr}")
-    return p.stdout, p.stderr
+def streams(cmd, expect=0):
+    """cmd's (stdout, stderr); its exit code must be `expect`."""
+    done = captured(cmd, expect=expect)
+    return done.stdout, done.stderr
 
 
 def perfsift(*args, expect=0):
-    return run([ARGS["perfsift"], *args], expect=expect)
+    return streams([ARGS["perfsift"], *args], expect=expect)
 
 
 def perfsift_lines(err):
@@ -37,7 +29,7 @@ def perfsift_lines(err):
 
 def analyze(source, name, k=2):
     """mpirun -n K perfsift analyze SOURCE -o NAME.h5 --json NAME.json; the JSON report."""
-    out, err = run(["mpirun", "-n", k, ARGS["perfsift"], "analyze", source, "-o", f"{name}.h5", "--json",
+    out, err = streams(["mpirun", "-n", k, ARGS["perfsift"], "analyze", source, "-o", f"{name}.h5", "--json",
                     f"{name}.json"])
     Path(f"{name}.txt").write_text(out + err)
     return json.loads(Path(f"{name}.json").read_text())

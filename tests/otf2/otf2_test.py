@@ -10,7 +10,6 @@ The work directory is emptied first and every command runs inside it. Debian's
 /usr/bin/python3 (h5py).
 """
 import glob
-import json
 import os
 import shutil
 import sys
@@ -19,13 +18,16 @@ from pathlib import Path
 
 import h5py
 
-from otf2_common import ARGS, analyze, events, perfsift, perfsift_lines, run, text
+from otf2_common import ARGS, analyze, events, perfsift, perfsift_lines, streams, text
 from otf2_common import findings as top
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import harness  # noqa: E402  tests/harness.py
 
 class Otf2Test(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        run([ARGS["write_archives"], "archives"])
+        streams([ARGS["write_archives"], "archives"])
         cls.late = "archives/late_sender/traces.otf2"
         cls.imbalance = "archives/imbalance/traces.otf2"
 
@@ -34,10 +36,10 @@ class Otf2Test(unittest.TestCase):
         if not shutil.which("otf2-print"):
             self.skipTest("otf2-print not installed")
         for a, sends, recvs in ((self.late, 4 + 2, 4 + 2), (self.imbalance, 0, 0)):
-            out, _ = run(["otf2-print", a])
+            out, _ = streams(["otf2-print", a])
             self.assertEqual(out.count("\nMPI_SEND "), sends, a)
             self.assertEqual(out.count("\nMPI_RECV "), recvs, a)
-        out, _ = run(["otf2-print", "-G", self.late])
+        out, _ = streams(["otf2-print", "-G", self.late])
         for want in ("COMM_LOCATIONS", "MPI_COMM_WORLD", "PAPI_TOT_CYC", "MPI Rank 1"):
             self.assertIn(want, out)
 
@@ -96,7 +98,7 @@ class Otf2Test(unittest.TestCase):
             test = [e for e in f["events"][...] if text(f["ops"][e["op"]]) == "MPI_Test"]
             self.assertTrue(all(e["flags"] & 8 for e in test), "a Test that completed nothing is flagged")
         # In parallel (each process reads its block of ranks; with 3, one reads none): the same store.
-        run(["mpirun", "-n", "3", ARGS["perfsift"], "import", self.late, "-o", "late3.h5"])
+        streams(["mpirun", "-n", "3", ARGS["perfsift"], "import", self.late, "-o", "late3.h5"])
         with h5py.File("late.h5", "r") as f, h5py.File("late3.h5", "r") as g:
             for table in ("events", "requests", "completions", "steps", "regions/path", "comms/key", "ops",
                           "profile/PAPI_TOT_CYC"):
@@ -151,7 +153,7 @@ class Otf2Test(unittest.TestCase):
         """A rank whose records end inside MPI_Allreduce (killed): imported as truncated, its
         open call flagged as interrupted and closed at its last record; analyze says so."""
         perfsift("import", "archives/killed/traces.otf2", "-o", "killed.h5")
-        run(["mpirun", "-n", "2", ARGS["perfsift"], "import", "archives/killed/traces.otf2", "-o", "killed2.h5"])
+        streams(["mpirun", "-n", "2", ARGS["perfsift"], "import", "archives/killed/traces.otf2", "-o", "killed2.h5"])
         for store in ("killed.h5", "killed2.h5"):  # in parallel, process 1 reads rank 1
             with h5py.File(store, "r") as f:
                 self.assertEqual(list(f.attrs["truncated_ranks"]), [1], store)
@@ -192,14 +194,14 @@ class Otf2Test(unittest.TestCase):
             self.assertEqual(len(lines), 1, err)
             self.assertIn(says, lines[0])
             self.assertFalse(glob.glob("broken.h5*"), "no output")
-            _, err = run(["mpirun", "-n", "2", ARGS["perfsift"], "analyze", archive, "-o", "broken-r.h5"], expect=2)
+            _, err = streams(["mpirun", "-n", "2", ARGS["perfsift"], "analyze", archive, "-o", "broken-r.h5"], expect=2)
             self.assertEqual(len(perfsift_lines(err)), 1, err)
             self.assertIn(says, err)
             self.assertFalse(glob.glob("broken-r.h5*"), "no output")
         # an output directory that does not exist
         for cmd in ([ARGS["perfsift"], "import", self.late, "-o", "nodir/x.h5"],
                     ["mpirun", "-n", "2", ARGS["perfsift"], "analyze", self.late, "-o", "nodir/r.h5"]):
-            _, err = run(cmd, expect=2)
+            _, err = streams(cmd, expect=2)
             self.assertEqual(perfsift_lines(err), ["perfsift: nodir/" + cmd[-1].split("/")[-1] +
                                                    ": the directory nodir does not exist; create it or choose another -o"])
 
@@ -215,7 +217,7 @@ class Otf2Test(unittest.TestCase):
         analyze(store, "orig")
         perfsift("export", "orig.h5", "--format", "otf2", "--question", "measured", "-o", "rt")
         if shutil.which("otf2-print"):
-            run(["otf2-print", "rt/traces.otf2"])
+            streams(["otf2-print", "rt/traces.otf2"])
         perfsift("import", "rt/traces.otf2", "-o", "rt.h5")
         a, b = events(store), events("rt.h5")
         self.assertEqual([len(r) for r in a], [len(r) for r in b])
@@ -231,10 +233,7 @@ def main(argv):
         return 2
     ARGS.update(perfsift=os.path.abspath(argv[1]), write_archives=os.path.abspath(argv[2]),
                 store=os.path.abspath(argv[4]))
-    work = Path(argv[3])
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    os.chdir(work)
+    os.chdir(harness.work_dir(argv[3]))
     result = unittest.main(argv=[argv[0], "-v"], exit=False).result
     return 0 if result.wasSuccessful() else 1
 

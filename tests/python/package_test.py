@@ -2,7 +2,6 @@
 imbalance and a non-UTF-8 region name is analysed under mpirun, then read back.
 Usage: package_test.py PERFSIFT_BINARY WORKDIR"""
 import os
-import subprocess
 import sys
 import unittest
 
@@ -10,26 +9,17 @@ import numpy as np
 
 import perfsift
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402  tests/harness.py
+
 PERFSIFT, WORK = sys.argv[1], sys.argv[2]
-# As root, oversubscribed (CI runs as root on two cores)
-os.environ.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-                   "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_mpi_yield_when_idle": "1"})
 HOT = "solve/main loop"
 ODD = b"io\xff"  # a name that is not UTF-8: it must come back byte for byte
 
 
-def run(*args):
-    done = subprocess.run(list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if done.returncode != 0:
-        raise AssertionError(f"{args} exited {done.returncode}: {done.stderr.decode(errors='replace')[-2000:]}")
-    return done
-
-
 def analyze(store, out, pipeline=None):
-    cmd = ["mpirun", "-n", "2", PERFSIFT, "analyze", store, "-o", out]
-    if pipeline:
-        cmd[5:5] = ["--config", pipeline]
-    run(*cmd)
+    config = ["--config", pipeline] if pipeline else []
+    harness.Perfsift(PERFSIFT).analyze(store, out, *config, out=harness.CAPTURE, err=harness.CAPTURE)
 
 
 class Package(unittest.TestCase):
@@ -39,8 +29,8 @@ class Package(unittest.TestCase):
         cls.store = os.path.join(WORK, "run.h5")
         cls.results = os.path.join(WORK, "run.results.h5")
         regions = b"solve," + HOT.encode() + b"," + ODD
-        run(PERFSIFT, "synth", "-o", cls.store, "--ranks", "4", "--events-per-rank", "400", "--regions", regions,
-            "--inject", f"imbalance:region={HOT},ranks=2,factor=3")
+        harness.captured([PERFSIFT, "synth", "-o", cls.store, "--ranks", "4", "--events-per-rank", "400", "--regions",
+                          regions, "--inject", f"imbalance:region={HOT},ranks=2,factor=3"], expect=0)
         analyze(cls.store, cls.results)
 
     def test_findings_name_the_injected_imbalance(self):
