@@ -14,7 +14,7 @@ uint32_t g_group_mask = ~0u;
 bool g_shared_lock = false;
 std::mutex g_shared_mutex;
 // Inside a traced call: keeps nested calls out of the trace.
-thread_local bool t_in_call __attribute__((tls_model("initial-exec"))) = false;
+constinit thread_local bool t_in_call __attribute__((tls_model("initial-exec"))) = false;
 
 namespace {
 // An untraced thread's calls are made here and dropped.

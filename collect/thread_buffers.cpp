@@ -5,7 +5,7 @@
 
 namespace perfsift::collect {
 
-thread_local ThreadState *t_thread __attribute__((tls_model("initial-exec"))) = nullptr;
+constinit thread_local ThreadState *t_thread __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
 // A thread that could not be given buffers records into this state's discard slot.

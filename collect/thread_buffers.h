@@ -39,8 +39,9 @@ struct ThreadState {
   int64_t last_enter_ns = INT64_MIN;  // of the last event converted to ns (EventSpill::events_to_ns)
 };
 
-// The calling thread's state, null until its first traced call.
-extern thread_local ThreadState *t_thread __attribute__((tls_model("initial-exec")));
+// The calling thread's state, null until its first traced call. constinit: no TLS init
+// wrapper call where another file reads it (initial-exec: see t_in_call in recorder.h).
+extern thread_local constinit ThreadState *t_thread __attribute__((tls_model("initial-exec")));
 // Regions (the region API, MPI_Pcontrol, -finstrument-functions) are thread 0's: other
 // threads' markers are ignored (thread 0's region tree and profile are not shared).
 inline bool on_thread0() { return t_thread && t_thread->index == 0; }
