@@ -25,8 +25,9 @@ using io::Event;
 extern bool g_tracing;         // between our MPI_Init and MPI_Finalize, config valid
 extern uint32_t g_group_mask;  // bit per Group
 // Inside a traced MPI call (on this thread): nested calls are not traced. initial-exec:
-// a preloaded library may use static TLS, and it spares the hot path a __tls_get_addr call.
-extern thread_local bool t_in_call __attribute__((tls_model("initial-exec")));
+// a preloaded library may use static TLS, and it spares the hot path a __tls_get_addr call;
+// constinit spares the other files (the wrappers) a call to its TLS init wrapper.
+extern thread_local constinit bool t_in_call __attribute__((tls_model("initial-exec")));
 // MPI_THREAD_MULTIPLE: calls on several threads may overlap, and the recorders that
 // update the rank's shared tables (requests, communicators, messages) take this mutex.
 extern bool g_shared_lock;

@@ -121,7 +121,7 @@ namespace {
 void set_peer(Event &ev, MPI_Comm comm, int peer) {
   Runtime &rt = runtime();
   bool inter = false;
-  ev.comm = rt.comm_index(comm, &inter);
+  ev.comm = rt.comms().index(comm, &inter);
   if (inter) ev.flags |= io::kInterComm;
   if (peer == MPI_PROC_NULL) {
     ev.peer = -1;
@@ -130,7 +130,7 @@ void set_peer(Event &ev, MPI_Comm comm, int peer) {
     ev.peer = -2;
     ev.flags |= io::kWildcardSource;
   } else {
-    ev.peer = rt.world_rank(ev.comm, peer, inter);
+    ev.peer = rt.comms().world_rank(ev.comm, peer, inter);
   }
 }
 
@@ -153,7 +153,7 @@ void apply_status(Event &ev, int requested_source, int requested_tag, const MPI_
     ev.peer = -1;
     return;
   }
-  ev.peer = rt.world_rank(ev.comm, status->MPI_SOURCE, ev.flags & io::kInterComm);
+  ev.peer = rt.comms().world_rank(ev.comm, status->MPI_SOURCE, ev.flags & io::kInterComm);
   if (requested_tag == MPI_ANY_TAG) ev.flags |= io::kWildcardTag;
   ev.tag = status->MPI_TAG;
   ev.bytes_recv = received_bytes(status, type);
@@ -190,7 +190,7 @@ void complete_one(Event &ev, Pending &p, int i, const MPI_Status *status) {
   if (st->kind == io::kReqRecv && status && !cancelled) {
     if (status->MPI_SOURCE != MPI_PROC_NULL && status->MPI_SOURCE != MPI_ANY_SOURCE) {
       bool inter = st->comm >= 0 && (ev.flags & io::kInterComm);
-      c.source = rt.world_rank(st->comm, status->MPI_SOURCE, inter);
+      c.source = rt.comms().world_rank(st->comm, status->MPI_SOURCE, inter);
       c.tag = status->MPI_TAG;
       c.bytes = received_bytes(status, MPI_BYTE);
       ev.bytes_recv += c.bytes;
@@ -237,7 +237,7 @@ void on_send_init(Event &ev, int count, MPI_Datatype type, int dest, int tag, MP
   // The template is remembered; each MPI_Start activates a new request id.
   RequestState st{-1, ev.peer, tag, ev.comm, io::kReqSend, b, true};
   runtime().new_request(request, st, runtime().next_event_index());
-  ev.request = runtime().find_request(request)->id;
+  ev.request = runtime().requests().find(request)->id;
 }
 
 void on_recv_init(Event &ev, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request request) {
@@ -245,13 +245,13 @@ void on_recv_init(Event &ev, int count, MPI_Datatype type, int source, int tag, 
   ev.tag = tag;
   RequestState st{-1, ev.peer, tag, ev.comm, io::kReqRecv, bytes::vol(count, type), true};
   runtime().new_request(request, st, runtime().next_event_index());
-  ev.request = runtime().find_request(request)->id;
+  ev.request = runtime().requests().find(request)->id;
 }
 
 void on_start(Event &ev, int count, const MPI_Request *requests) {
   Runtime &rt = runtime();
   for (int i = 0; i < count; ++i) {
-    RequestState *st = rt.find_request(requests[i]);
+    RequestState *st = rt.requests().find(requests[i]);
     if (!st) continue;
     RequestState tmpl = *st;
     int64_t id = rt.new_request(requests[i], tmpl, rt.next_event_index());
@@ -274,7 +274,7 @@ void on_sendrecv(Event &ev, int sendcount, MPI_Datatype sendtype, int dest, int 
   c.event = runtime().next_event_index();
   c.request = -1;
   if (source != MPI_PROC_NULL && status && status->MPI_SOURCE != MPI_PROC_NULL) {
-    c.source = runtime().world_rank(ev.comm, status->MPI_SOURCE, ev.flags & io::kInterComm);
+    c.source = runtime().comms().world_rank(ev.comm, status->MPI_SOURCE, ev.flags & io::kInterComm);
     c.tag = status->MPI_TAG;
     c.bytes = received_bytes(status, recvtype);
     if (source == MPI_ANY_SOURCE) ev.flags |= io::kWildcardSource;
@@ -287,17 +287,17 @@ void on_sendrecv(Event &ev, int sendcount, MPI_Datatype sendtype, int dest, int 
 
 // MPI_(I)mrecv name no communicator: it comes from the probe that matched the message.
 void on_mrecv(Event &ev, MPI_Datatype type, MPI_Message matched, const MPI_Status *status) {
-  ev.comm = runtime().take_message(matched);
+  ev.comm = runtime().requests().take_message(matched);
   if (matched == MPI_MESSAGE_NO_PROC) ev.flags |= io::kProcNull;
   if (status && status->MPI_SOURCE != MPI_PROC_NULL) {
-    ev.peer = runtime().world_rank(ev.comm, status->MPI_SOURCE, false);
+    ev.peer = runtime().comms().world_rank(ev.comm, status->MPI_SOURCE, false);
     ev.tag = status->MPI_TAG;
     ev.bytes_recv = ev.bytes = received_bytes(status, type);
   }
 }
 
 void on_imrecv(Event &ev, int count, MPI_Datatype type, MPI_Message matched, MPI_Request request) {
-  ev.comm = runtime().take_message(matched);
+  ev.comm = runtime().requests().take_message(matched);
   ev.peer = -2;  // resolved by the completion's status
   start_request(ev, request, io::kReqRecv, bytes::vol(count, type), false);
 }
@@ -305,7 +305,7 @@ void on_imrecv(Event &ev, int count, MPI_Datatype type, MPI_Message matched, MPI
 void on_mprobe(Event &ev, int source, int tag, MPI_Comm comm, int found, const MPI_Status *status,
                MPI_Message message) {
   on_probe(ev, source, tag, comm, found, status);
-  if (found && message != MPI_MESSAGE_NULL) runtime().remember_message(message, ev.comm);
+  if (found && message != MPI_MESSAGE_NULL) runtime().requests().remember_message(message, ev.comm);
 }
 
 void on_nothing_completed(Event &ev) { ev.flags |= io::kNoMatch; }
@@ -318,7 +318,7 @@ void on_probe(Event &ev, int source, int tag, MPI_Comm comm, int found, const MP
     return;
   }
   if (status && status->MPI_SOURCE != MPI_PROC_NULL) {
-    ev.peer = runtime().world_rank(ev.comm, status->MPI_SOURCE, ev.flags & io::kInterComm);
+    ev.peer = runtime().comms().world_rank(ev.comm, status->MPI_SOURCE, ev.flags & io::kInterComm);
     ev.tag = status->MPI_TAG;
   }
 }
@@ -343,11 +343,11 @@ Pending::Pending(int count, const MPI_Request *requests) : m_count(count > 0 ? c
   }
   const SharedTables shared;
   Runtime &rt = runtime();
-  for (int i = 0; i < m_count; ++i) m_claims[i].has = rt.claim_request(m_data[i], m_claims[i].st);
+  for (int i = 0; i < m_count; ++i) m_claims[i].has = rt.requests().claim(m_data[i], m_claims[i].st);
 }
 
 const RequestState *Pending::request(int i) const {
-  if (!m_claimed) return runtime().find_completing(m_data[i]);
+  if (!m_claimed) return runtime().requests().find_completing(m_data[i]);
   return m_claims[i].has ? &m_claims[i].st : nullptr;
 }
 
@@ -355,7 +355,7 @@ void Pending::completed(int i) {
   if (m_claimed) {
     m_claims[i].taken = true;
   } else {
-    runtime().drop_completing(m_data[i]);
+    runtime().requests().drop_completing(m_data[i]);
   }
 }
 
@@ -368,7 +368,7 @@ Pending::~Pending() {
   Runtime &rt = runtime();
   for (int i = m_count - 1; i >= 0; --i)  // back in their order, first in line
     if (m_claims[i].has && !m_claims[i].taken && !m_claims[i].st.persistent)
-      rt.return_request(m_data[i], m_claims[i].st);
+      rt.requests().give_back(m_data[i], m_claims[i].st);
 }
 
 void on_completed(Event &ev, Pending &p, int index, const MPI_Status *status) {
@@ -401,7 +401,7 @@ void on_request_free(Event &ev, Pending &p) {
   ev.request = st->id;
   const bool persistent = st->persistent;
   p.completed(0);
-  if (persistent) runtime().drop_request(p[0]);  // freed: completion leaves persistent ones in the table
+  if (persistent) runtime().requests().drop(p[0]);  // freed: completion leaves persistent ones in the table
 }
 
 void on_cancel(Event &ev, Pending &p) {
@@ -413,9 +413,9 @@ void on_cancel(Event &ev, Pending &p) {
 void on_coll(Event &ev, MPI_Comm comm, int root, int64_t sent, int64_t recv) {
   Runtime &rt = runtime();
   bool inter = false;
-  ev.comm = rt.comm_index(comm, &inter);
+  ev.comm = rt.comms().index(comm, &inter);
   if (inter) ev.flags |= io::kInterComm;
-  if (root >= 0) ev.peer = rt.world_rank(ev.comm, root, inter);
+  if (root >= 0) ev.peer = rt.comms().world_rank(ev.comm, root, inter);
   ev.bytes = sent + recv;
   ev.bytes_recv = recv;
 }
@@ -427,24 +427,24 @@ void on_icoll(Event &ev, MPI_Comm comm, int root, int64_t sent, int64_t recv, MP
 
 void on_comm_new(Event &ev, MPI_Comm parent, MPI_Comm created) {
   Runtime &rt = runtime();
-  ev.comm = rt.comm_index(parent);
+  ev.comm = rt.comms().index(parent);
   if (created != MPI_COMM_NULL) {
-    rt.comm_forget(created);  // a reused handle value must not keep an old comm's identity
+    rt.comms().forget(created);  // a reused handle value must not keep an old comm's identity
     ev.peer = -1;
-    ev.tag = rt.comm_index(created);
+    ev.tag = rt.comms().index(created);
     ev.flags |= io::kTagIsComm;
   }
 }
 
-void on_comm_pending(Event &ev, MPI_Comm parent) { ev.comm = runtime().comm_index(parent); }
+void on_comm_pending(Event &ev, MPI_Comm parent) { ev.comm = runtime().comms().index(parent); }
 
 void on_comm_free(Event &ev, MPI_Comm freed) {
   Runtime &rt = runtime();
-  ev.comm = rt.comm_index(freed);
-  rt.comm_forget(freed);
+  ev.comm = rt.comms().index(freed);
+  rt.comms().forget(freed);
 }
 
-void on_file_open(Event &ev, MPI_Comm comm) { ev.comm = runtime().comm_index(comm); }
+void on_file_open(Event &ev, MPI_Comm comm) { ev.comm = runtime().comms().index(comm); }
 
 void on_io(Event & /*ev: the volume goes to the region profile*/, int count, MPI_Datatype type, bool write) {
   const int64_t b = bytes::vol(count, type);
