@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <vector>
 
 namespace perfsift::collect {
 
@@ -83,7 +82,6 @@ class PodBuffer {
   T *end() { return m_data + m_size; }
   std::span<T> span() { return {m_data, m_size}; }
   std::span<const T> span() const { return {m_data, m_size}; }
-  void append_to(std::vector<T> &out) const { out.insert(out.end(), m_data, m_data + m_size); }
 
  private:
   static constexpr size_t kBatch = (size_t{1} << 20) / sizeof(T);

@@ -37,7 +37,6 @@ void clock_refresh();
 inline int64_t ticks_to_ns(int64_t ticks) {
   return g_clock.mono0 + static_cast<int64_t>((ticks - g_clock.tsc0) * g_clock.ns_per_tick);
 }
-inline double ticks_to_s(int64_t ticks) { return ticks * g_clock.ns_per_tick * 1e-9; }
 
 // Test hook: skew this rank's clock by rank * offset_ns and rank * drift_ppm.
 void clock_skew_for_test(int rank, double offset_ns_per_rank, double drift_ppm_per_rank);

@@ -64,7 +64,6 @@ class TraceStore {
   const std::vector<CallSite> &callsites() const { return m_callsites; }
   const std::vector<int64_t> &event_offsets() const { return m_event_offsets; }
   // The store has /events_thread: some rank called MPI from several threads (Event::thread).
-  bool has_threads() const { return m_has_threads; }
 
   // Profile metric as [nranks][nregions], row-major.
   std::vector<double> profile(const std::string &metric) const;

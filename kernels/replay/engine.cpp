@@ -150,7 +150,6 @@ void Engine::apply(const Pull &p) { m_core->apply(p); }
 
 int64_t Engine::off_snapshot() const { return m_core->off_snapshot(); }
 bool Engine::idle() const { return m_core->idle(); }
-bool Engine::changed_event_done() const { return m_core->changed_event_done(); }
 Engine::Frontier Engine::frontier() const { return m_core->frontier(); }
 bool Engine::lead_passes_threshold(int64_t lead) const { return m_core->lead_passes_threshold(lead); }
 

@@ -65,11 +65,10 @@ class Engine {
 
   // Resumed replays that stop on the snapshot (distributed: the driver sums these over
   // engines after each exchange; back on it only when every engine is idle too): ranks
-  // and values off the snapshot, and whether the changed event is replayed.
+  // and values off the snapshot.
   int64_t off_snapshot() const;
   // Nothing woken since the last advance and nothing for other engines not yet taken.
   bool idle() const;
-  bool changed_event_done() const;
   // Resumed replays that stop on the snapshot, once the changed event is replayed. lead:
   // the most anything off the snapshot here is ahead of it (rank clocks, injection
   // horizons, values not yet used, collective arrivals). The replay is max-plus, monotone

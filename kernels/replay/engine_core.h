@@ -76,7 +76,6 @@ class EngineCore {
     return m_queue.empty() && m_out_arrivals.empty() && m_out.sends.empty() && m_out.recvs.empty() &&
            m_out.arrivals.empty() && m_out.pulls.empty();
   }
-  bool changed_event_done() const { return zero_wait_done(); }
   // Resumed replays that stop on the snapshot, once the changed event is replayed. lead:
   // the most anything off the snapshot here is ahead of it (rank clocks, injection
   // horizons, values not yet used, collective arrivals). The replay is max-plus, monotone

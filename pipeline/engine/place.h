@@ -20,12 +20,15 @@ struct CallSiteName {
   std::string function;  // the function, or the module when the function is unknown
   std::string file;
   int64_t line = 0;    // 0: unknown
-  int64_t offset = 0;  // bytes into the function (binaries without line numbers)
+  int64_t offset = 0;  // bytes into the function, or into the module when the function is unknown
   auto operator<=>(const CallSiteName &) const = default;
 };
 
+// A stripped binary names no function: its call sites differ only by their offset into the
+// module, so that offset is theirs (the same binary loads its code at the same offsets).
 inline CallSiteName call_site_name(const io::CallSite &c) {
-  return {c.function.empty() ? c.module : c.function, c.file, c.line, static_cast<int64_t>(c.fn_offset)};
+  if (c.function.empty()) return {c.module, c.file, c.line, static_cast<int64_t>(c.offset)};
+  return {c.function, c.file, c.line, static_cast<int64_t>(c.fn_offset)};
 }
 
 struct Place {

@@ -228,6 +228,28 @@ TEST(Problems, CallSitesAreNamedBySourceNotByIndex) {
   EXPECT_DOUBLE_EQ(problems[0].head.lost_s, 0.02);
 }
 
+// A stripped binary (hpcc as Debian ships it) names no function: its call sites are the
+// module and the offset into it, and two of them are two places with two fixes.
+TEST(Problems, StrippedCallSitesDifferByTheirOffsetIntoTheModule) {
+  std::vector<perfsift::io::CallSite> sites(2);
+  sites[0].module = sites[1].module = "/usr/bin/hpcc";
+  sites[0].offset = 83702;
+  sites[1].offset = 85118;
+  const Place first = Place::call_site(sites, 0, "compute before #31 hpcc", Place::Span::ComputationBefore);
+  const Place second = Place::call_site(sites, 1, "compute before #32 hpcc", Place::Span::ComputationBefore);
+  EXPECT_FALSE(first.same(second));
+  EXPECT_EQ(first.site.function, "/usr/bin/hpcc");
+  EXPECT_EQ(first.site.offset, 83702);
+  Fix balance_first = balance_at("hpcc"), balance_second = balance_at("hpcc");
+  balance_first.site = first.site;
+  balance_second.site = second.site;
+  const auto problems =
+      merge_into_problems({finding(K::Dissimilarity, first, "1", 0.01, balance_first, kUnpriced),
+                           finding(K::Dissimilarity, second, "1", 0.02, balance_second, kUnpriced)},
+                          nullptr);
+  EXPECT_EQ(problems.size(), 2u);
+}
+
 // Waiting that a fix removes in the replay is that fix's symptom only when the fix shortens
 // the run measurably: a balance fix that removes the waiting but predicts no gain leaves the
 // waiting a problem of its own, and is itself set aside as a note (the families app, where
