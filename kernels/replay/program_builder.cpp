@@ -79,6 +79,8 @@ int64_t RankProgramBuilder::event(int64_t gap, const std::vector<Item> &items, i
 }
 
 void RankProgramBuilder::add_step(int64_t event, bool completion) {
+  // Two steps per event: sized once the events are in, no shrinking copy in finish().
+  if (m_p->steps.empty()) m_p->steps.reserve(2 * m_p->events.size());
   m_p->steps.push_back(static_cast<int32_t>(event) << 1 | static_cast<int32_t>(completion));
 }
 

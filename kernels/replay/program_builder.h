@@ -62,11 +62,12 @@ class RankProgramBuilder {
   bool laned_so_far() const { return !m_p->lane.empty(); }
 
   // A laned rank's steps in measured order (RankProgram::steps): posting or completing an
-  // event; two per event, each lane's in its own order.
+  // event; two per event, each lane's in its own order, added after the rank's last event.
   void add_step(int64_t event, bool completion);
 
   // Done: the columns at their exact sizes. Throws std::logic_error when an event is
-  // still open or a laned rank's steps are not two per event.
+  // still open or a laned rank's steps are not two per event. Matching its messages
+  // (match_send, match_recv) and collective() may follow: they change no size.
   void finish();
   const RankProgram &program() const { return *m_p; }
 

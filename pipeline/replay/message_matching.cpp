@@ -4,23 +4,20 @@
 // and one all-to-all each way.
 #include <algorithm>
 
-#include "pipeline/replay/program_builder.h"
+#include "pipeline/replay/program_assembler.h"
 
 namespace perfsift::pipeline {
 
 namespace program_building {
 
-namespace rp = kernels::replay;
-
-void ProgramBuilder::meet(const SendKey &k, std::vector<std::vector<MatchReply>> &replies) {
+void ReplayProgramAssembler::meet(const SendKey &k, std::vector<std::vector<MatchReply>> &replies) {
   const auto found = waiting.take(k.key);
   if (!found) {
     ++unmatched_sends;
     return;
   }
   const auto [slot, ri] = *found;
-  m_model.programs[static_cast<size_t>(slot)].recvs[static_cast<size_t>(ri)] =
-      rp::RecvMessage::matched(k.bytes, k.key.src, k.send_index);
+  m_programs[static_cast<size_t>(slot)].match_recv(ri, k.key.src, k.send_index, k.bytes);
   m_model.side[static_cast<size_t>(slot)].recv_send_event[static_cast<size_t>(ri)] = k.send_event;
   const MatchReply r{k.key.src, k.send_index, k.key.dst, ri};
   const int owner = m_ctx.owner_of(k.key.src);
@@ -30,14 +27,11 @@ void ProgramBuilder::meet(const SendKey &k, std::vector<std::vector<MatchReply>>
     replies[static_cast<size_t>(owner)].push_back(r);
 }
 
-void ProgramBuilder::answer(const MatchReply &r) {
-  rp::SendMessage &m =
-      m_model.programs[static_cast<size_t>(r.src - m_ctx.first())].sends[static_cast<size_t>(r.send_index)];
-  m.dst = r.dst;
-  m.recv_index = r.recv_index;
+void ReplayProgramAssembler::answer(const MatchReply &r) {
+  m_programs[static_cast<size_t>(r.src - m_ctx.first())].match_send(r.send_index, r.dst, r.recv_index);
 }
 
-int64_t match_messages(const Context &ctx, ProgramBuilder &built) {
+int64_t match_messages(const Context &ctx, ReplayProgramAssembler &built) {
   std::vector<std::vector<MatchReply>> replies(static_cast<size_t>(ctx.nprocs()));
   for (const SendKey &k : ctx.alltoallv(built.route)) built.meet(k, replies);
   built.route = {};

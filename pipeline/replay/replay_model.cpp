@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "pipeline/engine/stage_info.h"
-#include "pipeline/replay/program_builder.h"
+#include "pipeline/replay/program_assembler.h"
 
 namespace perfsift::pipeline {
 
@@ -83,7 +83,7 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
                                                 OperationTally *tally) {
   auto model = std::make_shared<ReplayModel>();
   model->params = params;
-  program_building::ProgramBuilder built(ctx, *model);
+  program_building::ReplayProgramAssembler built(ctx, *model);
   built.start();
   const auto add_slice = [&](int32_t rank, int64_t index, const io::Event *ev, const io::Event *end) {
     built.add_events(rank, index, ev, end);
@@ -100,8 +100,7 @@ std::shared_ptr<ReplayModel> build_replay_model(const Context &ctx, const kernel
                      });
   built.release_records();
   ctx.progress().end();
-  program_building::set_finalize_remainders(ctx, *model, built);
-  built.order_lanes();
+  built.set_finalize_remainders();
   for (int64_t lanes : built.lanes_of_rank()) {
     model->threaded_ranks += lanes > 1;
     model->max_threads = std::max(model->max_threads, lanes);

@@ -1,9 +1,10 @@
-// Building replay programs from the store: each owned rank's events, requests,
+// Assembling replay programs from the store: each owned rank's events, requests,
 // completions and region executions, a block of ranks at a time, become a
-// kernels::replay::RankProgram and the model's side data (labels, message and request
+// kernels::replay::RankProgram (built by a kernels::replay::RankProgramBuilder) and the
+// model's side data (labels, message and request
 // links, executions); each message's key goes to the match (message_matching.cpp).
 // O(owned events) work; the records of one block of ranks held at a time.
-#include "pipeline/replay/program_builder.h"
+#include "pipeline/replay/program_assembler.h"
 
 #include <algorithm>
 
@@ -50,7 +51,7 @@ void read_owned_records(const Context &ctx, int32_t first, int32_t last, OwnedRe
 
 }  // namespace
 
-ProgramBuilder::ProgramBuilder(const Context &ctx, ReplayModel &model)
+ReplayProgramAssembler::ReplayProgramAssembler(const Context &ctx, ReplayModel &model)
     : m_ctx(ctx),
       m_model(model),
       m_off{ctx.store().offsets("requests"), ctx.store().offsets("completions"), ctx.store().offsets("steps")},
@@ -59,29 +60,30 @@ ProgramBuilder::ProgramBuilder(const Context &ctx, ReplayModel &model)
   for (int32_t r = 0; r < ctx.nranks(); ++r) m_alive += !ctx.missing(r);
 }
 
-void ProgramBuilder::start() {
+void ReplayProgramAssembler::start() {
   const int32_t first = m_ctx.first(), last = m_ctx.last();
   const int32_t owned = m_ctx.owned();
   m_model.programs.resize(static_cast<size_t>(owned));
   m_model.side.resize(static_cast<size_t>(owned));
   route.resize(static_cast<size_t>(m_ctx.nprocs()));
-  finalize_exit.assign(static_cast<size_t>(owned), rp::kUnknown);
-  finalize_coll.assign(static_cast<size_t>(owned), -1);
+  m_finalize_exit.assign(static_cast<size_t>(owned), rp::kUnknown);
+  m_finalize_coll.assign(static_cast<size_t>(owned), -1);
   m_building.resize(static_cast<size_t>(owned));
+  m_programs.reserve(static_cast<size_t>(owned));
   for (int32_t r = first; r < last; ++r) {
     const size_t s = static_cast<size_t>(r - first);
-    m_model.programs[s].rank = r;
+    m_programs.emplace_back(m_model.programs[s], r);
     // Exact sizes: one entry per event (no growth slack, no shrinking copy).
     const auto events = static_cast<size_t>(m_ctx.store().event_offsets()[static_cast<size_t>(r) + 1] -
                                             m_ctx.store().event_offsets()[static_cast<size_t>(r)]);
     ReplayModel::Side &side = m_model.side[s];
-    m_model.programs[s].events.reserve(events);
+    m_programs[s].reserve_events(events);
     side.enter.reserve(events);
     side.labels.reserve(events);
   }
 }
 
-void ProgramBuilder::load_block(int32_t first, int32_t last) {
+void ReplayProgramAssembler::load_block(int32_t first, int32_t last) {
   read_owned_records(m_ctx, first, last, m_rec);
   const auto &req_off = m_off.req_off, &cmp_off = m_off.cmp_off, &step_off = m_off.step_off;
   for (int32_t r = m_rec.first; r < m_rec.last; ++r) {
@@ -105,8 +107,8 @@ void ProgramBuilder::load_block(int32_t first, int32_t last) {
   }
 }
 
-void ProgramBuilder::add_event(int32_t rank, size_t s, int64_t i, const io::Event &e) {
-  rp::RankProgram &p = m_model.programs[s];
+void ReplayProgramAssembler::add_event(int32_t rank, size_t s, int64_t i, const io::Event &e) {
+  rp::RankProgramBuilder &p = m_programs[s];
   ReplayModel::Side &side = m_model.side[s];
   Building &b = m_building[s];
   const Call c{rank,
@@ -127,56 +129,45 @@ void ProgramBuilder::add_event(int32_t rank, size_t s, int64_t i, const io::Even
       b.prev_exit.push_back(b.lane0_enter);
     }
   }
-  if (lane > 0 && p.lane.empty()) {
-    p.lane.assign(p.events.size(), 0);
+  if (lane > 0 && !p.laned_so_far()) {
     // From now on exits cannot come from the next enter: the ones so far (lane 0) still do.
-    std::vector<int64_t> exits(p.events.size());
+    std::vector<int64_t> exits(p.program().events.size());
     for (size_t k = 0; k < exits.size(); ++k) exits[k] = m_model.measured_exit(s, k);
     side.exit = std::move(exits);
   }
-  if (!p.lane.empty()) p.lane.push_back(static_cast<uint8_t>(lane));
-  rp::Event out;
-  out.gap = e.t_enter - b.prev_exit[lane];
-  out.first_item = static_cast<int32_t>(p.items.size());
+  p.begin_event(e.t_enter - b.prev_exit[lane], static_cast<uint8_t>(lane));
   if (lane == 0) b.lane0_enter = e.t_enter;
   b.prev_exit[lane] = e.t_exit;
   local_end = std::max(local_end, e.t_exit);
   side.enter.push_back(e.t_enter);
-  if (!p.lane.empty()) side.exit.push_back(e.t_exit);
+  if (p.laned_so_far()) side.exit.push_back(e.t_exit);
   side.last_exit = e.t_exit;
   side.labels.push_back(e.region, static_cast<uint32_t>(e.site), e.op);
   add_call_items(c);
   activate_requests(c);
   complete_requests(c);
-  out.items = static_cast<uint16_t>(p.items.size() - static_cast<size_t>(out.first_item));
-  if (out.items == 0)
-    p.add_local(out.gap, e.t_exit - e.t_enter);
-  else
-    p.events.push_back(out);
+  p.end_event(e.t_exit - e.t_enter);
 }
 
 // The call's own messages and collective (blocking calls), and Finalize.
-void ProgramBuilder::add_call_items(const Call &c) {
-  rp::RankProgram &p = m_model.programs[c.s];
+void ReplayProgramAssembler::add_call_items(const Call &c) {
+  rp::RankProgramBuilder &p = m_programs[c.s];
   const io::Event &e = c.e;
   const OpTraits &t = c.t;
   const bool message = e.peer >= 0 && !(e.flags & io::kProcNull) && !c.inter;
   if (!c.inter && (t.cls == OpClass::Send || t.cls == OpClass::Sendrecv) && message)
-    p.items.push_back({rp::ItemType::Send, add_send(c, e.peer, e.tag, e.comm, e.bytes - e.bytes_recv)});
-  if (!c.inter && t.cls == OpClass::Recv && message)
-    p.items.push_back({rp::ItemType::Recv, add_recv(c, e.peer, e.tag, e.comm)});
+    p.send(add_send(c, e.peer, e.tag, e.comm, e.bytes - e.bytes_recv));
+  if (!c.inter && t.cls == OpClass::Recv && message) p.recv(add_recv(c, e.peer, e.tag, e.comm));
   if (!c.inter && t.cls == OpClass::Collective && e.comm >= 0) {
     const bool rooted = t.flow != kernels::CollectiveFlow::All;
-    p.items.push_back({rp::ItemType::Collective, add_coll(c, e.comm, e.bytes, rooted ? e.peer : -1)});
+    p.collective_call(add_coll(c, e.comm, e.bytes, rooted ? e.peer : -1));
   }
   if (t.cls == OpClass::Finalize) add_finalize(c);
 }
 
-int32_t ProgramBuilder::add_send(const Call &c, int32_t dst, int32_t tag, int32_t comm, int64_t bytes) {
-  rp::RankProgram &p = m_model.programs[c.s];
+int32_t ReplayProgramAssembler::add_send(const Call &c, int32_t dst, int32_t tag, int32_t comm, int64_t bytes) {
   ReplayModel::Side &side = m_model.side[c.s];
-  const auto idx = static_cast<int32_t>(p.sends.size());
-  p.sends.push_back({bytes, -1, -1});
+  const int32_t idx = m_programs[c.s].add_send(bytes);
   side.send_event.push_back(static_cast<int32_t>(c.i));
   side.send_done.push_back(-1);
   const MessageKey key = m_building[c.s].sends.next(comm, c.rank, dst, tag);
@@ -184,11 +175,9 @@ int32_t ProgramBuilder::add_send(const Call &c, int32_t dst, int32_t tag, int32_
   return idx;
 }
 
-int32_t ProgramBuilder::add_recv(const Call &c, int32_t src, int32_t tag, int32_t comm) {
-  rp::RankProgram &p = m_model.programs[c.s];
+int32_t ReplayProgramAssembler::add_recv(const Call &c, int32_t src, int32_t tag, int32_t comm) {
   ReplayModel::Side &side = m_model.side[c.s];
-  const auto idx = static_cast<int32_t>(p.recvs.size());
-  p.recvs.push_back(rp::RecvMessage::unmatched(c.e.t_exit - c.e.t_enter));
+  const int32_t idx = m_programs[c.s].add_recv(c.e.t_exit - c.e.t_enter);
   side.recv_event.push_back(static_cast<int32_t>(c.i));
   side.recv_done.push_back(-1);
   side.recv_send_event.push_back(-1);
@@ -197,37 +186,28 @@ int32_t ProgramBuilder::add_recv(const Call &c, int32_t src, int32_t tag, int32_
   return idx;
 }
 
-int32_t ProgramBuilder::add_coll(const Call &c, int32_t comm, int64_t bytes, int32_t root) {
-  rp::RankProgram &p = m_model.programs[c.s];
-  rp::Collective coll;
-  coll.instance = rp::instance_id(comm, m_building[c.s].coll_seq[comm]++);
-  coll.members = comm >= 0 && comm < static_cast<int32_t>(m_comm_members.size()) ? m_comm_members[comm] : 1;
-  coll.flow = c.t.flow;
-  coll.root = root;
-  coll.rounds = kernels::collective_rounds(coll.members, c.t.linear);
-  coll.bytes = bytes;
-  p.colls.push_back(coll);
+int32_t ReplayProgramAssembler::add_coll(const Call &c, int32_t comm, int64_t bytes, int32_t root) {
+  const int64_t instance = rp::instance_id(comm, m_building[c.s].coll_seq[comm]++);
+  const int32_t members = comm >= 0 && comm < static_cast<int32_t>(m_comm_members.size()) ? m_comm_members[comm] : 1;
   m_model.side[c.s].coll_event.push_back(static_cast<int32_t>(c.i));
-  return static_cast<int32_t>(p.colls.size() - 1);
+  return m_programs[c.s].add_collective(rp::collective_call(instance, members, c.t.flow, root, bytes, c.t.linear));
 }
 
-void ProgramBuilder::add_finalize(const Call &c) {
-  rp::RankProgram &p = m_model.programs[c.s];
-  rp::Collective coll;
+void ReplayProgramAssembler::add_finalize(const Call &c) {
+  rp::Collective coll;  // no rounds nor bytes: its cost is its measured remainder (set_finalize_remainders)
   coll.instance = rp::instance_id(-2, 0);
   coll.members = m_alive;
   coll.flow = kernels::CollectiveFlow::Finalize;
-  p.colls.push_back(coll);
   m_model.side[c.s].coll_event.push_back(static_cast<int32_t>(c.i));
-  finalize_coll[c.s] = static_cast<int32_t>(p.colls.size() - 1);
-  finalize_exit[c.s] = c.e.t_exit;
-  local_max_finalize_enter = std::max(local_max_finalize_enter, c.e.t_enter);
-  p.items.push_back({rp::ItemType::Collective, finalize_coll[c.s]});
+  m_finalize_coll[c.s] = m_programs[c.s].add_collective(coll);
+  m_finalize_exit[c.s] = c.e.t_exit;
+  m_local_max_finalize_enter = std::max(m_local_max_finalize_enter, c.e.t_enter);
+  m_programs[c.s].collective_call(m_finalize_coll[c.s]);
 }
 
 // Requests this call activated (nonblocking operations, MPI_Start).
-void ProgramBuilder::activate_requests(const Call &c) {
-  rp::RankProgram &p = m_model.programs[c.s];
+void ReplayProgramAssembler::activate_requests(const Call &c) {
+  rp::RankProgramBuilder &p = m_programs[c.s];
   Building &b = m_building[c.s];
   const auto &requests = m_rec.requests;
   const size_t req_end = static_cast<size_t>(m_off.req_off[c.rank + 1] - m_off.req_off[m_rec.first]);
@@ -235,34 +215,37 @@ void ProgramBuilder::activate_requests(const Call &c) {
   for (; b.next_request < req_end && requests[b.next_request].event == c.i; ++b.next_request) {
     const io::RequestRecord &q = requests[b.next_request];
     if (c.t.templ || c.inter || q.id < 0) continue;  // persistent templates: MPI_Start activates them
-    const int32_t slot = p.request_slots++;
+    const bool send = q.kind == io::kReqSend && q.peer >= 0, recv = q.kind == io::kReqRecv,
+               coll = q.kind == io::kReqCollective && q.comm >= 0;
+    if (!send && !recv && !coll) {
+      b.slot_of_id[static_cast<size_t>(q.id)] = -1;
+      continue;
+    }
+    const int32_t slot = p.add_request_slot();
     b.slot_of_id[static_cast<size_t>(q.id)] = slot;
-    b.slot_message.resize(static_cast<size_t>(p.request_slots), {false, -1});
-    if (q.kind == io::kReqSend && q.peer >= 0) {
+    b.slot_message.resize(static_cast<size_t>(slot) + 1, {false, -1});
+    if (send) {
       const int32_t m = add_send(c, q.peer, q.tag, q.comm, q.bytes);
       b.slot_message[static_cast<size_t>(slot)] = {true, m};
-      p.items.push_back({rp::ItemType::PostSend, m, slot});
-    } else if (q.kind == io::kReqRecv) {
+      p.post_send(m, slot);
+    } else if (recv) {
       const int32_t row = b.completion_of_id[static_cast<size_t>(q.id)];
       const io::CompletionRecord *done = row < 0 ? nullptr : &m_rec.completions[static_cast<size_t>(row)];
       const bool resolved = done && done->source >= 0 && !done->cancelled;
       if (done && done->cancelled) ++cancelled_receives;
       const int32_t m = add_recv(c, resolved ? done->source : -1, resolved ? done->tag : q.tag, q.comm);
       b.slot_message[static_cast<size_t>(slot)] = {false, m};
-      p.items.push_back({rp::ItemType::PostRecv, m, slot});
-    } else if (q.kind == io::kReqCollective && q.comm >= 0) {
-      const bool rooted = c.t.flow != kernels::CollectiveFlow::All;
-      p.items.push_back({rp::ItemType::PostCollective, add_coll(c, q.comm, c.e.bytes, rooted ? c.e.peer : -1), slot});
+      p.post_recv(m, slot);
     } else {
-      --p.request_slots;
-      b.slot_of_id[static_cast<size_t>(q.id)] = -1;
+      const bool rooted = c.t.flow != kernels::CollectiveFlow::All;
+      p.post_collective(add_coll(c, q.comm, c.e.bytes, rooted ? c.e.peer : -1), slot);
     }
   }
 }
 
 // Requests this call completed; the receive half of a Sendrecv.
-void ProgramBuilder::complete_requests(const Call &c) {
-  rp::RankProgram &p = m_model.programs[c.s];
+void ReplayProgramAssembler::complete_requests(const Call &c) {
+  rp::RankProgramBuilder &p = m_programs[c.s];
   ReplayModel::Side &side = m_model.side[c.s];
   Building &b = m_building[c.s];
   const auto &completions = m_rec.completions;
@@ -272,66 +255,58 @@ void ProgramBuilder::complete_requests(const Call &c) {
     const io::CompletionRecord &done = completions[b.next_completion];
     if (done.request < 0) {
       if (c.t.cls == OpClass::Sendrecv && done.source >= 0 && !c.inter)
-        p.items.push_back({rp::ItemType::Recv, add_recv(c, done.source, done.tag, c.e.comm)});
+        p.recv(add_recv(c, done.source, done.tag, c.e.comm));
       continue;
     }
     if (static_cast<size_t>(done.request) < b.slot_of_id.size() &&
         b.slot_of_id[static_cast<size_t>(done.request)] >= 0) {
       const int32_t slot = b.slot_of_id[static_cast<size_t>(done.request)];
-      p.items.push_back({rp::ItemType::Complete, slot});
+      p.complete(slot);
       const auto [is_send, m] = b.slot_message[static_cast<size_t>(slot)];
       if (m >= 0) (is_send ? side.send_done : side.recv_done)[static_cast<size_t>(m)] = static_cast<int32_t>(c.i);
     }
   }
 }
 
-// Merges each lane's post (measured enter) and completion (measured exit) steps by time;
-// at equal times a post goes first (a call entered when another ended may be what that
-// one waited for). Each lane keeps its own order.
-void ProgramBuilder::order_lanes() {
-  for (size_t s = 0; s < m_model.programs.size(); ++s) {
-    rp::RankProgram &p = m_model.programs[s];
-    if (p.lane.empty()) continue;
-    const ReplayModel::Side &side = m_model.side[s];
-    const size_t lanes = m_building[s].lane_thread.size();
-    std::vector<std::vector<int32_t>> of_lane(lanes);
-    for (size_t i = 0; i < p.events.size(); ++i) of_lane[p.lane[i]].push_back(static_cast<int32_t>(i));
-    std::vector<size_t> next(lanes, 0);  // per lane: 2 x its events done + phase
-    auto time_of = [&](size_t l) {
-      const size_t i = static_cast<size_t>(of_lane[l][next[l] / 2]);
-      return std::pair{next[l] % 2 ? m_model.measured_exit(s, i) : side.enter[i], static_cast<int>(next[l] % 2)};
-    };
-    p.steps.reserve(2 * p.events.size());
-    while (p.steps.size() < 2 * p.events.size()) {
-      size_t best = lanes;
-      for (size_t l = 0; l < lanes; ++l)
-        if (next[l] < 2 * of_lane[l].size() && (best == lanes || time_of(l) < time_of(best))) best = l;
-      p.steps.push_back(of_lane[best][next[best] / 2] << 1 | static_cast<int32_t>(next[best] % 2));
-      ++next[best];
-    }
+// A laned rank's steps: merges each lane's post (measured enter) and completion (measured
+// exit) steps by time; at equal times a post goes first (a call entered when another ended
+// may be what that one waited for). Each lane keeps its own order.
+void ReplayProgramAssembler::order_lanes(size_t s) {
+  rp::RankProgramBuilder &builder = m_programs[s];
+  const rp::RankProgram &p = builder.program();
+  if (!builder.laned_so_far()) return;
+  const ReplayModel::Side &side = m_model.side[s];
+  const size_t lanes = m_building[s].lane_thread.size();
+  std::vector<std::vector<int32_t>> of_lane(lanes);
+  for (size_t i = 0; i < p.events.size(); ++i) of_lane[p.lane[i]].push_back(static_cast<int32_t>(i));
+  std::vector<size_t> next(lanes, 0);  // per lane: 2 x its events done + phase
+  auto time_of = [&](size_t l) {
+    const size_t i = static_cast<size_t>(of_lane[l][next[l] / 2]);
+    return std::pair{next[l] % 2 ? m_model.measured_exit(s, i) : side.enter[i], static_cast<int>(next[l] % 2)};
+  };
+  for (size_t done = 0; done < 2 * p.events.size(); ++done) {
+    size_t best = lanes;
+    for (size_t l = 0; l < lanes; ++l)
+      if (next[l] < 2 * of_lane[l].size() && (best == lanes || time_of(l) < time_of(best))) best = l;
+    builder.add_step(of_lane[best][next[best] / 2], next[best] % 2 == 1);
+    ++next[best];
   }
 }
 
-void ProgramBuilder::finish_block(int32_t first, int32_t last) {
+void ReplayProgramAssembler::finish_block(int32_t first, int32_t last) {
   // Exact sizes, a rank at a time: the program is most of the stage's memory, and the
   // growth slack of every rank at once was a tenth of it.
   for (int32_t r = first; r < last; ++r) {
     const size_t s = static_cast<size_t>(r - m_ctx.first());
-    rp::RankProgram &p = m_model.programs[s];
     ReplayModel::Side &d = m_model.side[s];
-    p.events.shrink_to_fit();
-    p.owns.shrink_to_fit();
-    p.items.shrink_to_fit();
-    p.sends.shrink_to_fit();
-    p.recvs.shrink_to_fit();
-    p.colls.shrink_to_fit();
-    p.lane.shrink_to_fit();
+    order_lanes(s);
+    m_programs[s].finish();
     d.exit.shrink_to_fit();
     d.enter.shrink_to_fit();
     for (auto *v : {&d.send_event, &d.recv_event, &d.recv_send_event, &d.send_done, &d.recv_done, &d.coll_event})
       v->shrink_to_fit();
     d.labels.seal();
-    Building done;  // what was only for the rank's events goes; its lanes stay (order_lanes)
+    Building done;  // what was only for the rank's events goes; its lanes stay (lanes_of_rank)
     done.lane_thread = std::move(m_building[s].lane_thread);
     m_building[s] = std::move(done);
   }
@@ -347,14 +322,13 @@ void ProgramBuilder::finish_block(int32_t first, int32_t last) {
   if (kept == 0) std::vector<SendKey>().swap(mine);
 }
 
-// Collective. Finalize: everything after the last rank entered is the measured remainder.
-void set_finalize_remainders(const Context &ctx, ReplayModel &model, const ProgramBuilder &built) {
-  int64_t max_finalize_enter = built.local_max_finalize_enter;
-  MPI_Allreduce(MPI_IN_PLACE, &max_finalize_enter, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
-  for (size_t s = 0; s < built.finalize_coll.size(); ++s)
-    if (built.finalize_coll[s] >= 0)
-      model.programs[s].colls[static_cast<size_t>(built.finalize_coll[s])].remainder =
-          std::max<int64_t>(0, built.finalize_exit[s] - max_finalize_enter);
+void ReplayProgramAssembler::set_finalize_remainders() {
+  int64_t max_finalize_enter = m_local_max_finalize_enter;
+  MPI_Allreduce(MPI_IN_PLACE, &max_finalize_enter, 1, MPI_INT64_T, MPI_MAX, m_ctx.comm());
+  for (size_t s = 0; s < m_finalize_coll.size(); ++s)
+    if (m_finalize_coll[s] >= 0)
+      m_programs[s].collective(m_finalize_coll[s]).remainder =
+          std::max<int64_t>(0, m_finalize_exit[s] - max_finalize_enter);
 }
 
 }  // namespace perfsift::pipeline::program_building

@@ -128,6 +128,7 @@ TEST(ProgramBuilder, LanesFromTheFirstEventOffLaneZero) {
   b.event(3, {}, 1, 2);
   EXPECT_EQ(p.lane, (std::vector<uint8_t>{0, 0, 2}));
   for (int64_t e = 0; e < 3; ++e) b.add_step(e, false);
+  EXPECT_EQ(p.steps.capacity(), 6u);           // two per event, reserved at the first step
   EXPECT_THROW(b.finish(), std::logic_error);  // a completion step per event missing
   for (int64_t e = 0; e < 3; ++e) b.add_step(e, true);
   b.finish();

@@ -1,7 +1,8 @@
-// The replay model's own builder (not for stages): turns the owned ranks' events, a
-// block of ranks at a time, into kernels::replay programs and their side data
-// (pipeline/replay/replay_program.cpp), and carries each message's key to the match
-// (pipeline/replay/message_matching.cpp). build_replay_model drives it.
+// The replay model's own assembler (not for stages): reads the owned ranks' events, a
+// block of ranks at a time, into kernels::replay programs (through the kernel's
+// RankProgramBuilder) and their side data (pipeline/replay/replay_program.cpp), and
+// carries each message's key to the match (pipeline/replay/message_matching.cpp).
+// build_replay_model drives it.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "kernels/message_match.h"
+#include "kernels/replay/program_builder.h"
 #include "pipeline/engine/op_traits.h"
 #include "pipeline/replay/replay_model.h"
 
@@ -57,10 +59,12 @@ struct Building {
   std::vector<std::pair<bool, int32_t>> slot_message;  // request slot -> (is a send, message index), or index -1
 };
 
-class ProgramBuilder {
+class ReplayProgramAssembler {
  public:
   // Sets the model's comm_owners (every communicator's owning processes).
-  ProgramBuilder(const Context &ctx, ReplayModel &model);
+  ReplayProgramAssembler(const Context &ctx, ReplayModel &model);
+  ReplayProgramAssembler(const ReplayProgramAssembler &) = delete;
+  ReplayProgramAssembler &operator=(const ReplayProgramAssembler &) = delete;
 
   // Sizes the programs and the building state of the owned ranks.
   void start();
@@ -75,8 +79,9 @@ class ProgramBuilder {
     for (int64_t i = index; ev != end; ++ev, ++i) add_event(rank, s, i, *ev);
   }
 
-  // After the block of owned ranks [first, last) is built: its vectors are sized exactly,
-  // and the sends between owned ranks whose receiver is built meet now (they need not
+  // After the block of owned ranks [first, last) is built: the lanes of its laned ranks
+  // are ordered (their post and completion steps), its vectors are sized exactly, and the
+  // sends between owned ranks whose receiver is built meet now (they need not
   // wait for the other processes' keys: at K = 1, all; their keys go).
   void finish_block(int32_t first, int32_t last);
   // A send's key meets its receive (an owned rank's): the receive learns its send, the send
@@ -87,16 +92,15 @@ class ProgramBuilder {
   std::vector<std::vector<SendKey>> route;                     // per analysis process: sends to its ranks
   kernels::ReceiveIndex<std::pair<int32_t, int32_t>> waiting;  // key -> (slot, recv index)
   int64_t unmatched_sends = 0;                                 // owned receivers' keys no receive met
-  std::vector<int64_t> finalize_exit;                          // per owned rank
   std::vector<int64_t> lanes_of_rank() const {
     std::vector<int64_t> out;
     for (const auto &b : m_building) out.push_back(static_cast<int64_t>(b.lane_thread.size()));
     return out;
   }
-  // After the last event: the lanes' post and completion steps of ranks with several.
-  void order_lanes();
-  std::vector<int32_t> finalize_coll;  // per owned rank: its Finalize collective, -1 none
-  int64_t local_max_finalize_enter = kernels::replay::kUnknown, local_end = 0;
+  // Collective, after the last block. Finalize: everything after the last rank entered is
+  // the measured remainder.
+  void set_finalize_remainders();
+  int64_t local_end = 0;
   // Receives cancelled with MPI_Cancel (the completion says so): no message ever meets them.
   int64_t cancelled_receives = 0;
 
@@ -119,6 +123,7 @@ class ProgramBuilder {
   void add_finalize(const Call &c);
   void activate_requests(const Call &c);
   void complete_requests(const Call &c);
+  void order_lanes(size_t s);
 
   const Context &m_ctx;
   ReplayModel &m_model;
@@ -128,14 +133,17 @@ class ProgramBuilder {
   const std::vector<int32_t> m_comm_members;  // per communicator: members with data
   int32_t m_alive = 0;                        // ranks with data
   std::vector<Building> m_building;
+  // Per owned rank: appends to m_model.programs (sized once, in start()).
+  std::vector<kernels::replay::RankProgramBuilder> m_programs;
+  std::vector<int64_t> m_finalize_exit;  // per owned rank
+  std::vector<int32_t> m_finalize_coll;  // per owned rank: its Finalize collective, -1 none
+  int64_t m_local_max_finalize_enter = kernels::replay::kUnknown;
 };
 
-// Collective. Finalize: everything after the last rank entered is the measured remainder.
-void set_finalize_remainders(const Context &ctx, ReplayModel &model, const ProgramBuilder &built);
 // Collective. Match: send keys to the receiver's owner, replies back to the sender's
 // owner (messages between this process's own ranks met as their blocks were built: the
 // last block's finish_block left none). Returns the sends no receive met, counted by
 // their receiver's owner.
-int64_t match_messages(const Context &ctx, ProgramBuilder &built);
+int64_t match_messages(const Context &ctx, ReplayProgramAssembler &built);
 
 }  // namespace perfsift::pipeline::program_building
