@@ -212,8 +212,6 @@ void write_run(io::ResultsWriter &writer, const pipeline::Context &ctx, const io
   writer.attribute("run", "events", store.event_offsets().back());
 }
 
-}
-
 // The whole analysis into the results store (collective).
 void analyze(const AnalyzeOptions &o, MPI_Comm comm, const Analysis &a, const std::vector<std::string> &warnings,
              pipeline::Progress &progress) {
