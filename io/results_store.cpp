@@ -267,9 +267,9 @@ ResultsStore::ResultsStore(const std::string &path) : m_path(path) {
     throw Error(path + ": not a perfsift results file (format is '" + format +
                 "'; `perfsift report` reads the output of `perfsift analyze`)");
   const auto version = read_scalar_attr<int64_t>(ck, f, "version", H5T_NATIVE_INT64, 0);
-  if (version > kResultsVersion)
-    throw Error(path + ": results version " + std::to_string(version) +
-                " is newer than this perfsift reads; upgrade perfsift");
+  if (version != kResultsVersion)  // docs/results.md, "Compatibility"
+    throw Error(path + ": results version " + std::to_string(version) + "; this perfsift reads results version " +
+                std::to_string(kResultsVersion) + ": analyse the trace store again with `perfsift analyze`");
 }
 
 ResultsStore::~ResultsStore() {

@@ -79,7 +79,8 @@ class ResultsWriter {
   bool m_committed = false;
 };
 
-// Serial reader for reports.
+// Serial reader for reports. It reads results version kResultsVersion only: a store of
+// another version is refused at open (io::Error, one line; docs/results.md, "Compatibility").
 class ResultsStore {
  public:
   explicit ResultsStore(const std::string &path);

@@ -144,7 +144,7 @@ std::string serialize_state(const SpillState &st) {
   o.pod(static_cast<uint64_t>(t.callsites.size()));
   for (const auto &c : t.callsites) o.callsite(c);
   o.pod(t.clock);
-  o.str(r.hostname_list);  // last: spills written before it was added end here
+  o.str(r.hostname_list);
   return o.take();
 }
 
@@ -182,7 +182,7 @@ SpillState deserialize_state_view(std::string_view bytes) {
   t.callsites.reserve(nsites);
   for (size_t i = 0; i < nsites; ++i) t.callsites.push_back(in.callsite());
   t.clock = in.pod<ClockRecord>();
-  if (in.more()) r.hostname_list = in.str();
+  r.hostname_list = in.str();
   return st;
 }
 
@@ -201,14 +201,10 @@ const char *chunk_name(uint32_t type) {
   }
 }
 
-// Version 1 events: the fields of Event up to `flags`, one thread per rank.
-constexpr size_t kEventV1Bytes = 72;
-static_assert(offsetof(Event, thread) == kEventV1Bytes);
-
-size_t record_size(uint32_t type, int32_t version) {
+size_t record_size(uint32_t type) {
   switch (type) {
     case kChunkEvents:
-      return version == 1 ? kEventV1Bytes : sizeof(Event);
+      return sizeof(Event);
     case kChunkRequests:
       return sizeof(RequestRecord);
     case kChunkCompletions:
@@ -230,20 +226,10 @@ size_t append_array(std::vector<T> &dst, std::string_view payload) {
   return n;
 }
 
-size_t append_v1_events(std::vector<Event> &dst, std::string_view payload) {
-  const size_t n = payload.size() / kEventV1Bytes;
-  for (size_t i = 0; i < n; ++i) {
-    Event e;
-    std::memcpy(static_cast<void *>(&e), payload.data() + i * kEventV1Bytes, kEventV1Bytes);
-    dst.push_back(e);
-  }
-  return n;
-}
-
-size_t append_records(RankTrace &t, uint32_t type, std::string_view payload, int32_t version) {
+size_t append_records(RankTrace &t, uint32_t type, std::string_view payload) {
   switch (type) {
     case kChunkEvents:
-      return version == 1 ? append_v1_events(t.events, payload) : append_array(t.events, payload);
+      return append_array(t.events, payload);
     case kChunkRequests:
       return append_array(t.requests, payload);
     case kChunkCompletions:
@@ -283,9 +269,11 @@ void check_header(const std::string &path, const std::string &data, SpillHeader 
     throw Error(path + ": " + std::to_string(data.size()) + " bytes, shorter than the " +
                 std::to_string(sizeof(SpillHeader)) + "-byte spill header; it has no data");
   std::memcpy(&h, data.data(), sizeof h);
-  if (h.version != kSpillVersion && h.version != 1)
-    throw Error(path + ": spill format version " + std::to_string(h.version) + "; this perfsift reads version 1 and " +
-                std::to_string(kSpillVersion) + ": recover it with the perfsift that collected the run");
+  if (h.version != kSpillVersion)  // docs/crashes.md, "Spill files"
+    throw Error(path + ": spill format version " + std::to_string(h.version) + "; this perfsift reads spill version " +
+                std::to_string(kSpillVersion) +
+                ": the run's data in this file cannot be read by this perfsift; recover it with the perfsift that "
+                "collected the run");
   if (h.nranks <= 0 || h.nranks > kSpillMaxRanks || h.rank < 0 || h.rank >= h.nranks)
     throw Error(path + ": damaged spill header: rank " + std::to_string(h.rank) + " of " + std::to_string(h.nranks) +
                 " ranks");
@@ -329,8 +317,7 @@ SpillContents read_spill(const std::string &path, bool merge_threads) {
       if (h.type == kChunkState) {
         out.warning += "; the rank's closing state (profile, communicators, call sites) is lost";
       } else {
-        const size_t kept =
-            append_records(out.trace, h.type, std::string_view(data).substr(pos + sizeof h, body), out.header.version);
+        const size_t kept = append_records(out.trace, h.type, std::string_view(data).substr(pos + sizeof h, body));
         out.warning += "; kept its " + std::to_string(kept) + " complete records";
       }
       break;
@@ -346,12 +333,12 @@ SpillContents read_spill(const std::string &path, bool merge_threads) {
       }
       take_state(out, st);
     } else {
-      if (h.bytes % record_size(h.type, out.header.version) != 0) {
+      if (h.bytes % record_size(h.type) != 0) {
         damaged(std::string("a ") + name + " chunk of " + std::to_string(h.bytes) + " bytes is not a whole number of " +
-                std::to_string(record_size(h.type, out.header.version)) + "-byte records");
+                std::to_string(record_size(h.type)) + "-byte records");
         break;
       }
-      append_records(out.trace, h.type, payload, out.header.version);
+      append_records(out.trace, h.type, payload);
     }
     pos += sizeof h + payload.size();
   }

@@ -18,8 +18,8 @@
 namespace perfsift::io {
 
 inline constexpr char kSpillMagic[8] = {'P', 'S', 'S', 'P', 'I', 'L', 'L', '1'};
-// Version 2: events carry their thread (80 bytes); version 1 files (72-byte events, one
-// thread) are still read.
+// Version 2: events carry their thread (80 bytes). The reader reads this version only
+// (docs/crashes.md, "Spill files").
 inline constexpr int32_t kSpillVersion = 2;
 inline constexpr int32_t kSpillMaxRanks = 1 << 22;  // a header claiming more is damaged
 

@@ -19,12 +19,8 @@ T attr_or(const Attrs &attrs, const std::string &name, T fallback) {
 }
 
 // The time base of the run's shares and percentages, from its /run attributes: the program
-// proper (MPI_Init's end to MPI_Finalize's start); results written before it was recorded
-// have only the wall time.
-inline double program_time_s(const Attrs &run) {
-  const double program = attr_or<double>(run, "program_time_s", 0);
-  return program > 0 ? program : attr_or<double>(run, "wall_time_s", 0);
-}
+// proper (MPI_Init's end to MPI_Finalize's start; the wall time where that is unknown).
+inline double program_time_s(const Attrs &run) { return attr_or<double>(run, "program_time_s", 0); }
 
 // Whether `group` holds an object named `name` (a stage writes some tables only sometimes).
 inline bool has_child(const io::ResultsStore &rs, const std::string &group, const std::string &name) {

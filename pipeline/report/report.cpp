@@ -25,14 +25,6 @@ namespace perfsift::pipeline {
 
 namespace {
 
-// Whether the root holds `name` (results written before /notes and /evidence lack them).
-bool has_table(const io::ResultsStore &rs, const std::string &name) {
-  for (const auto &c : rs.children(""))
-    if (c.name == name) return true;
-  return false;
-}
-bool has_notes(const io::ResultsStore &rs) { return has_table(rs, "notes"); }
-
 // A problem's identity columns (place_*, fix_*) are for programs that match problems
 // across runs; the reports show the rest.
 bool is_identity_column(const std::string &name) { return name.rfind("place", 0) == 0 || name.rfind("fix_", 0) == 0; }
@@ -76,7 +68,6 @@ void write_table_json(JsonWriter &j, const io::Table &t, const std::function<voi
 // One line on what else saw problem k (1-based) and the waiting it causes; empty when only
 // its own method saw it and it causes none.
 std::string evidence_summary(const io::Table &ev, size_t k) {
-  if (!ev.find("problem")) return "";
   const auto &problem = column<int64_t>(ev, "problem");
   const auto &role = column<std::string>(ev, "role"), &kind = column<std::string>(ev, "kind"),
              &stage = column<std::string>(ev, "stage"), &where = column<std::string>(ev, "where"),
@@ -102,17 +93,12 @@ std::string evidence_summary(const io::Table &ev, size_t k) {
 // The problems: each /problems row with its evidence and symptoms from /evidence.
 void write_problems_json(JsonWriter &j, const io::ResultsStore &rs) {
   const auto t = problems_for_readers(rs);
-  io::Table ev;
-  if (has_table(rs, "evidence")) ev = rs.table("evidence");
+  const io::Table ev = rs.table("evidence");
   std::vector<std::vector<size_t>> rows_of(t.rows());
-  const bool with_evidence = ev.find("problem") != nullptr;
-  if (with_evidence) {
-    const auto &problem = column<int64_t>(ev, "problem");
-    for (size_t r = 0; r < ev.rows(); ++r)
-      if (problem[r] >= 1 && static_cast<size_t>(problem[r]) <= rows_of.size())
-        rows_of[static_cast<size_t>(problem[r] - 1)].push_back(r);
-  }
-  if (!with_evidence) return write_table_json(j, t);
+  const auto &problem = column<int64_t>(ev, "problem");
+  for (size_t r = 0; r < problem.size(); ++r)
+    if (problem[r] >= 1 && static_cast<size_t>(problem[r]) <= rows_of.size())
+      rows_of[static_cast<size_t>(problem[r] - 1)].push_back(r);
   write_table_json(j, t, [&](size_t r) {
     for (const char *role : {"evidence", "symptom"}) {
       j.key(std::string(role) == "evidence" ? "evidence" : "symptoms").begin_array();
@@ -216,10 +202,8 @@ std::string render_json(const io::ResultsStore &rs, const ReportLimits &lim) {
   j.key("configuration").value(attr_or<std::string>(root, "configuration_effective", ""));
   j.key("findings");
   write_problems_json(j, rs);
-  if (has_notes(rs)) {
-    j.key("notes");
-    write_table_json(j, rs.table("notes"));
-  }
+  j.key("notes");
+  write_table_json(j, rs.table("notes"));
   for (const auto &stage : attr_or<std::vector<std::string>>(root, "stages", {})) {
     const auto *info = find_view(stage);
     j.key(info && !info->json_key.empty() ? info->json_key : stage);
@@ -237,7 +221,7 @@ std::vector<std::string> answer_lines(const io::ResultsStore &rs, size_t width) 
   const auto f = rs.table("problems");
   const auto share = [&](double s) { return run_s > 0 ? " (" + format_percent(s / run_s) + " of the run)" : ""; };
   if (f.rows() == 0) {
-    const size_t notes = has_notes(rs) ? rs.table("notes").rows() : 0;
+    const size_t notes = rs.table("notes").rows();
     return {"Answer: no problem crossed the reporting thresholds" +
             (notes ? " (" + std::to_string(notes) + " method outputs are notes, below)" : std::string())};
   }
@@ -285,7 +269,7 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
     os << "warning: " << printable(w) << "\n";
 
   const auto f = rs.table("problems");
-  const io::Table ev = has_table(rs, "evidence") ? rs.table("evidence") : io::Table{};
+  const io::Table ev = rs.table("evidence");
   const auto &kind = column<std::string>(f, "kind"), &where = column<std::string>(f, "where"),
              &ranks = column<std::string>(f, "ranks"), &cause = column<std::string>(f, "cause");
   const auto &lost = column<double>(f, "lost_s"), &gain = column<double>(f, "predicted_gain_s");
@@ -310,17 +294,14 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
         for (const auto &w : wrap(seen, static_cast<size_t>(l.width) - 6, 2)) os << "      " << w << "\n";
     }
   }
-  if (has_notes(rs)) {
-    const auto n = rs.table("notes");
-    if (n.rows() > 0) {
-      const auto &nkind = column<std::string>(n, "kind"), &nwhere = column<std::string>(n, "where"),
-                 &reason = column<std::string>(n, "reason");
-      os << "\nNotes, not problems (" << n.rows() << "):\n";
-      for (size_t r = 0; r < n.rows() && r < 5; ++r)
-        for (const auto &w : wrap(clip(nkind[r], 20) + " at " + clip(nwhere[r], 40) + ": " + reason[r],
-                                  static_cast<size_t>(l.width) - 4, 2))
-          os << "  " << w << "\n";
-    }
+  if (const auto n = rs.table("notes"); n.rows() > 0) {
+    const auto &nkind = column<std::string>(n, "kind"), &nwhere = column<std::string>(n, "where"),
+               &reason = column<std::string>(n, "reason");
+    os << "\nNotes, not problems (" << n.rows() << "):\n";
+    for (size_t r = 0; r < n.rows() && r < 5; ++r)
+      for (const auto &w : wrap(clip(nkind[r], 20) + " at " + clip(nwhere[r], 40) + ": " + reason[r],
+                                static_cast<size_t>(l.width) - 4, 2))
+        os << "  " << w << "\n";
   }
   for (const auto &stage : attr_or<std::vector<std::string>>(root, "stages", {}))
     if (const auto *info = find_view(stage); info && info->text) info->text(os, rs);

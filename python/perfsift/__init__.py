@@ -33,7 +33,7 @@ TRACE_FORMAT = "perfsift-trace"
 
 
 class FormatError(ValueError):
-    """The file is not what perfsift wrote, or a newer version than this package reads."""
+    """The file is not what perfsift wrote, or of a version this package does not read."""
 
 
 def _text(value):
@@ -147,9 +147,9 @@ class Results:
         self.path = path
         with _open(path, RESULTS_FORMAT, "a results store is written by `perfsift analyze -o`") as f:
             version = int(f.attrs.get("version", 0))
-            if version > RESULTS_VERSION:
-                raise FormatError(f"{path}: results version {version} is newer than this package reads "
-                                  f"({RESULTS_VERSION}); use the perfsift python package of the same release")
+            if version != RESULTS_VERSION:  # docs/results.md, "Compatibility"
+                raise FormatError(f"{path}: results version {version}; this package reads results version "
+                                  f"{RESULTS_VERSION}: analyse the trace store again with `perfsift analyze`")
             self.attrs = _attrs(f)
             self._items = {k: _item(f[k]) for k in f.keys()}
         self.stages = list(self.attrs.get("stages") or [])

@@ -71,25 +71,26 @@ else
   # empty; rank-7.bin of another run (8 ranks).
   mkdir -p "$work/damaged_a"
   cp "$spill"/rank-{0,1,2}.bin "$work/damaged_a/"
-  head -c $((32 + 16 + 72 * 3 + 30)) "$spill/rank-2.bin" >"$work/damaged_a/rank-2.bin"
+  head -c $((32 + 16 + 80 * 3 + 30)) "$spill/rank-2.bin" >"$work/damaged_a/rank-2.bin"
   : >"$work/damaged_a/rank-3.bin"
   cp "$spill/rank-0.bin" "$work/damaged_a/rank-7.bin"
   printf '\x07\x00\x00\x00\x08\x00\x00\x00' | dd of="$work/damaged_a/rank-7.bin" bs=1 seek=12 conv=notrunc 2>/dev/null
   expect_recover damaged_a 0 5 "11 MPI events" \
-    "rank-2.bin: truncated at byte 294 inside the events chunk of [0-9]* bytes at byte 32; kept its 3 complete records" \
+    "rank-2.bin: truncated at byte 318 inside the events chunk of [0-9]* bytes at byte 32; kept its 3 complete records" \
     "rank-3.bin: empty (0 bytes)" "rank-1.bin: header only" "rank-7.bin: from another run (8 ranks" \
     "from 2 of 4 ranks; marked incomplete (missing ranks: 1,3; ended without MPI_Finalize: 0,2)"
-  # rank 1 garbage after a valid header; rank 2 good; rank 3 of format version 9; rank-00.bin
+  # rank 1 garbage after a valid header; rank 2 good; rank 3 of spill format version 1; rank-00.bin
   # repeats rank 0.
   mkdir -p "$work/damaged_b"
   cp "$spill"/rank-{0,2}.bin "$work/damaged_b/"
   cp "$spill/rank-0.bin" "$work/damaged_b/rank-00.bin"
   { head -c 32 "$spill/rank-1.bin"; head -c 3000 /dev/urandom; } >"$work/damaged_b/rank-1.bin"
   cp "$spill/rank-3.bin" "$work/damaged_b/rank-3.bin"
-  printf '\x09' | dd of="$work/damaged_b/rank-3.bin" bs=1 seek=8 conv=notrunc 2>/dev/null
+  printf '\x01' | dd of="$work/damaged_b/rank-3.bin" bs=1 seek=8 conv=notrunc 2>/dev/null
   expect_recover damaged_b 0 4 "16 MPI events" \
     "rank-1.bin: damaged at byte 32: unknown chunk type" \
-    "rank-3.bin: spill format version 9; this perfsift reads version 1" "rank 0 again" \
+    "rank-3.bin: spill format version 1; this perfsift reads spill version 2: the run's data in this file cannot be read by this perfsift; recover it with the perfsift that collected the run; rank 3 is treated as missing" \
+    "rank 0 again" \
     "from 2 of 4 ranks; marked incomplete (missing ranks: 1,3; ended without MPI_Finalize: 0,2)"
   # Nothing usable: every file damaged; no store appears.
   mkdir -p "$work/damaged_c"

@@ -18,13 +18,11 @@ import h5py
 
 
 def reported(d):
-    """Everything the methods reported: each problem's evidence and symptoms (or the problem
-    itself, in results written before problems had evidence), then the notes."""
+    """Everything the methods reported: each problem's evidence and symptoms, then the notes."""
     out = []
     for f in d["findings"]:
-        ev = f.get("evidence") or [f]
-        out += [dict(e, problem=f) for e in ev + f.get("symptoms", [])]
-    return out + [dict(n, problem=None) for n in d.get("notes", [])]
+        out += [dict(e, problem=f) for e in f["evidence"] + f["symptoms"]]
+    return out + [dict(n, problem=None) for n in d["notes"]]
 
 
 def contract(results, report):

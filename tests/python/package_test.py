@@ -2,9 +2,11 @@
 imbalance and a non-UTF-8 region name is analysed under mpirun, then read back.
 Usage: package_test.py PERFSIFT_BINARY WORKDIR"""
 import os
+import shutil
 import sys
 import unittest
 
+import h5py
 import numpy as np
 
 import perfsift
@@ -111,6 +113,29 @@ class Package(unittest.TestCase):
             perfsift.load(junk)
         with self.assertRaises(FileNotFoundError):
             perfsift.load(os.path.join(WORK, "absent.h5"))
+
+    def test_results_of_another_version_are_refused_in_one_line(self):
+        for version in (2, 0, 4):
+            other = os.path.join(WORK, f"version{version}.results.h5")
+            shutil.copy(self.results, other)
+            with h5py.File(other, "r+") as f:
+                f.attrs.modify("version", version)
+            line = (f"{other}: results version {version}; this perfsift reads results version 3: "
+                    "analyse the trace store again with `perfsift analyze`")
+            with self.assertRaises(perfsift.FormatError) as refused:
+                perfsift.load(other)
+            self.assertEqual(str(refused.exception), line.replace("this perfsift", "this package"))
+            for fmt in ("text", "json", "html"):
+                written = os.path.join(WORK, f"version{version}.{fmt}")
+                for output in ([], ["-o", written]):
+                    r = harness.Perfsift(PERFSIFT).report(other, "--format", fmt, *output, out=harness.CAPTURE,
+                                                          err=harness.CAPTURE, expect=2)
+                    self.assertEqual(r.stderr, f"perfsift: {line}\n", (fmt, output))
+                    self.assertEqual(r.stdout, "", (fmt, output))
+                    self.assertFalse(os.path.exists(written), (fmt, output))
+
+        current = harness.Perfsift(PERFSIFT).report(self.results, "--format", "json", out=harness.CAPTURE)
+        self.assertIn('"version": 3', current.stdout)
 
 
 if __name__ == "__main__":

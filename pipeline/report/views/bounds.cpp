@@ -13,7 +13,7 @@ void bounds_text(std::ostream &os, const io::ResultsStore &rs) {
   const auto t = rs.table("bounds/bounds");
   const auto &region = column<std::string>(t, "region"), &q = column<std::string>(t, "question");
   const auto &pred = column<double>(t, "predicted_s");
-  const bool has_clamped = t.find("clamped_steps") != nullptr;  // results written before it lack it
+  const auto &clamped_steps = column<int64_t>(t, "clamped_steps");
   os << "\nLower bounds per parallel region (PerWiz F3; Q1 no waiting, Q2 balanced computation, Q3 balanced "
         "communication):\n";
   std::string clamped;
@@ -23,8 +23,8 @@ void bounds_text(std::ostream &os, const io::ResultsStore &rs) {
       os << " " << q[i + static_cast<size_t>(c)] << " " << format_seconds(pred[i + static_cast<size_t>(c)])
          << (c == 7 ? "" : ";");
     os << "\n";
-    for (size_t c = 1; has_clamped && c < 8; ++c)
-      if (column<int64_t>(t, "clamped_steps")[i + c] > 0 && clamped.size() < 400)
+    for (size_t c = 1; c < 8 && i + c < clamped_steps.size(); ++c)
+      if (clamped_steps[i + c] > 0 && clamped.size() < 400)
         clamped += (clamped.empty() ? "" : ", ") + q[i + c] + " on " + clip(region[i], 28);
   }
   if (!clamped.empty())

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <stdexcept>
 
 #include "io/spill.h"
 #include "io/trace_store.h"
@@ -35,6 +36,7 @@ TEST(Spill, RoundTripEventsAndState) {
   st.run.nranks = 4;
   st.run.command = "./app -x";
   st.run.counters_unavailable = {"PAPI_TOT_INS"};
+  st.run.hostname_list = "node001,node017";
   st.profile_part.rank = 2;
   st.profile_part.complete = false;
   st.profile_part.region_paths = {"(program)", "solve"};
@@ -57,7 +59,15 @@ TEST(Spill, RoundTripEventsAndState) {
   EXPECT_EQ(c.trace.region_paths[1], "solve");
   EXPECT_EQ(c.trace.comms[0].members.size(), 4u);
   EXPECT_EQ(c.trace.callsites[0].line, 12);
+  EXPECT_EQ(c.run.hostname_list, "node001,node017");
   std::filesystem::remove_all(dir);
+
+  // The state ends with the host names; a state without them is damaged, not read as
+  // one of an earlier layout.
+  const std::string whole = serialize_state(st);
+  EXPECT_EQ(deserialize_state(whole).run.hostname_list, "node001,node017");
+  const std::string without_hosts = whole.substr(0, whole.size() - 4 - st.run.hostname_list.size());
+  EXPECT_THROW(deserialize_state(without_hosts), std::runtime_error);
 }
 
 // A file as the collector writes it: two flushes of records, then the state chunk.
@@ -195,7 +205,7 @@ TEST(Spill, BadHeadersAreOneLineErrors) {
     write_bytes(p, b);
     return error_of(p);
   };
-  EXPECT_NE(with(offsetof(SpillHeader, version), 7).find("spill format version 7; this perfsift reads version 1"),
+  EXPECT_NE(with(offsetof(SpillHeader, version), 7).find("spill format version 7; this perfsift reads spill version 2"),
             std::string::npos);
   EXPECT_NE(with(offsetof(SpillHeader, nranks), -5).find("damaged spill header: rank 0 of -5 ranks"),
             std::string::npos);
