@@ -243,10 +243,9 @@ TEST(Problems, StrippedCallSitesDifferByTheirOffsetIntoTheModule) {
   Fix balance_first = balance_at("hpcc"), balance_second = balance_at("hpcc");
   balance_first.site = first.site;
   balance_second.site = second.site;
-  const auto problems =
-      merge_into_problems({finding(K::Dissimilarity, first, "1", 0.01, balance_first, kUnpriced),
-                           finding(K::Dissimilarity, second, "1", 0.02, balance_second, kUnpriced)},
-                          nullptr);
+  const auto problems = merge_into_problems({finding(K::Dissimilarity, first, "1", 0.01, balance_first, kUnpriced),
+                                             finding(K::Dissimilarity, second, "1", 0.02, balance_second, kUnpriced)},
+                                            nullptr);
   EXPECT_EQ(problems.size(), 2u);
 }
 
