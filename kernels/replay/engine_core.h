@@ -56,11 +56,6 @@ class EngineCore {
   int64_t release_stuck();
   int64_t released() const { return m_released; }
 
-  using SendPost = replay::SendPost;
-  using RecvPost = replay::RecvPost;
-  using Arrival = replay::Arrival;
-  using Pull = replay::Pull;
-  using Outbox = replay::Outbox;
   Outbox take_outbox();
   void apply(const SendPost &p);
   void apply(const RecvPost &p);
@@ -69,7 +64,7 @@ class EngineCore {
 
   // Resumed replays that stop on the snapshot (distributed: the driver sums these over
   // engines after each exchange; back on it only when every engine is idle too): ranks
-  // and values off the snapshot, and whether the changed event is replayed.
+  // and values off the snapshot.
   int64_t off_snapshot() const { return m_dirty + m_pending; }
   // Nothing woken since the last advance and nothing for other engines not yet taken.
   bool idle() const {

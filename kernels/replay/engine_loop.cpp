@@ -154,7 +154,7 @@ void EngineCore::apply(const SendPost &p) { deliver_send(p.dst, p.recv_index, p.
 void EngineCore::apply(const RecvPost &p) { deliver_recv(p.src, p.send_index, p.t); }
 void EngineCore::apply(const Arrival &a) { arrive(a.instance, a.count, a.max_enter, a.root_enter, 0); }
 
-EngineCore::Outbox EngineCore::take_outbox() { return hand_over(m_out, m_out_arrivals); }
+Outbox EngineCore::take_outbox() { return hand_over(m_out, m_out_arrivals); }
 
 void EngineCore::post_items(int32_t s, const Event &e, int64_t enter) {
   const RankProgram &p = m_prog[static_cast<size_t>(s)];
