@@ -41,6 +41,7 @@ void Runtime::close_tracing(void *site) {
   fin.op = static_cast<uint16_t>(Op::MPI_Finalize);
   fin.site = reinterpret_cast<uint64_t>(site);
   fin.t_enter = now_ticks();
+  m_program_os = m_window_os.close();
   fin.comm = 0;
   m_regions.close_user_regions();
   fin.t_exit = now_ticks();

@@ -1,7 +1,11 @@
 #include "os_sample.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <ctime>
 
 #include "tick_clock.h"
@@ -39,6 +43,39 @@ OsSample OsSampler::at(int64_t ticks) {
   }
   m_ticks = ticks;
   return m_last;
+}
+
+int64_t thread_run_delay_ns() {
+  const int fd = ::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char text[128];
+  // The system call itself: read() is the collector's own interposer, which would count
+  // these bytes as the application's I/O.
+  const auto n = static_cast<ssize_t>(::syscall(SYS_read, fd, text, sizeof text - 1));
+  ::close(fd);
+  if (n <= 0) return -1;
+  text[n] = '\0';
+  long long on_cpu = 0, waiting = 0;
+  return std::sscanf(text, "%lld %lld", &on_cpu, &waiting) == 2 ? static_cast<int64_t>(waiting) : -1;
+}
+
+void ProgramWindowOs::open() {
+  m_start = os_sample();
+  m_start_run_delay_ns = thread_run_delay_ns();
+  m_open = true;
+}
+
+io::ProgramOs ProgramWindowOs::close() const {
+  io::ProgramOs out;
+  if (!m_open) return out;
+  const OsSample end = os_sample();
+  const int64_t run_delay_ns = thread_run_delay_ns();
+  out.thread_cpu_s = static_cast<double>(end.thread_cpu_ns - m_start.thread_cpu_ns) * 1e-9;
+  if (run_delay_ns >= 0 && m_start_run_delay_ns >= 0)
+    out.run_delay_s = static_cast<double>(run_delay_ns - m_start_run_delay_ns) * 1e-9;
+  out.ctx_switches_involuntary = static_cast<double>(end.nivcsw - m_start.nivcsw);
+  out.ctx_switches_voluntary = static_cast<double>(end.nvcsw - m_start.nvcsw);
+  return out;
 }
 
 }  // namespace perfsift::collect

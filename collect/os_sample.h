@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "io/trace_model.h"
+
 namespace perfsift::collect {
 
 // The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID) and getrusage(RUSAGE_THREAD)'s
@@ -34,6 +36,23 @@ class OsSampler {
   OsSample m_last;  // thread 0's last sample, at m_ticks
   int64_t m_ticks = 0;
   bool m_sampled = false;
+};
+
+// The calling thread's time runnable but waiting for a CPU (the second field of
+// /proc/thread-self/schedstat) in ns; -1 where the kernel keeps no schedstat.
+int64_t thread_run_delay_ns();
+
+// The program window's OS figures for the thread that initialised MPI: opened at
+// MPI_Init's exit, closed at MPI_Finalize's entry on the same thread.
+class ProgramWindowOs {
+ public:
+  void open();
+  io::ProgramOs close() const;  // what the OS counted since open(); NaN where it could not
+
+ private:
+  OsSample m_start;
+  int64_t m_start_run_delay_ns = -1;
+  bool m_open = false;
 };
 
 }  // namespace perfsift::collect

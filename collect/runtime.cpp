@@ -186,6 +186,7 @@ void Runtime::begin_tracing(int64_t t_before_init, Op init_op, void *site) {
   init_ev.t_exit = now_ticks();
   init_ev.comm = 0;
   commit(init_ev);
+  m_window_os.open();
 }
 
 }  // namespace perfsift::collect

@@ -27,6 +27,7 @@
 #include "io/spill.h"
 #include "io/trace_model.h"
 #include "live_requests.h"
+#include "os_sample.h"
 #include "papi_counters.h"
 #include "recorder.h"
 #include "region_stack.h"
@@ -122,6 +123,8 @@ class Runtime {
   int64_t m_start_ns = 0;  // rank 0's raw init time
   io::RunInfo m_run;
   io::ClockRecord m_clock;
+  ProgramWindowOs m_window_os;
+  io::ProgramOs m_program_os;  // NaN until MPI_Finalize's entry
   Warnings m_warnings;
 
   ThreadRegistry m_threads;

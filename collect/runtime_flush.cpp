@@ -97,6 +97,7 @@ io::SpillState Runtime::snapshot_state(bool complete) {
   m_regions.write_profile(t);
   t.comms = m_comms.records();
   t.clock = m_clock;
+  t.program_os = m_program_os;
   return st;
 }
 

@@ -94,6 +94,7 @@ std::string encode_rest(const io::RankTrace &t) {
   r.comms = t.comms;
   r.callsites = t.callsites;
   r.clock = t.clock;
+  r.program_os = t.program_os;
   return io::serialize_state(st);
 }
 

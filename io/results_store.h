@@ -15,7 +15,7 @@
 namespace perfsift::io {
 
 inline constexpr const char *kResultsFormat = "perfsift-results";
-inline constexpr int kResultsVersion = 3;  // 3: /problems with their typed identity (was /findings)
+inline constexpr int kResultsVersion = 4;
 
 using IntColumn = std::vector<int64_t>;
 using FloatColumn = std::vector<double>;  // NaN means "no value" (JSON null)

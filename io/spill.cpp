@@ -144,6 +144,7 @@ std::string serialize_state(const SpillState &st) {
   o.pod(static_cast<uint64_t>(t.callsites.size()));
   for (const auto &c : t.callsites) o.callsite(c);
   o.pod(t.clock);
+  o.pod(t.program_os);
   o.str(r.hostname_list);
   return o.take();
 }
@@ -182,6 +183,7 @@ SpillState deserialize_state_view(std::string_view bytes) {
   t.callsites.reserve(nsites);
   for (size_t i = 0; i < nsites; ++i) t.callsites.push_back(in.callsite());
   t.clock = in.pod<ClockRecord>();
+  t.program_os = in.pod<ProgramOs>();
   r.hostname_list = in.str();
   return st;
 }
@@ -249,6 +251,7 @@ void take_state(SpillContents &out, SpillState &st) {
   t.comms = std::move(st.profile_part.comms);
   t.callsites = std::move(st.profile_part.callsites);
   t.clock = st.profile_part.clock;
+  t.program_os = st.profile_part.program_os;
   out.has_state = true;
 }
 

@@ -18,9 +18,10 @@
 namespace perfsift::io {
 
 inline constexpr char kSpillMagic[8] = {'P', 'S', 'S', 'P', 'I', 'L', 'L', '1'};
-// Version 2: events carry their thread (80 bytes). The reader reads this version only
+// Version 3: events carry their thread (80 bytes); the state chunk carries the program
+// window's OS figures after the clock record. The reader reads this version only
 // (docs/crashes.md, "Spill files").
-inline constexpr int32_t kSpillVersion = 2;
+inline constexpr int32_t kSpillVersion = 3;
 inline constexpr int32_t kSpillMaxRanks = 1 << 22;  // a header claiming more is damaged
 
 enum SpillChunk : uint32_t { kChunkEvents = 1, kChunkRequests, kChunkCompletions, kChunkSteps, kChunkState };

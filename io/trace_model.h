@@ -5,12 +5,13 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 namespace perfsift::io {
 
-inline constexpr int kTraceStoreVersion = 1;
+inline constexpr int kTraceStoreVersion = 2;
 inline constexpr const char *kTraceStoreFormat = "perfsift-trace";
 
 // Event flags.
@@ -149,6 +150,19 @@ struct ClockRecord {
   int64_t error_fin_ns = 0;
 };
 
+// What the OS counted for the thread that initialised MPI over the program window
+// (MPI_Init's exit to MPI_Finalize's entry). NaN where not recorded: a rank that ended
+// without MPI_Finalize, a store made by `perfsift synth` or imported from OTF2, a kernel
+// without schedstat (run_delay_s). The replay of dedicated cores cannot reproduce the
+// run delay, so the what-if stage weighs its error against it.
+struct ProgramOs {
+  static constexpr double kNotRecorded = std::numeric_limits<double>::quiet_NaN();
+  double thread_cpu_s = kNotRecorded;
+  double run_delay_s = kNotRecorded;  // runnable but waiting for a CPU (/proc/thread-self/schedstat)
+  double ctx_switches_involuntary = kNotRecorded;
+  double ctx_switches_voluntary = kNotRecorded;
+};
+
 struct RankTrace {
   int32_t rank = 0;
   bool complete = true;  // false when the rank ended without MPI_Finalize
@@ -162,6 +176,7 @@ struct RankTrace {
   std::vector<CommRecord> comms;          // local comm index -> comm
   std::vector<CallSite> callsites;        // local call-site id -> site (resolved)
   ClockRecord clock;
+  ProgramOs program_os;
 };
 
 // Run-wide facts, written as root attributes.

@@ -93,6 +93,8 @@ class TraceStore {
   void completions(int32_t first, int32_t last, std::vector<CompletionRecord> &out) const;
   void steps(int32_t first, int32_t last, std::vector<StepRecord> &out) const;
   std::vector<ClockRecord> clocks() const;
+  // Per rank: the OS's figures over the program window (NaN where not recorded).
+  std::vector<ProgramOs> program_os() const;
   // Row offsets (nranks + 1) of a per-rank table: events, requests, completions, steps.
   std::vector<int64_t> offsets(const std::string &table) const;
   // Bytes /events occupies in the file (after compression).

@@ -170,11 +170,6 @@ void TraceStore::open(MPI_Comm comm, bool parallel) {
   m_version = read_scalar_attr<int32_t>(ck, f, "version", H5T_NATIVE_INT32, 0);
   if (m_version != kTraceStoreVersion)
     throw Error(unreadable_store(m_path, "trace store version " + std::to_string(m_version)));
-  // Development builds wrote version 1 while it grew; /events_ends was the last part it gained.
-  if (H5Lexists(f, "events_ends", H5P_DEFAULT) <= 0)
-    throw Error(unreadable_store(m_path,
-                                 "trace store version 1 without /events_ends, written by a development "
-                                 "build before version 1 was complete"));
   m_run = read_run_info(ck, f);
   if (m_run.nranks < 0)
     throw Error(m_path + ": the nranks attribute is " + std::to_string(m_run.nranks) + " (damaged store)");
@@ -581,6 +576,19 @@ std::vector<ClockRecord> TraceStore::clocks() const {
   for (const auto &d : read_rows<DiskClock>(ck, m_file, "clocks", t))
     out.push_back(
         {d.offset_init_ns, d.offset_fin_ns, d.local_init_ns, d.local_fin_ns, d.error_init_ns, d.error_fin_ns});
+  return out;
+}
+
+std::vector<ProgramOs> TraceStore::program_os() const {
+  SilenceHdf5 quiet;
+  Ctx ck(m_path);
+  Handle t = record_type<DiskProgramOs>();
+  std::vector<ProgramOs> out;
+  for (const auto &d : read_rows<DiskProgramOs>(ck, m_file, "program_os", t))
+    out.push_back({d.thread_cpu_s, d.run_delay_s, d.ctx_switches_involuntary, d.ctx_switches_voluntary});
+  if (out.size() != static_cast<size_t>(m_run.nranks))
+    throw Error(m_path + ": /program_os has " + std::to_string(out.size()) + " rows for " +
+                std::to_string(m_run.nranks) + " ranks (damaged store)");
   return out;
 }
 

@@ -1,5 +1,5 @@
 // The trace store's on-disk records: the compound rows of /events, /requests,
-// /completions, /steps and /clocks (docs/trace-store.md), with the field tables that give
+// /completions, /steps, /clocks and /program_os (docs/trace-store.md), with the field tables that give
 // their HDF5 types. Shared by the store's writer and reader; internal to io/.
 #pragma once
 
@@ -48,6 +48,11 @@ struct DiskStep {
 struct DiskClock {
   int32_t rank;
   int64_t offset_init_ns, offset_fin_ns, local_init_ns, local_fin_ns, error_init_ns, error_fin_ns;
+};
+
+struct DiskProgramOs {
+  int32_t rank;
+  double thread_cpu_s, run_delay_s, ctx_switches_involuntary, ctx_switches_voluntary;
 };
 
 // One field table per record: the member names, order and types of its compound
@@ -103,6 +108,18 @@ struct Fields<DiskClock> {
   };
 };
 
+template <>
+struct Fields<DiskProgramOs> {
+  using R = DiskProgramOs;
+  static constexpr Field list[] = {
+      PS_FIELD(rank),
+      PS_FIELD(thread_cpu_s),
+      PS_FIELD(run_delay_s),
+      PS_FIELD(ctx_switches_involuntary),
+      PS_FIELD(ctx_switches_voluntary),
+  };
+};
+
 #undef PS_FIELD
 
 static_assert(fields_fit<DiskEvent>(Fields<DiskEvent>::list) && sizeof(DiskEvent) == 72);
@@ -110,6 +127,7 @@ static_assert(fields_fit<DiskRequest>(Fields<DiskRequest>::list) && sizeof(DiskR
 static_assert(fields_fit<DiskCompletion>(Fields<DiskCompletion>::list) && sizeof(DiskCompletion) == 40);
 static_assert(fields_fit<DiskStep>(Fields<DiskStep>::list) && sizeof(DiskStep) == 32);
 static_assert(fields_fit<DiskClock>(Fields<DiskClock>::list) && sizeof(DiskClock) == 56);
+static_assert(fields_fit<DiskProgramOs>(Fields<DiskProgramOs>::list) && sizeof(DiskProgramOs) == 40);
 
 // A record as it goes to the file: its fields, and zeros in its padding. The file holds
 // whole records, padding included; without this, stale memory of the writer (names of

@@ -265,6 +265,7 @@ struct Rows {
   std::vector<DiskCompletion> completions;
   std::vector<DiskStep> steps;
   std::vector<DiskClock> clocks;
+  std::vector<DiskProgramOs> program_os;
   std::vector<int32_t> event_threads;        // per event: its thread (written when any is not 0)
   bool threaded = false;                     // some rank of the run has events of several threads
   std::vector<int64_t> counts;               // per rank: events requests completions steps (all processes)
@@ -321,6 +322,9 @@ void append_records(const RankTrace &t, const IdMap &ids, Rows &rows) {
   rows.clocks.push_back(
       without_padding(DiskClock{t.rank, t.clock.offset_init_ns, t.clock.offset_fin_ns, t.clock.local_init_ns,
                                 t.clock.local_fin_ns, t.clock.error_init_ns, t.clock.error_fin_ns}));
+  const ProgramOs &os = t.program_os;
+  rows.program_os.push_back(without_padding(
+      DiskProgramOs{t.rank, os.thread_cpu_s, os.run_delay_s, os.ctx_switches_involuntary, os.ctx_switches_voluntary}));
   size_t r = static_cast<size_t>(t.rank);
   rows.counts[r * 4 + 0] = static_cast<int64_t>(t.events.size());
   rows.counts[r * 4 + 1] = static_cast<int64_t>(t.requests.size());
@@ -521,7 +525,7 @@ void write_records(const Out &out, hid_t file, const Rows &rows, int32_t first_r
   const auto cp_off = offsets_of(rows.counts, nranks, 2), st_off = offsets_of(rows.counts, nranks, 3);
   const hsize_t first = static_cast<hsize_t>(first_rank);
   Handle et = record_type<DiskEvent>(), rt = record_type<DiskRequest>(), ct = record_type<DiskCompletion>(),
-         stt = record_type<DiskStep>(), clt = record_type<DiskClock>();
+         stt = record_type<DiskStep>(), clt = record_type<DiskClock>(), ost = record_type<DiskProgramOs>();
   write_table(ck, file, "events", et, rows.events, ev_off[first], ev_off[nranks], true, "ns",
               "one row per MPI call, by rank then enter time; see docs/trace-store.md");
   out.ints(file, "events_offsets", H5T_NATIVE_INT64, ev_off, "rows",
@@ -558,6 +562,9 @@ void write_records(const Out &out, hid_t file, const Rows &rows, int32_t first_r
   out.ints(file, "steps_offsets", H5T_NATIVE_INT64, st_off, "rows", "rank slices of /steps");
   write_table(ck, file, "clocks", clt, rows.clocks, first, static_cast<hsize_t>(nranks), false, "ns",
               "clock offsets to rank 0 at init and finalize, and their error bounds; already applied to all times");
+  write_table(ck, file, "program_os", ost, rows.program_os, first, static_cast<hsize_t>(nranks), false, "s",
+              "per rank, the thread that initialised MPI over the program window: CPU time, time runnable but "
+              "waiting for a CPU, context switches; NaN where not recorded");
 }
 
 void write_comms(const Out &out, hid_t file, const std::vector<CommRecord> &comms) {
@@ -618,7 +625,7 @@ void reserve_room(MPI_Comm comm, int me, const std::string &path, const std::str
                   const Tables &t) {
   uint64_t mine = rows.events.size() * sizeof(DiskEvent) + rows.requests.size() * sizeof(DiskRequest) +
                   rows.completions.size() * sizeof(DiskCompletion) + rows.steps.size() * sizeof(DiskStep) +
-                  rows.clocks.size() * sizeof(DiskClock);
+                  rows.clocks.size() * sizeof(DiskClock) + rows.program_os.size() * sizeof(DiskProgramOs);
   for (const auto &p : rows.profile) mine += p.size() * sizeof(double);
   uint64_t total = 0;
   MPI_Allreduce(&mine, &total, 1, MPI_UINT64_T, MPI_SUM, comm);

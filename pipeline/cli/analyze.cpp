@@ -204,6 +204,7 @@ void write_run(io::ResultsWriter &writer, const pipeline::Context &ctx, const io
   writer.attribute("run", "command", run.command);
   writer.attribute("run", "start_time", run.start_time);
   writer.attribute("run", "mpi_library", run.mpi_library);
+  writer.attribute("run", "hosts", run.hostname_list);
   writer.attribute("run", "counters_recorded", run.counters_recorded);
   writer.attribute("run", "counters_unavailable", run.counters_unavailable);
   writer.attribute("run", "missing_ranks", as64(run.missing_ranks));

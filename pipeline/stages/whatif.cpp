@@ -21,6 +21,7 @@
 #include "pipeline/engine/stage_info.h"
 #include "pipeline/format/results_view.h"
 #include "pipeline/format/text.h"
+#include "pipeline/replay/descheduled_time.h"
 #include "pipeline/replay/distributed_replay.h"
 #include "pipeline/replay/loggps_file.h"
 #include "pipeline/replay/replay_baseline.h"
@@ -510,6 +511,12 @@ void write_whatif(Context &ctx, const WhatifResult &r, StageOutput &out) {
   out.attribute("program_baseline_s", baseline_s - outside);
   out.attribute("baseline_error", program > 0 ? (baseline_s - measured) / program : 0.0);
   out.attribute("run_error", measured > 0 ? (baseline_s - measured) / measured : 0.0);
+  const DescheduledTime waited = descheduled_time(ctx.store());
+  out.attribute("descheduled_s", waited.total_s);
+  out.attribute("descheduled_max_s", waited.max_s);
+  out.attribute("descheduled_max_rank", static_cast<int64_t>(waited.max_rank));
+  out.attribute("descheduled_ranks", static_cast<int64_t>(waited.ranks_recorded));
+  out.attribute("error_within_descheduled", static_cast<int64_t>(waited.covers(std::abs(baseline_s - measured))));
   out.attribute("events", model.events);
   out.attribute("sends", model.sends);
   out.attribute("receives", model.receives);

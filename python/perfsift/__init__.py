@@ -28,7 +28,7 @@ import pandas as pd
 __all__ = ["load", "open_trace", "Results", "Section", "Trace", "FormatError"]
 
 RESULTS_FORMAT = "perfsift-results"
-RESULTS_VERSION = 3  # io/results_store.h: kResultsVersion
+RESULTS_VERSION = 4  # io/results_store.h: kResultsVersion
 TRACE_FORMAT = "perfsift-trace"
 
 

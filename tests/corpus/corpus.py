@@ -41,19 +41,10 @@ import harness  # noqa: E402  tests/harness.py
 
 SKIP = 77
 MAX_REPLAY_ERROR = 0.05
-# Open MPI polls while it waits (yield_when_idle only yields the core), so a rank that had a
-# core to itself shows CPU time close to its wall time; wall minus CPU is the time it was
-# descheduled. Descheduled inside an MPI call, a rank delays its partners by time no
-# message model can replay; when the replay's miss is no larger than the most any rank
-# spent descheduled, the machine, not the replay, may explain it (docs/corpus.md).
 
 
 class CheckFailed(Exception):
     pass
-
-
-class NotCheckable(Exception):
-    """The machine cannot decide the check (the message says which measurement shows it)."""
 
 
 def load_case(name):
@@ -95,7 +86,7 @@ class Case:
         remaining checks go on."""
         try:
             msg = fn()
-        except NotCheckable as e:
+        except cr.NotCheckable as e:
             print(f"[{self.name}] NOT CHECKABLE HERE {what}: {e}", flush=True)
             return True
         except (AssertionError, CheckFailed, KeyError, IndexError, ValueError) as e:
@@ -158,7 +149,7 @@ class Case:
             self.check("the same answer for every K", lambda: same_for_every_k(reports))
         self.row["events"] = d["whatif"][0]["matching"]["events"] if "whatif" in d else None
         self.check("every point-to-point message matched", lambda: self.matched(d))
-        self.check(f"baseline replay within {MAX_REPLAY_ERROR:.0%} of the measured run", lambda: self.replay(d))
+        self.check(f"baseline replay within {MAX_REPLAY_ERROR:.0%} of the measured run", lambda: self.replay(f"r{min(reports)}.json"))
         self.check("perfsift report --format html", lambda: html(self.perfsift, f"r{min(reports)}.h5", d))
         top = d["findings"][0] if d["findings"] else None
         self.row["top"] = f"{top['kind']} at {top['where']} on ranks {top['ranks']}" if top else "(no finding)"
@@ -197,40 +188,16 @@ class Case:
             raise CheckFailed(f"diagnosis recognised {wrong}; the app follows {allowed or 'none of the models'}")
         return f"recognised {found or 'none'}"
 
-    def replay(self, d):
-        b = d["whatif"][0]
+    def replay(self, report):
+        b = json.load(open(report))["whatif"][0]
         self.row["replay_error_pct"] = 100.0 * b["error"]
-        # The program proper (MPI_Init's end to MPI_Finalize's start) where the results have it.
-        measured = b.get("program_measured_s", b["measured_s"])
-        predicted = b.get("program_predicted_s", b["predicted_s"])
-        miss = abs(predicted - measured)
-        msg = f"replayed {predicted:.3f} s, measured {measured:.3f} s, error {b['error']:+.2%}"
-        if abs(b["error"]) <= MAX_REPLAY_ERROR or miss <= 0.002:
-            return msg
-        share, off_cpu = cpu_share("run.h5")
-        self.row["cpu_share_pct"] = 100.0 * share
-        if miss <= off_cpu:
+        self.row["descheduled_ms"] = 1e3 * b["descheduled"]["total_s"]
+        try:
+            return cr.whatif(report, MAX_REPLAY_ERROR)
+        except cr.NotCheckable as e:
             self.row["replay_not_checkable"] = True
-            raise NotCheckable(
-                f"{msg}; the replay misses by {miss:.3f} s, and a rank spent up to {off_cpu:.3f} s descheduled (wall - CPU "
-                f"of (program) in run.h5's /profile; the ranks ran on {share:.0%} of a core on average; "
-                f"{os.cpu_count()} cores, {self.mod.RANKS} ranks, load average {self.load:.1f} before the run): the "
-                f"measured run includes time the ranks waited for a core inside MPI calls, which the LogGPS replay "
-                f"of dedicated cores cannot reproduce; run it with a core per rank on an idle machine to check the replay")
-        raise CheckFailed(msg + f"; the replay misses by {miss:.3f} s, more than any rank spent descheduled "
-                          f"({off_cpu:.3f} s; {share:.0%} of a core on average): the replay is wrong")
-
-
-def cpu_share(store):
-    """(mean over ranks of CPU / wall, the largest wall - CPU of a rank in s) of the whole
-    program (/profile, the (program) region's column)."""
-    import h5py
-    with h5py.File(store, "r") as f:
-        paths = [p.decode() if isinstance(p, bytes) else p for p in f["regions/path"][...]]
-        col = paths.index("(program)")
-        cpu, wall = f["profile/cpu"][:, col], f["profile/wall"][:, col]
-    share = float(sum(c / w for c, w in zip(cpu, wall) if w > 0) / max(1, len(wall)))
-    return share, float(max(max(w - c, 0.0) for c, w in zip(cpu, wall)))
+            raise cr.NotCheckable(f"{e} ({os.cpu_count()} cores, {self.mod.RANKS} ranks, load average "
+                               f"{self.load:.1f} before the run)") from None
 
 
 def same_for_every_k(reports):
@@ -257,7 +224,8 @@ def html(perfsift, results, d):
 
 
 def starved(row):
-    return f" (ranks at {row['cpu_share_pct']:.0f} % of a core: not checkable)" if row.get("replay_not_checkable") else ""
+    return f" (ranks waited {row['descheduled_ms']:.0f} ms for a core: not checkable)" \
+        if row.get("replay_not_checkable") else ""
 
 
 def table(rows):

@@ -26,10 +26,10 @@ echo "just text" >"$work/foreign.h5"
 expect_error foreign "not an HDF5 file" "$perfsift" info "$work/foreign.h5"
 expect_error missing "cannot read the file" "$perfsift" info "$work/none.h5"
 cp "$good" "$work/newer.h5" && "$set_version" "$work/newer.h5" 99
-expect_error newer "newer.h5: trace store version 99; this perfsift reads trace store version 1: collect the run again" \
+expect_error newer "newer.h5: trace store version 99; this perfsift reads trace store version 2: collect the run again" \
   "$perfsift" info "$work/newer.h5"
 cp "$good" "$work/older.h5" && "$set_version" "$work/older.h5" 0
-expect_error older "older.h5: trace store version 0; this perfsift reads trace store version 1" \
+expect_error older "older.h5: trace store version 0; this perfsift reads trace store version 2" \
   "$perfsift" info "$work/older.h5"
 printf 'buffer_mb = 8\nbufer_mb = 2\n' >"$work/bad.toml"
 expect_error config_key "bad.toml:2:1: unknown key 'bufer_mb'; did you mean 'buffer_mb'" \
@@ -89,7 +89,7 @@ else
   printf '\x01' | dd of="$work/damaged_b/rank-3.bin" bs=1 seek=8 conv=notrunc 2>/dev/null
   expect_recover damaged_b 0 4 "16 MPI events" \
     "rank-1.bin: damaged at byte 32: unknown chunk type" \
-    "rank-3.bin: spill format version 1; this perfsift reads spill version 2: the run's data in this file cannot be read by this perfsift; recover it with the perfsift that collected the run; rank 3 is treated as missing" \
+    "rank-3.bin: spill format version 1; this perfsift reads spill version 3: the run's data in this file cannot be read by this perfsift; recover it with the perfsift that collected the run; rank 3 is treated as missing" \
     "rank 0 again" \
     "from 2 of 4 ranks; marked incomplete (missing ranks: 1,3; ended without MPI_Finalize: 0,2)"
   # Nothing usable: every file damaged; no store appears.

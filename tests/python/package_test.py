@@ -115,12 +115,12 @@ class Package(unittest.TestCase):
             perfsift.load(os.path.join(WORK, "absent.h5"))
 
     def test_results_of_another_version_are_refused_in_one_line(self):
-        for version in (2, 0, 4):
+        for version in (3, 0, 5):
             other = os.path.join(WORK, f"version{version}.results.h5")
             shutil.copy(self.results, other)
             with h5py.File(other, "r+") as f:
                 f.attrs.modify("version", version)
-            line = (f"{other}: results version {version}; this perfsift reads results version 3: "
+            line = (f"{other}: results version {version}; this perfsift reads results version 4: "
                     "analyse the trace store again with `perfsift analyze`")
             with self.assertRaises(perfsift.FormatError) as refused:
                 perfsift.load(other)
@@ -135,7 +135,7 @@ class Package(unittest.TestCase):
                     self.assertFalse(os.path.exists(written), (fmt, output))
 
         current = harness.Perfsift(PERFSIFT).report(self.results, "--format", "json", out=harness.CAPTURE)
-        self.assertIn('"version": 3', current.stdout)
+        self.assertIn('"version": 4', current.stdout)
 
 
 if __name__ == "__main__":

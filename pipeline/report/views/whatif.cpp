@@ -1,5 +1,6 @@
 // The whatif stage in the reports: the baseline's error and the questions that gain most.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ostream>
 
@@ -10,6 +11,25 @@
 namespace perfsift::pipeline {
 
 namespace {
+
+// An error the text report explains: beyond it, a replay that misses the run says why.
+constexpr double kNotedReplayError = 0.05;
+
+// Whether the ranks waited for a core in the program, and what that makes of the error.
+void descheduled_text(std::ostream &os, const Attrs &a) {
+  const double error = attr_or<double>(a, "baseline_error", 0);
+  if (attr_or<int64_t>(a, "descheduled_ranks", 0) == 0 || std::abs(error) <= kNotedReplayError) return;
+  const double program = attr_or<double>(a, "program_measured_s", 0), waited = attr_or<double>(a, "descheduled_s", 0);
+  const std::string most = "rank " + std::to_string(attr_or<int64_t>(a, "descheduled_max_rank", -1)) + " most, " +
+                           format_seconds(attr_or<double>(a, "descheduled_max_s", 0));
+  if (attr_or<int64_t>(a, "error_within_descheduled", 0))
+    os << "  The ranks waited " << format_seconds(waited) << " for a core inside the program (runnable but "
+       << "descheduled; " << most << "): a replay of dedicated cores cannot reproduce that, so the error is the "
+       << "machine's as much as the model's, and the gains below are those of a core per rank\n";
+  else
+    os << "  The ranks waited only " << format_seconds(waited) << " for a core (" << most << "): the replay's miss of "
+       << format_seconds(std::abs(error) * program) << " is the model's, not the machine's\n";
+}
 
 void whatif_text(std::ostream &os, const io::ResultsStore &rs) {
   const auto a = rs.attributes("whatif");
@@ -26,6 +46,7 @@ void whatif_text(std::ostream &os, const io::ResultsStore &rs) {
       format_seconds(attr_or<double>(a, "program_measured_s", attr_or<double>(a, "measured_s", 0))).c_str(),
       100 * attr_or<double>(a, "baseline_error", 0));
   os << line;
+  descheduled_text(os, a);
   // Predicted program times: start-up and shut-down as measured, taken off like the baseline's
   const double outside = attr_or<double>(a, "measured_s", 0) -
                          attr_or<double>(a, "program_measured_s", attr_or<double>(a, "measured_s", 0));
@@ -60,6 +81,13 @@ void whatif_json(JsonWriter &j, const io::ResultsStore &rs) {
       j.key("program_measured_s").value(attr_or<double>(a, "program_measured_s", 0));
       j.key("program_predicted_s").value(attr_or<double>(a, "program_baseline_s", 0));
       j.key("run_error").value(attr_or<double>(a, "run_error", 0));
+      j.key("descheduled").begin_object();
+      j.key("ranks_recorded").value(attr_or<int64_t>(a, "descheduled_ranks", 0));
+      j.key("total_s").value(attr_or<double>(a, "descheduled_s", 0));
+      j.key("max_s").value(attr_or<double>(a, "descheduled_max_s", 0));
+      j.key("max_rank").value(attr_or<int64_t>(a, "descheduled_max_rank", -1));
+      j.key("covers_error").value(attr_or<int64_t>(a, "error_within_descheduled", 0) != 0);
+      j.end_object();
       j.key("loggps").begin_object();
       for (const auto &[k, v] : a)
         if (k.rfind("loggps_", 0) == 0) {

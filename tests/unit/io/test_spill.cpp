@@ -205,7 +205,7 @@ TEST(Spill, BadHeadersAreOneLineErrors) {
     write_bytes(p, b);
     return error_of(p);
   };
-  EXPECT_NE(with(offsetof(SpillHeader, version), 7).find("spill format version 7; this perfsift reads spill version 2"),
+  EXPECT_NE(with(offsetof(SpillHeader, version), 7).find("spill format version 7; this perfsift reads spill version 3"),
             std::string::npos);
   EXPECT_NE(with(offsetof(SpillHeader, nranks), -5).find("damaged spill header: rank 0 of -5 ranks"),
             std::string::npos);

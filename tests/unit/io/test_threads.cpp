@@ -147,7 +147,7 @@ TEST(ThreadStreams, OtherSpillVersionsAreRefused) {
     out.write(reinterpret_cast<const char *>(&chunk), sizeof chunk);
     out.write(events.data(), static_cast<std::streamsize>(events.size()));
   }
-  for (int32_t version : {1, 3}) {
+  for (int32_t version : {kSpillVersion - 1, kSpillVersion + 1}) {
     h.version = version;
     {
       std::fstream f(spill_path(dir, 0), std::ios::binary | std::ios::in | std::ios::out);
@@ -158,7 +158,8 @@ TEST(ThreadStreams, OtherSpillVersionsAreRefused) {
       ADD_FAILURE() << "version " << version << " read";
     } catch (const Error &e) {
       const std::string expected = spill_path(dir, 0) + ": spill format version " + std::to_string(version) +
-                                   "; this perfsift reads spill version 2: the run's data in this file cannot be "
+                                   "; this perfsift reads spill version " + std::to_string(kSpillVersion) +
+                                   ": the run's data in this file cannot be "
                                    "read by this perfsift; recover it with the perfsift that collected the run";
       EXPECT_EQ(e.what(), expected);
     }
