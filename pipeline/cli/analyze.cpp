@@ -31,11 +31,6 @@ namespace perfsift::cli {
 
 namespace {
 
-std::string default_output(const std::string &store) {
-  fs::path p(store);
-  return (p.parent_path() / (p.stem().string() + "-results.h5")).string();
-}
-
 std::string effective_config(const config::Values &v) {
   std::ostringstream os;
   for (const auto &d : pipeline::pipeline_keys()) {
@@ -147,7 +142,7 @@ bool set_up(const AnalyzeOptions &o, MPI_Comm comm, Analysis &a) {
           if (step.stage && step.stage->check) step.stage->check(a.cfg, *a.store);
       }))
     return false;
-  a.output = o.output.empty() ? default_output(o.store) : o.output;
+  a.output = o.output.empty() ? default_results(o.store) : o.output;
   if (fs::exists(a.output) && fs::equivalent(a.output, o.store)) {
     int me = 0;
     MPI_Comm_rank(comm, &me);
@@ -258,7 +253,7 @@ int run_analyze(const AnalyzeOptions &o) {
 
   if (me == 0) {
     io::ResultsStore results(a.output);
-    std::fputs(pipeline::render_text(results).c_str(), stdout);
+    if (o.print_report) std::fputs(pipeline::render_text(results).c_str(), stdout);
     if (!o.json.empty()) pipeline::write_file_atomically(o.json, pipeline::render_json(results));
     std::fflush(stdout);
   }

@@ -65,6 +65,7 @@ struct AnalyzeOptions {
   std::string model;
   std::string reference;  // a reference run for relative diagnosis
   bool progress = false;
+  bool print_report = true;  // the text report on stdout (compare analyses quietly)
 };
 int run_analyze(const AnalyzeOptions &o);
 // analyze of a trace store, or of an OTF2 archive through a temporary store (import.cpp).
@@ -75,6 +76,19 @@ struct ImportOptions {
   std::string output;
 };
 int run_import(const ImportOptions &o);
+
+struct CompareOptions {
+  std::vector<std::string> runs;           // BEFORE AFTER
+  std::vector<std::string> before, after;  // several runs per side
+  std::string config;                      // pipeline file for inputs analysed first
+  std::string json;
+  double fail_if_slower_pct = -1;  // < 0: no gate
+};
+// Each input a results store, or a trace store or OTF2 archive analysed first (its results
+// beside it, reused while newer than it). Exit code 1 when the gate fails.
+int run_compare(const CompareOptions &o);
+// The results store `perfsift analyze INPUT` writes when not told where.
+std::string default_results(const std::string &input);
 
 struct ReportOptions {
   std::string results;

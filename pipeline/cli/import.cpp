@@ -138,12 +138,6 @@ void say_warning(const Summary &sum, const std::string &archive) {
 
 // Results beside the archive: DIR/traces.otf2 -> DIR/traces-results.h5; an experiment
 // directory D -> D-results.h5 beside it.
-std::string default_results(const std::string &archive) {
-  fs::path p = fs::path(archive).lexically_normal();
-  if (p.has_filename() == false) p = p.parent_path();
-  if (fs::is_directory(p)) return p.string() + "-results.h5";
-  return (p.parent_path() / (p.stem().string() + "-results.h5")).string();
-}
 
 }  // namespace
 
@@ -160,6 +154,13 @@ int run_import(const ImportOptions &o) {
                 static_cast<long long>(imported->events_read), o.archive.c_str());
   }
   return 0;
+}
+
+std::string default_results(const std::string &archive) {
+  fs::path p = fs::path(archive).lexically_normal();
+  if (p.has_filename() == false) p = p.parent_path();
+  if (fs::is_directory(p)) return p.string() + "-results.h5";
+  return (p.parent_path() / (p.stem().string() + "-results.h5")).string();
 }
 
 int run_analyze_input(const AnalyzeOptions &o) {

@@ -95,6 +95,26 @@ void add_report(CLI::App &app, Commands &commands) {
   commands.push_back({report, [rpo] { return cli::run_report(*rpo); }});
 }
 
+void add_compare(CLI::App &app, Commands &commands) {
+  auto co = std::make_shared<cli::CompareOptions>();
+  auto *compare = app.add_subcommand(
+      "compare",
+      "Did the fix pay? Compare runs before and after a change: program time and its noise, problems gone, "
+      "persisting, new or moved, each fixed problem's predicted gain against the rerun, regions and MPI operations");
+  compare->add_option("runs", co->runs,
+                      "BEFORE AFTER: results stores, or trace stores / OTF2 archives (analysed first, results beside "
+                      "them)");
+  compare->add_option("--before", co->before, "several runs before the change (with --after)");
+  compare->add_option("--after", co->after, "several runs after the change");
+  compare->add_option("-c,--config", co->config, "pipeline file (TOML) for the inputs analysed first");
+  compare->add_option("--json", co->json, "also write the comparison as JSON here");
+  compare
+      ->add_option("--fail-if-slower", co->fail_if_slower_pct,
+                   "exit 1 with one line when AFTER's program time is slower by more than PCT % and the noise")
+      ->check(CLI::NonNegativeNumber);
+  commands.push_back({compare, [co] { return cli::run_compare(*co); }});
+}
+
 void add_export(CLI::App &app, Commands &commands) {
   auto eo = std::make_shared<cli::ExportOptions>();
   auto *exp = app.add_subcommand(
@@ -259,6 +279,7 @@ int main(int argc, char **argv) {
       "  perfsift recover run.h5.spill -o run.h5           rebuild a store after a crash\n"
       "  mpirun -n 2 perfsift analyze run.h5 -o res.h5     find, explain and price problems\n"
       "  perfsift report res.h5 --format json              render results again\n"
+      "  perfsift compare before.h5 after.h5               did the fix pay? problems and predictions checked\n"
       "  perfsift export res.h5 --format chrome -o t.json  a predicted trace for Perfetto (or otf2 for Vampir)\n"
       "  perfsift export run.h5 --format otf2 -o run-otf2  the measured run as an OTF2 archive (as Score-P writes)\n"
       "  perfsift calibrate -o loggps.toml -- mpirun -n 2  measure LogGPS parameters for the replay\n"
@@ -267,8 +288,8 @@ int main(int argc, char **argv) {
       "  perfsift synth -o big.h5 --ranks 1024 ...         a synthetic store with chosen behaviour"};
   app.require_subcommand(1);
   Commands commands;
-  for (auto add : {add_collect, add_info, add_recover, add_analyze, add_report, add_export, add_calibrate, add_train,
-                   add_pipeline_help, add_synth, add_import})
+  for (auto add : {add_collect, add_info, add_recover, add_analyze, add_report, add_compare, add_export, add_calibrate,
+                   add_train, add_pipeline_help, add_synth, add_import})
     add(app, commands);
 
   CLI11_PARSE(app, argc, argv);

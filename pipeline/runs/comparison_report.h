@@ -1,0 +1,18 @@
+// A comparison of runs as text (the answer first) and JSON (docs/compare.md).
+#pragma once
+
+#include <string>
+
+#include "pipeline/runs/run_comparison.h"
+
+namespace perfsift::pipeline {
+
+std::string comparison_text(const Comparison &c);
+std::string comparison_json(const Comparison &c);
+
+// The continuous-integration gate: one line naming the quantity when AFTER's program time
+// is slower by more than max_share (0.05: 5 %) and, where the runs tell their noise, beyond
+// it; empty otherwise.
+std::string slower_than_allowed(const Comparison &c, double max_share);
+
+}  // namespace perfsift::pipeline
