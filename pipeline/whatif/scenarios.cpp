@@ -234,6 +234,8 @@ class ScenarioBuilder {
   void scale_parts(size_t s, const std::vector<Located::Part> &parts, const std::function<double(int32_t)> &f);
   GroupTotals group_totals(const std::vector<Located> &where, size_t ng, bool messages) const;
   void balance(const std::vector<Located> &where, size_t ng, bool messages);
+  static constexpr int64_t kProgressGroups = 4096;
+  size_t regroup_by_progress(const Selector &sel, std::vector<Located> &where) const;
 
   const Context *m_ctx;
   const ReplayModel &m_model;
@@ -307,7 +309,49 @@ void ScenarioBuilder::apply(const Clause &c) {
         locate_in(sel, m_model.programs[s], m_model.side[s], static_cast<int32_t>(ngroups), !by_bytes, iv[s], by_bytes);
     iv[s] = {};
   }
-  balance(where, static_cast<size_t>(ngroups), by_bytes);
+  const size_t by_progress =
+      sel.kind == Selector::Kind::All || sel.kind == Selector::Kind::Callsite ? regroup_by_progress(sel, where) : 0;
+  balance(where, by_progress ? by_progress : static_cast<size_t>(ngroups), by_bytes);
+}
+
+// The k-th of G shares of each rank's selection (every event for all computation, the
+// calls of a call site) balanced across ranks together: the work a balanced run moves to a
+// rank lands in the same phase of the program, as a region's k-th executions do, where one
+// run-wide factor per rank would stretch the light rank's computation wherever it happens
+// to have some (a rank that only waits computes a little before each reply; scaled up,
+// that little delays everyone). G: the fewest a participating rank has, at most
+// kProgressGroups. Collective with a context. Returns G (0: nothing selected anywhere).
+size_t ScenarioBuilder::regroup_by_progress(const Selector &sel, std::vector<Located> &where) const {
+  // Per owned rank: each event's ordinal in the selection (-1 outside) and their count.
+  std::vector<std::vector<int64_t>> ordinal(m_owned);
+  std::vector<int64_t> count(m_owned, 0);
+  int64_t fewest = INT64_MAX;
+  for (size_t s = 0; s < m_owned; ++s) {
+    const auto &p = m_model.programs[s];
+    if (!in_ranks(sel.ranks, p.rank)) continue;
+    auto &o = ordinal[s];
+    o.assign(p.events.size(), -1);
+    for (size_t i = 0; i < p.events.size(); ++i)
+      if (sel.kind == Selector::Kind::All || m_model.side[s].labels.site(i) == static_cast<uint32_t>(sel.callsite))
+        o[i] = count[s]++;
+    if (count[s] > 0) fewest = std::min(fewest, count[s]);
+  }
+  if (m_ctx) MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_INT64_T, MPI_MIN, m_ctx->comm());
+  if (fewest == INT64_MAX) return 0;
+  const int64_t groups = std::min<int64_t>(fewest, kProgressGroups);
+  for (size_t s = 0; s < m_owned; ++s) {
+    Located &L = where[s];
+    L.participates.assign(static_cast<size_t>(groups), count[s] > 0 ? 1 : 0);
+    if (count[s] == 0) continue;
+    const auto share = [&](int64_t event) {
+      const int64_t k = ordinal[s][static_cast<size_t>(event)];
+      return static_cast<int32_t>(std::min<int64_t>(groups - 1, k * groups / count[s]));
+    };
+    for (auto &part : L.parts) part.group = share(part.event);
+    for (size_t i = 0; i < L.call.size(); ++i)
+      if (L.call[i] >= 0) L.call[i] = share(static_cast<int64_t>(i));
+  }
+  return static_cast<size_t>(groups);
 }
 
 ScenarioBuilder::RankClause ScenarioBuilder::rank_clause(const Clause &c) const {

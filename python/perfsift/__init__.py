@@ -8,6 +8,8 @@
     r.whatif.attrs["baseline_error"]        # a stage's figures
     t = perfsift.open_trace("run.h5")       # what `perfsift collect` wrote
     for events in t.events(chunk_rows=1_000_000): ...
+    runs = perfsift.stack(["a.results.h5", "b.results.h5"])   # many runs, one DataFrame
+    c = perfsift.compare("before.h5", "after.h5")             # `perfsift compare` as DataFrames
 
 Every table's units are in ``df.attrs["units"]`` (column -> unit) and its meaning in
 ``df.attrs["description"]``. Strings are decoded as UTF-8; bytes that are not UTF-8 (a
@@ -18,14 +20,18 @@ See docs/python.md.
 
 from __future__ import annotations
 
+import json
 import os
-from typing import Iterator, Optional, Sequence
+import shutil
+import subprocess
+import tempfile
+from typing import Iterator, Optional, Sequence, Union
 
 import h5py
 import numpy as np
 import pandas as pd
 
-__all__ = ["load", "open_trace", "Results", "Section", "Trace", "FormatError"]
+__all__ = ["load", "open_trace", "stack", "compare", "Results", "Section", "Trace", "FormatError"]
 
 RESULTS_FORMAT = "perfsift-results"
 RESULTS_VERSION = 4  # io/results_store.h: kResultsVersion
@@ -179,6 +185,61 @@ def load(path: str) -> Results:
     """Loads a results store written by `perfsift analyze -o` (everything but the trace:
     results stores are small)."""
     return Results(path)
+
+
+RUN_COLUMNS = ["command", "ranks", "start_time", "hosts", "mpi_library", "program_time_s", "wall_time_s"]
+
+
+def stack(paths: Sequence[str], table: str = "problems") -> pd.DataFrame:
+    """Many runs' results stores in one DataFrame: `table` of each ("problems", or a stage's
+    table such as "profile/regions"), each row with its run's `results` path and its
+    metadata in front as run_command, run_ranks, run_start_time, run_hosts,
+    run_mpi_library, run_program_time_s, run_wall_time_s (the table's own columns, such as
+    a problem's culprit `ranks`, keep their names), the runs in the order given. A run whose store lacks the table
+    contributes its metadata alone (one row, the table's columns empty)."""
+    frames = []
+    for path in paths:
+        r = load(path)
+        run = r.run.attrs if "run" in r else {}
+        part = r
+        for key in table.split("/"):
+            part = part[key] if key in part else None
+            if part is None:
+                break
+        df = part.copy() if isinstance(part, pd.DataFrame) else pd.DataFrame(index=[0])
+        meta = {"results": path, **{"run_" + k: run.get(k) for k in RUN_COLUMNS}}
+        for k, v in reversed(list(meta.items())):
+            df.insert(0, k, [v] * len(df))
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["results", *("run_" + k for k in RUN_COLUMNS)])
+
+
+def compare(before: Union[str, Sequence[str]], after: Union[str, Sequence[str]], perfsift: Optional[str] = None,
+            config: Optional[str] = None) -> dict:
+    """`perfsift compare` of one run or several on each side (results stores, trace stores or
+    OTF2 archives; docs/compare.md), run by the perfsift program (`perfsift`: its path;
+    default: $PERFSIFT, else the one on PATH). Returns its JSON report as a dict whose
+    "problems" and "regions" are DataFrames and "operations" the rows' DataFrame; a failure
+    raises RuntimeError with perfsift's one-line message."""
+    binary = perfsift or os.environ.get("PERFSIFT") or shutil.which("perfsift")
+    if not binary:
+        raise RuntimeError("perfsift.compare: no perfsift program (give perfsift=PATH, set $PERFSIFT or put it on PATH)")
+    sides = [[before] if isinstance(before, str) else list(before), [after] if isinstance(after, str) else list(after)]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "compare.json")
+        cmd = [binary, "compare", "--before", *sides[0], "--after", *sides[1], "--json", out]
+        if config:
+            cmd += ["--config", config]
+        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace")
+        if done.returncode not in (0, 1) or not os.path.exists(out):
+            lines = [line for line in done.stderr.splitlines() if line.strip()]
+            raise RuntimeError(lines[-1] if lines else f"perfsift compare exited with code {done.returncode}")
+        with open(out) as f:
+            d = json.load(f)
+    d["problems"] = pd.DataFrame(d["problems"])
+    d["regions"] = pd.json_normalize(d["regions"])
+    d["operations"] = pd.json_normalize(d["operations"]["rows"])
+    return d
 
 
 class Trace:

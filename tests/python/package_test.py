@@ -47,6 +47,40 @@ class Package(unittest.TestCase):
         self.assertEqual(top["place_region"], top["where"])
         self.assertEqual(top["fix_action"], "balance")
 
+    def second_run(self):
+        """The same synthetic program with its imbalance halved, analysed."""
+        store, results = os.path.join(WORK, "rerun.h5"), os.path.join(WORK, "rerun.results.h5")
+        if not os.path.exists(results):
+            harness.captured([PERFSIFT, "synth", "-o", store, "--ranks", "4", "--events-per-rank", "400", "--regions",
+                              b"solve," + HOT.encode() + b"," + ODD, "--inject",
+                              f"imbalance:region={HOT},ranks=2,factor=1.5"], expect=0)
+            analyze(store, results)
+        return results
+
+    def test_stack_puts_many_runs_in_one_frame(self):
+        rerun = self.second_run()
+        runs = perfsift.stack([self.results, rerun])
+        self.assertEqual(list(runs.columns[:8]), ["results", *("run_" + k for k in perfsift.RUN_COLUMNS)])
+        self.assertEqual(set(runs["results"]), {self.results, rerun})
+        self.assertTrue((runs["run_ranks"] == 4).all())
+        self.assertIn("kind", runs.columns)
+        self.assertIn("ranks", runs.columns)  # the problems' culprits, beside the run's rank count
+        regions = perfsift.stack([self.results, rerun], table="profile/regions")
+        self.assertEqual(len(regions), 2 * len(perfsift.load(self.results).profile.regions))
+        self.assertIn("wall_mean_s", regions.columns)
+
+    def test_compare_runs_the_program_and_returns_frames(self):
+        c = perfsift.compare(self.results, self.second_run(), perfsift=PERFSIFT)
+        self.assertEqual(c["format"], "perfsift-comparison")
+        self.assertLess(c["program_time_s"]["after"], c["program_time_s"]["before"])
+        row = c["problems"][(c["problems"]["kind"] == "load-imbalance") & (c["problems"]["where"] == HOT)]
+        self.assertEqual(len(row), 1, c["problems"][["status", "kind", "where", "ranks"]])
+        self.assertIn(row.iloc[0]["status"], ("persists", "gone"))
+        self.assertIn("wall_s.change", c["regions"].columns)
+        with self.assertRaises(RuntimeError) as failed:
+            perfsift.compare(self.results, os.path.join(WORK, "absent.h5"), perfsift=PERFSIFT)
+        self.assertIn("absent.h5", str(failed.exception))
+
     def test_stage_tables_and_matrices(self):
         r = perfsift.load(self.results)
         self.assertIn("profile", r.stages)
