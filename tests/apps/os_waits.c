@@ -1,7 +1,7 @@
 /* Slow for reasons only the OS sees (no hardware counters needed). Four ranks or more:
  * the lower half of the ranks is the "faulting" group, the upper half the "descheduled"
  * group. Three executions of region `iteration` holding two regions:
- *   faulting:    a fixed amount of arithmetic, then 12 passes writing one byte to every
+ *   faulting:    a fixed amount of arithmetic, then 6 passes writing one byte to every
  *                page of a 16 MiB mapping (touched once before, outside the regions).
  *                The faulting group releases the pages between passes (MADV_DONTNEED), so
  *                every pass takes a minor fault per page; the other group's pages stay.
@@ -26,7 +26,7 @@
 
 #include "perfsift.h"
 
-enum { kIterations = 3, kPasses = 12, kHogs = 3 };
+enum { kIterations = 3, kPasses = 6, kHogs = 3 };
 static const size_t kBytes = 16u << 20;
 static const long kWork = 40000000; /* multiply-adds: tens of ms alone on a CPU */
 
