@@ -82,6 +82,7 @@ struct CompareOptions {
   std::vector<std::string> before, after;  // several runs per side
   std::string config;                      // pipeline file for inputs analysed first
   std::string json;
+  std::string html;                // a self-contained page
   double fail_if_slower_pct = -1;  // < 0: no gate
 };
 // Each input a results store, or a trace store or OTF2 archive analysed first (its results

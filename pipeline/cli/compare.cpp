@@ -15,6 +15,7 @@
 #include "io/trace_store.h"
 #include "pipeline/cli/commands.h"
 #include "pipeline/report/report.h"
+#include "pipeline/runs/comparison_html.h"
 #include "pipeline/runs/comparison_report.h"
 
 namespace fs = std::filesystem;
@@ -22,6 +23,10 @@ namespace fs = std::filesystem;
 namespace perfsift::cli {
 
 namespace {
+
+bool is_results_store(const std::string &input) {
+  return !io::looks_like_otf2(input) && fs::exists(input) && io::hdf5_store_format(input) == io::kResultsFormat;
+}
 
 // The results store of one input: the input itself, or what `analyze` writes beside a
 // trace store or OTF2 archive (analysed here unless results newer than the input are there).
@@ -52,6 +57,13 @@ std::string results_of(const std::string &input, const CompareOptions &o, int me
   return run_analyze_input(a) == 0 ? a.output : "";
 }
 
+// The first run of a side's own answer, as its report opens.
+std::vector<std::string> own_answer(const std::vector<pipeline::RunResults> &side) {
+  if (side.empty()) return {};
+  const io::ResultsStore rs(side.front().path);
+  return pipeline::answer_lines(rs);
+}
+
 bool valid_sides(const CompareOptions &o, std::vector<std::string> &before, std::vector<std::string> &after) {
   if (!o.runs.empty() && (!o.before.empty() || !o.after.empty())) {
     std::fprintf(stderr, "perfsift: compare takes BEFORE AFTER or --before ... --after ..., not both\n");
@@ -78,9 +90,15 @@ bool valid_sides(const CompareOptions &o, std::vector<std::string> &before, std:
 int run_compare(const CompareOptions &o) {
   std::vector<std::string> before_inputs, after_inputs;
   if (!valid_sides(o, before_inputs, after_inputs)) return 2;
-  ensure_mpi();
+  // MPI only when an input must be analysed first: results stores alone are a few reads.
+  bool analyses = false;
+  for (const auto *side : {&before_inputs, &after_inputs})
+    for (const auto &input : *side) analyses |= !is_results_store(input);
   int me = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  if (analyses) {
+    ensure_mpi();
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  }
   std::vector<pipeline::RunResults> before, after;
   for (auto *side : {&before_inputs, &after_inputs})
     for (const auto &input : *side) {
@@ -94,6 +112,8 @@ int run_compare(const CompareOptions &o) {
     std::fputs(pipeline::comparison_text(c).c_str(), stdout);
     std::fflush(stdout);
     if (!o.json.empty()) pipeline::write_file_atomically(o.json, pipeline::comparison_json(c));
+    if (!o.html.empty())
+      pipeline::write_file_atomically(o.html, pipeline::comparison_html(c, own_answer(c.before), own_answer(c.after)));
     if (o.fail_if_slower_pct >= 0) {
       const std::string slower = pipeline::slower_than_allowed(c, o.fail_if_slower_pct / 100);
       if (!slower.empty()) {
@@ -102,7 +122,7 @@ int run_compare(const CompareOptions &o) {
       }
     }
   }
-  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (analyses) MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return rc;
 }
 

@@ -108,6 +108,7 @@ void add_compare(CLI::App &app, Commands &commands) {
   compare->add_option("--after", co->after, "several runs after the change");
   compare->add_option("-c,--config", co->config, "pipeline file (TOML) for the inputs analysed first");
   compare->add_option("--json", co->json, "also write the comparison as JSON here");
+  compare->add_option("--html", co->html, "also write the comparison as one self-contained HTML page here");
   compare
       ->add_option("--fail-if-slower", co->fail_if_slower_pct,
                    "exit 1 with one line when AFTER's program time is slower by more than PCT % and the noise")

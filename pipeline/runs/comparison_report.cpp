@@ -99,25 +99,9 @@ std::string problem_line(const Comparison &c, const ProblemComparison &p) {
 }
 
 void answer(std::string &out, const Comparison &c) {
-  for (const auto &w : wrap(program_line(c), kWidth, 4)) out += w + "\n";
-  const double program = std::max(c.program.before_mean, c.program.after_mean);
-  size_t named = 0, small = 0;
-  for (const auto &p : c.problems) {
-    if (std::max(p.lost_before_s, p.lost_after_s) < kAnswerShare * program) {
-      ++small;
-      continue;
-    }
-    if (named++ == kAnswerProblems) break;
-    for (const auto &w : wrap(problem_line(c, p), kWidth - 2, 3)) out += "  " + w + "\n";
-  }
-  if (small)
-    out += "  " + std::to_string(small) + " problem" + (small > 1 ? "s" : "") + " with less than " +
-           percent(kAnswerShare) + " of the program at stake on either side: in the table.\n";
-  if (c.fixed_problems > 1)
-    out += "  " + std::to_string(c.fixed_problems) +
-           " problems were fixed together: each is judged by its own time at stake; the program's change is theirs "
-           "together.\n";
-  if (c.problems.empty()) out += "  Neither side has a problem.\n";
+  const auto sentences = comparison_answer(c);
+  for (size_t k = 0; k < sentences.size(); ++k)
+    for (const auto &w : wrap(sentences[k], k ? kWidth - 2 : kWidth, k ? 3 : 4)) out += (k ? "  " : "") + w + "\n";
 }
 
 void problem_table(std::string &out, const Comparison &c) {
@@ -238,6 +222,27 @@ void problem_json(JsonWriter &j, const Comparison &c, const ProblemComparison &p
 
 }  // namespace
 
+std::vector<std::string> comparison_answer(const Comparison &c) {
+  std::vector<std::string> out = {program_line(c)};
+  const double program = std::max(c.program.before_mean, c.program.after_mean);
+  size_t named = 0, small = 0;
+  for (const auto &p : c.problems) {
+    if (std::max(p.lost_before_s, p.lost_after_s) < kAnswerShare * program)
+      ++small;
+    else if (named++ < kAnswerProblems)
+      out.push_back(problem_line(c, p));
+  }
+  if (small)
+    out.push_back(std::to_string(small) + " problem" + (small > 1 ? "s" : "") + " with less than " +
+                  percent(kAnswerShare) + " of the program at stake on either side: in the table.");
+  if (c.fixed_problems > 1)
+    out.push_back(std::to_string(c.fixed_problems) +
+                  " problems were fixed together: each is judged by its own time at stake; the program's change is "
+                  "theirs together.");
+  if (c.problems.empty()) out.push_back("Neither side has a problem.");
+  return out;
+}
+
 std::string comparison_text(const Comparison &c) {
   std::string out = "perfsift comparison of " + runs_word(static_cast<int>(c.before.size())) + " before and " +
                     runs_word(static_cast<int>(c.after.size())) + " after\n";
@@ -255,7 +260,9 @@ std::string comparison_json(const Comparison &c) {
   JsonWriter j;
   j.begin_object();
   j.key("format").value("perfsift-comparison").key("version").value(1);
-  j.key("answer").value(program_line(c));
+  j.key("answer").begin_array();
+  for (const auto &sentence : comparison_answer(c)) j.value(sentence);
+  j.end_array();
   j.key("before").begin_object().key("runs");
   runs_json(j, c.before);
   j.end_object();

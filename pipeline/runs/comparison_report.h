@@ -2,11 +2,15 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "pipeline/runs/run_comparison.h"
 
 namespace perfsift::pipeline {
 
+// The answer, sentence by sentence: the program time and its noise, then at most four
+// problems (the most at stake first), then what the table holds besides.
+std::vector<std::string> comparison_answer(const Comparison &c);
 std::string comparison_text(const Comparison &c);
 std::string comparison_json(const Comparison &c);
 

@@ -10,8 +10,8 @@ oversubscribed machine does not blur the computation).
 
   1. BEFORE AFTER as trace stores (analysed first, results beside them, then reused):
      AFTER faster, the noise unknown; the load imbalance in solve on rank 2 gone, its
-     predicted gain within 15 % of the program time the rerun saved, verdict held; the
-     JSON report's contract.
+     predicted gain within 15 % of the program time the rerun saved; the JSON report's
+     contract; the HTML page whole, with the problem's status.
   2. --before x3 --after x3: the noise known, the change beyond it (p < 0.01).
   3. Two runs before the fix: the problem persists, not fixed; no verdict on its prediction.
   4. The gate: --fail-if-slower 5 exits 1 with one line when AFTER is the slow side, 0
@@ -92,8 +92,12 @@ def main(argv):
     check(imbalance["verdict"] in ("held", "fell short", "exceeded"), imbalance)
     print(f"one run each: predicted {imbalance['predicted_gain_s'] * 1e3:.1f} ms, saved {saved * 1e3:.1f} ms, "
           f"verdict {imbalance['verdict']}")
-    again = compare(perfsift, "before1.h5", "after1.h5")
+    again = compare(perfsift, "before1.h5", "after1.h5", "--html", "one.html")
     check("using its results" in again.stderr and "analysing" not in again.stderr, "results not reused")
+    page = Path("one.html").read_text()
+    check(page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>"), "one.html is not a whole page")
+    for part in ("<tr class=gone>", "load-imbalance", "solve", "own answer", "Computation per rank and region"):
+        check(part in page, f"one.html lacks {part!r}")
 
     # 2. Three runs each: the noise known.
     compare(perfsift, "--before", "before1-results.h5", "before2.h5", "before3.h5", "--after", "after1-results.h5",
