@@ -29,13 +29,15 @@ struct OperationTotals {
   std::vector<OpTotals> rank_op;                   // [owned][store ops]
   std::vector<SentByReceiver> sent;                // per owned rank
   std::vector<std::vector<int64_t>> start_events;  // per owned rank: its MPI_Start* calls' indices
+  std::vector<OpTotals> site;                      // per call site of the store, over the owned ranks
+  std::vector<int32_t> site_op;                    // per call site: the store op it calls, -1 not seen
 };
 
 // Sums slices of owned ranks' events (any order of slices; integer sums, so the result
 // does not depend on it). Memory: O(owned ranks x operations + distinct receivers).
 class OperationTally {
  public:
-  OperationTally(const std::vector<std::string> &ops, int32_t first, int32_t owned);
+  OperationTally(const std::vector<std::string> &ops, size_t callsites, int32_t first, int32_t owned);
   // Events [b, e) of `rank`, the first of them its event `index`.
   void add(int32_t rank, int64_t index, const io::Event *b, const io::Event *e);
   OperationTotals take() { return std::move(m_totals); }

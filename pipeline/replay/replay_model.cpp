@@ -61,7 +61,7 @@ ProductBuilder matched_run_builder() {
             ctx.progress().begin("matching messages");
             std::optional<OperationTally> tally;
             if (std::find(wanted.begin(), wanted.end(), product_name<OperationTotals>()) != wanted.end())
-              tally.emplace(ctx.store().ops(), ctx.first(), ctx.owned());
+              tally.emplace(ctx.store().ops(), ctx.store().callsites().size(), ctx.first(), ctx.owned());
             auto model = build_replay_model(ctx, kernels::LogGPS{}, tally ? &*tally : nullptr);
             ctx.progress().end();
             ctx.products().publish(MatchedRun{std::move(model)});

@@ -124,6 +124,20 @@ void problems(std::string &out, const Comparison &c) {
   out += "</table>";
 }
 
+void calls(std::string &out, const std::vector<CallsChange> &rows, const char *title, const char *what) {
+  if (rows.empty()) return;
+  out += std::string("<h2>") + title + "</h2><table><tr><th>" + what +
+         "</th><th>time before</th><th>time after</th><th>calls before</th><th>calls after</th></tr>";
+  for (size_t i = 0; i < rows.size() && i < kTableRows; ++i) {
+    const auto &o = rows[i];
+    char counts[96];
+    std::snprintf(counts, sizeof counts, "</td><td>%.0f</td><td>%.0f</td></tr>", o.calls_before, o.calls_after);
+    out += "<tr><td>" + esc(o.name) + "</td><td>" + seconds(o.time.before_mean) + "</td><td>" +
+           seconds(o.time.after_mean) + counts;
+  }
+  out += "</table>";
+}
+
 void regions(std::string &out, const Comparison &c) {
   out +=
       "<h2>Regions</h2><table><tr><th>region</th><th>wall before</th><th>wall after</th><th>change</th>"
@@ -134,17 +148,9 @@ void regions(std::string &out, const Comparison &c) {
            seconds(r.wall.after_mean) + "</td><td>" + seconds(r.wall.change) + "</td><td>" +
            seconds(r.mpi.before_mean) + "</td><td>" + seconds(r.mpi.after_mean) + "</td></tr>";
   }
-  out +=
-      "</table><h2>MPI operations</h2><table><tr><th>operation</th><th>time before</th><th>time after</th>"
-      "<th>calls before</th><th>calls after</th></tr>";
-  for (size_t i = 0; i < c.operations.size() && i < kTableRows; ++i) {
-    const auto &o = c.operations[i];
-    char calls[96];
-    std::snprintf(calls, sizeof calls, "</td><td>%.0f</td><td>%.0f</td></tr>", o.calls_before, o.calls_after);
-    out += "<tr><td>" + esc(o.op) + "</td><td>" + seconds(o.time.before_mean) + "</td><td>" +
-           seconds(o.time.after_mean) + calls;
-  }
   out += "</table>";
+  calls(out, c.operations, "MPI operations", "operation");
+  calls(out, c.callsites, "Call sites", "call site");
 }
 
 // The regions both heat tables show: the most wall time before (then after) first.

@@ -147,19 +147,23 @@ void region_table(std::string &out, const Comparison &c) {
   }
 }
 
-void operation_table(std::string &out, const Comparison &c) {
-  if (c.operations.empty()) return;
-  out += std::string("\nMPI operations (") + (c.per_rank ? "per rank" : "summed over ranks") +
+// MPI operations or call sites: time inside the calls, calls and bytes.
+void calls_table(std::string &out, const Comparison &c, const std::vector<CallsChange> &rows, const char *title,
+                 const char *what, size_t width) {
+  if (rows.empty()) return;
+  out += std::string("\n") + title + " (" + (c.per_rank ? "per rank" : "summed over ranks") +
          "; the largest changes of time first):\n";
-  char line[320];
-  std::snprintf(line, sizeof line, "  %-22s %10s %10s %10s %12s %12s %12s %12s\n", "operation", "time bef", "time aft",
+  char line[400];
+  const int w = static_cast<int>(width);
+  std::snprintf(line, sizeof line, "  %-*s %10s %10s %10s %12s %12s %12s %12s\n", w, what, "time bef", "time aft",
                 "change", "calls bef", "calls aft", "bytes bef", "bytes aft");
   out += line;
-  for (size_t i = 0; i < c.operations.size() && i < kTableRows; ++i) {
-    const auto &o = c.operations[i];
-    std::snprintf(line, sizeof line, "  %-22s %10s %10s %10s %12.0f %12.0f %12.0f %12.0f\n", clip(o.op, 22).c_str(),
-                  format_seconds(o.time.before_mean).c_str(), format_seconds(o.time.after_mean).c_str(),
-                  format_seconds(o.time.change).c_str(), o.calls_before, o.calls_after, o.bytes_before, o.bytes_after);
+  for (size_t i = 0; i < rows.size() && i < kTableRows; ++i) {
+    const auto &o = rows[i];
+    std::snprintf(line, sizeof line, "  %-*s %10s %10s %10s %12.0f %12.0f %12.0f %12.0f\n", w,
+                  clip(printable(o.name), width).c_str(), format_seconds(o.time.before_mean).c_str(),
+                  format_seconds(o.time.after_mean).c_str(), format_seconds(o.time.change).c_str(), o.calls_before,
+                  o.calls_after, o.bytes_before, o.bytes_after);
     out += line;
   }
 }
@@ -183,6 +187,18 @@ void change_json(JsonWriter &j, const SampleChange &s) {
   j.end_array();
   j.key("beyond_noise").value(s.noise_known ? s.beyond_noise() : false);
   j.end_object();
+}
+
+void calls_json(JsonWriter &j, const std::vector<CallsChange> &rows, const char *key) {
+  j.begin_array();
+  for (const auto &o : rows) {
+    j.begin_object().key(key).value(o.name).key("time_s");
+    change_json(j, o.time);
+    j.key("calls_before").value(o.calls_before).key("calls_after").value(o.calls_after);
+    j.key("bytes_before").value(o.bytes_before).key("bytes_after").value(o.bytes_after);
+    j.end_object();
+  }
+  j.end_array();
 }
 
 void runs_json(JsonWriter &j, const std::vector<RunResults> &runs) {
@@ -249,7 +265,8 @@ std::string comparison_text(const Comparison &c) {
   answer(out, c);
   problem_table(out, c);
   region_table(out, c);
-  operation_table(out, c);
+  calls_table(out, c, c.operations, "MPI operations", "operation", 22);
+  calls_table(out, c, c.callsites, "Call sites", "call site", 56);
   out += "\nRuns:\n";
   run_list(out, "before", c.before);
   run_list(out, "after", c.after);
@@ -286,15 +303,12 @@ std::string comparison_json(const Comparison &c) {
     j.end_object();
   }
   j.end_array();
-  j.key("operations").begin_object().key("per_rank").value(c.per_rank).key("rows").begin_array();
-  for (const auto &o : c.operations) {
-    j.begin_object().key("op").value(o.op).key("time_s");
-    change_json(j, o.time);
-    j.key("calls_before").value(o.calls_before).key("calls_after").value(o.calls_after);
-    j.key("bytes_before").value(o.bytes_before).key("bytes_after").value(o.bytes_after);
-    j.end_object();
-  }
-  j.end_array().end_object();
+  j.key("operations").begin_object().key("per_rank").value(c.per_rank).key("rows");
+  calls_json(j, c.operations, "op");
+  j.end_object();
+  j.key("callsites").begin_object().key("per_rank").value(c.per_rank).key("rows");
+  calls_json(j, c.callsites, "site");
+  j.end_object();
   j.end_object();
   return j.take();
 }

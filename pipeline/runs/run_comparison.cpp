@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "pipeline/engine/op_traits.h"
@@ -71,29 +73,30 @@ std::vector<RegionChange> compare_regions(const std::vector<RunResults> &before,
   return out;
 }
 
-std::vector<OperationChange> compare_operations(const std::vector<RunResults> &before,
-                                                const std::vector<RunResults> &after, bool per_rank) {
-  const auto name = [](const OperationRow &o) { return o.op; };
+// Rows of time, calls and bytes (operations or call sites) by name, the largest change of
+// time first; `keep` says which names count.
+template <class Row>
+std::vector<CallsChange> compare_calls(const std::vector<RunResults> &before, const std::vector<RunResults> &after,
+                                       const std::vector<Row> RunResults::*rows, std::string Row::*name_of,
+                                       bool per_rank, const std::function<bool(const std::string &)> &keep) {
+  const auto name = [name_of](const Row &r) { return r.*name_of; };
   const auto scale = [per_rank](const RunResults &run) {
     return per_rank && run.ranks > 0 ? 1.0 / static_cast<double>(run.ranks) : 1.0;
   };
   const auto time = per_name(
-      before, after, name, [&](const RunResults &run, const OperationRow &o) { return o.time_s * scale(run); },
-      &RunResults::operations);
+      before, after, name, [&](const RunResults &run, const Row &o) { return o.time_s * scale(run); }, rows);
   const auto calls = per_name(
-      before, after, name, [&](const RunResults &run, const OperationRow &o) { return o.calls * scale(run); },
-      &RunResults::operations);
+      before, after, name, [&](const RunResults &run, const Row &o) { return o.calls * scale(run); }, rows);
   const auto bytes = per_name(
-      before, after, name, [&](const RunResults &run, const OperationRow &o) { return o.bytes * scale(run); },
-      &RunResults::operations);
-  std::vector<OperationChange> out;
-  for (const auto &[op, t] : time) {
-    if (is_lifecycle_op(op)) continue;  // start-up and shut-down: outside the program
-    const auto &c = calls.at(op), &b = bytes.at(op);
-    out.push_back({op, compare_samples(t.first, t.second), mean_of(c.first), mean_of(c.second), mean_of(b.first),
+      before, after, name, [&](const RunResults &run, const Row &o) { return o.bytes * scale(run); }, rows);
+  std::vector<CallsChange> out;
+  for (const auto &[n, t] : time) {
+    if (!keep(n)) continue;
+    const auto &c = calls.at(n), &b = bytes.at(n);
+    out.push_back({n, compare_samples(t.first, t.second), mean_of(c.first), mean_of(c.second), mean_of(b.first),
                    mean_of(b.second)});
   }
-  std::stable_sort(out.begin(), out.end(), [](const OperationChange &a, const OperationChange &b) {
+  std::stable_sort(out.begin(), out.end(), [](const CallsChange &a, const CallsChange &b) {
     return std::abs(a.time.change) > std::abs(b.time.change);
   });
   return out;
@@ -178,7 +181,16 @@ Comparison compare_runs(std::vector<RunResults> before, std::vector<RunResults> 
   c.after_problems = problems_of_side(c.after);
   compare_problems(c);
   c.regions = compare_regions(c.before, c.after);
-  c.operations = compare_operations(c.before, c.after, c.per_rank);
+  // Start-up and shut-down are outside the program.
+  c.operations = compare_calls(c.before, c.after, &RunResults::operations, &OperationRow::op, c.per_rank,
+                               [](const std::string &op) { return !is_lifecycle_op(op); });
+  std::set<std::string> lifecycle_sites;  // MPI_Init's and MPI_Finalize's: outside the program too
+  for (const auto *side : {&c.before, &c.after})
+    for (const auto &run : *side)
+      for (const auto &site : run.callsites)
+        if (is_lifecycle_op(site.op)) lifecycle_sites.insert(site.name);
+  c.callsites = compare_calls(c.before, c.after, &RunResults::callsites, &CallSiteRow::name, c.per_rank,
+                              [&](const std::string &name) { return !lifecycle_sites.count(name); });
   return c;
 }
 

@@ -43,8 +43,9 @@ struct RegionChange {
   double visits_before = 0, visits_after = 0;
 };
 
-struct OperationChange {
-  std::string op;
+// An MPI operation or a call site: time inside its calls, calls and bytes.
+struct CallsChange {
+  std::string name;   // the operation, or the call site (function (file:line))
   SampleChange time;  // summed over ranks (per rank when the rank counts differ)
   double calls_before = 0, calls_after = 0, bytes_before = 0, bytes_after = 0;
 };
@@ -60,8 +61,9 @@ struct Comparison {
   // The side's problem a comparison names (its row: kind, where, ranks); null for none.
   const SideProblem *before_of(const ProblemComparison &p) const;
   const SideProblem *after_of(const ProblemComparison &p) const;
-  std::vector<RegionChange> regions;        // the largest change of wall time first
-  std::vector<OperationChange> operations;  // the largest change of time first
+  std::vector<RegionChange> regions;    // the largest change of wall time first
+  std::vector<CallsChange> operations;  // the largest change of time first
+  std::vector<CallsChange> callsites;   // the same
 };
 
 Comparison compare_runs(std::vector<RunResults> before, std::vector<RunResults> after);

@@ -89,6 +89,33 @@ std::vector<OperationRow> read_operations(const io::ResultsStore &rs) {
   return out;
 }
 
+// A call site as people read it and two runs match it: "function (file:line)" where the
+// debug information gives the line, else "function+0xOFFSET" (module and its offset when
+// the function is unknown too).
+std::string site_name(const std::string &function, const std::string &file, int64_t line, int64_t offset) {
+  if (line > 0) return function + " (" + file + ":" + std::to_string(line) + ")";
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "+0x%llx", static_cast<unsigned long long>(offset));
+  return function + hex;
+}
+
+std::vector<CallSiteRow> read_callsites(const io::ResultsStore &rs) {
+  if (!has_child(rs, "profile", "callsites")) return {};
+  const io::Table t = rs.table("profile/callsites");
+  const auto &function = column<std::string>(t, "function"), &file = column<std::string>(t, "file");
+  const auto &line = column<int64_t>(t, "line"), &offset = column<int64_t>(t, "offset");
+  const auto &calls = column<int64_t>(t, "calls"), &bytes = column<int64_t>(t, "bytes");
+  const auto &op = column<std::string>(t, "op");
+  const auto &time = column<double>(t, "time_s");
+  std::vector<CallSiteRow> out;
+  for (size_t i = 0; i < t.rows(); ++i)
+    out.push_back({site_name(at<std::string>(function, i, ""), at<std::string>(file, i, ""), at<int64_t>(line, i, 0),
+                             at<int64_t>(offset, i, 0)),
+                   at<std::string>(op, i, ""), static_cast<double>(at<int64_t>(calls, i, 0)), at<double>(time, i, 0),
+                   static_cast<double>(at<int64_t>(bytes, i, 0))});
+  return out;
+}
+
 }  // namespace
 
 bool ProblemRow::priced() const { return std::isfinite(predicted_gain_s); }
@@ -111,6 +138,7 @@ RunResults read_run_results(const std::string &results_path) {
   if (has_child(rs, "", "profile")) {
     r.regions = read_regions(rs);
     r.operations = read_operations(rs);
+    r.callsites = read_callsites(rs);
   }
   return r;
 }

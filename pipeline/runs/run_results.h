@@ -30,6 +30,12 @@ struct OperationRow {
   double calls = 0, time_s = 0, bytes = 0;
 };
 
+struct CallSiteRow {
+  std::string name;  // function (file:line), or module+offset when stripped: what two runs match by
+  std::string op;    // the MPI operation called there
+  double calls = 0, time_s = 0, bytes = 0;
+};
+
 struct RunResults {
   std::string path;  // the results store
   std::string command, start_time, mpi_library, hosts, source_store;
@@ -38,6 +44,7 @@ struct RunResults {
   std::vector<ProblemRow> problems;  // in their rank order
   std::vector<RegionRow> regions;
   std::vector<OperationRow> operations;
+  std::vector<CallSiteRow> callsites;
 };
 
 // Reads a results store (io::Error, one line, when it is not one of this version).

@@ -17,6 +17,7 @@
 #include "pipeline/format/text.h"
 #include "pipeline/engine/stage_info.h"
 #include "pipeline/whatif/fix_questions.h"
+#include "pipeline/engine/place.h"
 #include "pipeline/whatif/questions.h"
 
 namespace perfsift::pipeline {
@@ -40,6 +41,8 @@ struct ProfileResult {
   std::vector<kernels::Summary> wall_s, comp_s, mpi_s, visits_s;  // per region
   std::vector<double> comp_self;                                  // [owned][regions]: self wall minus self MPI time
   std::vector<OpTotals> rank_op;                                  // [owned][store ops]
+  std::vector<int64_t> site_sums;                                 // per store call site: calls, time_ns, bytes
+  std::vector<int32_t> site_op;                                   // per store call site: its op, -1 none
   std::vector<SentByReceiver> sent;                               // per owned rank
   std::vector<int64_t> op_calls;                                  // per store op, over all ranks
   std::vector<size_t> used;                                       // store ops called anywhere: the operation columns
@@ -91,12 +94,18 @@ std::vector<std::vector<int64_t>> scan_operations(Context &ctx, ProfileResult &r
   if (auto summed = ctx.products().take<OperationTotals>()) {
     totals = std::move(*summed);
   } else {
-    OperationTally tally(ctx.store().ops(), ctx.first(), ctx.owned());
+    OperationTally tally(ctx.store().ops(), ctx.store().callsites().size(), ctx.first(), ctx.owned());
     ctx.scan_events("profile: reading events", [&](int32_t rank, int64_t index, const io::Event *b,
                                                    const io::Event *e) { tally.add(rank, index, b, e); });
     totals = tally.take();
   }
   res.rank_op = std::move(totals.rank_op);
+  res.site_sums.reserve(totals.site.size() * 3);
+  for (const auto &t : totals.site) res.site_sums.insert(res.site_sums.end(), {t.calls, t.time_ns, t.bytes});
+  ctx.allreduce_sum(res.site_sums);
+  res.site_op = std::move(totals.site_op);  // a site calls one operation: any process's word for it
+  MPI_Allreduce(MPI_IN_PLACE, res.site_op.data(), static_cast<int>(res.site_op.size()), MPI_INT32_T, MPI_MAX,
+                ctx.comm());
   res.sent = std::move(totals.sent);
   return std::move(totals.start_events);
 }
@@ -257,6 +266,37 @@ void write_op_table(const Context &ctx, const ProfileResult &res, StageOutput &o
   out.table("ops", t);
 }
 
+// Per call site called anywhere, summed over ranks: named as a problem's call site is
+// (function, file:line, offset; module and module offset when stripped), so that two runs'
+// sites compare by name, not by their index into one store's /callsites.
+void write_callsite_table(const Context &ctx, const ProfileResult &res, StageOutput &out) {
+  const auto &sites = ctx.store().callsites();
+  io::Table t;
+  t.description = "per MPI call site, summed over ranks";
+  auto &op = t.strings("op", "the MPI operation called there");
+  auto &function = t.strings("function", "the calling function (the module when unknown)");
+  auto &file = t.strings("file", "source file; empty: unknown");
+  auto &line = t.ints("line", "", "source line; 0: unknown");
+  auto &offset = t.ints("offset", "B", "bytes into the function (into the module when the function is unknown)");
+  auto &calls = t.ints("calls", "count", "calls over all ranks");
+  auto &time = t.floats("time_s", "s", "time inside the calls, summed over ranks");
+  auto &bytes = t.ints("bytes", "bytes", "bytes moved (sent plus received), summed over ranks");
+  for (size_t k = 0; k < sites.size() && 3 * k + 2 < res.site_sums.size(); ++k) {
+    if (res.site_sums[3 * k] == 0) continue;
+    const CallSiteName name = call_site_name(sites[k]);
+    const int32_t o = k < res.site_op.size() ? res.site_op[k] : -1;
+    op.push_back(o >= 0 && static_cast<size_t>(o) < ctx.store().ops().size() ? ctx.store().ops()[o] : "");
+    function.push_back(name.function);
+    file.push_back(name.file);
+    line.push_back(name.line);
+    offset.push_back(name.offset);
+    calls.push_back(res.site_sums[3 * k]);
+    time.push_back(static_cast<double>(res.site_sums[3 * k + 1]) * 1e-9);
+    bytes.push_back(res.site_sums[3 * k + 2]);
+  }
+  out.table("callsites", t);
+}
+
 // Rank x region and rank x operation matrices: each process writes its rows.
 void write_matrices(const Context &ctx, const OwnedRows &rows, const ProfileResult &res, StageOutput &out) {
   const int32_t nreg = rows.nreg, first = ctx.first(), owned = ctx.owned();
@@ -349,6 +389,7 @@ void write_profile(const Context &ctx, const OwnedRows &rows, const ProfileResul
   out.attribute("regions", static_cast<int64_t>(ctx.nregions()));
   write_region_table(ctx, res, out);
   write_op_table(ctx, res, out);
+  write_callsite_table(ctx, res, out);
   write_matrices(ctx, rows, res, out);
   write_message_table(ctx, res, out);
   write_rank_table(ctx, rows, res, out);

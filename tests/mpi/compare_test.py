@@ -10,8 +10,9 @@ oversubscribed machine does not blur the computation).
 
   1. BEFORE AFTER as trace stores (analysed first, results beside them, then reused):
      AFTER faster, the noise unknown; the load imbalance in solve on rank 2 gone, its
-     predicted gain within 15 % of the program time the rerun saved; the JSON report's
-     contract; the HTML page whole, with the problem's status.
+     predicted gain within 15 % of the program time the rerun saved; the MPI_Allreduce's
+     call site (by function and file:line) called 80 times on each side, waiting less
+     after; the JSON report's contract; the HTML page whole, with the problem's status.
   2. --before x3 --after x3: the noise known, the change beyond it (p < 0.01).
   3. Two runs before the fix: the problem persists, not fixed; no verdict on its prediction.
   4. The gate: --fail-if-slower 5 exits 1 with one line when AFTER is the slow side, 0
@@ -50,7 +51,7 @@ def problem(d, kind, where):
 
 def contract(d):
     for key in ("format", "version", "answer", "before", "after", "program_time_s", "problems", "regions",
-                "operations"):
+                "operations", "callsites"):
         check(key in d, f"JSON lacks {key}")
     check(d["format"] == "perfsift-comparison", d["format"])
     for p in d["problems"]:
@@ -90,6 +91,11 @@ def main(argv):
     check(abs(imbalance["predicted_gain_s"] - saved) <= 0.15 * saved,
           f"predicted {imbalance['predicted_gain_s']} s, the rerun saved {saved} s")
     check(imbalance["verdict"] in ("held", "fell short", "exceeded"), imbalance)
+    sites = {x["site"]: x for x in d["callsites"]["rows"]}
+    allreduce = [x for name, x in sites.items() if name.startswith("main (") and name.endswith("fixable_imbalance.c:39)")]
+    check(len(allreduce) == 1 and allreduce[0]["calls_before"] == allreduce[0]["calls_after"] == 80,
+          f"call sites: {list(sites)}")
+    check(allreduce[0]["time_s"]["after"] < allreduce[0]["time_s"]["before"], allreduce[0])
     print(f"one run each: predicted {imbalance['predicted_gain_s'] * 1e3:.1f} ms, saved {saved * 1e3:.1f} ms, "
           f"verdict {imbalance['verdict']}")
     again = compare(perfsift, "before1.h5", "after1.h5", "--html", "one.html")
