@@ -64,7 +64,9 @@ std::string program_line(const Comparison &c) {
   std::string line = head + noise_words(p) + ").";
   if (c.per_rank)
     line += " The runs differ in rank count (" + std::to_string(c.before_ranks) + " before, " +
-            std::to_string(c.after_ranks) + " after): operations compare per rank, culprits by rank number.";
+            std::to_string(c.after_ranks) +
+            " after): operations and call sites compare per rank, culprits by their share "
+            "of the ranks.";
   return line;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,8 +35,11 @@ struct MatchedProblem {
 
 // Every problem of either side once: identical identity persists; the same kind and place
 // with other culprits, then the same kind and culprits at another place, moved; the rest
-// gone (before only) or new (after only). Before's order, then the new ones.
+// gone (before only) or new (after only). Before's order, then the new ones. When the two
+// sides ran on different rank counts (before_ranks, after_ranks), culprits compare by their
+// share of the ranks: rank 2 of 4 is ranks 4-5 of 8.
 std::vector<MatchedProblem> match_problems(const std::vector<SideProblem> &before,
-                                           const std::vector<SideProblem> &after);
+                                           const std::vector<SideProblem> &after, int64_t before_ranks = 0,
+                                           int64_t after_ranks = 0);
 
 }  // namespace perfsift::pipeline

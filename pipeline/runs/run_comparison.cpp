@@ -104,7 +104,7 @@ std::vector<CallsChange> compare_calls(const std::vector<RunResults> &before, co
 
 // The problems side by side, a verdict for each fixed one that was priced.
 void compare_problems(Comparison &c) {
-  for (const auto &m : match_problems(c.before_problems, c.after_problems)) {
+  for (const auto &m : match_problems(c.before_problems, c.after_problems, c.before_ranks, c.after_ranks)) {
     ProblemComparison p;
     p.match = m;
     const SideProblem *b = c.before_of(p), *a = c.after_of(p);

@@ -95,6 +95,18 @@ TEST(ProblemMatching, TheSameCulpritsAtAnotherPlaceMoved) {
   EXPECT_EQ(m[0].moved, "to another place");
 }
 
+TEST(ProblemMatching, OtherRankCountsCompareCulpritsByShare) {
+  const auto before = problems_of_side({run(1, {row("load-imbalance", "solve", "2", 0.5)})});
+  const auto after = problems_of_side({run(1, {row("load-imbalance", "solve", "4-5", 0.3)})});
+  const auto same_share = match_problems(before, after, 4, 8);
+  ASSERT_EQ(same_share.size(), 1u);
+  EXPECT_EQ(same_share[0].status, ProblemStatus::Persists);  // rank 2 of 4 is ranks 4-5 of 8
+  const auto same_count = match_problems(before, after, 8, 8);
+  EXPECT_EQ(same_count[0].status, ProblemStatus::Moved);
+  const auto other_share = match_problems(before, after, 4, 16);
+  EXPECT_EQ(other_share[0].status, ProblemStatus::Moved);
+}
+
 TEST(ProblemMatching, SeveralRunsOfASideAverageTheTimeAtStake) {
   const auto side = problems_of_side({run(1, {row("load-imbalance", "solve", "2", 0.4, 0.3)}), run(1, {}),
                                       run(1, {row("load-imbalance", "solve", "2", 0.2, 0.1)})});
