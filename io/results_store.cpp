@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <cmath>
@@ -82,6 +83,26 @@ void write_attr(const Ctx &ck, hid_t obj, const std::string &name, const AttrVal
 }
 
 // One column dataset; `first`/`total` place this process's rows (collective write).
+// Every data write of the results store is collective: the first process whose write failed
+// says why, and every process throws CollectiveError. Collective.
+void agree_on_write(const Ctx &ck, herr_t rc, const std::string &what, MPI_Comm comm) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  const int mine = rc < 0 ? me : INT_MAX;
+  int first = INT_MAX;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == INT_MAX) return;
+  if (me != first)
+    throw CollectiveError(ck.file() + ": " + what + " failed (said by analysis process " + std::to_string(first) + ")",
+                          false);
+  try {
+    ck.ok(rc, what);
+  } catch (const Error &e) {
+    throw CollectiveError(e.what(), true);
+  }
+  throw CollectiveError(ck.file() + ": " + what + " failed", true);
+}
+
 void write_column(const Ctx &ck, hid_t group, const Column &c, hsize_t first, hsize_t total, bool write_mine,
                   MPI_Comm comm) {
   Handle type;
@@ -121,7 +142,7 @@ void write_column(const Ctx &ck, hid_t group, const Column &c, hsize_t first, hs
     H5Sselect_none(fs);
     H5Sselect_none(ms);
   }
-  ck.ok(H5Dwrite(ds, type, ms, fs, collective_xfer(), data), "writing column " + c.name);
+  agree_on_write(ck, H5Dwrite(ds, type, ms, fs, collective_xfer(), data), "writing column " + c.name, comm);
 }
 
 void check_columns(const std::string &path, const Table &t) {
@@ -232,7 +253,8 @@ void ResultsWriter::matrix(const std::string &path, const MatrixBlock &m) {
     H5Sselect_none(fs);
     H5Sselect_none(ms);
   }
-  ck.ok(H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, collective_xfer(), m.values.data()), "writing " + path);
+  agree_on_write(ck, H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, collective_xfer(), m.values.data()), "writing " + path,
+                 m_comm);
 }
 
 void ResultsWriter::commit() {

@@ -24,6 +24,18 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A collective call that failed on some processes, thrown on every process of it: a failure
+// every process meets (a full disk, a file size limit) is then said once, by `said_here`'s
+// process, and the others end quietly beside it.
+class CollectiveError : public Error {
+ public:
+  CollectiveError(const std::string &what, bool said_here) : Error(what), m_said_here(said_here) {}
+  bool said_here() const { return m_said_here; }
+
+ private:
+  bool m_said_here;
+};
+
 // Collective over `comm`: each process passes the application ranks it owns (any
 // subset; together all of 0..run.nranks-1 that have data). Region, communicator and
 // call-site ids are unified across ranks here. Writes PATH.tmp-XXXX and renames it.

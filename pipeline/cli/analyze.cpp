@@ -246,7 +246,11 @@ int run_analyze(const AnalyzeOptions &o) {
     analyze(o, comm, a, warnings, progress);
   } catch (const std::exception &e) {
     const int code = dynamic_cast<const InternalError *>(&e) ? kExitInternalError : kExitUserError;
-    std::fprintf(stderr, "perfsift: analysis rank %d: %s\n", me, e.what());
+    const auto *collective = dynamic_cast<const io::CollectiveError *>(&e);
+    if (!collective || collective->said_here()) std::fprintf(stderr, "perfsift: analysis rank %d: %s\n", me, e.what());
+    // Every process of a failed collective call is here: the one that says it has said it
+    // before any aborts.
+    if (collective && np > 1) MPI_Barrier(comm);
     if (np > 1) MPI_Abort(comm, code);
     return code;
   }
