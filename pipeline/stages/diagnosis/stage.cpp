@@ -131,6 +131,17 @@ struct Evaluated {
   Recognition r;
 };
 
+// The model recognised with the most confidence, at least `least` (none: below it).
+std::optional<ProblemKind> most_confident(const Recognition &r, double least) {
+  ProblemKind kind = ProblemKind::MasterWorker;
+  double best = least;
+  bool any = false;
+  if (r.mw.confidence >= best) kind = ProblemKind::MasterWorker, best = r.mw.confidence, any = true;
+  if (r.wavefront() > best) kind = ProblemKind::Wavefront, best = r.wavefront(), any = true;
+  if (r.divide_and_conquer() > best) kind = ProblemKind::DivideAndConquer, any = true;
+  return any ? std::optional<ProblemKind>(kind) : std::nullopt;
+}
+
 // Recognises (or takes diagnosis.model) and diagnoses one run.
 Evaluated evaluate(Context &ctx, const config::Values &cfg, const ReplayModel &model, const MatchedMessageTable &msgs,
                    const std::string &forced) {
@@ -139,14 +150,9 @@ Evaluated evaluate(Context &ctx, const config::Values &cfg, const ReplayModel &m
   ev.r = recognise(ctx, model, msgs);
   ctx.progress().end();
   // The models are problem kinds (problem_kinds.h); diagnosis.model names one by its identifier.
-  std::optional<ProblemKind> recognised = find_problem_kind(forced);
-  if (forced == "auto") {
-    recognised.reset();
-    double best = cfg.get_float("diagnosis.min_confidence");
-    if (ev.r.mw.confidence >= best) recognised = ProblemKind::MasterWorker, best = ev.r.mw.confidence;
-    if (ev.r.wavefront() > best) recognised = ProblemKind::Wavefront, best = ev.r.wavefront();
-    if (ev.r.divide_and_conquer() > best) recognised = ProblemKind::DivideAndConquer;
-  }
+  // Built in one expression: GCC's -Wmaybe-uninitialized misreads an optional reset and assigned.
+  const std::optional<ProblemKind> recognised =
+      forced == "auto" ? most_confident(ev.r, cfg.get_float("diagnosis.min_confidence")) : find_problem_kind(forced);
   ev.model = recognised ? std::string(kind_id(*recognised)) : forced == "auto" ? "none" : forced;
   if (recognised == ProblemKind::MasterWorker)
     ev.d = diagnose_master_worker(ctx, cfg, model, msgs, ev.r.masters.empty() ? std::vector<int32_t>{0} : ev.r.masters,
