@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,9 +29,9 @@ bool is_results_store(const std::string &input) {
   return !io::looks_like_otf2(input) && fs::exists(input) && io::hdf5_store_format(input) == io::kResultsFormat;
 }
 
-// The results store of one input: the input itself, or what `analyze` writes beside a
-// trace store or OTF2 archive (analysed here unless results newer than the input are there).
-// Collective: every process analyses. Empty when the analysis failed (it said why).
+// The results store of an input that is not one (is_results_store): what `analyze` writes
+// beside a trace store or OTF2 archive (analysed here unless results newer than the input
+// are there). Collective: every process analyses. Empty when the analysis failed (it said why).
 std::string results_of(const std::string &input, const CompareOptions &o, int me) {
   if (!io::looks_like_otf2(input)) {
     if (!fs::exists(input))
@@ -38,7 +39,6 @@ std::string results_of(const std::string &input, const CompareOptions &o, int me
                       ": no such file (compare takes results stores, trace stores "
                       "or OTF2 archives)");
     const std::string format = io::hdf5_store_format(input);
-    if (format == io::kResultsFormat) return input;
     if (format != io::kTraceStoreFormat)
       throw io::Error(input + ": not a perfsift results store, trace store or OTF2 archive (format '" + format + "')");
   }
@@ -91,9 +91,15 @@ int run_compare(const CompareOptions &o) {
   std::vector<std::string> before_inputs, after_inputs;
   if (!valid_sides(o, before_inputs, after_inputs)) return 2;
   // MPI only when an input must be analysed first: results stores alone are a few reads.
+  std::set<std::string> ready;  // the inputs that are results stores
   bool analyses = false;
   for (const auto *side : {&before_inputs, &after_inputs})
-    for (const auto &input : *side) analyses |= !is_results_store(input);
+    for (const auto &input : *side) {
+      if (is_results_store(input))
+        ready.insert(input);
+      else
+        analyses = true;
+    }
   int me = 0;
   if (analyses) {
     ensure_mpi();
@@ -102,7 +108,7 @@ int run_compare(const CompareOptions &o) {
   std::vector<pipeline::RunResults> before, after;
   for (auto *side : {&before_inputs, &after_inputs})
     for (const auto &input : *side) {
-      const std::string results = results_of(input, o, me);
+      const std::string results = ready.count(input) ? input : results_of(input, o, me);
       if (results.empty()) return 2;
       (side == &before_inputs ? before : after).push_back(pipeline::read_run_results(results));
     }
