@@ -38,6 +38,35 @@ const char *target_word(Fix::Target target) {
   return "";
 }
 
+std::string fix_words(const Fix &f) {
+  const std::string region = "region " + f.region_path, site = site_words(f.site);
+  switch (f.action) {
+    case Fix::Action::IdealNetwork:
+      return "make the network ideal (no latency, unlimited bandwidth)";
+    case Fix::Action::ZeroWait:
+      return f.target == Fix::Target::All      ? "remove all waiting in MPI calls"
+             : f.target == Fix::Target::Region ? "remove the waiting in MPI calls in " + region
+                                               : "remove the waiting at " + site;
+    case Fix::Action::Balance:
+      return f.target == Fix::Target::All      ? "balance the computation across ranks"
+             : f.target == Fix::Target::Region ? "balance the computation in " + region + " across ranks"
+                                               : "balance the computation before " + site + " across ranks";
+    case Fix::Action::Scale: {
+      char times[48];
+      if (f.factor > 0 && f.factor < 1)
+        std::snprintf(times, sizeof times, "%.3gx faster", 1 / f.factor);
+      else
+        std::snprintf(times, sizeof times, "%.3gx as long", f.factor);
+      return std::string("make the computation ") +
+             (f.target == Fix::Target::All      ? ""
+              : f.target == Fix::Target::Region ? "in " + region + " "
+                                                : "before " + site + " ") +
+             times;
+    }
+  }
+  return f.question;
+}
+
 std::vector<Finding> all_findings(std::vector<Finding> findings, const Bottlenecks *bottlenecks,
                                   const RootCauses *causes) {
   if (!bottlenecks) return findings;
@@ -164,6 +193,8 @@ void fold_model_and_region_findings(std::vector<Problem> &problems) {
 
 double no_gain_s(double run_s) { return std::max(1e-9, 1e-3 * run_s); }
 
+double worth_acting_on_s(double run_s) { return 0.01 * run_s; }
+
 std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const FixEffects *effects, double run_s) {
   // Same place, same culprits: one problem; so are findings whose fix is the same change
   // (one what-if question: one gain, which two problems would count twice). The head is the
@@ -233,13 +264,23 @@ std::vector<Note> set_aside_non_problems(std::vector<Problem> &problems, double 
     const bool priced = !std::isnan(f.predicted_gain_s);
     if (priced) f.predicted_gain_s = std::min(f.predicted_gain_s, run_s);
     if (priced && f.predicted_gain_s <= no_gain) {
-      notes.push_back({f, "the replay of its fix (" + f.question() + ") predicts " +
+      notes.push_back({f, "the replay of its fix (" + (f.fix ? fix_words(*f.fix) : f.question()) + ") predicts " +
                               (f.predicted_gain_s < 0 ? "a loss of " + ms(-f.predicted_gain_s)
                                                       : "no measurable gain (" + ms(f.predicted_gain_s) + ")")});
       continue;
     }
     if (!priced && !(f.lost_s > 0)) {
       notes.push_back({f, "nothing at stake: no time to gain from it"});
+      continue;
+    }
+    const double worth = worth_acting_on_s(run_s);
+    if (priced && f.predicted_gain_s < worth) {
+      notes.push_back({f, "its fix (" + (f.fix ? fix_words(*f.fix) : f.question()) + ") is predicted to save " +
+                              ms(f.predicted_gain_s) + ", under 1 % of the program: not worth acting on"});
+      continue;
+    }
+    if (!priced && f.lost_s < worth) {
+      notes.push_back({f, ms(f.lost_s) + " at stake, under 1 % of the program: not worth acting on"});
       continue;
     }
     if (priced && f.predicted_gain_s > 1.2 * f.lost_s + 1e-4)

@@ -100,6 +100,9 @@ std::vector<Problem> merge_into_problems(std::vector<Finding> findings, const Fi
 
 // The gain below which a replayed fix predicts nothing: 0.1 % of the run (at least 1 ns).
 double no_gain_s(double run_s);
+// The least a problem must be worth to be one: a fix that buys less than 1 % of the program
+// (or, unpriced, less than that at stake) is a note, whatever the method that found it.
+double worth_acting_on_s(double run_s);
 
 // A method output that is not a problem, and why.
 struct Note {
@@ -109,7 +112,7 @@ struct Note {
 
 // Honest ranking: moves out of `problems` what is not a problem — a fix whose replay
 // predicts no gain or a loss (at most 0.1 % of the run), or nothing at stake and no priced
-// fix — and says, in a priced finding's cause, why its gain differs from its time
+// fix, or less than worth_acting_on_s — and says, in a priced finding's cause, why its gain differs from its time
 // at stake. Gains are at most the run.
 std::vector<Note> set_aside_non_problems(std::vector<Problem> &problems, double run_s);
 

@@ -40,5 +40,8 @@ struct FixOrder {
 const char *action_word(Fix::Action action);
 // The target's word in the results store ("all", "region", "callsite").
 const char *target_word(Fix::Target target);
+// The fix as a thing to do, in the program's terms: "balance the computation before
+// solve (cg.c:120) across ranks", "remove the waiting at exchange (halo.c:88)".
+std::string fix_words(const Fix &fix);
 
 }  // namespace perfsift::pipeline

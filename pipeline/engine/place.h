@@ -12,6 +12,7 @@
 
 #include "io/trace_model.h"
 #include "kernels/rank_set.h"
+#include "pipeline/format/text.h"
 
 namespace perfsift::pipeline {
 
@@ -29,6 +30,11 @@ struct CallSiteName {
 inline CallSiteName call_site_name(const io::CallSite &c) {
   if (c.function.empty()) return {c.module, c.file, c.line, static_cast<int64_t>(c.offset)};
   return {c.function, c.file, c.line, static_cast<int64_t>(c.fn_offset)};
+}
+
+// A call site named by identity, in the program's terms (site_words).
+inline std::string site_words(const CallSiteName &s) {
+  return site_words(s.function, s.file, s.line, static_cast<uint64_t>(s.offset));
 }
 
 struct Place {

@@ -106,9 +106,11 @@ io::Table problems_table(const std::vector<Problem> &problems) {
                         "simulated reduction of the run's wall time; NaN (JSON null) until a stage prices it");
   auto &stage = t.strings("stage", "stage that found it");
   auto &question = t.strings("question", "the what-if question that prices the fix; empty: none");
+  auto &fix = t.strings("fix", "the fix as a thing to do, in the program's terms; empty: none");
   for (size_t i = 0; i < problems.size(); ++i) {
     const Finding &f = problems[i].head;
     question.push_back(f.question());
+    fix.push_back(f.fix ? fix_words(*f.fix) : "");
     rank.push_back(static_cast<int64_t>(i + 1));
     kind.push_back(std::string(kind_id(f.kind)));
     where.push_back(f.place.label);
@@ -158,7 +160,9 @@ io::Table notes_table(const std::vector<Note> &notes) {
   auto &lost = t.floats("lost_s", "s", "wall time at stake as the method reported it");
   auto &gain = t.floats("predicted_gain_s", "s", "simulated payoff of its fix; NaN when not priced");
   auto &stage = t.strings("stage", "stage that reported it");
+  auto &fix = t.strings("fix", "its fix as a thing to do, in the program's terms; empty: none");
   for (const auto &n : notes) {
+    fix.push_back(n.finding.fix ? fix_words(*n.finding.fix) : "");
     kind.push_back(std::string(kind_id(n.finding.kind)));
     where.push_back(n.finding.place.label);
     ranks.push_back(n.finding.culprits.text());

@@ -34,6 +34,16 @@ inline std::string format_percent(double ratio) {
   return b;
 }
 
+// A count with its thousands grouped: "352,954".
+inline std::string format_count(int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
 // Names as a terminal shows them: a name cannot move the cursor, change colours or
 // reorder the line. A tab, newline and carriage return print as \t, \n and \r, other
 // control bytes (C0 and DEL) and each byte of an ill-formed UTF-8 piece as \xNN, the C1
@@ -141,17 +151,30 @@ inline std::string short_function(const std::string &f) {
   return s.empty() ? "?" : s;
 }
 
-// A call site as Vetter prints it, function+offset, with the source line when known:
-// "x_solve+7716 (x_solve.f:212)"; "(no call site)" when the store has none for it.
+// A call site in the program's terms: "x_solve (x_solve.f:212)" where the debug information
+// gives the line, else "x_solve+0x1e24"; a stripped binary's by its module and the offset
+// into it ("cp2k.psmp+0x1d2f3a"), so that its sites stay distinct.
+inline std::string site_words(const std::string &function_or_module, const std::string &file, int64_t line,
+                              uint64_t offset) {
+  std::string s = short_function(function_or_module);
+  if (line > 0)
+    return s + " (" + file.substr(file.rfind('/') == std::string::npos ? 0 : file.rfind('/') + 1) + ":" +
+           std::to_string(line) + ")";
+  if (offset > 0) {
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "+0x%llx", static_cast<unsigned long long>(offset));
+    s += hex;
+  }
+  return s;
+}
+
+// Call site `id` of the store in the program's terms (site_words); "(no call site)" when
+// the store has none for it.
 inline std::string site_label(const std::vector<io::CallSite> &sites, uint64_t id) {
   if (id >= sites.size()) return "(no call site)";
   const io::CallSite &c = sites[id];
-  std::string s = short_function(c.function.empty() ? c.module : c.function);
-  if (c.fn_offset > 0) s += "+" + std::to_string(c.fn_offset);
-  if (c.line > 0)
-    s += " (" + c.file.substr(c.file.rfind('/') == std::string::npos ? 0 : c.file.rfind('/') + 1) + ":" +
-         std::to_string(c.line) + ")";
-  return s;
+  return c.function.empty() ? site_words(c.module, c.file, c.line, c.offset)
+                            : site_words(c.function, c.file, c.line, c.fn_offset);
 }
 
 }  // namespace perfsift::pipeline

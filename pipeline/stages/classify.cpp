@@ -22,6 +22,7 @@
 #include "pipeline/classifier/trained_classifier.h"
 #include "pipeline/replay/matched_messages.h"
 #include "pipeline/engine/stage_info.h"
+#include "pipeline/whatif/fix_questions.h"
 
 namespace perfsift::pipeline {
 
@@ -341,6 +342,11 @@ void classify_findings(Context &ctx, const config::Values &cfg, const ClassifyRe
     f.place.peer = s.receiver_site;
     const bool receiver_waits = worst == vt::kLateSend || worst == vt::kLateSendPost;
     f.culprits.ranks = receiver_waits ? s.receiver_set : s.sender_set;
+    // Priced by removing the waiting where it is spent: the replay then says whether that
+    // buys anything, and whether another problem's fix removes it (one cause, one problem).
+    const uint64_t waiting_site = receiver_waits ? s.tally.recv_site : s.tally.send_site;
+    if (waiting_site < ctx.store().callsites().size())
+      f.fix = callsite_fix(Fix::Action::ZeroWait, ctx.store().callsites(), static_cast<int64_t>(waiting_site));
     f.lost_s = worst_s;
     f.cause = std::to_string(p.counts[worst]) + " of " + std::to_string(n) + " transfers (" +
               format_percent(static_cast<double>(p.counts[worst]) / static_cast<double>(n)) + ") from ranks " +

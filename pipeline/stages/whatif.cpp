@@ -58,6 +58,7 @@ std::map<int32_t, int64_t> step_regions(const Context &ctx, const ReplayModel &m
 struct Asked {
   std::string text, origin;
   bool fixes_finding = false;  // some finding's fix (whatever origin asked it first)
+  std::string fix = {};        // that fix as a thing to do (fix_words); empty for other questions
 };
 
 // Set-up: every question names what the store holds.
@@ -162,16 +163,17 @@ std::vector<Asked> ask_questions(const Context &ctx, const config::Values &cfg, 
   user_end = asked.size();
   if (cfg.get_bool("whatif.standard_questions")) add_standard_questions(ctx, cfg, model, paths, asked);
   for (const auto &f : ctx.findings)
-    if (f.fix) asked.push_back({f.fix->question, "finding"});
+    if (f.fix) asked.push_back({f.fix->question, "finding", false, fix_words(*f.fix)});
   if (const auto *found = ctx.products().find<Bottlenecks>())
     for (const auto &b : found->items)
-      if (b.fix) asked.push_back({b.fix->question, "finding"});
+      if (b.fix) asked.push_back({b.fix->question, "finding", false, fix_words(*b.fix)});
   std::vector<Asked> unique;
   std::map<std::string, size_t> seen;
   for (auto &a : asked) {
     auto [it, fresh] = seen.emplace(a.text, unique.size());
     if (fresh) unique.push_back(a);
     unique[it->second].fixes_finding = unique[it->second].fixes_finding || a.origin == "finding";
+    if (unique[it->second].fix.empty()) unique[it->second].fix = a.fix;
   }
   return unique;
 }
@@ -420,6 +422,7 @@ io::Table questions_table(const WhatifResult &r) {
   qt.description = "what-if questions: predicted run time and gain over the baseline replay";
   auto &q_text = qt.strings("question", "the question as asked");
   auto &q_origin = qt.strings("origin", "baseline, user, standard, or finding (prices a finding)");
+  auto &q_fix = qt.strings("fix", "a finding's fix as a thing to do, in the program's terms; else the question");
   auto &q_pred = qt.floats("predicted_s", "s", "predicted run time");
   auto &q_gain = qt.floats("gain_s", "s", "baseline replay minus predicted");
   auto &q_sel = qt.ints("selected", "", "events and computation spans the question changed");
@@ -429,6 +432,7 @@ io::Table questions_table(const WhatifResult &r) {
     const double pred = static_cast<double>(r.predicted[k]) * 1e-9;
     q_text.push_back(r.asked[k].text);
     q_origin.push_back(r.asked[k].origin);
+    q_fix.push_back(r.asked[k].fix.empty() ? r.asked[k].text : r.asked[k].fix);
     q_pred.push_back(pred);
     q_gain.push_back(baseline_s - pred);
     q_sel.push_back(r.selected[k]);

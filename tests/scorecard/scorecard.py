@@ -288,6 +288,7 @@ def score(case, d):
                 break
     alarms = [i for i, p in enumerate(problems)
               if i not in found and weight(p) >= FALSE_ALARM_SHARE * run_s]
+    extra = [i for i, p in enumerate(problems) if i not in found]
     ranked = all(i is not None and i < len(expect) for i in found)
     ok = all(i is not None for i in found) and ranked and not alarms
     notes = d.get("notes", [])
@@ -303,6 +304,8 @@ def score(case, d):
         "injected": expect, "pass": ok, "ranked": ranked,
         "found": [(e, show(problems[i]) if i is not None else None) for e, i in zip(expect, found)],
         "false_alarms": [(blamed_kind(problems[i]), show(problems[i])) for i in alarms],
+        "extra": len(extra),
+        "below_alarm": [show(problems[i]) for i in extra if i not in alarms],
         "top": [show(p) for p in problems[:4]],
         "notes": [f"{n['kind']} at {n['where']} on {n['ranks']}: {n.get('reason', '')}" for n in notes[:6]],
         "answer_kind": problems[0]["kind"] if problems else None,
@@ -344,6 +347,8 @@ def print_table(verdicts, out=sys.stdout):
                 print(f"      found below the top: {hit}", file=out)
         for _, s in v["false_alarms"]:
             print(f"      FALSE ALARM {s}", file=out)
+        for s in v.get("below_alarm", []):
+            print(f"      extra (under {FALSE_ALARM_SHARE:.0%}): {s}", file=out)
         if not v["pass"]:
             for s in v["top"]:
                 print(f"        reported: {s}", file=out)
@@ -362,6 +367,10 @@ def print_table(verdicts, out=sys.stdout):
         print(f"  {source:<17} {sum(v['pass'] for v in mine):>3} of {len(mine):>3} pass, precision {p:.2f}, recall {q:.2f}",
               file=out)
     passed = sum(v["pass"] for v in verdicts)
+    scored = [v for v in verdicts if not v.get("error")]
+    extra = sum(v.get("extra", 0) for v in scored)
+    print(f"{extra / max(1, len(scored)):.2f} problems a case beyond the injected ({extra} in {len(scored)} cases)",
+          file=out)
     print(f"{passed} of {len(verdicts)} cases pass", file=out)
     return pr(total)
 

@@ -34,7 +34,7 @@ void descheduled_text(std::ostream &os, const Attrs &a) {
 void whatif_text(std::ostream &os, const io::ResultsStore &rs) {
   const auto a = rs.attributes("whatif");
   const auto t = rs.table("whatif/questions");
-  const auto &text = column<std::string>(t, "question");
+  const auto &text = column<std::string>(t, t.find("fix") ? "fix" : "question");
   const auto &pred = column<double>(t, "predicted_s"), &gain = column<double>(t, "gain_s");
   char line[256];
   std::snprintf(
@@ -55,7 +55,7 @@ void whatif_text(std::ostream &os, const io::ResultsStore &rs) {
   std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return gain[x] > gain[y]; });
   for (size_t k = 0; k < order.size() && k < 4; ++k) {  // the rest: JSON and /whatif/questions
     const size_t i = order[k];
-    std::snprintf(line, sizeof line, "  %-44s %10s  gain %10s\n", clip(text[i], 44).c_str(),
+    std::snprintf(line, sizeof line, "  %-60s %10s  gain %10s\n", clip(text[i], 60).c_str(),
                   format_seconds(pred[i] - outside).c_str(), format_seconds(gain[i]).c_str());
     os << line;
   }
@@ -65,13 +65,16 @@ void whatif_text(std::ostream &os, const io::ResultsStore &rs) {
 void whatif_json(JsonWriter &j, const io::ResultsStore &rs) {
   const auto a = rs.attributes("whatif");
   const auto t = rs.table("whatif/questions");
-  const auto &text = column<std::string>(t, "question"), &origin = column<std::string>(t, "origin");
+  const auto &text = column<std::string>(t, "question"), &origin = column<std::string>(t, "origin"),
+             &fix = column<std::string>(t, "fix");
   const auto &pred = column<double>(t, "predicted_s"), &gain = column<double>(t, "gain_s");
   const auto &sel = column<int64_t>(t, "selected"), &rel = column<int64_t>(t, "released");
   j.begin_array();
   for (size_t i = 0; i < t.rows(); ++i) {
     j.begin_object();
-    j.key("question").value(text[i]).key("predicted_s").value(pred[i]).key("gain_s").value(gain[i]);
+    j.key("question").value(text[i]);
+    if (i < fix.size()) j.key("fix").value(fix[i]);
+    j.key("predicted_s").value(pred[i]).key("gain_s").value(gain[i]);
     j.key("origin").value(origin[i]).key("selected").value(sel[i]).key("released").value(rel[i]);
     if (i == 0) {
       j.key("measured_s")
