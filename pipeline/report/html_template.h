@@ -193,7 +193,7 @@ function selectFinding(i){selected=i;for(const tr of document.querySelectorAll("
 // ---- MPI operations, start-up and shut-down apart (not the program's communication)
 (function(){const O=D.operations;if(!O){absentNote("operations","operations");return}
  let h=table({columns:["operation","calls","time per rank","share of the program's MPI time"],rows:O.program.map(o=>[o[0],o[1],fmt(o[2]),(100*o[3]).toFixed(1)+" %"]),total:O.program.length});
- if(O.lifecycle.length)h+='<div class="note" id="lifecycle-ops">start-up and shut-down, not in the shares: '+O.lifecycle.map(o=>esc(o[0])+" "+fmt(o[2])+" per rank ("+o[1]+" calls)").join(", ")+"</div>";
+ if(O.lifecycle.length)h+='<div class="note" id="lifecycle-ops">start-up and shut-down, per rank and not in the shares: '+O.lifecycle.map(o=>esc(o[0])+" "+fmt(o[2])).join(", ")+"</div>";
  $("operations").innerHTML=h})();
 // ---- RPPA's views
 (function(){if(!D.rank_region_wall_s){absentNote("rppa","rppa");return}const host=$("rppa");

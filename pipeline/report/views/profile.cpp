@@ -48,9 +48,10 @@ void profile_text(std::ostream &os, const io::ResultsStore &rs) {
     }
     std::string apart;
     for (const auto &o : ops.lifecycle)
-      apart += (apart.empty() ? "" : ", ") + o.op + " " + format_seconds(o.time_s / nr) + " per rank";
+      apart += (apart.empty() ? "" : ", ") + o.op + " " + format_seconds(o.time_s / nr);
     if (!apart.empty())
-      for (const auto &w : wrap("start-up and shut-down, not in the shares: " + apart, 96, 2)) os << "  " << w << "\n";
+      for (const auto &w : wrap("start-up and shut-down, per rank and not in the shares: " + apart, 96, 2))
+        os << "  " << w << "\n";
   }
 }
 
