@@ -88,11 +88,10 @@ function matrixChart(host,o){const R=o.rows.length,C=o.cols.length,avail=Math.ma
  text(12,T+PH/2,o.rowTitle,"axis axis-row",{"text-anchor":"middle",transform:"rotate(-90 12 "+(T+PH/2)+")"});
  text(L+PW/2,T+PH+B-6,o.colTitle,"axis axis-col",{"text-anchor":"middle"});
  // The legend: the colour scale bottom (low) to top (high), its ticks and its units.
- const gid="grad-"+o.name,defs=svgEl("defs",{}),lg=svgEl("linearGradient",{id:gid,x1:0,y1:1,x2:0,y2:0});
- for(let k=0;k<=10;k++)lg.appendChild(svgEl("stop",{offset:k/10,"stop-color":color(k/10)}));defs.appendChild(lg);s.appendChild(defs);
  const words=o.legend.title.split(" "),tl=[""];for(const w of words){if(tl[tl.length-1]&&(tl[tl.length-1]+" "+w).length>24)tl.push("");tl[tl.length-1]+=(tl[tl.length-1]?" ":"")+w}
  const lx=L+PW+24,ly=T+6+13*tl.length,lh=Math.min(PH-ly+T,220),leg=svgEl("g",{class:"legend"});s.appendChild(leg);
- leg.appendChild(svgEl("rect",{x:lx,y:ly,width:14,height:lh,fill:"url(#"+gid+")",stroke:"#888"}));
+ for(let k=0;k<40;k++)leg.appendChild(svgEl("rect",{x:lx,y:ly+lh*(39-k)/40,width:14,height:lh/40+0.5,fill:color(k/39)}));
+ leg.appendChild(svgEl("rect",{x:lx,y:ly,width:14,height:lh,fill:"none",stroke:"#888",class:"scale"}));
  const lt=text(lx,T+8,"","axis legend-title");tl.forEach((l,k)=>{const t=svgEl("tspan",{x:lx,dy:k?13:0});t.textContent=l;lt.appendChild(t)});leg.appendChild(lt);
  for(const [f,label] of o.legend.ticks){const y=ly+lh*(1-f);leg.appendChild(svgEl("line",{x1:lx+14,x2:lx+18,y1:y,y2:y,stroke:"#888"}));leg.appendChild(text(lx+21,y+4,label,"legend-tick"))}
  if(o.legend.empty){const y=ly+lh+10;leg.appendChild(svgEl("rect",{x:lx,y:y,width:14,height:10,fill:o.empty,stroke:"#888"}));leg.appendChild(text(lx+21,y+9,o.legend.empty,"legend-tick"))}
