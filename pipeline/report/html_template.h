@@ -52,7 +52,8 @@ function table(t,cls){let h="<table"+(cls?' class="'+cls+'"':"")+"><thead><tr>"+
  h+="</tbody></table>";if(t.total>t.rows.length)h+='<div class="note">'+t.rows.length+" of "+t.total+" rows; the rest is in the results file</div>";return h}
 function parseRanks(s){const out=new Set();for(const p of String(s).split(",")){if(p==="all"){for(let r=0;r<D.run.ranks;r++)out.add(r);continue}
  const m=p.match(/^(\d+)(?:-(\d+))?$/);if(m){for(let r=+m[1];r<=+(m[2]||m[1]);r++)out.add(r)}}return out}
-function color(x){x=Math.max(0,Math.min(1,x));const r=Math.round(255*Math.min(1,2*x)),g=Math.round(255*Math.min(1,2*(1-x))*0.85+30);return "rgb("+r+","+g+",60)"}
+function rgb(x){x=Math.max(0,Math.min(1,x));return [Math.round(255*Math.min(1,2*x)),Math.round(255*Math.min(1,2*(1-x))*0.85+30),60]}
+function color(x){return "rgb("+rgb(x).join(",")+")"}
 function svgEl(tag,attrs){const e=document.createElementNS("http://www.w3.org/2000/svg",tag);for(const k in attrs)e.setAttribute(k,attrs[k]);return e}
 function bars(values,labels,title,unit){const w=Math.max(300,Math.min(1300,values.length*14+60)),h=160,max=Math.max(1e-30,...values.filter(Number.isFinite));
  const mean=values.filter(Number.isFinite).reduce((a,b)=>a+b,0)/Math.max(1,values.filter(Number.isFinite).length);
@@ -75,8 +76,10 @@ function matrixChart(host,o){const R=o.rows.length,C=o.cols.length,avail=Math.ma
  if(o.square)PW=PH=Math.max(360,Math.min(640,avail-L-LG,R*28));
  const cw=PW/C,rh=PH/R,flat=cl<=10||cl*6.5+8<=cw,B=flat?40:Math.round(cl*6.5*0.72)+40,T=10;
  const s=svgEl("svg",{width:L+PW+LG,height:T+PH+B,class:"matrix","data-chart":o.name});
- const cv=document.createElement("canvas");cv.width=C;cv.height=R;const g=cv.getContext("2d");
- for(let i=0;i<R;i++)for(let j=0;j<C;j++){const v=o.cell(i,j);g.fillStyle=v===null?o.empty:color(v);g.fillRect(j,i,1,1)}
+ const cv=document.createElement("canvas");cv.width=C;cv.height=R;const g=cv.getContext("2d"),img=g.createImageData(C,R);
+ g.fillStyle=o.empty;g.fillRect(0,0,1,1);const none=g.getImageData(0,0,1,1).data;
+ for(let i=0;i<R;i++)for(let j=0;j<C;j++){const v=o.cell(i,j),c=v===null?none:rgb(v),k=4*(i*C+j);img.data[k]=c[0];img.data[k+1]=c[1];img.data[k+2]=c[2];img.data[k+3]=255}
+ g.putImageData(img,0,0);
  s.appendChild(svgEl("image",{x:L,y:T,width:PW,height:PH,preserveAspectRatio:"none",href:cv.toDataURL()}));
  s.appendChild(svgEl("rect",{x:L,y:T,width:PW,height:PH,fill:"none",stroke:"#888",class:"plot"}));
  const text=(x,y,t,cls,extra)=>{const e=svgEl("text",Object.assign({x:x,y:y,class:cls},extra||{}));e.textContent=t;s.appendChild(e);return e};
