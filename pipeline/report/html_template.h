@@ -70,7 +70,8 @@ function clipLabel(s,n){s=String(s);return s.length>n?"\u2026"+s.slice(s.length-
 // axes titled, tick labels thinned so that none overlaps, and a colour legend with units.
 // o: {name, rows, cols (labels), rowTitle, colTitle, cell(i,j): 0..1 or null, empty (colour
 // of a null cell), legend: {title, ticks: [[0..1, label]]}, hover(i,j): text, square}
-function matrixChart(host,o){const R=o.rows.length,C=o.cols.length,avail=Math.max(600,Math.min(1360,host.clientWidth||1200));
+function matrixChart(host,o){const R=o.rows.length,C=o.cols.length;if(!R||!C){host.insertAdjacentHTML("beforeend",'<div class="note">no rows or columns to draw</div>');return null}
+ const avail=Math.max(600,Math.min(1360,host.clientWidth||1200));
  const rl=Math.min(12,Math.max(...o.rows.map(x=>String(x).length))),cl=Math.min(28,Math.max(...o.cols.map(x=>String(x).length)));
  const L=34+rl*7,LG=190;let PW=Math.max(400,Math.min(avail-L-LG,C*28)),PH=Math.max(160,Math.min(640,R*28));
  if(o.square)PW=PH=Math.max(360,Math.min(640,avail-L-LG,R*28));
