@@ -33,6 +33,7 @@ namespace {
 constexpr int64_t kMaxRankRows = 512;
 constexpr int64_t kMaxTimelineEvents = 60000;
 constexpr int64_t kTimeBins = 240;
+constexpr size_t kUnwrapped = 100000;  // a line width no answer reaches
 
 // Ranks in blocks of `per` (1 when the run is small): block labels "a" or "a-b".
 struct RankBlocks {
@@ -246,6 +247,9 @@ void timeline_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &
     j.begin_object().key("id").value(k).key("label").value(label).key("events").value(n).end_object();
   }
   j.end_array();
+  // The run's calls: the measured run's rows (each question replays the same calls again).
+  const auto measured = per_question.find(-1);
+  j.key("calls").value(measured != per_question.end() ? measured->second : largest);
   if (largest <= kMaxTimelineEvents) {
     timeline_calls(j, rs, t, per_question);
   } else {
@@ -313,6 +317,21 @@ void profile_json(JsonWriter &j, const io::ResultsStore &rs, const RankBlocks &r
   j.end_array();
 }
 
+// The MPI operations by time, start-up and shut-down apart: [op, calls, time per rank (s), share].
+void operations_json(JsonWriter &j, const io::ResultsStore &rs) {
+  const auto ops = operations_by_time(rs.table("profile/ops"));
+  const double ranks =
+      std::max<double>(1, static_cast<double>(attr_or<int64_t>(rs.attributes("profile"), "ranks_with_data", 1)));
+  j.key("operations").begin_object();
+  for (const auto &[key, side] : {std::pair{"program", &ops.program}, std::pair{"lifecycle", &ops.lifecycle}}) {
+    j.key(key).begin_array();
+    for (const auto &o : *side)
+      j.begin_array().value(o.op).value(o.calls).value(round4(o.time_s / ranks)).value(round4(o.share)).end_array();
+    j.end_array();
+  }
+  j.end_object();
+}
+
 // The dissimilarity clusters: id, size and ranks of each.
 void clusters_json(JsonWriter &j, const io::ResultsStore &rs) {
   const auto t = rs.table("dissimilarity/ranks");
@@ -332,6 +351,14 @@ void clusters_json(JsonWriter &j, const io::ResultsStore &rs) {
   j.end_array();
 }
 
+// Why a stage that ran stored no table: what it found, said as a fact, not an error.
+std::string found_nothing(const io::ResultsStore &rs, const std::string &stage) {
+  if (stage == "diagnosis" && attr_or<std::string>(rs.attributes("diagnosis"), "model", "none") == "none")
+    return "none: no master-worker, wavefront or divide-and-conquer structure recognised";
+  if (stage == "dissimilarity") return "none: the dissimilarity stage clustered no ranks";
+  return "none: the " + stage + " stage found nothing to list";
+}
+
 // Tables shown as they are, those the stages wrote.
 void tables_json(JsonWriter &j, const io::ResultsStore &rs, const StagesRun &st) {
   static const std::vector<std::pair<std::string, std::string>> shown = {
@@ -343,13 +370,16 @@ void tables_json(JsonWriter &j, const io::ResultsStore &rs, const StagesRun &st)
       {"whatif/questions", "What-if questions (PerWiz)"},
       {"bounds/bounds", "Lower bounds (PerWiz)"}};
   j.key("tables").begin_array();
-  std::vector<std::pair<std::string, std::string>> absent;
+  std::vector<std::pair<std::string, std::string>> absent, none;
   for (const auto &[path, title] : shown) {
     const auto slash = path.find('/');
     const std::string stage = path.substr(0, slash);
     if (!has_path(rs, stage, path.substr(slash + 1))) {
-      const std::string why = st.why_not(stage);
-      absent.emplace_back(title, why.empty() ? "the " + stage + " stage stored no /" + path + " table" : why);
+      // A stage that ran and stored its group leaves a table out when it found nothing for it.
+      if (const std::string why = st.why_not(stage); !why.empty())
+        absent.emplace_back(title, why);
+      else
+        none.emplace_back(title, found_nothing(rs, stage));
       continue;
     }
     j.begin_object().key("title").value(title).key("hdf5").value("/" + path).key("table");
@@ -357,9 +387,12 @@ void tables_json(JsonWriter &j, const io::ResultsStore &rs, const StagesRun &st)
     j.end_object();
   }
   j.end_array();
-  j.key("tables_absent").begin_array();
-  for (const auto &[title, why] : absent) j.begin_object().key("title").value(title).key("why").value(why).end_object();
-  j.end_array();
+  for (const auto &[key, rows] : {std::pair{"tables_absent", &absent}, std::pair{"tables_none", &none}}) {
+    j.key(key).begin_array();
+    for (const auto &[title, why] : *rows)
+      j.begin_object().key("title").value(title).key("why").value(why).end_object();
+    j.end_array();
+  }
 }
 
 // Every view that is not drawn, and why: one line each, shown at the top of the page and
@@ -371,6 +404,7 @@ void absent_json(JsonWriter &j, const io::ResultsStore &rs, const StagesRun &st)
   static const View views[] = {
       {"rppa", "no per-rank views (RPPA)", "profile"},
       {"heatmap", "no rank x region heatmap", "profile"},
+      {"operations", "no MPI operations table", "profile"},
       {"comm", "no communication matrix", "profile"},
       {"clusters", "no rank clusters", "dissimilarity"},
       {"diagnosis", "no model diagnosis", "diagnosis"},
@@ -383,13 +417,15 @@ void absent_json(JsonWriter &j, const io::ResultsStore &rs, const StagesRun &st)
   for (const auto &v : stage_views())
     if (std::find(st.ran.begin(), st.ran.end(), v.group) == st.ran.end()) not_run.push_back(v.group);
   j.key("stages_not_run").values(not_run);
+  // Absent: the stage did not run or its results are missing, said at the top of the page.
+  // None: the stage ran and found nothing to draw, said in place of the view alone.
   j.key("absent").begin_object();
-  for (const auto &v : views) {
-    std::string why = st.why_not(v.stage);
-    if (why.empty() && std::string(v.key) == "clusters" && !has_path(rs, "dissimilarity", "ranks"))
-      why = "the dissimilarity stage stored no /dissimilarity/ranks table";
-    if (!why.empty()) j.key(v.key).value(std::string(v.what) + ": " + why);
-  }
+  for (const auto &v : views)
+    if (const std::string why = st.why_not(v.stage); !why.empty()) j.key(v.key).value(std::string(v.what) + ": " + why);
+  j.end_object();
+  j.key("none").begin_object();
+  if (st.why_not("dissimilarity").empty() && !has_path(rs, "dissimilarity", "ranks"))
+    j.key("clusters").value("No rank clusters: the dissimilarity stage clustered no ranks.");
   j.end_object();
 }
 
@@ -403,12 +439,16 @@ std::string data_json(const io::ResultsStore &rs) {
   rb.ranks = attr_or<int64_t>(attributes_or_none(rs, "run"), "ranks", 0);
   rb.per = std::max<int64_t>(1, (rb.ranks + kMaxRankRows - 1) / kMaxRankRows);
   j.begin_object();
-  j.key("answer").values(answer_lines(rs, 200));
+  // Paragraphs, not the text report's lines: the page reflows them to its width.
+  j.key("answer").values(answer_lines(rs, kUnwrapped));
   run_json(j, rs, rb);
   absent_json(j, rs, st);
   j.key("findings");
   table_json(j, problems_for_readers(rs), 200);
-  if (st.has("profile")) profile_json(j, rs, rb);
+  if (st.has("profile")) {
+    profile_json(j, rs, rb);
+    operations_json(j, rs);
+  }
   if (st.has("dissimilarity") && has_path(rs, "dissimilarity", "ranks")) clusters_json(j, rs);
   tables_json(j, rs, st);
   if (st.has("diagnosis")) {

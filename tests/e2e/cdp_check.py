@@ -4,7 +4,10 @@ finding with real mouse events at its on-screen position, reads what the timelin
 and takes a screenshot.
 
 usage: cdp_check.py REPORT.html SCREENSHOT.png
-prints one JSON object: {"rendered", "errors", "console", "highlighted", "selected", "screenshot_bytes"}
+prints one JSON object: {"rendered", "errors", "console", "highlighted", "selected", "screenshot_bytes", "page"}
+where "page" is what a reader sees: each matrix chart's plot size in CSS pixels, axis titles,
+tick label boxes and legend; the answer's paragraphs; the lines at the top that call views
+absent; the timeline's note; the operations table's rows and the line set apart.
 """
 import base64
 import json
@@ -64,6 +67,26 @@ class WebSocket:
                 return message.decode()
 
 
+# What a reader sees, read from the drawn page (boxes: [left, top, right, bottom]).
+SEEN = """(() => {
+  const box = e => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+  const texts = (root, sel) => [...root.querySelectorAll(sel)].map(e => e.textContent);
+  const charts = {};
+  for (const svg of document.querySelectorAll("svg.matrix")) {
+    const plot = svg.querySelector("rect.plot").getBoundingClientRect();
+    charts[svg.dataset.chart] = {width: plot.width, height: plot.height, axes: texts(svg, "text.axis-row, text.axis-col"),
+      row_ticks: [...svg.querySelectorAll("text.tick-row")].map(box), col_ticks: [...svg.querySelectorAll("text.tick-col")].map(box),
+      legend: svg.querySelector("g.legend rect.scale") ? box(svg.querySelector("g.legend rect.scale")) : null,
+      legend_title: texts(svg, "text.legend-title").join(" "), legend_ticks: texts(svg, "text.legend-tick")};
+  }
+  const note = document.querySelector("#timeline .note");
+  return {charts: charts, answer: texts(document, "#answer p, #answer li"), answer_lines: (JSON.parse(document.getElementById("data").textContent).answer || []).length,
+          absent: texts(document, "#absent li"), timeline_note: note ? note.textContent : "",
+          operations: [...document.querySelectorAll("#operations tbody tr")].map(r => r.cells[0].textContent),
+          lifecycle: texts(document, "#lifecycle-ops").join(" ")};
+})()"""
+
+
 class Page:
     def __init__(self, ws):
         self.ws, self.next_id, self.events = ws, 0, []
@@ -108,6 +131,7 @@ def main(report, screenshot):
         while page.eval("document.body && document.body.dataset.rendered") != "ok" and time.time() < deadline:
             time.sleep(0.1)
         rendered = page.eval("document.body.dataset.rendered")
+        seen = page.eval(SEEN)
         # A real click: the first finding's row, scrolled into view, hit at its centre (a
         # report without findings has no row: nothing is clicked, selected is false).
         rect = page.eval("(() => { const r = document.querySelector('#findings tbody tr'); if (!r) return null;"
@@ -128,7 +152,7 @@ def main(report, screenshot):
                    or (e.get("method") == "Runtime.consoleAPICalled" and e["params"].get("type") == "error")
                    or (e.get("method") == "Log.entryAdded" and e["params"]["entry"].get("level") == "error")]
         print(json.dumps({"rendered": rendered, "errors": errors, "console": console, "highlighted": highlighted,
-                          "selected": selected, "screenshot_bytes": len(shot)}))
+                          "selected": selected, "screenshot_bytes": len(shot), "page": seen}))
     finally:
         # Chromium's own children (renderer, GPU, zygote) share its session: all of them go
         # before its profile directory does.

@@ -3,7 +3,10 @@
 # run is analysed, `perfsift report --format html` writes one file that fetches nothing;
 # Chromium renders every view without script errors or console errors, the screenshot is
 # not blank, and a mouse click on a finding, sent through Chromium's DevTools protocol
-# (tests/e2e/cdp_check.py), lights that finding's region and ranks in the timelines.
+# (tests/e2e/cdp_check.py), lights that finding's region and ranks in the timelines. What a
+# reader sees is checked on this run and on a synthetic one of 96 ranks with more calls than
+# the timeline draws one by one (tests/e2e/page_views_check.py): charts at a readable size
+# with axes, thinned labels and a legend, the answer in paragraphs, the real call count.
 # usage: html_report_test.sh PERFSIFT STORE WORK_DIR
 set -euo pipefail
 perfsift=$1 store=$2 work=$3
@@ -47,6 +50,14 @@ cat cdp.json
 $py -c "import json, sys; d = json.load(open('cdp.json')); sys.exit(0 if d['rendered'] == 'ok' and d['errors'] == 0 and not d['console'] and d['selected'] and d['highlighted'] > 0 else 1)" \
   || fail "console errors, or the click lit nothing"
 lit=$($py -c "import json; print(json.load(open('cdp.json'))['highlighted'])")
+$py "$(dirname "$0")/page_views_check.py" 4 < cdp.json || fail "what the page shows"
+"$perfsift" synth -o many.h5 --ranks 96 --regions "setup,solve,solve/smooth_the_residual_on_the_fine_grid,io" \
+  --events-per-rank 700 --inject imbalance:region=solve/smooth_the_residual_on_the_fine_grid,ranks=5-8,factor=3 > synth.txt
+calls=$("$perfsift" info many.h5 | grep -o '[0-9]* MPI events' | cut -d' ' -f1)
+mpirun -n 2 "$perfsift" analyze many.h5 -o many_r.h5 > many.txt 2>&1 || { cat many.txt; fail "analyze of the 96-rank run failed"; }
+"$perfsift" report many_r.h5 --format html -o many.html
+$py "$(dirname "$0")/cdp_check.py" many.html many.png > many.json || fail "the DevTools session failed on the 96-rank page"
+$py "$(dirname "$0")/page_views_check.py" 96 "$calls" < many.json || fail "what the 96-rank page shows ($calls calls)"
 $py - shot.png <<'PY' || fail "the screenshot is blank"
 import struct, sys, zlib
 data = open(sys.argv[1], "rb").read()

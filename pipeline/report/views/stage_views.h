@@ -30,4 +30,19 @@ struct StageView {
 const std::vector<StageView> &stage_views();
 const StageView *find_view(const std::string &group);
 
+// The MPI operations of /profile/ops by time, most first. Start-up and shut-down
+// (MPI_Init, MPI_Init_thread, MPI_Finalize: is_lifecycle_op, the definition `perfsift
+// compare` uses) are apart: not the program's communication, so the shares of the others
+// are of the program's MPI time without them.
+struct OperationTime {
+  std::string op;
+  int64_t calls = 0;
+  double time_s = 0;  // summed over ranks
+  double share = 0;   // of the program's MPI time; 0 for start-up and shut-down
+};
+struct OperationsByTime {
+  std::vector<OperationTime> program, lifecycle;
+};
+OperationsByTime operations_by_time(const io::Table &ops);
+
 }  // namespace perfsift::pipeline
