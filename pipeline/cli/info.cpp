@@ -227,8 +227,10 @@ void print_text(const io::TraceStore &store, const Summary &s) {
 std::string abort_phrase(const io::AbortRecord &abort, const std::vector<io::CallSite> &sites) {
   char when[64];
   std::snprintf(when, sizeof when, ", %.3f s into the run", abort.t_ns * 1e-9);
+  const std::string place = abort.callsite < sites.size() ? " at " + pipeline::site_label(sites, abort.callsite)
+                                                          : " (its call site was not saved)";
   std::string s = "rank " + std::to_string(abort.rank) + " called MPI_Abort with error code " +
-                  std::to_string(abort.error_code) + " at " + pipeline::site_label(sites, abort.callsite) + when;
+                  std::to_string(abort.error_code) + place + when;
   if (abort.ranks > 1) s += " (" + std::to_string(abort.ranks) + " ranks called it)";
   return s;
 }

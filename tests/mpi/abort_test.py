@@ -7,9 +7,11 @@ barrier until the launcher ends it. Known answer: the store `perfsift collect` r
 holds both ranks, each with its N MPI_Allreduce; rank 1's last event is the MPI_Abort,
 flagged interrupted, its error code in `tag`, its call site in the program's source;
 `perfsift recover` and `perfsift info` say the program aborted (rank, code, place, time),
-and `perfsift analyze` puts that first in its report and exits with code 4.
+also when no rank's profile was saved, and `perfsift analyze` puts that first in its
+report and exits with code 4.
 """
 import json
+import struct
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -53,6 +55,34 @@ def check_store(path, n, code, source):
     return errors
 
 
+def without_profiles(spill_dir, out_dir):
+    """The spill files with their state chunks (type 5: the profile and run facts) left
+    out, as ranks SIGKILLed after a spill leave them (io/spill.h: a 32-byte header, then
+    chunks of u32 type, u32 reserved, u64 bytes and the payload)."""
+    out_dir.mkdir()
+    for path in spill_dir.glob("rank-*.bin"):
+        data, kept, at = path.read_bytes(), [], 32
+        kept.append(data[:32])
+        while at + 16 <= len(data):
+            kind, _, size = struct.unpack_from("<IIQ", data, at)
+            if kind != 5:
+                kept.append(data[at : at + 16 + size])
+            at += 16 + size
+        (out_dir / path.name).write_bytes(b"".join(kept))
+
+
+def check_without_profiles(perfsift, store, work):
+    """A store recovered with events only (no rank's profile): info says the program
+    aborted and that no profile was saved, and exits 0."""
+    spills = work / "no-profiles.spill"
+    without_profiles(Path(f"{store}.spill"), spills)
+    perfsift("recover", spills, "-o", work / "no-profiles.h5", out=harness.DEVNULL, err=harness.DEVNULL)
+    info = perfsift("info", work / "no-profiles.h5", out=harness.CAPTURE, err=harness.CAPTURE, expect=None)
+    if info.returncode or "ABORTED      rank 1 called MPI_Abort" not in info.stdout or "regions      none" not in info.stdout:
+        return [f"perfsift info on a store without profiles (exit {info.returncode}):\n{info.stdout}{info.stderr}"]
+    return []
+
+
 def run_case(perfsift, app, work, name, n, code, source):
     store = work / f"{name}.h5"
     done = perfsift.collect(store, 2, app, *([n, code] if app.endswith("abort_run") else []), out=harness.CAPTURE,
@@ -62,6 +92,8 @@ def run_case(perfsift, app, work, name, n, code, source):
     if not store.exists():
         return errors + ["no store recovered:\n" + said]
     errors += check_store(store, n, code, source)
+    if name == "late":
+        errors += check_without_profiles(perfsift, store, work)
     phrase = f"rank 1 called MPI_Abort with error code {code} at "
     if f"the program aborted: {phrase}" not in said or source not in said:
         errors.append("recover does not say the program aborted:\n" + said)
