@@ -9,6 +9,7 @@
 namespace perfsift::collect {
 
 void EventSpill::events_to_ns(ThreadState &ts, std::span<io::Event> events) {
+  clock_refresh();  // the ratio up to now: every tick below was read before
   for (auto &e : events) {
     e.t_enter = std::max(ticks_to_ns(e.t_enter), ts.last_enter_ns);
     e.t_exit = std::max(ticks_to_ns(e.t_exit), e.t_enter);
@@ -18,7 +19,6 @@ void EventSpill::events_to_ns(ThreadState &ts, std::span<io::Event> events) {
 
 void EventSpill::prepare_for_disk(ThreadState &ts) {
   m_sites.resolve(ts.events.span().subspan(ts.prepared_events));
-  clock_refresh();
   events_to_ns(ts, ts.events.span().subspan(ts.prepared_events));
   ts.prepared_events = ts.events.size();
   if (ts.index == 0) m_regions.executions_to_ns();

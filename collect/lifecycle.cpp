@@ -1,6 +1,6 @@
 // The hand-written wrappers listed under `manual` in mpi_functions.toml: start-up,
-// shut-down and MPI_Pcontrol markers (C and Fortran), the region API, and the paths
-// that save a rank's data when it dies.
+// shut-down, MPI_Abort and MPI_Pcontrol markers (C and Fortran), the region API, and the
+// paths that save a rank's data when it dies.
 #include <dirent.h>
 #include <sys/syscall.h>
 #include <dlfcn.h>
@@ -302,6 +302,11 @@ extern "C" PERFSIFT_EXPORT int MPI_Finalize(void) {
   return PMPI_Finalize();
 }
 
+extern "C" PERFSIFT_EXPORT int MPI_Abort(MPI_Comm comm, int error_code) {
+  if (!t_in_call) runtime().record_abort(comm, error_code, __builtin_return_address(0));
+  return PMPI_Abort(comm, error_code);
+}
+
 // Levels: 1 begin region NAME, -1 end it; 2 begin step of NAME, -2 end it. Other
 // levels carry no name (the MPI standard leaves them to tools) and are passed on.
 extern "C" PERFSIFT_EXPORT int MPI_Pcontrol(const int level, ...) {
@@ -340,6 +345,7 @@ void pmpi_init_(MPI_Fint *ierr);
 void pmpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr);
 void pmpi_finalize_(MPI_Fint *ierr);
 void pmpi_pcontrol_(MPI_Fint *level, MPI_Fint *ierr);
+void pmpi_abort_(MPI_Fint *comm, MPI_Fint *error_code, MPI_Fint *ierr);
 }
 
 #define PERFSIFT_FORTRAN_ALIASES(lower, upper, params)                                 \
@@ -368,6 +374,13 @@ extern "C" PERFSIFT_EXPORT void mpi_finalize_(MPI_Fint *ierr) {
   pmpi_finalize_(ierr);
 }
 PERFSIFT_FORTRAN_ALIASES(mpi_finalize, MPI_FINALIZE, (MPI_Fint * ierr))
+
+// Open MPI's Fortran MPI_ABORT calls PMPI_Abort, past the C wrapper: wrapped here too.
+extern "C" PERFSIFT_EXPORT void mpi_abort_(MPI_Fint *comm, MPI_Fint *error_code, MPI_Fint *ierr) {
+  if (!t_in_call) runtime().record_abort(MPI_Comm_f2c(*comm), *error_code, __builtin_return_address(0));
+  pmpi_abort_(comm, error_code, ierr);
+}
+PERFSIFT_FORTRAN_ALIASES(mpi_abort, MPI_ABORT, (MPI_Fint * comm, MPI_Fint *error_code, MPI_Fint *ierr))
 
 // Fortran MPI_PCONTROL has no name argument; Fortran codes use `use perfsift` instead.
 extern "C" PERFSIFT_EXPORT void mpi_pcontrol_(MPI_Fint *level, MPI_Fint *ierr) { pmpi_pcontrol_(level, ierr); }

@@ -121,6 +121,7 @@ void RegionStack::publish() {
 }
 
 void RegionStack::executions_to_ns() {
+  clock_refresh();
   for (size_t i = m_prepared_steps; i < m_steps.size(); ++i) {
     m_steps[i].t_begin = ticks_to_ns(m_steps[i].t_begin);
     m_steps[i].t_end = ticks_to_ns(m_steps[i].t_end);

@@ -144,9 +144,9 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
 void Runtime::measure_start_clock(int64_t t_before_init) {
   const ClockOffset measured = measure_clock();
   m_clock.offset_init_ns = measured.offset_ns;
-  m_clock.error_init_ns = measured.error_ns;
   m_clock.local_init_ns = measured.local_ns;
   clock_refresh();
+  m_clock.error_init_ns = measured.error_ns + g_clock.pair_error_ns;  // offset and tick conversion (tick_clock.h)
   m_start_ns = ticks_to_ns(t_before_init);
   PMPI_Bcast(&m_start_ns, 1, MPI_INT64_T, 0, m_private);
 }

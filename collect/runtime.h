@@ -51,6 +51,10 @@ class Runtime {
   // there (copies; the traced thread records on), so that a rank killed without warning
   // (SIGKILL, e.g. scancel of a step) keeps all but its last second.
   void idle_flush();
+  // MPI_Abort, before PMPI_Abort ends the job: the call recorded (its communicator, the
+  // error code, its call site and time), then the rank saved as at a crash. The MPI
+  // library ends the aborting process without a signal or exit handler perfsift could use.
+  void record_abort(MPI_Comm comm, int error_code, void *site);
 
   // --- used by the recorders
   // The hot path: the next free slot of the calling thread, then its commit.

@@ -82,6 +82,26 @@ void Runtime::emergency_flush(bool on_watcher) {
   m_spill.close_for_good();
 }
 
+// The abort is the rank's last event (flagged interrupted: the call never returns), so a
+// reader finds it among the ranks' ends; `tag` holds the error code (docs/trace-store.md).
+void Runtime::record_abort(MPI_Comm comm, int error_code, void *site) {
+  if (!m_active || m_finished) return;
+  {
+    io::Event &ev = open_slot();
+    ev.op = static_cast<uint16_t>(Op::MPI_Abort);
+    ev.site = reinterpret_cast<uint64_t>(site);
+    ev.t_enter = ev.t_exit = now_ticks();
+    ev.tag = error_code;
+    ev.flags |= io::kInterrupted;
+    {
+      const SharedTables shared;
+      ev.comm = m_comms.index(comm);
+    }
+    commit_slot();
+  }
+  emergency_flush(false);
+}
+
 // The run's facts and the profile so far (no records).
 io::SpillState Runtime::snapshot_state(bool complete) {
   io::SpillState st;

@@ -1,8 +1,12 @@
 // The collector's clock. The hot path reads the invariant TSC (about half the cost
 // of clock_gettime); ticks become CLOCK_MONOTONIC nanoseconds only when data leaves
-// memory, with a ratio measured against CLOCK_MONOTONIC over the run so far, so
-// the conversion sharpens as the run goes on. Without an invariant TSC
-// (no constant_tsc/nonstop_tsc in /proc/cpuinfo) ticks are nanoseconds.
+// memory, with a ratio measured against CLOCK_MONOTONIC from the origin to the moment
+// of conversion (clock_refresh before every conversion). A tick is converted after it
+// was read, so it lies inside the interval its ratio was measured over, and the error
+// stays within the two readings' own width however long the run: a ratio measured over
+// the first second alone and applied later grows an error of about a microsecond a
+// second, which reads as ranks' clocks drifting apart. Without an invariant TSC (no
+// constant_tsc/nonstop_tsc in /proc/cpuinfo) ticks are nanoseconds.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +21,9 @@ struct TickClock {
   bool tsc = false;
   int64_t tsc0 = 0, mono0 = 0;  // the origin pair
   double ns_per_tick = 1.0;
+  // Half the widest TSC bracket around a clock reading the ratio rests on (origin, latest
+  // refresh), in ns: how far a converted time may be off CLOCK_MONOTONIC.
+  int64_t pair_error_ns = 0;
 };
 extern TickClock g_clock;
 
@@ -32,7 +39,8 @@ inline int64_t now_ticks() {
 
 // Sets the origin pair now; decides TSC or not (first call only).
 void clock_origin();
-// Re-measures ns_per_tick over [origin, now]; cheap enough for region boundaries.
+// Re-measures ns_per_tick over [origin, now]; cheap enough for region boundaries. Call
+// it before converting ticks read since the last refresh.
 void clock_refresh();
 inline int64_t ticks_to_ns(int64_t ticks) {
   return g_clock.mono0 + static_cast<int64_t>((ticks - g_clock.tsc0) * g_clock.ns_per_tick);

@@ -45,6 +45,20 @@ class CollectiveError : public Error {
 void write_trace_store(MPI_Comm comm, const std::string &path, const RunInfo &run, std::vector<RankTrace> &owned,
                        const std::vector<std::string> &op_names, bool release_traces = false);
 
+// A program ended by MPI_Abort: the store keeps the call as the aborting rank's last event,
+// an MPI_Abort flagged interrupted, with the error code in `tag` (docs/trace-store.md).
+struct AbortRecord {
+  int32_t rank = -1;  // the rank that called MPI_Abort first; -1: no rank did
+  int32_t error_code = 0;
+  int32_t comm = -1;      // index into /comms
+  uint64_t callsite = 0;  // id into /callsites
+  int64_t t_ns = 0;       // when, since the run's start
+  int32_t ranks = 0;      // how many ranks called it
+};
+// The earliest MPI_Abort among ranks first, first + 1, ... from their ends as
+// TraceStore::rank_ends returns them (two events per rank).
+AbortRecord find_abort(const std::vector<std::string> &ops, const std::vector<Event> &ends, int32_t first);
+
 struct RegionRow {
   int32_t id, parent;
   std::string name, path;

@@ -511,6 +511,24 @@ std::vector<Event> TraceStore::rank_ends(int32_t first, int32_t last) const {
   return out;
 }
 
+AbortRecord find_abort(const std::vector<std::string> &ops, const std::vector<Event> &ends, int32_t first) {
+  AbortRecord found;
+  const auto code = static_cast<size_t>(std::find(ops.begin(), ops.end(), "MPI_Abort") - ops.begin());
+  if (code == ops.size()) return found;
+  for (size_t i = 1; i < ends.size(); i += 2) {
+    const Event &last = ends[i];
+    if (last.op != code) continue;
+    ++found.ranks;
+    if (found.rank >= 0 && last.t_enter >= found.t_ns) continue;
+    found.rank = first + static_cast<int32_t>(i / 2);
+    found.error_code = last.tag;
+    found.comm = last.comm;
+    found.callsite = last.site;
+    found.t_ns = last.t_enter;
+  }
+  return found;
+}
+
 void TraceStore::requests(int32_t first, int32_t last, std::vector<RequestRecord> &out) const {
   slice<DiskRequest>(
       "requests", first, last,

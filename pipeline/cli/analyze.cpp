@@ -19,6 +19,7 @@
 #include "pipeline/cli/commands.h"
 #include "pipeline/engine/check.h"
 #include "pipeline/engine/problems.h"
+#include "pipeline/format/text.h"
 #include "pipeline/report/report.h"
 #include "pipeline/stages/registry.h"
 #include "pipeline/knowledge/knowledge_base.h"
@@ -208,9 +209,39 @@ void write_run(io::ResultsWriter &writer, const pipeline::Context &ctx, const io
   writer.attribute("run", "events", store.event_offsets().back());
 }
 
+// The program's end by MPI_Abort: the earliest among every process's ranks (collective).
+io::AbortRecord program_abort(MPI_Comm comm, const pipeline::Context &ctx, const io::TraceStore &store) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  const io::AbortRecord mine = io::find_abort(store.ops(), store.rank_ends(ctx.first(), ctx.last()), ctx.first());
+  struct {
+    double t;
+    int process;
+  } earliest{mine.rank >= 0 ? static_cast<double>(mine.t_ns) : HUGE_VAL, me}, found{};
+  MPI_Allreduce(&earliest, &found, 1, MPI_DOUBLE_INT, MPI_MINLOC, comm);
+  int calling = mine.ranks, all_calling = 0;
+  MPI_Allreduce(&calling, &all_calling, 1, MPI_INT, MPI_SUM, comm);
+  if (found.t == HUGE_VAL) return {};
+  io::AbortRecord abort = mine;
+  MPI_Bcast(&abort, sizeof abort, MPI_BYTE, found.process, comm);
+  abort.ranks = all_calling;
+  return abort;
+}
+
+// /run's record of an MPI_Abort (abort_rank -1: the program did not abort).
+void write_abort(io::ResultsWriter &writer, const io::AbortRecord &abort, const io::TraceStore &store) {
+  writer.attribute("run", "abort_rank", static_cast<int64_t>(abort.rank));
+  if (abort.rank < 0) return;
+  writer.attribute("run", "aborted", abort_phrase(abort, store.callsites()));
+  writer.attribute("run", "abort_error_code", static_cast<int64_t>(abort.error_code));
+  writer.attribute("run", "abort_place", pipeline::site_label(store.callsites(), abort.callsite));
+  writer.attribute("run", "abort_time_s", abort.t_ns * 1e-9);
+  writer.attribute("run", "abort_ranks_calling", static_cast<int64_t>(abort.ranks));
+}
+
 // The whole analysis into the results store (collective).
-void analyze(const AnalyzeOptions &o, MPI_Comm comm, const Analysis &a, const std::vector<std::string> &warnings,
-             pipeline::Progress &progress) {
+io::AbortRecord analyze(const AnalyzeOptions &o, MPI_Comm comm, const Analysis &a,
+                        const std::vector<std::string> &warnings, pipeline::Progress &progress) {
   progress.begin("checksum of the store");
   const std::string sum = checksum(comm, o.store);
   progress.end();
@@ -219,9 +250,12 @@ void analyze(const AnalyzeOptions &o, MPI_Comm comm, const Analysis &a, const st
   io::ResultsWriter writer(comm, a.output);
   write_metadata(writer, o.store, sum, a.cfg);
   write_run(writer, ctx, *a.store);
+  const io::AbortRecord abort = program_abort(comm, ctx, *a.store);
+  write_abort(writer, abort, *a.store);
   pipeline::run_plan(a.plan, ctx, writer);
   pipeline::write_problems(writer, ctx);
   writer.commit();
+  return abort;
 }
 
 }  // namespace
@@ -242,8 +276,9 @@ int run_analyze(const AnalyzeOptions &o) {
 
   // An error on one process cannot be agreed on without risking a hang in the next
   // collective, so that process removes the temporary output and aborts the job.
+  io::AbortRecord abort;
   try {
-    analyze(o, comm, a, warnings, progress);
+    abort = analyze(o, comm, a, warnings, progress);
   } catch (const std::exception &e) {
     const int code = dynamic_cast<const InternalError *>(&e) ? kExitInternalError : kExitUserError;
     const auto *collective = dynamic_cast<const io::CollectiveError *>(&e);
@@ -260,9 +295,14 @@ int run_analyze(const AnalyzeOptions &o) {
     if (o.print_report) std::fputs(pipeline::render_text(results).c_str(), stdout);
     if (!o.json.empty()) pipeline::write_file_atomically(o.json, pipeline::render_json(results));
     std::fflush(stdout);
+    if (abort.rank >= 0)
+      std::fprintf(stderr,
+                   "perfsift: warning: the program aborted: %s; the results cover the run up to there (exit code "
+                   "%d)\n",
+                   abort_phrase(abort, a.store->callsites()).c_str(), kExitProgramAborted);
   }
   MPI_Barrier(comm);
-  return 0;
+  return abort.rank >= 0 ? kExitProgramAborted : 0;
 }
 
 }  // namespace perfsift::cli

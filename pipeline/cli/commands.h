@@ -5,6 +5,11 @@
 #include <string>
 #include <vector>
 
+namespace perfsift::io {
+struct AbortRecord;
+struct CallSite;
+}  // namespace perfsift::io
+
 namespace perfsift::cli {
 
 struct CollectOptions {
@@ -49,12 +54,19 @@ struct InfoOptions {
   bool json = false;
 };
 int run_info(const InfoOptions &o);
+// A program's end by MPI_Abort in one phrase, its call site named from `sites`: "rank 1
+// called MPI_Abort with error code 7 at main (solver.c:23), 0.352 s into the run".
+std::string abort_phrase(const io::AbortRecord &abort, const std::vector<io::CallSite> &sites);
 
 struct RecoverOptions {
   std::string spill_dir;
   std::string output;
 };
 int run_recover(const RecoverOptions &o);
+
+// perfsift analyze's exit code for a store whose program ended by MPI_Abort: the report is
+// written, and covers the run up to the abort (docs/crashes.md).
+inline constexpr int kExitProgramAborted = 4;
 
 struct AnalyzeOptions {
   std::string store;

@@ -10,6 +10,7 @@
 #include "pipeline/engine/op_traits.h"
 #include "pipeline/cli/commands.h"
 #include "pipeline/format/json_writer.h"
+#include "pipeline/format/text.h"
 
 namespace perfsift::cli {
 
@@ -101,6 +102,7 @@ struct Summary {
   kernels::MessageBalance bal;
   int64_t nevents = 0;
   double duration = 0;  // s
+  io::AbortRecord abort;
 };
 
 Summary summarise(const io::TraceStore &store) {
@@ -132,6 +134,7 @@ Summary summarise(const io::TraceStore &store) {
   s.bal = kernels::balance_messages(std::move(c.sends), std::move(c.recvs));
   s.nevents = store.event_offsets().back();
   s.duration = c.t_end * 1e-9;
+  s.abort = io::find_abort(ops, store.rank_ends(0, n), 0);
   return s;
 }
 
@@ -157,12 +160,25 @@ void print_json(const io::TraceStore &store, const Summary &s) {
      << ", \"unmatched_sends\": " << s.bal.unmatched_sends << ", \"unmatched_receives\": " << s.bal.unmatched_receives
      << "}, \"incomplete\": " << (run.incomplete ? "true" : "false")
      << ", \"missing_ranks\": " << json_ints(run.missing_ranks)
-     << ", \"truncated_ranks\": " << json_ints(run.truncated_ranks) << "}\n";
+     << ", \"truncated_ranks\": " << json_ints(run.truncated_ranks) << ", \"aborted\": ";
+  if (s.abort.rank < 0)
+    os << "null";
+  else
+    os << "{\"rank\": " << s.abort.rank << ", \"error_code\": " << s.abort.error_code << ", \"place\": \""
+       << json_escape(pipeline::site_label(store.callsites(), s.abort.callsite))
+       << "\", \"time_s\": " << s.abort.t_ns * 1e-9 << ", \"ranks_calling\": " << s.abort.ranks << "}";
+  os << "}\n";
   std::fputs(os.str().c_str(), stdout);
 }
 
 // Each region, indented by depth: mean over the ranks that have it of wall and MPI time.
 void print_regions(const io::TraceStore &store) {
+  const auto &metrics = store.metrics();
+  if (std::find(metrics.begin(), metrics.end(), "wall") == metrics.end() ||
+      std::find(metrics.begin(), metrics.end(), "mpi_time") == metrics.end()) {
+    std::printf("  regions      none: no rank's profile was saved (its events are above)\n");
+    return;
+  }
   const int32_t n = store.nranks();
   auto wall = store.profile("wall");
   auto mpi = store.profile("mpi_time");
@@ -184,6 +200,7 @@ void print_regions(const io::TraceStore &store) {
 void print_text(const io::TraceStore &store, const Summary &s) {
   const auto &run = store.run();
   std::printf("%s: perfsift trace store v%d\n", store.path().c_str(), store.version());
+  if (s.abort.rank >= 0) std::printf("  ABORTED      %s\n", abort_phrase(s.abort, store.callsites()).c_str());
   std::printf("  command      %s\n", run.command.c_str());
   std::printf("  started      %s, %d ranks, %.3f s, %lld MPI events\n", run.start_time.c_str(), store.nranks(),
               s.duration, static_cast<long long>(s.nevents));
@@ -206,6 +223,17 @@ void print_text(const io::TraceStore &store, const Summary &s) {
 }
 
 }  // namespace
+
+std::string abort_phrase(const io::AbortRecord &abort, const std::vector<io::CallSite> &sites) {
+  char when[64];
+  std::snprintf(when, sizeof when, ", %.3f s into the run", abort.t_ns * 1e-9);
+  const std::string place = abort.callsite < sites.size() ? " at " + pipeline::site_label(sites, abort.callsite)
+                                                          : " (its call site was not saved)";
+  std::string s = "rank " + std::to_string(abort.rank) + " called MPI_Abort with error code " +
+                  std::to_string(abort.error_code) + place + when;
+  if (abort.ranks > 1) s += " (" + std::to_string(abort.ranks) + " ranks called it)";
+  return s;
+}
 
 int run_info(const InfoOptions &o) {
   io::TraceStore store(o.store);

@@ -171,6 +171,14 @@ Recovered assemble(std::vector<io::SpillContents> &parts) {
   return rc;
 }
 
+// How the program ended when a rank called MPI_Abort, from the store just written (its
+// call sites are named there); empty when none did.
+std::string abort_in(const std::string &store_path) {
+  const io::TraceStore store(store_path);
+  const io::AbortRecord abort = io::find_abort(store.ops(), store.rank_ends(0, store.nranks()), 0);
+  return abort.rank < 0 ? "" : abort_phrase(abort, store.callsites());
+}
+
 std::string comma_list(const std::vector<int32_t> &ranks) {
   std::string s;
   for (auto r : ranks) s += (s.empty() ? "" : ",") + std::to_string(r);
@@ -199,6 +207,8 @@ int run_recover(const RecoverOptions &o) {
                "MPI_Finalize: %s)\n",
                o.output.c_str(), static_cast<int>(std::count(rc.present.begin(), rc.present.end(), true)),
                rc.run.nranks, comma_list(rc.run.missing_ranks).c_str(), comma_list(rc.run.truncated_ranks).c_str());
+  if (const std::string aborted = abort_in(o.output); !aborted.empty())
+    std::fprintf(stderr, "perfsift: the program aborted: %s\n", aborted.c_str());
   return 0;
 }
 

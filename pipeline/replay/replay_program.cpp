@@ -215,7 +215,9 @@ void ReplayProgramAssembler::activate_requests(const Call &c) {
   for (; b.next_request < req_end && requests[b.next_request].event == c.i; ++b.next_request) {
     const io::RequestRecord &q = requests[b.next_request];
     if (c.t.templ || c.inter || q.id < 0) continue;  // persistent templates: MPI_Start activates them
-    const bool send = q.kind == io::kReqSend && q.peer >= 0, recv = q.kind == io::kReqRecv,
+    // Peer -1: MPI_PROC_NULL (no message; the request completes at once) or a partner the
+    // collector could not name; neither has a send to meet. -2 is a wildcard, resolved below.
+    const bool send = q.kind == io::kReqSend && q.peer >= 0, recv = q.kind == io::kReqRecv && q.peer != -1,
                coll = q.kind == io::kReqCollective && q.comm >= 0;
     if (!send && !recv && !coll) {
       b.slot_of_id[static_cast<size_t>(q.id)] = -1;

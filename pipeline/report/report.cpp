@@ -283,6 +283,10 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
   const auto root = rs.attributes("");
   const auto run = rs.attributes("run");
   os << "perfsift analysis of " << printable(attr_or<std::string>(root, "source_store", "?")) << "\n";
+  if (const auto aborted = attr_or<std::string>(run, "aborted", ""); !aborted.empty())
+    for (const auto &line : wrap("The program aborted: " + aborted + ". What follows covers the run up to there.",
+                                 static_cast<size_t>(l.width), 3))
+      os << line << "\n";
   for (const auto &line : answer_lines(rs, static_cast<size_t>(l.width))) os << line << "\n";
   os << "\n";
   os << "run: " << attr_or<int64_t>(run, "ranks", 0) << " ranks, " << run_times(run) << ", started "

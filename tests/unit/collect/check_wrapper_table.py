@@ -45,7 +45,7 @@ promised = re.compile(
     r"reduce|allreduce|reduce_scatter|reduce_scatter_block|scan|exscan)|"
     r"I?(neighbor_allgather|neighbor_allgatherv|neighbor_alltoall|neighbor_alltoallv|neighbor_alltoallw)|"
     r"Comm_(dup|dup_with_info|idup|split|split_type|create|create_group|free)|Intercomm_(create|merge)|"
-    r"Init|Init_thread|Finalize|Pcontrol)$", re.IGNORECASE)
+    r"Init|Init_thread|Finalize|Abort|Pcontrol)$", re.IGNORECASE)
 
 unknown = sorted(n for n in names if n not in declared)
 missing = sorted(n for n in declared if promised.match(n) and n not in names)
