@@ -90,9 +90,9 @@ struct Search {
 
   // The events of `rank` up to `last` whose zeroed wait gives the smallest predicted time
   // no later than `cap` (all ties), and that time; empty when nothing beats the baseline
-  // or reaches the cap (larger times cannot matter to the caller).
+  // by Options::min_gain or reaches the cap (larger times cannot matter to the caller).
   std::pair<int64_t, std::vector<RunView::Candidate>> best_up_to(int32_t rank, int64_t last, int64_t cap) {
-    int64_t best = std::min(cap, t0);
+    int64_t best = std::min(cap, t0 - std::max<int64_t>(0, opt.min_gain));
     // With the replay budget spent, only a replayed candidate's exact time can beat the
     // best, and only candidates of the rank searched are replayed: a rank without one has
     // nothing to offer (its waits, bounds and heap were most of a long run's search).

@@ -56,6 +56,10 @@ struct Result {
 struct Options {
   int max_ties = 4;  // tied minima explored per step
   int64_t max_replays = 100000;
+  // A path counts only when its first step shortens the run by at least this (ns): a
+  // smaller gain changes no answer, and since zeroing a wait of w gains at most w, waits
+  // below it are never replayed (a balanced run's many small waits were the whole cost).
+  int64_t min_gain = 0;
 };
 
 // Predicted run time for each event's wait zeroed (one serial replay per event), or
