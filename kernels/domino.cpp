@@ -457,9 +457,15 @@ Result find_paths(RunView &view, const Options &opt) {
   r.longest_wait = view.longest_wait();
   r.longest_wait.predicted = s.t0;
   if (r.longest_wait.event.rank >= 0) {
+    // Replayed only as far as it may still gain Options::min_gain: less is reported as none
+    // (the baseline), and a tightly coupled run's disturbance, however small, crosses
+    // processes at every message to the run's end.
+    const int64_t threshold = opt.min_gain > 0 ? s.t0 - opt.min_gain + 1 : kInfinity;
     const Known *known = s.memo.find(key_of(r.longest_wait.event));
-    r.longest_wait.predicted =
-        known && known->exact ? known->time : view.evaluate({r.longest_wait.event}, kInfinity)[0];
+    if (known && known->exact)
+      r.longest_wait.predicted = known->time < threshold ? known->time : s.t0;
+    else if (!known || !known->settles(threshold))
+      r.longest_wait.predicted = std::min(s.t0, view.evaluate({r.longest_wait.event}, threshold)[0]);
     r.longest_wait.partner = view.partner(r.longest_wait.event);
   }
   r.replays = s.replays;

@@ -49,7 +49,7 @@ struct Result {
   int64_t baseline = 0;
   int64_t best = 0;         // T: the minimum over all paths
   std::vector<Path> paths;  // D: the paths reaching T (and, for context, every process's)
-  Step longest_wait;        // the longest-waiting event, zeroed alone
+  Step longest_wait;        // the longest-waiting event, zeroed alone (the baseline: gains < min_gain)
   int64_t replays = 0;      // candidate replays actually run
 };
 
