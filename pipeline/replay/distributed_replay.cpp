@@ -479,6 +479,11 @@ int64_t crossing_calls(const Context &ctx, const ReplayModel &model) {
   return ctx.nprocs() > 1 ? most : 0;
 }
 
+bool rounds_outweigh_replay(const Context &ctx, const ReplayModel &model) {
+  constexpr int64_t kEventsPerRound = 100;
+  return ctx.nprocs() > 1 && crossing_calls(ctx, model) * kEventsPerRound * ctx.nprocs() > model.events;
+}
+
 std::vector<std::vector<int64_t>> clean_cuts(const Context &ctx, const ReplayModel &model,
                                              const rp::Snapshot &snapshot) {
   rp::CutPlan plan(model.programs, snapshot, ctx.nranks());

@@ -233,18 +233,6 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
   replay_scenarios(ctx, *r.model, source, {begin, end, keep_end, r.traces, r.keep_state, "whatif"}, r.replays);
 }
 
-// A round of exchange costs about what replaying this many events does: a distributed
-// replay that needs more rounds than its processes' events over this replays faster on
-// one process.
-constexpr int64_t kEventsPerRound = 100;
-
-// Whether the baseline replays faster on every process's copy of the whole run than
-// distributed (collective): a tightly coupled run crosses processes at every message, one
-// exchange round each (a 1.6 M-event ring at K = 2: 200,004 rounds, 8 events a round).
-bool rounds_outweigh_replay(const Context &ctx, const ReplayModel &model) {
-  return ctx.nprocs() > 1 && crossing_calls(ctx, model) * kEventsPerRound * ctx.nprocs() > model.events;
-}
-
 // The baseline alone, replayed on `whole` (gather_whole) by every process; each keeps its
 // own ranks' timings, waiting and, when asked, state: what its distributed replay leaves.
 // False, on every process, when that state cannot be rebuilt from the timings: replay it
