@@ -99,6 +99,11 @@ struct Search {
     if (replays >= opt.max_replays && !std::binary_search(replayed_ranks.begin(), replayed_ranks.end(), rank))
       return {best, {}};
     const auto threshold_now = [&] { return best < t0 ? best + 1 : t0; };
+    // Lower bounds rule candidates out only against a time a candidate reached, or the
+    // baseline: the least gain is not a time any replay showed, and an event entering
+    // before a candidate may still wait less after it (WaitBound counts calls by enter).
+    bool reached = false;
+    const auto bound_threshold = [&] { return reached ? best + 1 : std::min(cap, t0) < t0 ? cap + 1 : t0; };
     const auto settled = [&](EventRef e) {
       const Known *k = memo.find(key_of(e));
       return k && k->settles(threshold_now());
@@ -148,7 +153,7 @@ struct Search {
       for (; stop < cand.size() && todo.size() < batch && t0 - cand[stop].wait <= best; reach(++stop + 1)) {
         const EventRef e{rank, cand[stop].event};
         if (!settled(e)) {
-          if (bound_of[stop] != kNotAsked && bound_of[stop] >= threshold)
+          if (bound_of[stop] != kNotAsked && bound_of[stop] >= bound_threshold())
             memo[key_of(e)] = {bound_of[stop], false};  // cannot matter
           else
             todo.push_back(e);
@@ -171,6 +176,7 @@ struct Search {
         const int64_t t = known->value();
         if (t < best) {
           best = t;
+          reached = true;
           ties.clear();
         }
         if (t == best && best < t0) ties.push_back(cand[i]);
