@@ -90,15 +90,20 @@ struct Search {
 
   // The events of `rank` up to `last` whose zeroed wait gives the smallest predicted time
   // no later than `cap` (all ties), and that time; empty when nothing beats the baseline
-  // or reaches the cap (larger times cannot matter to the caller).
+  // by Options::min_gain or reaches the cap (larger times cannot matter to the caller).
   std::pair<int64_t, std::vector<RunView::Candidate>> best_up_to(int32_t rank, int64_t last, int64_t cap) {
-    int64_t best = std::min(cap, t0);
+    int64_t best = std::min(cap, t0 - std::max<int64_t>(0, opt.min_gain));
     // With the replay budget spent, only a replayed candidate's exact time can beat the
     // best, and only candidates of the rank searched are replayed: a rank without one has
     // nothing to offer (its waits, bounds and heap were most of a long run's search).
     if (replays >= opt.max_replays && !std::binary_search(replayed_ranks.begin(), replayed_ranks.end(), rank))
       return {best, {}};
     const auto threshold_now = [&] { return best < t0 ? best + 1 : t0; };
+    // Lower bounds rule candidates out only against a time a candidate reached, or the
+    // baseline: the least gain is not a time any replay showed, and an event entering
+    // before a candidate may still wait less after it (WaitBound counts calls by enter).
+    bool reached = false;
+    const auto bound_threshold = [&] { return reached ? best + 1 : std::min(cap, t0) < t0 ? cap + 1 : t0; };
     const auto settled = [&](EventRef e) {
       const Known *k = memo.find(key_of(e));
       return k && k->settles(threshold_now());
@@ -148,7 +153,7 @@ struct Search {
       for (; stop < cand.size() && todo.size() < batch && t0 - cand[stop].wait <= best; reach(++stop + 1)) {
         const EventRef e{rank, cand[stop].event};
         if (!settled(e)) {
-          if (bound_of[stop] != kNotAsked && bound_of[stop] >= threshold)
+          if (bound_of[stop] != kNotAsked && bound_of[stop] >= bound_threshold())
             memo[key_of(e)] = {bound_of[stop], false};  // cannot matter
           else
             todo.push_back(e);
@@ -171,6 +176,7 @@ struct Search {
         const int64_t t = known->value();
         if (t < best) {
           best = t;
+          reached = true;
           ties.clear();
         }
         if (t == best && best < t0) ties.push_back(cand[i]);
@@ -457,9 +463,15 @@ Result find_paths(RunView &view, const Options &opt) {
   r.longest_wait = view.longest_wait();
   r.longest_wait.predicted = s.t0;
   if (r.longest_wait.event.rank >= 0) {
+    // Replayed only as far as it may still gain Options::min_gain: less is reported as none
+    // (the baseline), and a tightly coupled run's disturbance, however small, crosses
+    // processes at every message to the run's end.
+    const int64_t threshold = opt.min_gain > 0 ? s.t0 - opt.min_gain + 1 : kInfinity;
     const Known *known = s.memo.find(key_of(r.longest_wait.event));
-    r.longest_wait.predicted =
-        known && known->exact ? known->time : view.evaluate({r.longest_wait.event}, kInfinity)[0];
+    if (known && known->exact)
+      r.longest_wait.predicted = known->time < threshold ? known->time : s.t0;
+    else if (!known || !known->settles(threshold))
+      r.longest_wait.predicted = std::min(s.t0, view.evaluate({r.longest_wait.event}, threshold)[0]);
     r.longest_wait.partner = view.partner(r.longest_wait.event);
   }
   r.replays = s.replays;

@@ -49,13 +49,17 @@ struct Result {
   int64_t baseline = 0;
   int64_t best = 0;         // T: the minimum over all paths
   std::vector<Path> paths;  // D: the paths reaching T (and, for context, every process's)
-  Step longest_wait;        // the longest-waiting event, zeroed alone
+  Step longest_wait;        // the longest-waiting event, zeroed alone (the baseline: gains < min_gain)
   int64_t replays = 0;      // candidate replays actually run
 };
 
 struct Options {
   int max_ties = 4;  // tied minima explored per step
   int64_t max_replays = 100000;
+  // A path counts only when its first step shortens the run by at least this (ns): a
+  // smaller gain changes no answer, and since zeroing a wait of w gains at most w, waits
+  // below it are never replayed (a balanced run's many small waits were the whole cost).
+  int64_t min_gain = 0;
 };
 
 // Predicted run time for each event's wait zeroed (one serial replay per event), or

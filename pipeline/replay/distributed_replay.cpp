@@ -461,6 +461,29 @@ std::optional<rp::Snapshot> snapshot_of_replay(const Context &ctx, const ReplayM
   return snap;
 }
 
+int64_t crossing_calls(const Context &ctx, const ReplayModel &model) {
+  const auto elsewhere = [&](int32_t rank) { return rank >= 0 && ctx.owner_of(rank) != ctx.me(); };
+  int64_t most = 0;
+  for (const auto &p : model.programs) {
+    int64_t n = 0;
+    for (const auto &m : p.sends) n += elsewhere(m.dst);
+    for (const auto &m : p.recvs) n += elsewhere(m.src);
+    for (const auto &c : p.colls) {
+      const int32_t comm = rp::instance_comm(c.instance);
+      n += comm < 0 || static_cast<size_t>(comm) >= model.comm_owners.size() ||
+           model.comm_owners[static_cast<size_t>(comm)].size() > 1;
+    }
+    most = std::max(most, n);
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+  return ctx.nprocs() > 1 ? most : 0;
+}
+
+bool rounds_outweigh_replay(const Context &ctx, const ReplayModel &model) {
+  constexpr int64_t kEventsPerRound = 100;
+  return ctx.nprocs() > 1 && crossing_calls(ctx, model) * kEventsPerRound * ctx.nprocs() > model.events;
+}
+
 std::vector<std::vector<int64_t>> clean_cuts(const Context &ctx, const ReplayModel &model,
                                              const rp::Snapshot &snapshot) {
   rp::CutPlan plan(model.programs, snapshot, ctx.nranks());

@@ -66,6 +66,20 @@ std::optional<kernels::replay::Snapshot> snapshot_of_replay(const Context &ctx, 
 size_t questions_sharing_a_pass(const Context &ctx, const ReplayModel &model,
                                 const std::vector<kernels::replay::Scenario> &scenarios);
 
+// Collective: how many exchange rounds a distributed replay of the run needs at least as
+// counted from its programs, the most on any rank: its message ends whose partner another
+// process owns and its collective calls on communicators spanning processes (a chain of
+// them, one a round, when each waits for the one before; fewer when eager messages
+// overlap). A tightly coupled run on several processes (a ring of 8 B messages: one per
+// message) spends more in the rounds than in the replay itself.
+int64_t crossing_calls(const Context &ctx, const ReplayModel &model);
+
+// Collective: whether a replay of the whole run on one process is faster than distributed:
+// a round of exchange costs about what replaying 100 events does, so a run whose
+// crossing_calls times that outnumber the events each process owns spends more in rounds
+// than in replaying (a 1.6 M-event ring at K = 2: 200,004 rounds, 8 events a round).
+bool rounds_outweigh_replay(const Context &ctx, const ReplayModel &model);
+
 // Collective: the owned ranks' clean cuts (kernels/replay_cuts.h) over every process's
 // ranks, for Scenario::cuts of resumed replays from `snapshot`; empty vectors when the
 // ranks disagree on their candidates.

@@ -12,10 +12,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
 #include "kernels/domino.h"
+#include "pipeline/engine/finding.h"
 #include "pipeline/engine/stage_info.h"
 #include "pipeline/format/results_view.h"
 #include "pipeline/format/text.h"
@@ -43,6 +45,7 @@ struct DominoRow {
 struct DominoResult {
   std::string skipped;  // empty: searched
   dm::Result search;
+  int64_t min_gain = 0;  // ns: paths gaining less are not followed
   std::vector<DominoRow> rows;
 };
 
@@ -303,6 +306,16 @@ struct SearchLimits {
   bool resumes_from_baseline(const RunShape &run) const { return skip_reason(run).empty() && !gathered(run); }
 };
 
+// The least gain a path must bring to be reported: what the replay prices as a gain at
+// all (no_gain_s of the baseline's run time), in ns (collective).
+int64_t measurable_gain(const Context &ctx, const std::vector<rp::TimingColumn> &timings) {
+  int64_t end = 0;
+  for (const auto &t : timings)
+    if (!t.empty()) end = std::max(end, t.back().exit);
+  MPI_Allreduce(MPI_IN_PLACE, &end, 1, MPI_INT64_T, MPI_MAX, ctx.comm());
+  return std::llround(1e9 * no_gain_s(1e-9 * static_cast<double>(end)));
+}
+
 // The baseline replay's state, asked of the whatif stage for the runs the search resumes
 // candidates on (the plan hands the request over).
 std::vector<ProductRequest> domino_requests(const config::Values &cfg) {
@@ -321,6 +334,7 @@ DominoResult compute_domino(Context &ctx, const config::Values &cfg) {
   dm::Options opt;
   opt.max_ties = static_cast<int>(cfg.get_int("domino.max_ties"));
   opt.max_replays = cfg.get_int("domino.max_replays");
+  opt.min_gain = r.min_gain = measurable_gain(ctx, *base.timings);
   if (limits.gathered(run)) {
     ctx.progress().begin("domino: gathering the run");
     std::vector<rp::TimingColumn> baseline;
@@ -383,6 +397,7 @@ void write_domino(const DominoResult &r, StageOutput &out) {
   out.attribute("best_s", static_cast<double>(res.best) * 1e-9);
   out.attribute("longest_wait_s", static_cast<double>(res.longest_wait.predicted) * 1e-9);
   out.attribute("replays", res.replays);
+  out.attribute("min_gain_s", static_cast<double>(r.min_gain) * 1e-9);
   out.table("paths", t);
 }
 

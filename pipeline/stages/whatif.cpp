@@ -235,15 +235,49 @@ void replay_distributed_questions(Context &ctx, const std::vector<Question> &par
   replay_scenarios(ctx, *r.model, source, {begin, end, keep_end, r.traces, r.keep_state, "whatif"}, r.replays);
 }
 
+// The baseline alone, replayed on `whole` (gather_whole) by every process; each keeps its
+// own ranks' timings, waiting and, when asked, state: what its distributed replay leaves.
+// False, on every process, when that state cannot be rebuilt from the timings: replay it
+// distributed then (collective).
+bool replay_baseline_whole(Context &ctx, const ReplayModel &whole, const std::vector<Question> &parsed,
+                           WhatifResult &r) {
+  ctx.progress().begin("whatif: baseline, on the whole run");
+  const rp::Scenario whole_sc = build_scenario(nullptr, whole, r.params, parsed[0], r.selected[0]);
+  auto o = rp::replay_serial(whole.programs, whole_sc, true);
+  ctx.progress().end();
+  const ReplayModel &model = *r.model;
+  std::vector<rp::TimingColumn> timings(model.programs.size());
+  for (size_t w = 0; w < whole.programs.size(); ++w)
+    for (size_t s = 0; s < model.programs.size(); ++s)
+      if (model.programs[s].rank == whole.programs[w].rank) timings[s] = std::move(o.timings[w]);
+  WhatifScenarios source(ctx, parsed, r);
+  if (r.keep_state) {
+    ctx.progress().begin("whatif: the baseline's state");
+    auto snap = snapshot_of_replay(ctx, model, source.build({0})[0], std::move(timings));
+    ctx.progress().end();
+    if (!snap) return false;
+    timings = std::exchange(snap->own_timings, {});
+    r.replays.state = std::make_shared<rp::Snapshot>(std::move(*snap));
+  }
+  add_site_wait(timings, model.side, r.sites, r.site_wait[0]);
+  if (r.traces) r.replays.kept.emplace_back(0, timings);
+  *r.replays.baseline = std::move(timings);
+  r.replays.replayed = true;
+  if (r.replays.state) r.replays.state->borrowed_timings = r.replays.baseline.get();
+  source.answer(0, o.makespan, o.released);
+  return true;
+}
+
 // Questions [begin, n) spread over the processes and their threads, each replaying the
 // whole run alone: a process's questions that fit one pass (kernels/replay_pass.h)
 // together, kQuestionsPerPass at most, the others one by one; the answers meet in
 // reductions (collective).
-void replay_spread_questions(Context &ctx, const std::vector<Question> &parsed, size_t begin, WhatifResult &r) {
+void replay_spread_questions(Context &ctx, const std::vector<Question> &parsed, size_t begin, WhatifResult &r,
+                             std::shared_ptr<const ReplayModel> whole = nullptr) {
   const size_t n = parsed.size();
   ctx.progress().begin("whatif: " + std::to_string(n - begin) + " questions spread over " +
                        std::to_string(ctx.nprocs()) + " processes");
-  const auto whole = gather_whole(ctx, *r.model);
+  if (!whole) whole = gather_whole(ctx, *r.model);
   std::vector<size_t> mine;
   for (size_t k = begin + static_cast<size_t>(ctx.me()); k < n; k += static_cast<size_t>(ctx.nprocs()))
     mine.push_back(k);
@@ -406,8 +440,16 @@ WhatifResult compute_whatif(Context &ctx, const config::Values &cfg) {
   r.released.assign(n, INT64_MIN);
   const size_t distributed_end = std::max<size_t>(1, r.traces ? r.user_end : 1);
   const bool spread = ctx.nprocs() > 1 && r.model->events <= cfg.get_int("whatif.spread_max_events");
-  replay_distributed_questions(ctx, parsed, spread ? std::min(distributed_end, n) : n, distributed_end, r);
-  if (spread && distributed_end < n) replay_spread_questions(ctx, parsed, distributed_end, r);
+  // The baseline alone, on a run whose exchange rounds would outweigh its replay: on every
+  // process's copy, which the spread questions replay on too.
+  std::shared_ptr<const ReplayModel> whole;
+  if (spread && distributed_end == 1 && rounds_outweigh_replay(ctx, *r.model)) {
+    whole = gather_whole(ctx, *r.model);
+    if (!replay_baseline_whole(ctx, *whole, parsed, r)) replay_distributed_questions(ctx, parsed, 1, 1, r);
+  } else {
+    replay_distributed_questions(ctx, parsed, spread ? std::min(distributed_end, n) : n, distributed_end, r);
+  }
+  if (spread && distributed_end < n) replay_spread_questions(ctx, parsed, distributed_end, r, whole);
   price_masked_fixes(ctx, cfg, parsed, spread, r);
   for (size_t k = 0; k < n; ++k)  // each process holds its ranks' part, or the questions it replayed
     if (r.effect_of[k])

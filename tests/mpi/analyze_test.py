@@ -552,6 +552,28 @@ class AnalyzeTest(unittest.TestCase):
 
     # -- programs collected here, one at a time --------------------------------------
 
+    def test_ring_cost(self):
+        """A ring of 3,000 rounds of 8-byte messages on 4 ranks (APP_DIR/app_ring: 24,000
+        events, every rank's message to the next crossing processes on 2 analysis
+        processes): analysed on 1 and 2 processes, the same predictions (baseline, domino
+        best and longest wait), and at 2 the whatif stage's baseline costs a few all-to-alls,
+        not one a round (it made 3,004: a stage must not cost more on more processes)."""
+        collect("ring.h5", 4, Path(self.store) / "app_ring", "3000", "8", what="ring: collection failed")
+        write("p.toml", '[whatif]\nstandard_questions = false\n[pipeline]\nstages = ["whatif", "domino"]\n')
+        for k in (1, 2):
+            mpirun(k, "analyze", "ring.h5", "-c", "p.toml", "-o", f"ring{k}.r.h5", "--json", f"ring{k}.json",
+                   "--progress", out=f"ring{k}.txt", err=f"ring{k}.err", what=f"ring: analyze on {k} failed")
+        one, two = load("ring1.json"), load("ring2.json")
+        self.assertEqual(one["whatif"][0]["predicted_s"], two["whatif"][0]["predicted_s"])
+        self.assertEqual(one["domino"], two["domino"])
+        # The stage's line names its all-to-alls when it made any.
+        line = re.search(r"stage whatif done in [^\n]*", read("ring2.err"))
+        self.assertIsNotNone(line, read("ring2.err"))
+        rounds = re.search(r"(\d+) all-to-alls", line.group(0))
+        count = int(rounds.group(1)) if rounds else 0
+        print(f"whatif at K = 2: {count} all-to-alls", flush=True)
+        self.assertLess(count, 100)
+
     def test_baselines(self):
         """LogGPS calibrated here; then each tests/apps program (APP_DIR), collected here one
         at a time (a run that shares the cores with other tests measures the scheduler, not

@@ -35,6 +35,8 @@ void domino_text(std::ostream &os, const io::ResultsStore &rs) {
   }
   if (shown >= 0)
     os << "\n";
+  else if (const double least = attr_or<double>(a, "min_gain_s", 0); least > 0)
+    os << "  no wait whose removal shortens the run by " << format_seconds(least) << " or more\n";
   else
     os << "  no wait whose removal shortens the run\n";
 }

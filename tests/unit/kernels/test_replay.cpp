@@ -424,6 +424,67 @@ TEST(Domino, PaperFigure4PathRunsBackThroughTwoProcesses) {
   EXPECT_EQ(res.longest_wait.predicted, 155);
 }
 
+namespace {
+
+// A ring of blocking exchanges (even ranks send first), each rank computing `work` ns a
+// round with a little jitter.
+ProgramBuilder balanced_ring(int P, int rounds, int64_t work) {
+  ProgramBuilder b(P);
+  uint64_t x = 777;
+  auto jitter = [&] {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<int64_t>((x >> 33) % 40);
+  };
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<std::pair<int32_t, int32_t>> to_next(static_cast<size_t>(P));
+    for (int r = 0; r < P; ++r) to_next[static_cast<size_t>(r)] = b.message(r, (r + 1) % P, 64);
+    for (int r = 0; r < P; ++r) {
+      const int64_t gap = work + jitter();
+      const int32_t send = to_next[static_cast<size_t>(r)].first;
+      const int32_t recv = to_next[static_cast<size_t>((r + P - 1) % P)].second;
+      if (r % 2 == 0) {
+        b.rank(r).event(gap, {{ItemType::Send, send}});
+        b.rank(r).event(0, {{ItemType::Recv, recv}});
+      } else {
+        b.rank(r).event(gap, {{ItemType::Recv, recv}});
+        b.rank(r).event(0, {{ItemType::Send, send}});
+      }
+    }
+  }
+  return b;
+}
+
+domino::Result paths_of(const ProgramBuilder &b, int64_t min_gain) {
+  const Scenario sc = base();
+  const auto baseline = replay_serial(b.programs(), sc, true);
+  const auto partners = domino::program_partners(b.programs(), baseline.timings);
+  const auto rest = domino::rest_bounds(b.programs(), baseline.timings);
+  domino::Options opt;
+  opt.min_gain = min_gain;
+  return domino::find_paths(b.programs(), baseline.timings, partners, domino::serial_evaluator(b.programs(), sc, rest),
+                            opt);
+}
+
+}  // namespace
+
+TEST(Domino, BalancedRingCostsNoReplayBelowTheMeasurableGain) {
+  // Every wait of a balanced ring is jitter: no path can gain 0.1 % of the run, and the
+  // search replays nothing to say so (it replayed candidate after candidate for gains of
+  // nanoseconds, a collective exchange each when distributed).
+  const auto ring = balanced_ring(4, 300, 20000);
+  const auto all = paths_of(ring, 0);
+  EXPECT_GT(all.replays, 50);  // what an unbounded search spends for nothing
+  EXPECT_LT(all.baseline - all.best, all.baseline / 1000);
+  const auto bounded = paths_of(ring, all.baseline / 1000);
+  EXPECT_EQ(bounded.replays, 0);
+  EXPECT_TRUE(bounded.paths.empty());
+  EXPECT_EQ(bounded.best, bounded.baseline);
+  // The longest wait, named for comparison, gains nothing measurable either.
+  EXPECT_EQ(bounded.longest_wait.event, all.longest_wait.event);
+  EXPECT_LT(all.baseline - all.longest_wait.predicted, all.baseline / 1000);
+  EXPECT_EQ(bounded.longest_wait.predicted, bounded.baseline);
+}
+
 #include "kernels/message_match.h"
 
 TEST(MessageMatch, NonOvertakingPerTagWithResolvedWildcards) {
@@ -1554,4 +1615,76 @@ TEST(Replay, TimingColumnReadsBackEveryTiming) {
   extremes[17] = {kMin, kMin + 1, kMin};
   extremes[39] = {kMin, kMax, kMin + k32 - 2};
   check(extremes);
+}
+
+namespace {
+
+// Sweeps over a line of P ranks, each receiving from its left neighbour, computing an
+// uneven time and sending to its right, the next sweep starting at rank 0 once the last
+// one is in: ranks wait in calls that began before the wait that held them up ends.
+ProgramBuilder wavefront(int P, int sweeps, uint64_t seed) {
+  ProgramBuilder b(P);
+  uint64_t x = seed;
+  auto rnd = [&](int64_t m) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<int64_t>((x >> 33) % static_cast<uint64_t>(m));
+  };
+  for (int sweep = 0; sweep < sweeps; ++sweep) {
+    const auto [back_send, back_recv] = b.message(P - 1, 0, 8);
+    b.rank(0).event(0, {{ItemType::Recv, back_recv}});
+    for (int r = 0; r + 1 < P; ++r) {
+      const auto [send, recv] = b.message(r, r + 1, 8);
+      b.rank(r).event(1000 + rnd(rnd(2) ? 400000 : 4000), {{ItemType::Send, send}});
+      b.rank(r + 1).event(0, {{ItemType::Recv, recv}});
+    }
+    b.rank(P - 1).event(1000 + rnd(4000), {{ItemType::Send, back_send}});
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST(Domino, MeasurableGainKeepsEveryMeasurableAnswer) {
+  // The bound only drops paths whose gain is below it: where the unbounded search's best
+  // gains at least the bound, the bounded one reaches the same best; elsewhere it reports
+  // none (and the longest wait alone likewise). Random runs, the bound 2 % of the run
+  // (either side occurs).
+  int above = 0, below = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const ProgramBuilder b = random_program(3 + static_cast<int>(seed % 4), 12, seed * 613);
+    const auto all = paths_of(b, 0);
+    const int64_t least = all.baseline / 50;
+    const auto bounded = paths_of(b, least);
+    EXPECT_LE(bounded.replays, all.replays) << "seed " << seed;
+    const bool longest_counts = all.baseline - all.longest_wait.predicted >= least;
+    EXPECT_EQ(bounded.longest_wait.predicted, longest_counts ? all.longest_wait.predicted : all.baseline)
+        << "seed " << seed;
+    if (all.baseline - all.best >= least) {
+      ++above;
+      EXPECT_EQ(bounded.best, all.best) << "seed " << seed;
+      ASSERT_FALSE(bounded.paths.empty()) << "seed " << seed;
+      EXPECT_EQ(bounded.paths.front().predicted, all.best) << "seed " << seed;
+    } else {
+      ++below;
+      EXPECT_TRUE(bounded.paths.empty()) << "seed " << seed;
+      EXPECT_EQ(bounded.best, bounded.baseline) << "seed " << seed;
+    }
+  }
+  // Wavefronts, the bound 0.1 % of the run (the stage's).
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    const ProgramBuilder b = wavefront(3 + static_cast<int>(seed % 3), 6, seed * 7717);
+    const auto all = paths_of(b, 0);
+    const int64_t least = all.baseline / 1000;
+    const auto bounded = paths_of(b, least);
+    if (all.baseline - all.best >= least) {
+      ++above;
+      EXPECT_EQ(bounded.best, all.best) << "wavefront seed " << seed;
+    } else {
+      ++below;
+      EXPECT_TRUE(bounded.paths.empty()) << "wavefront seed " << seed;
+    }
+  }
+  std::printf("%d runs with a measurable best path, %d without\n", above, below);
+  EXPECT_GT(above, 0);
+  EXPECT_GT(below, 0);
 }
