@@ -195,8 +195,8 @@ std::string mpi_summary(const io::ResultsStore &rs, double run_s) {
   }
   const double ranks = static_cast<double>(std::max<int64_t>(1, attr_or<int64_t>(rs.attributes("run"), "ranks", 1)));
   if (top == o.rows() || !(mpi > 0)) return ": the program spends no time in MPI calls";
-  return ": MPI is " + format_percent(mpi / ranks / run_s) + " of the program, mostly " +
-         format_count(calls[top]) + " " + name[top] + " calls of " +
+  return ": MPI is " + format_percent(mpi / ranks / run_s) + " of the program, mostly " + format_count(calls[top]) +
+         " " + name[top] + " calls of " +
          format_seconds(calls[top] > 0 ? time[top] / static_cast<double>(calls[top]) : 0.0);
 }
 

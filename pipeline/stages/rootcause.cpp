@@ -217,6 +217,7 @@ struct Analysis {
 struct Causes {
   std::vector<Place> places;
   std::vector<std::string> words;
+  std::vector<uint8_t> explained;  // the words name a cause (else they say why none is named)
 };
 
 void write_analysis(StageOutput &out, const std::string &prefix, const std::string &what,
@@ -276,8 +277,10 @@ void write_causes(StageOutput &out, const std::string &name, const std::string &
   out.table(name, per);
 }
 
+// Only causes go to the findings: "no attribute explains it" is the rootcause section's to say.
 void add_root_causes(RootCauses &root_causes, ProblemKind kind, const Causes &found) {
-  for (size_t i = 0; i < found.places.size(); ++i) root_causes.words[{kind, found.places[i]}] = found.words[i];
+  for (size_t i = 0; i < found.places.size(); ++i)
+    if (found.explained[i]) root_causes.words[{kind, found.places[i]}] = found.words[i];
 }
 
 // The region a bottleneck is at; 0 (the program) when not a region (a call-site region).
@@ -368,8 +371,49 @@ std::string off_cpu_words(const Attribute &a, const Switches &sw, int32_t g) {
   return a.cause_differs;
 }
 
+// An attribute's mean over a bottleneck's culprit ranks and over the other ranks, in one
+// region: whether it points the way of the excess.
+struct Sides {
+  double culprits = 0, others = 0;
+  bool higher_on_culprits() const { return culprits > others; }
+};
+
+// Collective: each attribute's Sides in region g for the culprits of `b`.
+std::vector<Sides> attribute_sides(const RankTables &tables, const Finding &b, int32_t g) {
+  const Context &ctx = tables.ctx;
+  const int32_t nreg = ctx.nregions();
+  const size_t n = tables.attrs.size();
+  std::vector<kernels::FixedSum> sums(2 * n);
+  std::vector<int64_t> counts(2, 0);
+  for (int32_t l = 0; l < ctx.owned(); ++l) {
+    const int32_t rank = ctx.first() + l;
+    if (ctx.missing(rank)) continue;
+    bool culprit = b.culprits.all;
+    for (const auto &[lo, hi] : b.culprits.ranks) culprit = culprit || (rank >= lo && rank <= hi);
+    ++counts[culprit ? 0 : 1];
+    for (size_t a = 0; a < n; ++a)
+      sums[2 * a + (culprit ? 0 : 1)].add(tables.attrs[a].values[static_cast<size_t>(l) * nreg + g]);
+  }
+  ctx.allreduce(sums);
+  ctx.allreduce_sum(counts);
+  std::vector<Sides> sides(n);
+  for (size_t a = 0; a < n; ++a) {
+    if (counts[0] > 0) sides[a].culprits = sums[2 * a].value() / static_cast<double>(counts[0]);
+    if (counts[1] > 0) sides[a].others = sums[2 * a + 1].value() / static_cast<double>(counts[1]);
+  }
+  return sides;
+}
+
+std::string figure(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", x);
+  return b;
+}
+
 // Collective: per dissimilarity bottleneck, the attributes of a minimal reduct of the
-// table restricted to its region.
+// table restricted to its region that are higher on the ranks that carry the excess: an
+// attribute that separates the groups the other way (rank 0 writing the output while
+// rank 2 computes more) is a bystander, said as such, never as the cause.
 Causes dissimilarity_causes(const RankTables &tables, const std::vector<Finding> &bottlenecks,
                             const std::vector<std::string> &dropped) {
   const Switches sw = region_switches(tables.ctx);
@@ -386,15 +430,29 @@ Causes dissimilarity_causes(const RankTables &tables, const std::vector<Finding>
       if (red.size() == rg.minimal_reduct.size())
         for (int a : red) in_smallest.insert(a);
     if (in_smallest.empty()) in_smallest.insert(rg.minimal_reduct.begin(), rg.minimal_reduct.end());
-    std::string words;
-    for (int a : in_smallest) words += (words.empty() ? "" : "; ") + off_cpu_words(tables.attrs[a], sw, g);
+    const std::vector<Sides> sides = attribute_sides(tables, b, g);
+    const std::string culprits = "ranks " + b.culprits.text();
+    std::string words, bystanders;
+    for (int a : in_smallest) {
+      const Sides &side = sides[static_cast<size_t>(a)];
+      if (side.higher_on_culprits())
+        words += (words.empty() ? "" : "; ") + off_cpu_words(tables.attrs[a], sw, g) + " (" + culprits + ": " +
+                 figure(side.culprits) + " against " + figure(side.others) + ")";
+      else
+        bystanders += (bystanders.empty() ? "" : ", ") + tables.attrs[a].name;
+    }
+    const bool explained = !words.empty();
     if (!words.empty() && g == 0) words += " (whole program: call-site regions have no counters of their own)";
-    if (words.empty())
+    if (words.empty() && !bystanders.empty())
+      words = "no recorded attribute is higher on the ranks that carry the excess (" + bystanders +
+              " separates the groups the other way: a bystander, not the cause)";
+    else if (words.empty())
       words = dropped.empty() ? "none of the recorded attributes differs between the rank groups"
                               : "none of the recorded attributes differs between the rank groups (" +
                                     std::to_string(dropped.size()) + " not recorded)";
     found.places.push_back(b.place);
     found.words.push_back(words);
+    found.explained.push_back(explained);
   }
   return found;
 }
@@ -445,6 +503,7 @@ Causes disparity_causes(const std::vector<Attribute> &attrs, const Analysis &ana
     if (words.empty()) words = "none of the recorded attributes is high here: its own amount of work";
     found.places.push_back(b.place);
     found.words.push_back(words);
+    found.explained.push_back(1);
   }
   return found;
 }

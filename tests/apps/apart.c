@@ -10,6 +10,8 @@
  *                    BASE then MPI_Recv.       Late Sender on odd ranks: r x EXTRA.
  *   late_receiver    the work swapped: even ranks block in MPI_Ssend.
  *                                              Late Receiver on even ranks: r x EXTRA.
+ *   late_sender_irecv  as late_sender, the receive posted early: odd ranks MPI_Irecv,
+ *                    work BASE, MPI_Wait.      Late Sender on odd ranks: r x EXTRA.
  *   wrong_order      odd ranks send tag 1 at once, work EXTRA, send tag 2; even ranks
  *                    receive tag 2 first.      Late Sender (all wrong order) on even
  *                                              ranks: r x EXTRA.
@@ -87,6 +89,22 @@ static void late_sender(int r, int swap) {
   }
 }
 
+static void late_sender_irecv(int r) {
+  int v = 0;
+  for (int k = 0; k < r; ++k) {
+    if (!paired()) continue;
+    if (me % 2 == 0) {
+      work_until(k, BASE + EXTRA);
+      MPI_Send(&v, 1, MPI_INT, me + 1, k, MPI_COMM_WORLD);
+    } else {
+      MPI_Request q;
+      MPI_Irecv(&v, 1, MPI_INT, me - 1, k, MPI_COMM_WORLD, &q);
+      work_until(k, BASE);
+      MPI_Wait(&q, MPI_STATUS_IGNORE);
+    }
+  }
+}
+
 static void wrong_order(int r) {
   int a = 1, b = 2;
   for (int k = 0; k < r; ++k) {
@@ -117,6 +135,8 @@ int main(int argc, char **argv) {
     late_sender(r, 0);
   else if (!strcmp(p, "late_receiver"))
     late_sender(r, 1);
+  else if (!strcmp(p, "late_sender_irecv"))
+    late_sender_irecv(r);
   else if (!strcmp(p, "wrong_order"))
     wrong_order(r);
   else if (!strcmp(p, "imbalance_at_mpi_barrier"))

@@ -43,10 +43,16 @@ void rootcause_text(std::ostream &os, const io::ResultsStore &rs) {
     std::string all;
     for (const auto &r : reducts) all += (all.empty() ? "" : " | ") + r;
     if (reducts.size() == 1 && reducts[0] == "(none needed)")
-      os << "  " << k << ": no recorded attribute separates the decisions\n";
+      os << "  " << k << ", all regions together: no recorded attribute separates the decisions\n";
     else
-      os << "  " << k << ": core {" << core << "}, reducts (the paper's \"core attributions\") " << clip(all, 50)
-         << "\n";
+      os << "  " << k << ", all regions together: core {" << core << "}, reducts (the paper's \"core attributions\") "
+         << clip(all, 50) << "\n";
+    // Each bottleneck's own table: what its finding says as its root cause.
+    if (!has_child(rs, "rootcause", k + "_per_region")) continue;
+    const auto per = rs.table("rootcause/" + k + "_per_region");
+    const auto &path = column<std::string>(per, "path"), &causes = column<std::string>(per, "causes");
+    for (size_t i = 0; i < path.size() && i < causes.size() && i < 5; ++i)
+      for (const auto &w : wrap("at " + clip(path[i], 40) + ": " + causes[i], 94, 2)) os << "    " << w << "\n";
   }
 }
 

@@ -107,6 +107,13 @@ void conclude(Diagnosis &d, const Inference &inf, const std::map<std::string, do
     fd.place.model_ranks = model_ranks;
     fd.culprits.ranks = {{worst_rank, worst_rank}};
     fd.cause = f.text;
+    // A cause in the model's named ranks (the master's set-up, its bottleneck) is theirs: they
+    // carry it, and the time at stake is what the worst entity lost to it, while every worker waits.
+    if (!model_ranks.empty() && f.node->id.rfind("master", 0) == 0) {
+      fd.culprits.ranks = model_ranks;
+      fd.cause += "; time at stake: what the worst worker (rank " + std::to_string(worst_rank) +
+                  ") lost to it; every worker waits for the master, so its fix can buy more";
+    }
     fd.lost_s = sec;
     if (const auto q = fixes.find(f.node->id); q != fixes.end()) fd.fix = q->second;
     d.findings.push_back(fd);
