@@ -164,6 +164,7 @@ def gain(report, question, expected, tolerance):
 APART_EXTRA_S = 3 * 0.100
 APART = {  # property: [(pattern, the ranks that wait), ...]
     "late_sender": [("late_sender", lambda r, n: r % 2 == 1 and r < n - n % 2)],
+    "late_sender_irecv": [("late_sender", lambda r, n: r % 2 == 1 and r < n - n % 2)],
     "late_receiver": [("late_receiver", lambda r, n: r % 2 == 0 and r < n - n % 2)],
     "wrong_order": [("late_sender", lambda r, n: r % 2 == 0 and r < n - n % 2)],
     "imbalance_at_mpi_barrier": [("wait_at_barrier", lambda r, n: r < n // 2)],
@@ -176,6 +177,15 @@ APART = {  # property: [(pattern, the ranks that wait), ...]
 }
 CLASSES = ["normal", "late_send", "late_recv", "late_send_post", "late_send_wait", "late_recv_post", "late_recv_wait"]
 PATTERNS = ["late_sender", "late_receiver", "wait_at_barrier", "wait_at_nxn", "late_broadcast", "early_reduce"]
+
+
+def parse_ranks(text):
+    """'0-3,7' -> [0, 1, 2, 3, 7]."""
+    out = []
+    for part in text.split(","):
+        a, _, b = part.partition("-")
+        out += list(range(int(a), int(b or a) + 1))
+    return out
 
 
 def apart(report, prop, nranks, cls=None):
@@ -205,6 +215,16 @@ def apart(report, prop, nranks, cls=None):
     kinds = {f["kind"] for f in reported(d) if f["stage"] == "waitstates"}
     expected = {pattern.replace("_", "-") for pattern, _ in injected}
     assert kinds == expected, f"{prop}: wait-state findings and notes {kinds}, expected {expected}"
+    if prop in ("late_sender", "late_sender_irecv"):
+        # The waiting is the receivers', the cause the senders': a problem names the senders
+        # (the even ranks), its fix priced within 20 % of balancing their excess over all
+        # ranks (half of r x EXTRA: the receivers take on half of it).
+        senders = {r for r in range(n - n % 2) if r % 2 == 0}
+        named = [f for f in d["findings"] if f["ranks"] and f["ranks"] != "all"
+                 and set(parse_ranks(f["ranks"])) == senders and (f["predicted_gain_s"] or 0) >= 0.8 * 0.5 * APART_EXTRA_S]
+        assert named, f"{prop}: no problem names the senders {sorted(senders)} with a priced fix: " + \
+            str([(f["kind"], f["where"], f["ranks"], f["predicted_gain_s"]) for f in d["findings"]])
+        lines.append(f"senders named: {named[0]['kind']} at {named[0]['where']}, gain {named[0]['predicted_gain_s'] * 1e3:.1f} ms")
     v = w["clock_violations"]
     assert v["p2p"] == 0 and v["collective"] == 0, f"clock-condition violations on one node: {v}"
     c = d.get("classification", {})
