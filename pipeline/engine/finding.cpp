@@ -117,6 +117,29 @@ void fold(Problem &to, Problem &&from, bool as_symptom, bool wider = false) {
   if (!as_symptom && !wider) to.head.lost_s = std::max(to.head.lost_s, from.head.lost_s);
 }
 
+bool overlap(const Culprits &a, const Culprits &b) {
+  if (a.all || b.all) return true;
+  for (const auto &[lo, hi] : a.ranks)
+    for (const auto &[lo2, hi2] : b.ranks)
+      if (lo <= hi2 && lo2 <= hi) return true;
+  return false;
+}
+
+// The problem (other than `model`) whose symptoms hold the most point-to-point waiting on
+// the model's culprit ranks; problems.size() when none does.
+size_t waiting_host(const std::vector<Problem> &problems, const std::vector<uint8_t> &gone, size_t model) {
+  size_t host = problems.size();
+  double most = 0;
+  for (size_t k = 0; k < problems.size(); ++k) {
+    if (k == model || gone[k]) continue;
+    double waiting = 0;
+    for (const auto &s : problems[k].symptoms)
+      if (is_point_to_point_wait(s.kind) && overlap(s.culprits, problems[model].head.culprits)) waiting += s.lost_s;
+    if (waiting > most) most = waiting, host = k;
+  }
+  return host;
+}
+
 void fold_model_and_region_findings(std::vector<Problem> &problems) {
   std::vector<uint8_t> gone(problems.size(), 0);
   // A region-wide finding (no culprits) at a region a problem with culprits is at: one cause.
@@ -182,6 +205,13 @@ void fold_model_and_region_findings(std::vector<Problem> &problems) {
       fold(m, std::move(problems[k]), true);
       gone[k] = 1;
     }
+    // Unpriced, its waiting already another problem's symptom (the replay credits that
+    // problem's fix with removing it): the model is how that cause shows, not a second one.
+    if (std::isnan(m.head.predicted_gain_s))
+      if (const size_t host = waiting_host(problems, gone, model); host < problems.size()) {
+        fold(problems[host], std::move(m), true);
+        gone[model] = 1;
+      }
   }
   std::vector<Problem> kept;
   for (size_t k = 0; k < problems.size(); ++k)

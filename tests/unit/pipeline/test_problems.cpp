@@ -283,6 +283,34 @@ TEST(Problems, AFixWithoutGainCausesNothing) {
   for (const auto &p : problems) EXPECT_GT(p.head.predicted_gain_s, 0);
 }
 
+// One cause, one problem: the bundled binary swap's imbalance on rank 2 makes ranks 0 and 3
+// wait in the exchange (a late sender, a late-send class) and Hercule's divide-and-conquer
+// sees that waiting as rank 3's merge wait. The replay credits the balance fix with removing
+// the waiting, so the wait state and the transfer class are its symptoms, and so is the
+// unpriced model cause whose waiting they are.
+TEST(Problems, AModelsWaitingAnotherFixRemovesIsThatProblemsSymptom) {
+  FixEffects effects;
+  effects.baseline_wait = {18'000'000};  // ns at the exchange's call site
+  effects.place_of.emplace(zero_wait_at("exchange"), 0);
+  effects.wait_under.emplace(balance_region("composite/blend"), std::vector<int64_t>{1'000'000});
+  Place transfer = call_site("exchange", 30, "main:30 -> main:30");
+  transfer.type = Place::Type::Transfer;
+  transfer.peer = transfer.site;
+  auto problems = merge_into_problems(
+      {finding(K::LoadImbalance, region("composite/blend"), "2", 0.0152, balance_region("composite/blend"), 0.0151),
+       finding(K::LateSender, call_site("exchange", 30, "composite > main:30"), "0,3", 0.0184, zero_wait_at("exchange"),
+               0.002),
+       finding(K::LateSend, transfer, "0-3", 0.02, zero_wait_at("exchange"), 0.002),
+       finding(K::DivideAndConquer, model_cause("merge_wait", "2-level recursion"), "3", 0.0274, std::nullopt,
+               kUnpriced)},
+      &effects, 0.0439);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].head.kind, K::LoadImbalance);
+  std::set<ProblemKind> symptoms;
+  for (const auto &f : problems[0].symptoms) symptoms.insert(f.kind);
+  EXPECT_EQ(symptoms, (std::set<ProblemKind>{K::LateSender, K::LateSend, K::DivideAndConquer}));
+}
+
 // A problem is worth acting on when its fix buys at least 1 % of the program (unpriced: when
 // that much is at stake): a balanced run's 0.4 % "wait at nxn" is a note, said as such.
 TEST(Problems, AFixThatBuysUnderOnePercentIsANote) {
