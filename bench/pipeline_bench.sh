@@ -11,13 +11,7 @@
 # PERFSIFT_BENCH_DIR keeps the stores between runs (they take a while to write).
 set -euo pipefail
 perfsift=$1 ranks=${2:-1024} sizes=${3:-"1000000 10000000"} ks=${4:-"1 2"}
-export OMPI_MCA_rmaps_base_oversubscribe=1
-[ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-dir=${PERFSIFT_BENCH_DIR:-$(mktemp -d)}
-mkdir -p "$dir"
-[ -n "${PERFSIFT_BENCH_DIR:-}" ] || trap 'rm -rf "$dir"' EXIT
-now() { date +%s.%N; }
-since() { awk -v s="$1" -v e="$(now)" 'BEGIN{printf "%.2f", e-s}'; }
+source "$(dirname "${BASH_SOURCE[0]}")/bench_setup.sh"
 summary=()
 for events in $sizes; do
   store=$dir/pipeline-$ranks-$events.h5

@@ -9,13 +9,7 @@
 # PERFSIFT_BENCH_DIR keeps the store between runs.
 set -euo pipefail
 perfsift=$1 app=$2 rounds=${3:-200000} ranks=${4:-4} ks=${5:-"1 2"}
-export OMPI_MCA_rmaps_base_oversubscribe=1
-[ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-dir=${PERFSIFT_BENCH_DIR:-$(mktemp -d)}
-mkdir -p "$dir"
-[ -n "${PERFSIFT_BENCH_DIR:-}" ] || trap 'rm -rf "$dir"' EXIT
-now() { date +%s.%N; }
-since() { awk -v s="$1" -v e="$(now)" 'BEGIN{printf "%.2f", e-s}'; }
+source "$(dirname "${BASH_SOURCE[0]}")/bench_setup.sh"
 store=$dir/ring-$ranks-$rounds.h5
 if [ ! -f "$store" ]; then
   start=$(now)

@@ -11,6 +11,7 @@ Debian's, which has h5py):
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 # Open MPI refuses to run as root and to start more ranks than cores unless told; CI runs
@@ -148,3 +149,20 @@ def work_dir(path, empty=True):
         shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path, exist_ok=True)
     return Path(path)
+
+
+def verdict(errors):
+    """Each error as a FAIL line, then PASS or FAIL: the test script's exit code."""
+    for e in errors:
+        print("FAIL:", e)
+    print("PASS" if not errors else "FAIL")
+    return 1 if errors else 0
+
+
+def run_script(main, nargs, usage):
+    """A test script's entry point: main(*arguments) with exactly `nargs` of them, else the
+    usage on stderr and exit code 2."""
+    if len(sys.argv) != nargs + 1:
+        print(usage, file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(*sys.argv[1:]))

@@ -124,14 +124,8 @@ def main(perfsift_binary, app, fortran_app, work):
         found = {name: pool.submit(run_case, perfsift, (app, fortran_app)[which], work, name, n, code, source)
                  for name, (which, n, code, source) in CASES.items()}
     errors = [f"{name}: {e}" for name, f in found.items() for e in f.result()]
-    for e in errors:
-        print("FAIL:", e)
-    print("PASS" if not errors else "FAIL")
-    return 1 if errors else 0
+    return harness.verdict(errors)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 5:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    sys.exit(main(*sys.argv[1:]))
+    harness.run_script(main, 4, __doc__)

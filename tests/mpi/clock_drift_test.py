@@ -55,14 +55,8 @@ def main(perfsift_binary, app, work):
             if abs(s) > MAX_SLOPE_NS_PER_S:
                 errors.append(f"rank {r}: the store's times drift {s:+.1f} ns/s from CLOCK_MONOTONIC "
                               f"(at most {MAX_SLOPE_NS_PER_S})")
-    for e in errors:
-        print("FAIL:", e)
-    print("PASS" if not errors else "FAIL")
-    return 1 if errors else 0
+    return harness.verdict(errors)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    sys.exit(main(*sys.argv[1:]))
+    harness.run_script(main, 3, __doc__)

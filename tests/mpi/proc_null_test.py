@@ -38,14 +38,8 @@ def main(perfsift_binary, app, work):
     said = [line for line in (done.stdout + done.stderr).splitlines() if "no partner" in line]
     if said:
         errors.append("the analysis warns: " + said[0])
-    for e in errors:
-        print("FAIL:", e)
-    print("PASS" if not errors else "FAIL")
-    return 1 if errors else 0
+    return harness.verdict(errors)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    sys.exit(main(*sys.argv[1:]))
+    harness.run_script(main, 3, __doc__)
