@@ -18,7 +18,6 @@
 #include "pipeline/format/text.h"
 #include "pipeline/format/json_writer.h"
 #include "pipeline/format/results_view.h"
-#include "pipeline/engine/op_traits.h"
 #include "pipeline/engine/problem_kinds.h"
 #include "pipeline/report/views/stage_views.h"
 
@@ -182,22 +181,15 @@ std::string join(const std::vector<std::string> &v) {
 // MPI_Allreduce calls of 3 us" (start-up and shut-down left out); empty without a profile.
 std::string mpi_summary(const io::ResultsStore &rs, double run_s) {
   if (!has_child(rs, "", "profile") || !has_child(rs, "profile", "ops") || !(run_s > 0)) return "";
-  const auto o = rs.table("profile/ops");
-  const auto &name = column<std::string>(o, "op");
-  const auto &calls = column<int64_t>(o, "calls");
-  const auto &time = column<double>(o, "time_s");
+  const auto ops = operations_by_time(rs.table("profile/ops"));
   double mpi = 0;
-  size_t top = o.rows();
-  for (size_t i = 0; i < o.rows() && i < name.size() && i < time.size() && i < calls.size(); ++i) {
-    if (is_lifecycle_op(name[i])) continue;
-    mpi += time[i];
-    if (top == o.rows() || time[i] > time[top]) top = i;
-  }
+  for (const auto &o : ops.program) mpi += o.time_s;
+  if (ops.program.empty() || !(mpi > 0)) return ": the program spends no time in MPI calls";
   const double ranks = static_cast<double>(std::max<int64_t>(1, attr_or<int64_t>(rs.attributes("run"), "ranks", 1)));
-  if (top == o.rows() || !(mpi > 0)) return ": the program spends no time in MPI calls";
-  return ": MPI is " + format_percent(mpi / ranks / run_s) + " of the program, mostly " + format_count(calls[top]) +
-         " " + name[top] + " calls of " +
-         format_seconds(calls[top] > 0 ? time[top] / static_cast<double>(calls[top]) : 0.0);
+  const OperationTime &top = ops.program.front();
+  return ": MPI is " + format_percent(mpi / ranks / run_s) + " of the program, mostly " + format_count(top.calls) +
+         " " + top.op + " calls of " +
+         format_seconds(top.calls > 0 ? top.time_s / static_cast<double>(top.calls) : 0.0);
 }
 
 }  // namespace

@@ -174,6 +174,24 @@ TEST(OperationsTable, LeavesStartUpAndShutDownOutOfTheShares) {
       << data;
 }
 
+// A run without a problem says what it is: its MPI share of the program and the operation
+// that takes most of it (start-up and shut-down left out), not "no problem crossed the
+// reporting thresholds".
+TEST(Answer, ARunWithoutAProblemSaysWhatItIs) {
+  Store s("calm");
+  const io::ResultsStore rs(s.write({"profile"}, {}, [](io::ResultsWriter &w) {
+    write_profile(w, {{"MPI_Init", 30}, {"MPI_Allreduce", 12}, {"MPI_Send", 4}});
+  }));
+  const auto lines = answer_lines(rs, 100);
+  std::string answer;
+  for (const auto &l : lines) answer += l + " ";
+  EXPECT_EQ(answer.rfind("Answer: no problem worth fixing: MPI is 13% of the program, mostly 4 MPI_Allreduce calls of "
+                         "3.00 s",
+                         0),
+            0u)
+      << answer;
+}
+
 // More calls than the page draws one by one: the count it gives is the run's calls, not
 // the sum over the measured run and each replay of the same calls.
 TEST(HtmlPage, BinnedTimelineCountsTheRunsCalls) {
