@@ -82,6 +82,20 @@ def analyse(perfsift, store, name):
 
 
 def test_collect(perfsift, app):
+    """The known answers below. Their rank groups come from the CPU time of a few hundred ms
+    of page faults: a process left running by an earlier test that takes a core for a second
+    splits the two faulting ranks (seen in full test runs, never alone). A disturbed run is
+    collected again, three times at most."""
+    for attempt in (1, 2, 3):
+        try:
+            return collect_and_check(perfsift, app)
+        except AssertionError as e:
+            if attempt == 3:
+                raise
+            print(f"FAIL (attempt {attempt} of 3, collected again): {e}", flush=True)
+
+
+def collect_and_check(perfsift, app):
     store = "os_waits.h5"
     perfsift.collect(store, 4, app, out="collect.txt", err=STDOUT, echo=True)
     with h5py.File(store, "r") as f:
