@@ -21,6 +21,15 @@ using namespace perfsift::kernels::replay;
 
 namespace {
 
+// The tests' generator of deterministic programs: a 64-bit LCG, rnd(m) in [0, m).
+struct Lcg {
+  uint64_t x;
+  int64_t operator()(int64_t m) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<int64_t>((x >> 33) % static_cast<uint64_t>(m));
+  }
+};
+
 // L = 1000, os = 100 + 1/byte, or = 200, g = 50, G = 2/byte, S = s = 1000.
 LogGPS params() {
   LogGPS p;
@@ -430,11 +439,8 @@ namespace {
 // round with a little jitter.
 ProgramBuilder balanced_ring(int P, int rounds, int64_t work) {
   ProgramBuilder b(P);
-  uint64_t x = 777;
-  auto jitter = [&] {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<int64_t>((x >> 33) % 40);
-  };
+  Lcg rnd{777};
+  auto jitter = [&] { return rnd(40); };
   for (int round = 0; round < rounds; ++round) {
     std::vector<std::pair<int32_t, int32_t>> to_next(static_cast<size_t>(P));
     for (int r = 0; r < P; ++r) to_next[static_cast<size_t>(r)] = b.message(r, (r + 1) % P, 64);
@@ -606,11 +612,7 @@ TEST(Replay, StoppingOnTheBaselineKeepsEveryAnswerOnANonblockingRing) {
   // resumed replay that stops once back on the baseline.
   const int P = 5, rounds = 9;
   ProgramBuilder b(P);
-  uint64_t x = 12345;
-  auto rnd = [&](int64_t m) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<int64_t>((x >> 33) % static_cast<uint64_t>(m));
-  };
+  Lcg rnd{12345};
   for (int round = 0; round < rounds; ++round) {
     for (int r = 0; r < P; ++r) b.message(r, (r + 1) % P, round % 4 == 1 ? 3000 : 100);
     for (int r = 0; r < P; ++r) {
@@ -648,11 +650,7 @@ namespace {
 // calls, with uneven computation.
 ProgramBuilder random_program(int P, int rounds, uint64_t seed) {
   ProgramBuilder b(P);
-  uint64_t x = seed;
-  auto rnd = [&](int64_t m) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<int64_t>((x >> 33) % static_cast<uint64_t>(m));
-  };
+  Lcg rnd{seed};
   int64_t coll = 0;
   std::vector<std::vector<Item>> open(static_cast<size_t>(P));  // completions of requests left open
   auto complete_open = [&] {
@@ -1624,11 +1622,7 @@ namespace {
 // one is in: ranks wait in calls that began before the wait that held them up ends.
 ProgramBuilder wavefront(int P, int sweeps, uint64_t seed) {
   ProgramBuilder b(P);
-  uint64_t x = seed;
-  auto rnd = [&](int64_t m) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<int64_t>((x >> 33) % static_cast<uint64_t>(m));
-  };
+  Lcg rnd{seed};
   for (int sweep = 0; sweep < sweeps; ++sweep) {
     const auto [back_send, back_recv] = b.message(P - 1, 0, 8);
     b.rank(0).event(0, {{ItemType::Recv, back_recv}});
