@@ -32,22 +32,23 @@ PopEfficiency pop_efficiency(const PopInputs &in) {
     e.communication = 1;
   }
   e.parallel = e.load_balance * e.communication;
-  const double ideal = in.ideal_runtime_s;
+  const double ideal = in.ideal_runtime_s, base = in.baseline_runtime_s > 0 ? in.baseline_runtime_s : T;
   if (!(ideal > 0)) return e;
-  e.transfer = ideal / T;
-  e.serialisation = umax / ideal;
-  if (e.serialisation > 1) {
-    e.note += std::string(e.note.empty() ? "" : "; ") + "the ideal-network replay ends at " + ms(ideal) +
-              ", before the busiest rank's computation of " + ms(umax) +
-              " (a replay miss): serialisation held at 1, transfer set to the communication efficiency";
-    e.serialisation = 1;
-    e.transfer = e.communication;
-  } else if (e.transfer > 1) {
+  e.transfer = ideal / base;
+  e.serialisation = e.transfer > 0 ? e.communication / e.transfer : std::nan("");
+  if (e.transfer > 1) {
     e.note += std::string(e.note.empty() ? "" : "; ") + "the ideal-network replay takes " + ms(ideal) +
-              ", longer than the measured " + ms(T) +
+              ", longer than the replay as measured, " + ms(base) +
               " (a replay miss): transfer held at 1, serialisation set to the communication efficiency";
     e.transfer = 1;
     e.serialisation = e.communication;
+  } else if (e.serialisation > 1) {
+    e.note += std::string(e.note.empty() ? "" : "; ") + "the ideal network saves more (" + ms(base - ideal) +
+              " of the replayed " + ms(base) + ") than all the time outside the busiest rank's computation (" +
+              ms(T - umax) + " of " + ms(T) +
+              "; a replay miss): serialisation held at 1, transfer set to the communication efficiency";
+    e.serialisation = 1;
+    e.transfer = e.communication;
   }
   return e;
 }

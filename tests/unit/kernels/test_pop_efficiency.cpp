@@ -33,6 +33,19 @@ TEST(PopEfficiency, KnownRun) {
   expect_identities(e);
 }
 
+// The replay's own error against the measured run is no transfer: the ideal network is
+// taken relative to the replay as measured (40 ms replayed, 36 ms on an ideal network).
+TEST(PopEfficiency, TransferIsRelativeToTheBaselineReplay) {
+  PopInputs in{0.100, 0.040, 4, 0.050, 0.036};
+  in.baseline_runtime_s = 0.040;
+  const auto e = pop_efficiency(in);
+  EXPECT_NEAR(e.transfer, 0.9, 1e-12);
+  EXPECT_NEAR(e.communication, 0.8, 1e-12);
+  EXPECT_NEAR(e.serialisation, 0.8 / 0.9, 1e-12);
+  EXPECT_TRUE(e.note.empty()) << e.note;
+  expect_identities(e);
+}
+
 TEST(PopEfficiency, WithoutReplayTransferAndSerialisationAreUnknown) {
   PopInputs in{0.060, 0.030, 2, 0.040};
   const auto e = pop_efficiency(in);
