@@ -24,10 +24,10 @@
 namespace perfsift::kernels {
 
 struct PopInputs {
-  double useful_sum_s = 0;   // sum over ranks of u_r
-  double useful_max_s = 0;   // max over ranks of u_r
-  int64_t ranks = 0;         // ranks with data
-  double runtime_s = 0;      // T
+  double useful_sum_s = 0;                                               // sum over ranks of u_r
+  double useful_max_s = 0;                                               // max over ranks of u_r
+  int64_t ranks = 0;                                                     // ranks with data
+  double runtime_s = 0;                                                  // T
   double ideal_runtime_s = std::numeric_limits<double>::quiet_NaN();     // T_ideal; NaN: not replayed
   double baseline_runtime_s = std::numeric_limits<double>::quiet_NaN();  // T_base; NaN: taken as T
 };

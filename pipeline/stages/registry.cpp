@@ -27,10 +27,10 @@ ProductBuilder matched_messages_builder();   // pipeline/replay/matched_messages
 ProductBuilder region_executions_builder();  // pipeline/replay/replay_model.cpp
 
 const std::vector<StageInfo> &stage_registry() {
-  static const std::vector<StageInfo> stages = {
-      profile_stage(),  dissimilarity_stage(), disparity_stage(), rootcause_stage(), waitstates_stage(),
-      classify_stage(), diagnosis_stage(),     whatif_stage(),    bounds_stage(),    domino_stage(),
-      efficiency_stage()};
+  static const std::vector<StageInfo> stages = {profile_stage(),   dissimilarity_stage(), disparity_stage(),
+                                                rootcause_stage(), waitstates_stage(),    classify_stage(),
+                                                diagnosis_stage(), whatif_stage(),        bounds_stage(),
+                                                domino_stage(),    efficiency_stage()};
   return stages;
 }
 

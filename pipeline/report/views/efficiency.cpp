@@ -48,9 +48,9 @@ std::string problem_words(const io::Table &p, size_t r) {
   const std::string &ranks = column<std::string>(p, "ranks")[r];
   return "#" + std::to_string(r + 1) + " " + (kind ? std::string(kind_info(*kind).name) : id) + " in " +
          clip(column<std::string>(p, "where")[r], 50) + " on " +
-         (ranks == "all" ? "all ranks"
-                         : std::string(ranks.find_first_of(",-") == std::string::npos ? "rank " : "ranks ") +
-                               clip(ranks, 30)) +
+         (ranks == "all"
+              ? "all ranks"
+              : std::string(ranks.find_first_of(",-") == std::string::npos ? "rank " : "ranks ") + clip(ranks, 30)) +
          " (" + format_seconds(column<double>(p, "lost_s")[r]) + " at stake)";
 }
 
@@ -143,11 +143,11 @@ std::vector<std::string> efficiency_lines(const io::ResultsStore &rs, size_t wid
       if (f.key == key) return two_digits(f.value);
     return std::string("n/a");
   };
-  std::vector<std::string> lines = wrap(
-      "POP efficiency (program, start-up and shut-down left out): parallel " + value("parallel") + " = load balance " +
-          value("load_balance") + " x communication " + value("communication") + " (serialisation " +
-          value("serialisation") + " x transfer " + value("transfer") + ")",
-      width, 2);
+  std::vector<std::string> lines =
+      wrap("POP efficiency (program, start-up and shut-down left out): parallel " + value("parallel") +
+               " = load balance " + value("load_balance") + " x communication " + value("communication") +
+               " (serialisation " + value("serialisation") + " x transfer " + value("transfer") + ")",
+           width, 2);
   // Parallel efficiency's problem is named only when no factor below it names the same.
   const auto named_below = [&](size_t problem) {
     return std::any_of(factors.begin() + 1, factors.end(),

@@ -19,9 +19,8 @@ StageView efficiency_view();
 
 const std::vector<StageView> &stage_views() {
   static const std::vector<StageView> views = {
-      profile_view(),  dissimilarity_view(), disparity_view(), rootcause_view(), waitstates_view(),
-      classify_view(), diagnosis_view(),     whatif_view(),    bounds_view(),    domino_view(),
-      efficiency_view()};
+      profile_view(),   dissimilarity_view(), disparity_view(), rootcause_view(), waitstates_view(), classify_view(),
+      diagnosis_view(), whatif_view(),        bounds_view(),    domino_view(),    efficiency_view()};
   return views;
 }
 
