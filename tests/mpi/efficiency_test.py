@@ -84,7 +84,7 @@ def main(perfsift, work, app):
 
     text = (work / "report.txt").read_text().splitlines()
     check(text[1].startswith("Answer:"), "the answer stays first: " + text[1])
-    pop = [i for i, line in enumerate(text) if line.startswith("POP efficiency")]
+    pop = [i for i, line in enumerate(text) if line.startswith("POP: parallel ")]
     check(bool(pop) and pop[0] > 1, "the POP block follows the answer")
     check(any(re.match(r"  load balance 0\.\d\d: #1 load imbalance in work on rank 3", line) for line in text),
           "text names the load balance's problem")

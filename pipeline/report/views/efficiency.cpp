@@ -90,7 +90,8 @@ void efficiency_json(JsonWriter &j, const io::ResultsStore &rs) {
   j.key("acceptable").value(kAcceptableEfficiency);
 }
 
-// The regions losing most to their inefficiency ((1 - parallel) x their time), below 0.8.
+// The two regions losing most to their inefficiency ((1 - parallel) x their time), below
+// 0.8: "solve/smooth 0.44 (load balance 0.44)", with the lower of its two factors.
 std::string worst_regions(const io::ResultsStore &rs) {
   if (!has_child(rs, "efficiency", "regions")) return "";
   const auto t = rs.table("efficiency/regions");
@@ -103,12 +104,12 @@ std::string worst_regions(const io::ResultsStore &rs) {
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return (1 - par[a]) * time[a] > (1 - par[b]) * time[b]; });
   std::string s;
-  for (size_t i = 0; i < order.size() && i < 3; ++i) {
+  for (size_t i = 0; i < order.size() && i < 2; ++i) {
     const size_t r = order[i];
-    s += (i ? "; " : "") + clip(path[r], 40) + " " + two_digits(par[r]) + " (load balance " + two_digits(lb[r]) +
-         ", communication " + two_digits(comm[r]) + ")";
+    s += (i ? ", " : "") + clip(path[r], 30) + " " + two_digits(par[r]) +
+         (lb[r] <= comm[r] ? " (load balance " + two_digits(lb[r]) : " (communication " + two_digits(comm[r])) + ")";
   }
-  if (order.size() > 3) s += "; " + std::to_string(order.size() - 3) + " more in efficiency/regions";
+  if (order.size() > 2) s += "; " + std::to_string(order.size() - 2) + " more in efficiency/regions";
   return s;
 }
 
@@ -144,9 +145,9 @@ std::vector<std::string> efficiency_lines(const io::ResultsStore &rs, size_t wid
     return std::string("n/a");
   };
   std::vector<std::string> lines =
-      wrap("POP efficiency (program, start-up and shut-down left out): parallel " + value("parallel") +
-               " = load balance " + value("load_balance") + " x communication " + value("communication") +
-               " (serialisation " + value("serialisation") + " x transfer " + value("transfer") + ")",
+      wrap("POP: parallel " + value("parallel") + " = load balance " + value("load_balance") + " x communication " +
+               value("communication") + " (serialisation " + value("serialisation") + " x transfer " +
+               value("transfer") + ")",
            width, 2);
   // Parallel efficiency's problem is named only when no factor below it names the same.
   const auto named_below = [&](size_t problem) {
@@ -158,7 +159,7 @@ std::vector<std::string> efficiency_lines(const io::ResultsStore &rs, size_t wid
       for (const auto &w : wrap(f.label + " " + two_digits(f.value) + ": " + f.problem_words, width - 2, 4))
         lines.push_back("  " + w);
   if (const std::string regions = worst_regions(rs); !regions.empty())
-    for (const auto &w : wrap("regions below " + two_digits(kAcceptableEfficiency) + ": " + regions, width - 2, 4))
+    for (const auto &w : wrap("regions below " + two_digits(kAcceptableEfficiency) + ": " + regions, width - 2, 2))
       lines.push_back("  " + w);
   if (const auto note = attr_or<std::string>(rs.attributes("efficiency"), "note", ""); !note.empty())
     for (const auto &w : wrap("note: " + note, width - 2, 4)) lines.push_back("  " + w);
