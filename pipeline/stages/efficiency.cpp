@@ -74,7 +74,8 @@ void write_program(const Context &ctx, const RegionTimes &t, StageOutput &out) {
   std::string note = e.note;
   if (!replay)
     note += std::string(note.empty() ? "" : "; ") +
-            "no ideal-network replay (the whatif stage did not run): serialisation and transfer not computed";
+            "no ideal-network replay (the whatif stage did not run before this one): serialisation and transfer not "
+            "computed";
   out.attribute("note", note);
 }
 
