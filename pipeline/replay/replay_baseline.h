@@ -36,4 +36,15 @@ struct BaselineState {
   kernels::replay::Snapshot snapshot;
 };
 
+// Product of the whatif stage: the program's time (start-up and shut-down left out) as
+// measured, as the baseline replay predicts it, and on an ideal network (the
+// `ideal-network` question; NaN when it was not asked). The ideal network is asked even
+// without the standard questions when a later stage requests this product (the POP
+// efficiencies' transfer efficiency).
+struct ProgramReplayTimes {
+  static constexpr std::string_view kProduct = "program replay times";
+  double measured_s = 0, baseline_s = 0;
+  double ideal_network_s = 0;
+};
+
 }  // namespace perfsift::pipeline

@@ -24,6 +24,7 @@
 #include "pipeline/report/report.h"
 #include "pipeline/engine/op_traits.h"
 #include "pipeline/format/results_view.h"
+#include "pipeline/report/views/efficiency.h"
 #include "pipeline/report/views/stage_views.h"
 
 namespace perfsift::pipeline {
@@ -429,6 +430,32 @@ void absent_json(JsonWriter &j, const io::ResultsStore &rs, const StagesRun &st)
   j.end_object();
 }
 
+// The POP efficiencies: each factor with the problem costing it most, and the first 20
+// regions every rank enters.
+void efficiency_json(JsonWriter &j, const io::ResultsStore &rs) {
+  const auto factors = efficiency_factors(rs);
+  if (factors.empty()) return;
+  j.key("efficiency").begin_object().key("acceptable").value(kAcceptableEfficiency).key("factors").begin_array();
+  for (const auto &f : factors) {
+    j.begin_object().key("label").value(f.label).key("value").value(round4(f.value));
+    j.key("problem").value(f.problem_words).end_object();
+  }
+  j.end_array().key("regions").begin_array();
+  if (has_path(rs, "efficiency", "regions")) {
+    const auto t = rs.table("efficiency/regions");
+    const auto &lb = column<double>(t, "load_balance"), &comm = column<double>(t, "communication"),
+               &par = column<double>(t, "parallel");
+    for (size_t r = 0; r < t.rows() && r < 20; ++r)
+      j.begin_array()
+          .value(column<std::string>(t, "region")[r])
+          .value(round4(lb[r]))
+          .value(round4(comm[r]))
+          .value(round4(par[r]))
+          .end_array();
+  }
+  j.end_array().key("note").value(attr_or<std::string>(rs.attributes("efficiency"), "note", "")).end_object();
+}
+
 std::string data_json(const io::ResultsStore &rs) {
   JsonWriter j(true);
   const auto root = rs.attributes("");
@@ -442,6 +469,7 @@ std::string data_json(const io::ResultsStore &rs) {
   // Paragraphs, not the text report's lines: the page reflows them to its width.
   j.key("answer").values(answer_lines(rs, kUnwrapped));
   run_json(j, rs, rb);
+  efficiency_json(j, rs);
   absent_json(j, rs, st);
   j.key("findings");
   table_json(j, problems_for_readers(rs), 200);

@@ -26,7 +26,7 @@ pre{background:#f7f7f7;padding:8px;overflow:auto;font-size:12px}select{margin:0 
 svg.matrix text{font:11px sans-serif;fill:#333}svg.matrix text.axis{font-weight:bold}svg.matrix image{image-rendering:pixelated}
 </style></head>
 <body data-rendered="no" data-errors="0" data-highlighted="0">
-<h1>perfsift report</h1><div id="answer" class="answer"></div><div id="run"></div><div id="absent"></div>
+<h1>perfsift report</h1><div id="answer" class="answer"></div><div id="run"></div><div id="efficiency"></div><div id="absent"></div>
 <h2>Findings, ranked</h2><div class="note">Click a finding to light its region and ranks in the timelines. lost = time at stake; gain = simulated payoff of the fix (what-if replay).</div><div id="findings"></div>
 <h2>Timelines: measured run and prediction</h2><div id="timeline"></div>
 <h2>MPI operations by time</h2><div id="operations"></div>
@@ -109,6 +109,13 @@ function matrixChart(host,o){const R=o.rows.length,C=o.cols.length;if(!R||!C){ho
  (r.startup_s>0||r.shutdown_s>0?fmt(r.program_s)+" program (start-up "+fmt(r.startup_s)+" and shut-down "+fmt(r.shutdown_s)+" not counted; "+fmt(r.wall_s)+" wall)":fmt(r.wall_s)+" wall")+", started "+esc(r.start)+
  "<br>trace store "+esc(r.store)+", results "+esc(r.results)+(r.rank_block>1?'<br><span class="note">ranks are shown in blocks of '+r.rank_block+"</span>":"")+
  r.warnings.map(w=>'<div class="warn">warning: '+esc(w)+"</div>").join("")})();
+// ---- POP efficiencies: each factor, and the problem costing it most when below 0.8
+(function(){const e=D.efficiency;if(!e)return;const v=x=>x===null||x===undefined||Number.isNaN(x)?"n/a":Number(x).toFixed(2);
+ let h='<table id="pop"><thead><tr><th>POP efficiency</th><th>value</th><th>costs it most</th></tr></thead><tbody>';
+ for(const f of e.factors)h+="<tr"+(f.value!==null&&f.value<e.acceptable?' class="sel"':"")+"><td>"+esc(f.label)+"</td><td>"+v(f.value)+"</td><td>"+esc(f.problem||"")+"</td></tr>";
+ h+="</tbody></table>";if(e.regions.length){h+='<table id="pop-regions"><thead><tr><th>region</th><th>load balance</th><th>communication</th><th>parallel</th></tr></thead><tbody>';
+ for(const r of e.regions)h+="<tr><td>"+esc(r[0])+"</td><td>"+v(r[1])+"</td><td>"+v(r[2])+"</td><td>"+v(r[3])+"</td></tr>";h+="</tbody></table>"}
+ $("efficiency").innerHTML=h+(e.note?'<div class="note">'+esc(e.note)+"</div>":"")})();
 // ---- views not drawn, and why (the stages that produce them did not run)
 const A=D.absent||{};
 const absentNote=(host,key)=>{$(host).innerHTML='<div class="absent" data-absent="'+esc(key)+'">'+esc(A[key])+"</div>"};

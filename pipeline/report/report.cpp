@@ -19,6 +19,7 @@
 #include "pipeline/format/json_writer.h"
 #include "pipeline/format/results_view.h"
 #include "pipeline/engine/problem_kinds.h"
+#include "pipeline/report/views/efficiency.h"
 #include "pipeline/report/views/stage_views.h"
 
 namespace perfsift::pipeline {
@@ -290,6 +291,7 @@ std::string render_text(const io::ResultsStore &rs, const ReportLimits &lim) {
     os << "counters not recorded: " << join(unavailable) << " (analyses that need them fall back and say so)\n";
   for (const auto &w : attr_or<std::vector<std::string>>(root, "warnings", {}))
     os << "warning: " << printable(w) << "\n";
+  for (const auto &line : efficiency_lines(rs, static_cast<size_t>(l.width))) os << line << "\n";
 
   const auto f = rs.table("problems");
   const io::Table ev = rs.table("evidence");

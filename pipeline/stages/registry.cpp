@@ -20,15 +20,17 @@ StageInfo diagnosis_stage();
 StageInfo whatif_stage();
 StageInfo bounds_stage();
 StageInfo domino_stage();
+StageInfo efficiency_stage();
 
 ProductBuilder matched_run_builder();        // pipeline/replay/replay_model.cpp
 ProductBuilder matched_messages_builder();   // pipeline/replay/matched_messages.cpp
 ProductBuilder region_executions_builder();  // pipeline/replay/replay_model.cpp
 
 const std::vector<StageInfo> &stage_registry() {
-  static const std::vector<StageInfo> stages = {
-      profile_stage(),  dissimilarity_stage(), disparity_stage(), rootcause_stage(), waitstates_stage(),
-      classify_stage(), diagnosis_stage(),     whatif_stage(),    bounds_stage(),    domino_stage()};
+  static const std::vector<StageInfo> stages = {profile_stage(),   dissimilarity_stage(), disparity_stage(),
+                                                rootcause_stage(), waitstates_stage(),    classify_stage(),
+                                                diagnosis_stage(), whatif_stage(),        bounds_stage(),
+                                                domino_stage(),    efficiency_stage()};
   return stages;
 }
 

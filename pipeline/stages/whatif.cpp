@@ -156,12 +156,16 @@ void add_standard_questions(const Context &ctx, const config::Values &cfg, const
 }
 
 // The questions, baseline first; the same text is asked once. Sets `user_end`.
+// `ideal_network`: asked even without the standard questions (a later stage reads its answer).
 std::vector<Asked> ask_questions(const Context &ctx, const config::Values &cfg, const ReplayModel &model,
-                                 const std::vector<std::string> &paths, size_t &user_end) {
+                                 const std::vector<std::string> &paths, bool ideal_network, size_t &user_end) {
   std::vector<Asked> asked = {{"baseline", "baseline"}};
   for (const auto &q : cfg.get_list("whatif.questions")) asked.push_back({q, "user"});
   user_end = asked.size();
-  if (cfg.get_bool("whatif.standard_questions")) add_standard_questions(ctx, cfg, model, paths, asked);
+  if (cfg.get_bool("whatif.standard_questions"))
+    add_standard_questions(ctx, cfg, model, paths, asked);
+  else if (ideal_network)
+    asked.push_back({"ideal-network", "standard"});
   for (const auto &f : ctx.findings)
     if (f.fix) asked.push_back({f.fix->question, "finding", false, fix_words(*f.fix)});
   if (const auto *found = ctx.products().find<Bottlenecks>())
@@ -414,9 +418,10 @@ WhatifResult compute_whatif(Context &ctx, const config::Values &cfg) {
   // The matched run does not depend on the network parameters: its scenarios carry them.
   r.model = ctx.products().get<MatchedRun>().model;
   r.paths = region_paths(ctx.store());
-  r.asked = ask_questions(ctx, cfg, *r.model, r.paths, r.user_end);
+  const RunShape shape{r.model->events, r.model->threaded_ranks};
+  r.asked = ask_questions(ctx, cfg, *r.model, r.paths, ctx.products().requested<ProgramReplayTimes>(shape), r.user_end);
   r.traces = r.model->events <= cfg.get_int("whatif.trace_max_events");
-  r.keep_state = ctx.products().requested<BaselineState>({r.model->events, r.model->threaded_ranks});
+  r.keep_state = ctx.products().requested<BaselineState>(shape);
   // Questions with stored traces (the baseline, the user's) replay distributed: every
   // process advances its own ranks. The rest are spread over the processes and their
   // threads, each replaying the whole run alone, when it fits (whatif.spread_max_events).
@@ -542,6 +547,19 @@ io::Table messages_table(const ReplayModel &model) {
   return links;
 }
 
+// The program's time measured, replayed as measured and on an ideal network. MPI_Init is
+// replayed as measured and MPI_Finalize's remainder too: outside the program, the replay
+// and the run agree, so a replay's program time is its run time less what lies outside.
+ProgramReplayTimes program_replay_times(const Context &ctx, const WhatifResult &r) {
+  const double measured = static_cast<double>(r.model->measured_ns) * 1e-9;
+  const double program = std::min(ctx.program_time_s(), measured), outside = measured - program;
+  ProgramReplayTimes t{program, static_cast<double>(r.predicted[0]) * 1e-9 - outside, std::nan("")};
+  for (size_t k = 0; k < r.asked.size(); ++k)
+    if (r.asked[k].text == "ideal-network" && r.predicted[k] != INT64_MIN)
+      t.ideal_network_s = static_cast<double>(r.predicted[k]) * 1e-9 - outside;
+  return t;
+}
+
 void write_whatif(Context &ctx, const WhatifResult &r, StageOutput &out) {
   const ReplayModel &model = *r.model;
   const double measured = static_cast<double>(model.measured_ns) * 1e-9;
@@ -549,12 +567,12 @@ void write_whatif(Context &ctx, const WhatifResult &r, StageOutput &out) {
   for (const auto &[name, value] : loggps_attributes(r.params)) out.attribute(name, value);
   out.attribute("measured_s", measured);
   out.attribute("baseline_s", baseline_s);
-  // MPI_Init is replayed as measured and MPI_Finalize's remainder too: outside the program,
-  // the replay and the run agree, so the program's error is the run's difference over the
-  // program's time (the honest figure when start-up dwarfs a short program).
-  const double program = std::min(ctx.program_time_s(), measured), outside = measured - program;
+  // The program's error is the run's difference over the program's time (the honest
+  // figure when start-up dwarfs a short program).
+  const ProgramReplayTimes times = program_replay_times(ctx, r);
+  const double program = times.measured_s;
   out.attribute("program_measured_s", program);
-  out.attribute("program_baseline_s", baseline_s - outside);
+  out.attribute("program_baseline_s", times.baseline_s);
   out.attribute("baseline_error", program > 0 ? (baseline_s - measured) / program : 0.0);
   out.attribute("run_error", measured > 0 ? (baseline_s - measured) / measured : 0.0);
   const DescheduledTime waited = descheduled_time(ctx.store());
@@ -686,6 +704,7 @@ void run_whatif(Context &ctx, const config::Values &cfg, StageOutput &out) {
   write_whatif(ctx, result, out);
   whatif_findings(ctx, result);
   ctx.products().publish(fix_effects(ctx, result));
+  ctx.products().publish(program_replay_times(ctx, result));
   PERFSIFT_CHECK(result.replays.replayed, "the whatif stage ends without its baseline replay");
   ctx.products().publish(ReplayBaseline{result.model, result.params, result.replays.baseline});
   if (result.replays.state)
@@ -721,7 +740,8 @@ StageInfo whatif_stage() {
       run_whatif};
   s.requires_products = {product_name<MatchedRun>(), product_name<RegionExecutions>()};
   s.uses_products = {product_name<Bottlenecks>()};
-  s.provides_products = {product_name<ReplayBaseline>(), product_name<FixEffects>(), product_name<BaselineState>()};
+  s.provides_products = {product_name<ReplayBaseline>(), product_name<FixEffects>(), product_name<BaselineState>(),
+                         product_name<ProgramReplayTimes>()};
   s.check = check_whatif;
   return s;
 }

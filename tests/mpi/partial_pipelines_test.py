@@ -24,7 +24,7 @@ from harness import captured  # noqa: E402
 
 
 STAGES = ["profile", "dissimilarity", "disparity", "rootcause", "waitstates", "classify", "diagnosis", "whatif",
-          "bounds", "domino"]
+          "bounds", "domino", "efficiency"]
 # Stages that require a product only the key's stage provides (docs/pipeline.md).
 NEEDS = {"whatif": ["bounds", "domino"]}
 # The HTML's line for a view drawn from a stage's results, when the stage did not run.

@@ -15,11 +15,12 @@ StageView diagnosis_view();
 StageView whatif_view();
 StageView bounds_view();
 StageView domino_view();
+StageView efficiency_view();
 
 const std::vector<StageView> &stage_views() {
   static const std::vector<StageView> views = {
-      profile_view(),  dissimilarity_view(), disparity_view(), rootcause_view(), waitstates_view(),
-      classify_view(), diagnosis_view(),     whatif_view(),    bounds_view(),    domino_view()};
+      profile_view(),   dissimilarity_view(), disparity_view(), rootcause_view(), waitstates_view(), classify_view(),
+      diagnosis_view(), whatif_view(),        bounds_view(),    domino_view(),    efficiency_view()};
   return views;
 }
 

@@ -50,7 +50,8 @@ TEST(StageRegistry, DefaultPipelineBuildsSharedProductsOnceBeforeTheirFirstUser)
                                              "diagnosis",
                                              "whatif",
                                              "bounds",
-                                             "domino"};
+                                             "domino",
+                                             "efficiency"};
   EXPECT_EQ(step_names(plan), expected);
 }
 
@@ -155,7 +156,8 @@ TEST(StageRegistry, ThePlanHandsDominosRequestForTheBaselineStateToWhatif) {
     }
   const PlanStep *whatif = whatif_step(plan);
   ASSERT_TRUE(whatif);
-  ASSERT_EQ(whatif->requests.size(), 1u);
+  // The efficiency stage's request for the ideal network's time comes too (the next test).
+  ASSERT_EQ(whatif->requests.size(), 2u);
   const ProductRequest &asked = whatif->requests[0];
   EXPECT_EQ(asked.product, "baseline replay state");
   EXPECT_FALSE(asked.reads_on({1000, 0})) << "a run of at most domino.gather_events is gathered, not resumed";
@@ -166,6 +168,20 @@ TEST(StageRegistry, ThePlanHandsDominosRequestForTheBaselineStateToWhatif) {
 
   const auto without = plan_pipeline(pipeline_of("[pipeline]\nstages = [\"profile\", \"whatif\", \"bounds\"]\n"));
   for (const auto &s : without) EXPECT_TRUE(s.requests.empty()) << step_names({s})[0];
+}
+
+// The POP efficiencies' transfer efficiency needs the ideal network replayed on every run:
+// the efficiency stage asks the whatif step for it, also when the standard questions are off.
+TEST(StageRegistry, ThePlanHandsTheEfficiencysRequestForTheIdealNetworkToWhatif) {
+  const auto plan = plan_pipeline(pipeline_of(
+      "[whatif]\nstandard_questions = false\n[pipeline]\nstages = [\"profile\", \"whatif\", \"efficiency\"]\n"));
+  const PlanStep *whatif = nullptr;
+  for (const auto &s : plan)
+    if (s.stage && s.stage->name == "whatif") whatif = &s;
+  ASSERT_TRUE(whatif);
+  ASSERT_EQ(whatif->requests.size(), 1u);
+  EXPECT_EQ(whatif->requests[0].product, "program replay times");
+  EXPECT_TRUE(whatif->requests[0].reads_on({10, 0}));
 }
 
 // The report knows the stages only through its views: one per stage, in the registry's order.
