@@ -74,18 +74,20 @@ std::string evidence_summary(const io::Table &ev, size_t k) {
              &ranks = column<std::string>(ev, "ranks");
   const auto &lost = column<double>(ev, "lost_s");
   std::string seen, symptoms;
-  size_t methods = 0;
+  std::vector<std::string> methods;  // each once: one method seeing the cause at two places is still one
   for (size_t r = 0; r < ev.rows(); ++r) {
     if (problem[r] != static_cast<int64_t>(k)) continue;
     if (role[r] == "evidence") {
-      ++methods;
-      seen += (seen.empty() ? "" : ", ") + stage[r] + " (" + kind[r] + ")";
+      const std::string method = stage[r] + " (" + kind[r] + ")";
+      if (std::find(methods.begin(), methods.end(), method) != methods.end()) continue;
+      methods.push_back(method);
+      seen += (seen.empty() ? "" : ", ") + method;
     } else {
       symptoms += (symptoms.empty() ? "" : "; ") + kind[r] + " at " + clip(where[r], 40) + " on ranks " +
                   clip(ranks[r], 20) + ", " + format_seconds(lost[r]);
     }
   }
-  std::string out = methods > 1 ? "seen by " + seen : "";
+  std::string out = methods.size() > 1 ? "seen by " + seen : "";
   if (!symptoms.empty()) out += (out.empty() ? "" : "; ") + std::string("causes ") + symptoms;
   return out;
 }
