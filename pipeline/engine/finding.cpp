@@ -102,12 +102,6 @@ double priced_or(const Finding &f, double otherwise) {
   return std::isnan(f.predicted_gain_s) ? otherwise : f.predicted_gain_s;
 }
 
-std::string ms(double s) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3g ms", s * 1e3);
-  return b;
-}
-
 // Appends `from` to `to` as evidence (or as symptoms), keeping the larger time at stake
 // unless `from` is wider than `to` (an enclosing region: its time holds more than the cause).
 void fold(Problem &to, Problem &&from, bool as_symptom, bool wider = false) {
@@ -294,9 +288,10 @@ std::vector<Note> set_aside_non_problems(std::vector<Problem> &problems, double 
     const bool priced = !std::isnan(f.predicted_gain_s);
     if (priced) f.predicted_gain_s = std::min(f.predicted_gain_s, run_s);
     if (priced && f.predicted_gain_s <= no_gain) {
-      notes.push_back({f, "the replay of its fix (" + (f.fix ? fix_words(*f.fix) : f.question()) + ") predicts " +
-                              (f.predicted_gain_s < 0 ? "a loss of " + ms(-f.predicted_gain_s)
-                                                      : "no measurable gain (" + ms(f.predicted_gain_s) + ")")});
+      notes.push_back(
+          {f, "the replay of its fix (" + (f.fix ? fix_words(*f.fix) : f.question()) + ") predicts " +
+                  (f.predicted_gain_s < 0 ? "a loss of " + format_seconds(-f.predicted_gain_s)
+                                          : "no measurable gain (" + format_seconds(f.predicted_gain_s) + ")")});
       continue;
     }
     if (!priced && !(f.lost_s > 0)) {
@@ -306,11 +301,11 @@ std::vector<Note> set_aside_non_problems(std::vector<Problem> &problems, double 
     const double worth = worth_acting_on_s(run_s);
     if (priced && f.predicted_gain_s < worth) {
       notes.push_back({f, "its fix (" + (f.fix ? fix_words(*f.fix) : f.question()) + ") is predicted to save " +
-                              ms(f.predicted_gain_s) + ", under 1 % of the program: not worth acting on"});
+                              format_seconds(f.predicted_gain_s) + ", under 1 % of the program: not worth acting on"});
       continue;
     }
     if (!priced && f.lost_s < worth) {
-      notes.push_back({f, ms(f.lost_s) + " at stake, under 1 % of the program: not worth acting on"});
+      notes.push_back({f, format_seconds(f.lost_s) + " at stake, under 1 % of the program: not worth acting on"});
       continue;
     }
     if (priced && f.predicted_gain_s > 1.2 * f.lost_s + 1e-4)

@@ -279,7 +279,7 @@ TEST(Problems, AFixWithoutGainCausesNothing) {
   EXPECT_EQ(notes[0].finding.place.label, "compute #43");
   EXPECT_EQ(notes[0].reason,
             "the replay of its fix (balance the computation before compute43 across ranks) predicts no measurable "
-            "gain (0 ms)");
+            "gain (0 us)");
   for (const auto &p : problems) EXPECT_GT(p.head.predicted_gain_s, 0);
 }
 
@@ -328,7 +328,23 @@ TEST(Problems, AFixThatBuysUnderOnePercentIsANote) {
   EXPECT_EQ(notes[0].reason,
             "its fix (remove the waiting at allreduce) is predicted to save 69.6 ms, under 1 % of the program: not "
             "worth acting on");
-  EXPECT_EQ(notes[1].reason, "100 ms at stake, under 1 % of the program: not worth acting on");
+  EXPECT_EQ(notes[1].reason, "100.0 ms at stake, under 1 % of the program: not worth acting on");
+}
+
+// A note's figures read as the report's others: a balance fix of a master-worker run (HyPhy)
+// whose replay predicts a loss of 18.3 s says "18.30 s", not "1.83e+04 ms".
+TEST(Problems, ANotesFiguresReadAsTheReportsOthers) {
+  const double run_s = 28.0;
+  auto problems = merge_into_problems(
+      {finding(K::LoadImbalance, region("(program)"), "0", 4.0,
+               fix(Fix::Action::Balance, Fix::Target::All, "", "balance all"), -18.3),
+       finding(K::Dissimilarity, call_site("send", 12, "main:12"), "1", 0.0032, std::nullopt, kUnpriced)},
+      nullptr, run_s);
+  const auto notes = set_aside_non_problems(problems, run_s);
+  EXPECT_TRUE(problems.empty());
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0].reason, "the replay of its fix (balance the computation across ranks) predicts a loss of 18.30 s");
+  EXPECT_EQ(notes[1].reason, "3.2 ms at stake, under 1 % of the program: not worth acting on");
 }
 
 // Fixes are said as things to do in the program's terms, never as a store's call-site index;
