@@ -134,6 +134,16 @@ size_t waiting_host(const std::vector<Problem> &problems, const std::vector<uint
   return host;
 }
 
+// The program's excess on some ranks (load imbalance at the program) and the same ranks'
+// excess at one call site (a dissimilarity of the work before it) are one cause when that
+// call site holds at least half the program's excess: in a program without regions (a
+// Python solver, an uninstrumented code) every call site lies in the program. A call site
+// that holds less is one part of a wider excess, a problem of its own.
+bool call_site_holds_programs_excess(const Finding &site, const Finding &program) {
+  return site.place.type == Place::Type::CallSite && program.place.type == Place::Type::Program &&
+         site.lost_s >= 0.5 * program.lost_s;
+}
+
 void fold_model_and_region_findings(std::vector<Problem> &problems) {
   std::vector<uint8_t> gone(problems.size(), 0);
   // A region-wide finding (no culprits) at a region a problem with culprits is at: one cause.
@@ -153,7 +163,8 @@ void fold_model_and_region_findings(std::vector<Problem> &problems) {
     if (gone[o] || problems[o].head.culprits.all) continue;
     for (size_t i = 0; i < problems.size(); ++i)
       if (i != o && !gone[i] && problems[i].head.culprits == problems[o].head.culprits &&
-          problems[i].head.place.strictly_inside(problems[o].head.place)) {
+          (problems[i].head.place.strictly_inside(problems[o].head.place) ||
+           call_site_holds_programs_excess(problems[i].head, problems[o].head))) {
         fold(problems[i], std::move(problems[o]), false, true);
         gone[o] = 1;
         break;
