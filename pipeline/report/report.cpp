@@ -237,11 +237,16 @@ std::vector<std::string> answer_lines(const io::ResultsStore &rs, size_t width) 
   const double run_s = program_time_s(rs.attributes("run"));
   const auto f = rs.table("problems");
   const auto share = [&](double s) { return run_s > 0 ? " (" + format_percent(s / run_s) + " of the run)" : ""; };
+  const std::string disturbed = disturbed_run_words(rs);
   if (f.rows() == 0) {
     const size_t notes = rs.table("notes").rows();
-    return wrap("Answer: no problem worth fixing" + mpi_summary(rs, run_s) +
-                    (notes ? " (" + std::to_string(notes) + " method outputs are notes, below)." : std::string(".")),
-                width, 3);
+    auto lines =
+        wrap("Answer: no problem worth fixing" + mpi_summary(rs, run_s) +
+                 (notes ? " (" + std::to_string(notes) + " method outputs are notes, below)." : std::string(".")),
+             width, 3);
+    if (!disturbed.empty())
+      for (const auto &w : wrap(disturbed, width - 2, 3)) lines.push_back("  " + w);
+    return lines;
   }
   const std::string &id = column<std::string>(f, "kind")[0];
   const auto known = find_problem_kind(id);
@@ -268,6 +273,8 @@ std::vector<std::string> answer_lines(const io::ResultsStore &rs, size_t width) 
     text += clip(fix, 120) + ": predicted to save " + format_seconds(gain) + share(gain) + ".";
   std::vector<std::string> lines = wrap(text, width, 2);
   for (const auto &w : wrap("Why: " + column<std::string>(f, "cause")[0], width - 2, 3)) lines.push_back("  " + w);
+  if (!disturbed.empty())
+    for (const auto &w : wrap(disturbed, width - 2, 3)) lines.push_back("  " + w);
   return lines;
 }
 

@@ -225,6 +225,36 @@ TEST(TopFindings, EachMethodThatSawAProblemIsNamedOnce) {
   EXPECT_NE(both.find("seen by dissimilarity (dissimilarity), profile (load-imbalance)"), std::string::npos) << both;
 }
 
+// The ranks waited for a core and the replay misses the run (CP2K on a machine shared with
+// other jobs: 83 s of a 91 s program descheduled, the replay 87 % short): the answer says so,
+// with the measured descheduled time, where a user reads first; a replay within 5 % does not.
+TEST(Answer, ADisturbedRunSaysSo) {
+  const auto answer_of = [](double error) {
+    Store s("disturbed");
+    const io::ResultsStore rs(s.write({"profile", "whatif"}, {Problem{}}, [&](io::ResultsWriter &w) {
+      write_profile(w, {{"MPI_Allreduce", 12}});
+      w.group("whatif", "whatif");
+      w.attribute("whatif", "baseline_error", error);
+      w.attribute("whatif", "program_measured_s", 91.0);
+      w.attribute("whatif", "descheduled_ranks", int64_t{2});
+      w.attribute("whatif", "descheduled_s", 166.6);
+      w.attribute("whatif", "descheduled_max_s", 83.3);
+      w.attribute("whatif", "descheduled_max_rank", int64_t{0});
+      w.attribute("whatif", "error_within_descheduled", int64_t{1});
+    }));
+    std::string answer;
+    for (const auto &l : answer_lines(rs, 400)) answer += l + "\n";
+    return answer;
+  };
+  const std::string disturbed = answer_of(-0.875);
+  EXPECT_NE(disturbed.find("  Disturbed run: the ranks waited 167 s for a core inside the 91.00 s program (rank 0 "
+                           "most, 83.30 s) and the replay misses the run by -88%"),
+            std::string::npos)
+      << disturbed;
+  const std::string calm = answer_of(-0.008);
+  EXPECT_EQ(calm.find("Disturbed"), std::string::npos) << calm;
+}
+
 // More calls than the page draws one by one: the count it gives is the run's calls, not
 // the sum over the measured run and each replay of the same calls.
 TEST(HtmlPage, BinnedTimelineCountsTheRunsCalls) {
