@@ -128,13 +128,13 @@ std::string disturbed_run_words(const io::ResultsStore &rs) {
     return "";
   char line[320];
   std::snprintf(line, sizeof line,
-                "Disturbed run: the ranks waited %s for a core inside the %s program (rank %lld most, %s) and the "
-                "replay misses the run by %+.0f%%: its figures are the machine's as much as the program's; rerun "
-                "with a core per rank before acting on them.",
-                format_seconds(attr_or<double>(a, "descheduled_s", 0)).c_str(),
-                format_seconds(attr_or<double>(a, "program_measured_s", 0)).c_str(),
+                "Disturbed run: rank %lld waited %s of the %s program for a core (runnable but descheduled; all "
+                "ranks together %s) and the replay misses the run by %+.0f%%: its figures are the machine's as "
+                "much as the program's; rerun with a core per rank before acting on them.",
                 static_cast<long long>(attr_or<int64_t>(a, "descheduled_max_rank", -1)),
-                format_seconds(attr_or<double>(a, "descheduled_max_s", 0)).c_str(), 100 * error);
+                format_seconds(attr_or<double>(a, "descheduled_max_s", 0)).c_str(),
+                format_seconds(attr_or<double>(a, "program_measured_s", 0)).c_str(),
+                format_seconds(attr_or<double>(a, "descheduled_s", 0)).c_str(), 100 * error);
   return line;
 }
 

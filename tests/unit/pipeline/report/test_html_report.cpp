@@ -247,8 +247,8 @@ TEST(Answer, ADisturbedRunSaysSo) {
     return answer;
   };
   const std::string disturbed = answer_of(-0.875);
-  EXPECT_NE(disturbed.find("  Disturbed run: the ranks waited 167 s for a core inside the 91.00 s program (rank 0 "
-                           "most, 83.30 s) and the replay misses the run by -88%"),
+  EXPECT_NE(disturbed.find("  Disturbed run: rank 0 waited 83.30 s of the 91.00 s program for a core (runnable but "
+                           "descheduled; all ranks together 167 s) and the replay misses the run by -88%"),
             std::string::npos)
       << disturbed;
   const std::string calm = answer_of(-0.008);
