@@ -102,12 +102,6 @@ double priced_or(const Finding &f, double otherwise) {
   return std::isnan(f.predicted_gain_s) ? otherwise : f.predicted_gain_s;
 }
 
-std::string ms(double s) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3g ms", s * 1e3);
-  return b;
-}
-
 // Appends `from` to `to` as evidence (or as symptoms), keeping the larger time at stake
 // unless `from` is wider than `to` (an enclosing region: its time holds more than the cause).
 void fold(Problem &to, Problem &&from, bool as_symptom, bool wider = false) {
@@ -140,6 +134,16 @@ size_t waiting_host(const std::vector<Problem> &problems, const std::vector<uint
   return host;
 }
 
+// The program's excess on some ranks (load imbalance at the program) and the same ranks'
+// excess at one call site (a dissimilarity of the work before it) are one cause when that
+// call site holds at least half the program's excess: in a program without regions (a
+// Python solver, an uninstrumented code) every call site lies in the program. A call site
+// that holds less is one part of a wider excess, a problem of its own.
+bool call_site_holds_programs_excess(const Finding &site, const Finding &program) {
+  return site.place.type == Place::Type::CallSite && program.place.type == Place::Type::Program &&
+         site.lost_s >= 0.5 * program.lost_s;
+}
+
 void fold_model_and_region_findings(std::vector<Problem> &problems) {
   std::vector<uint8_t> gone(problems.size(), 0);
   // A region-wide finding (no culprits) at a region a problem with culprits is at: one cause.
@@ -159,7 +163,8 @@ void fold_model_and_region_findings(std::vector<Problem> &problems) {
     if (gone[o] || problems[o].head.culprits.all) continue;
     for (size_t i = 0; i < problems.size(); ++i)
       if (i != o && !gone[i] && problems[i].head.culprits == problems[o].head.culprits &&
-          problems[i].head.place.strictly_inside(problems[o].head.place)) {
+          (problems[i].head.place.strictly_inside(problems[o].head.place) ||
+           call_site_holds_programs_excess(problems[i].head, problems[o].head))) {
         fold(problems[i], std::move(problems[o]), false, true);
         gone[o] = 1;
         break;
@@ -294,9 +299,10 @@ std::vector<Note> set_aside_non_problems(std::vector<Problem> &problems, double 
     const bool priced = !std::isnan(f.predicted_gain_s);
     if (priced) f.predicted_gain_s = std::min(f.predicted_gain_s, run_s);
     if (priced && f.predicted_gain_s <= no_gain) {
-      notes.push_back({f, "the replay of its fix (" + (f.fix ? fix_words(*f.fix) : f.question()) + ") predicts " +
-                              (f.predicted_gain_s < 0 ? "a loss of " + ms(-f.predicted_gain_s)
-                                                      : "no measurable gain (" + ms(f.predicted_gain_s) + ")")});
+      notes.push_back(
+          {f, "the replay of its fix (" + (f.fix ? fix_words(*f.fix) : f.question()) + ") predicts " +
+                  (f.predicted_gain_s < 0 ? "a loss of " + format_seconds(-f.predicted_gain_s)
+                                          : "no measurable gain (" + format_seconds(f.predicted_gain_s) + ")")});
       continue;
     }
     if (!priced && !(f.lost_s > 0)) {
@@ -306,11 +312,11 @@ std::vector<Note> set_aside_non_problems(std::vector<Problem> &problems, double 
     const double worth = worth_acting_on_s(run_s);
     if (priced && f.predicted_gain_s < worth) {
       notes.push_back({f, "its fix (" + (f.fix ? fix_words(*f.fix) : f.question()) + ") is predicted to save " +
-                              ms(f.predicted_gain_s) + ", under 1 % of the program: not worth acting on"});
+                              format_seconds(f.predicted_gain_s) + ", under 1 % of the program: not worth acting on"});
       continue;
     }
     if (!priced && f.lost_s < worth) {
-      notes.push_back({f, ms(f.lost_s) + " at stake, under 1 % of the program: not worth acting on"});
+      notes.push_back({f, format_seconds(f.lost_s) + " at stake, under 1 % of the program: not worth acting on"});
       continue;
     }
     if (priced && f.predicted_gain_s > 1.2 * f.lost_s + 1e-4)

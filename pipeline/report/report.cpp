@@ -75,18 +75,20 @@ std::string evidence_summary(const io::Table &ev, size_t k) {
              &ranks = column<std::string>(ev, "ranks");
   const auto &lost = column<double>(ev, "lost_s");
   std::string seen, symptoms;
-  size_t methods = 0;
+  std::vector<std::string> methods;  // each once: one method seeing the cause at two places is still one
   for (size_t r = 0; r < ev.rows(); ++r) {
     if (problem[r] != static_cast<int64_t>(k)) continue;
     if (role[r] == "evidence") {
-      ++methods;
-      seen += (seen.empty() ? "" : ", ") + stage[r] + " (" + kind[r] + ")";
+      const std::string method = stage[r] + " (" + kind[r] + ")";
+      if (std::find(methods.begin(), methods.end(), method) != methods.end()) continue;
+      methods.push_back(method);
+      seen += (seen.empty() ? "" : ", ") + method;
     } else {
       symptoms += (symptoms.empty() ? "" : "; ") + kind[r] + " at " + clip(where[r], 40) + " on ranks " +
                   clip(ranks[r], 20) + ", " + format_seconds(lost[r]);
     }
   }
-  std::string out = methods > 1 ? "seen by " + seen : "";
+  std::string out = methods.size() > 1 ? "seen by " + seen : "";
   if (!symptoms.empty()) out += (out.empty() ? "" : "; ") + std::string("causes ") + symptoms;
   return out;
 }
@@ -236,11 +238,16 @@ std::vector<std::string> answer_lines(const io::ResultsStore &rs, size_t width) 
   const double run_s = program_time_s(rs.attributes("run"));
   const auto f = rs.table("problems");
   const auto share = [&](double s) { return run_s > 0 ? " (" + format_percent(s / run_s) + " of the run)" : ""; };
+  const std::string disturbed = disturbed_run_words(rs);
   if (f.rows() == 0) {
     const size_t notes = rs.table("notes").rows();
-    return wrap("Answer: no problem worth fixing" + mpi_summary(rs, run_s) +
-                    (notes ? " (" + std::to_string(notes) + " method outputs are notes, below)." : std::string(".")),
-                width, 3);
+    auto lines =
+        wrap("Answer: no problem worth fixing" + mpi_summary(rs, run_s) +
+                 (notes ? " (" + std::to_string(notes) + " method outputs are notes, below)." : std::string(".")),
+             width, 3);
+    if (!disturbed.empty())
+      for (const auto &w : wrap(disturbed, width - 2, 3)) lines.push_back("  " + w);
+    return lines;
   }
   const std::string &id = column<std::string>(f, "kind")[0];
   const auto known = find_problem_kind(id);
@@ -267,6 +274,8 @@ std::vector<std::string> answer_lines(const io::ResultsStore &rs, size_t width) 
     text += clip(fix, 120) + ": predicted to save " + format_seconds(gain) + share(gain) + ".";
   std::vector<std::string> lines = wrap(text, width, 2);
   for (const auto &w : wrap("Why: " + column<std::string>(f, "cause")[0], width - 2, 3)) lines.push_back("  " + w);
+  if (!disturbed.empty())
+    for (const auto &w : wrap(disturbed, width - 2, 3)) lines.push_back("  " + w);
   return lines;
 }
 

@@ -45,4 +45,9 @@ struct OperationsByTime {
 };
 OperationsByTime operations_by_time(const io::Table &ops);
 
+// When the ranks waited for a core (runnable, descheduled) and that explains why the
+// replay misses the run by more than the report lets pass: one sentence saying so, for the
+// answer; empty otherwise (or without the whatif stage).
+std::string disturbed_run_words(const io::ResultsStore &rs);
+
 }  // namespace perfsift::pipeline

@@ -118,4 +118,24 @@ void whatif_json(JsonWriter &j, const io::ResultsStore &rs) {
 
 StageView whatif_view() { return {"whatif", whatif_text, nullptr, whatif_json}; }
 
+std::string disturbed_run_words(const io::ResultsStore &rs) {
+  const auto stages = attr_or<std::vector<std::string>>(rs.attributes(""), "stages", {});
+  if (std::find(stages.begin(), stages.end(), "whatif") == stages.end()) return "";
+  const auto a = rs.attributes("whatif");
+  const double error = attr_or<double>(a, "baseline_error", 0);
+  if (attr_or<int64_t>(a, "descheduled_ranks", 0) == 0 || std::abs(error) <= kNotedReplayError ||
+      !attr_or<int64_t>(a, "error_within_descheduled", 0))
+    return "";
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "Disturbed run: rank %lld waited %s of the %s program for a core (runnable but descheduled; all "
+                "ranks together %s) and the replay misses the run by %+.0f%%: its figures are the machine's as "
+                "much as the program's; rerun with a core per rank before acting on them.",
+                static_cast<long long>(attr_or<int64_t>(a, "descheduled_max_rank", -1)),
+                format_seconds(attr_or<double>(a, "descheduled_max_s", 0)).c_str(),
+                format_seconds(attr_or<double>(a, "program_measured_s", 0)).c_str(),
+                format_seconds(attr_or<double>(a, "descheduled_s", 0)).c_str(), 100 * error);
+  return line;
+}
+
 }  // namespace perfsift::pipeline

@@ -204,6 +204,35 @@ TEST(Problems, EnclosingRegionWithTheSameCulpritsIsEvidence) {
   EXPECT_EQ(problems[2].head.place.region_path, "phase001");  // a sibling whose name starts alike is not inside
 }
 
+// A program without regions (the mpi4py Jacobi solver with a 2:1 split): the profile's load
+// imbalance at the program and the dissimilarity of the work before one call site name the
+// same rank for the same excess, one problem headed by the call site, whose fix is the
+// precise one. A call site holding under half the program's excess stays a problem of its own,
+// and so does the program's excess on other ranks.
+TEST(Problems, TheProgramsExcessAtOneCallSiteIsOneProblem) {
+  Fix at_site = balance_at("sendrecv");
+  auto problems =
+      merge_into_problems({finding(K::Dissimilarity, call_site("sendrecv", 21, "compute before #1 sendrecv:21"), "0",
+                                   13.95, at_site, 14.37),
+                           finding(K::LoadImbalance, region("(program)"), "0", 15.64,
+                                   fix(Fix::Action::Balance, Fix::Target::All, "", "balance all"), 12.42)},
+                          nullptr);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].head.kind, K::Dissimilarity);
+  ASSERT_EQ(problems[0].evidence.size(), 2u);
+  EXPECT_EQ(problems[0].evidence[1].kind, K::LoadImbalance);
+  EXPECT_DOUBLE_EQ(problems[0].head.lost_s, 13.95);
+  problems = merge_into_problems(
+      {finding(K::Dissimilarity, call_site("sendrecv", 21, "compute before #1 sendrecv:21"), "0", 3.0, at_site, 3.1),
+       finding(K::LoadImbalance, region("(program)"), "0", 15.64,
+               fix(Fix::Action::Balance, Fix::Target::All, "", "balance all"), 12.42),
+       finding(K::Dissimilarity, call_site("allreduce", 30, "compute before #2 allreduce:30"), "1", 9.0,
+               balance_at("allreduce"), 9.0),
+       finding(K::LoadImbalance, region("(program)"), "2", 10.0, std::nullopt, kUnpriced)},
+      nullptr);
+  EXPECT_EQ(problems.size(), 4u);
+}
+
 // A call site is the same place when its function and file:line are, whatever its index in
 // one store's table (labels differ between runs: "compute before #3 main:12" against #7);
 // another line is another place, and a call site is never inside a region.
@@ -279,7 +308,7 @@ TEST(Problems, AFixWithoutGainCausesNothing) {
   EXPECT_EQ(notes[0].finding.place.label, "compute #43");
   EXPECT_EQ(notes[0].reason,
             "the replay of its fix (balance the computation before compute43 across ranks) predicts no measurable "
-            "gain (0 ms)");
+            "gain (0 us)");
   for (const auto &p : problems) EXPECT_GT(p.head.predicted_gain_s, 0);
 }
 
@@ -328,7 +357,23 @@ TEST(Problems, AFixThatBuysUnderOnePercentIsANote) {
   EXPECT_EQ(notes[0].reason,
             "its fix (remove the waiting at allreduce) is predicted to save 69.6 ms, under 1 % of the program: not "
             "worth acting on");
-  EXPECT_EQ(notes[1].reason, "100 ms at stake, under 1 % of the program: not worth acting on");
+  EXPECT_EQ(notes[1].reason, "100.0 ms at stake, under 1 % of the program: not worth acting on");
+}
+
+// A note's figures read as the report's others: a balance fix of a master-worker run (HyPhy)
+// whose replay predicts a loss of 18.3 s says "18.30 s", not "1.83e+04 ms".
+TEST(Problems, ANotesFiguresReadAsTheReportsOthers) {
+  const double run_s = 28.0;
+  auto problems = merge_into_problems(
+      {finding(K::LoadImbalance, region("(program)"), "0", 4.0,
+               fix(Fix::Action::Balance, Fix::Target::All, "", "balance all"), -18.3),
+       finding(K::Dissimilarity, call_site("send", 12, "main:12"), "1", 0.0032, std::nullopt, kUnpriced)},
+      nullptr, run_s);
+  const auto notes = set_aside_non_problems(problems, run_s);
+  EXPECT_TRUE(problems.empty());
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0].reason, "the replay of its fix (balance the computation across ranks) predicts a loss of 18.30 s");
+  EXPECT_EQ(notes[1].reason, "3.2 ms at stake, under 1 % of the program: not worth acting on");
 }
 
 // Fixes are said as things to do in the program's terms, never as a store's call-site index;

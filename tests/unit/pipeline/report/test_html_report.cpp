@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/results_store.h"
@@ -22,12 +23,20 @@ struct Problem {
   double lost_s = 0.5, gain_s = 0.4;
 };
 
+// What a method saw of problem `problem` (1-based): role evidence or symptom.
+struct Evidence {
+  int64_t problem = 1;
+  std::string role = "evidence", stage = "dissimilarity", kind = "dissimilarity", where = "solve", ranks = "1";
+  double lost_s = 0.5;
+};
+
 // A results store with the tables every report reads, the run of `ranks` ranks, one
-// problem (none when `problem` is empty), and the groups `add` writes.
+// problem (none when `problem` is empty), what the methods saw of them (`evidence`), and
+// the groups `add` writes.
 class Store {
  public:
-  explicit Store(const std::string &name)
-      : m_path(testing::TempDir() + name + "-" + std::to_string(getpid()) + ".h5") {}
+  explicit Store(const std::string &name, std::vector<Evidence> evidence = {})
+      : m_path(testing::TempDir() + name + "-" + std::to_string(getpid()) + ".h5"), m_evidence(std::move(evidence)) {}
   ~Store() { std::remove(m_path.c_str()); }
   template <class Add>
   const std::string &write(const std::vector<std::string> &stages, const std::vector<Problem> &problems, Add add) {
@@ -41,7 +50,7 @@ class Store {
     w.attribute("run", "startup_s", 1.0);
     w.attribute("run", "shutdown_s", 0.0);
     w.table("problems", problems_table(problems));
-    w.table("evidence", evidence_table());
+    w.table("evidence", evidence_table(m_evidence));
     w.table("notes", notes_table());
     add(w);
     w.commit();
@@ -60,11 +69,16 @@ class Store {
     }
     return t;
   }
-  static io::Table evidence_table() {
+  static io::Table evidence_table(const std::vector<Evidence> &rows) {
     io::Table t;
-    t.ints("problem", "", "");
-    for (const char *c : {"role", "stage", "kind", "where", "ranks", "cause"}) t.strings(c, "");
-    t.floats("lost_s", "s", "");
+    auto &problem = t.ints("problem", "", "");
+    auto &role = t.strings("role", ""), &stage = t.strings("stage", ""), &kind = t.strings("kind", "");
+    auto &where = t.strings("where", ""), &ranks = t.strings("ranks", ""), &cause = t.strings("cause", "");
+    auto &lost = t.floats("lost_s", "s", "");
+    for (const auto &e : rows) {
+      problem.push_back(e.problem), role.push_back(e.role), stage.push_back(e.stage), kind.push_back(e.kind);
+      where.push_back(e.where), ranks.push_back(e.ranks), cause.push_back(""), lost.push_back(e.lost_s);
+    }
     return t;
   }
   static io::Table notes_table() {
@@ -75,6 +89,7 @@ class Store {
     return t;
   }
   std::string m_path;
+  std::vector<Evidence> m_evidence;
 };
 
 // The JSON the page draws from: what the template's data marker was replaced with.
@@ -190,6 +205,54 @@ TEST(Answer, ARunWithoutAProblemSaysWhatItIs) {
                          0),
             0u)
       << answer;
+}
+
+// A problem one method saw at two places (dissimilarity at two call sites) is seen by one
+// method, not "seen by dissimilarity (dissimilarity), dissimilarity (dissimilarity)"; two
+// methods are named once each, and the waiting it causes still follows.
+TEST(TopFindings, EachMethodThatSawAProblemIsNamedOnce) {
+  const ReportLimits kWide{.width = 400};  // each finding's lines unwrapped
+  const auto with_profile = [](io::ResultsWriter &w) { write_profile(w, {{"MPI_Send", 4}}); };
+  const Evidence at_two = {1, "evidence", "dissimilarity", "dissimilarity", "compute before #3 solve:40", "0", 1.2};
+  const Evidence waiting = {1, "symptom", "waitstates", "late-sender", "solve > MPI_Recv", "1", 0.9};
+  Store one("one-method", {Evidence{}, at_two, waiting});
+  const std::string text = render_text(io::ResultsStore(one.write({"profile"}, {Problem{}}, with_profile)), kWide);
+  EXPECT_EQ(text.find("seen by"), std::string::npos) << text;
+  EXPECT_NE(text.find("causes late-sender at solve > MPI_Recv on ranks 1"), std::string::npos) << text;
+  const Evidence profile = {1, "evidence", "profile", "load-imbalance", "(program)", "1", 1.0};
+  Store two("two-methods", {Evidence{}, at_two, profile});
+  const std::string both = render_text(io::ResultsStore(two.write({"profile"}, {Problem{}}, with_profile)), kWide);
+  EXPECT_NE(both.find("seen by dissimilarity (dissimilarity), profile (load-imbalance)"), std::string::npos) << both;
+}
+
+// The ranks waited for a core and the replay misses the run (CP2K on a machine shared with
+// other jobs: 83 s of a 91 s program descheduled, the replay 87 % short): the answer says so,
+// with the measured descheduled time, where a user reads first; a replay within 5 % does not.
+TEST(Answer, ADisturbedRunSaysSo) {
+  const auto answer_of = [](double error) {
+    Store s("disturbed");
+    const io::ResultsStore rs(s.write({"profile", "whatif"}, {Problem{}}, [&](io::ResultsWriter &w) {
+      write_profile(w, {{"MPI_Allreduce", 12}});
+      w.group("whatif", "whatif");
+      w.attribute("whatif", "baseline_error", error);
+      w.attribute("whatif", "program_measured_s", 91.0);
+      w.attribute("whatif", "descheduled_ranks", int64_t{2});
+      w.attribute("whatif", "descheduled_s", 166.6);
+      w.attribute("whatif", "descheduled_max_s", 83.3);
+      w.attribute("whatif", "descheduled_max_rank", int64_t{0});
+      w.attribute("whatif", "error_within_descheduled", int64_t{1});
+    }));
+    std::string answer;
+    for (const auto &l : answer_lines(rs, 400)) answer += l + "\n";
+    return answer;
+  };
+  const std::string disturbed = answer_of(-0.875);
+  EXPECT_NE(disturbed.find("  Disturbed run: rank 0 waited 83.30 s of the 91.00 s program for a core (runnable but "
+                           "descheduled; all ranks together 167 s) and the replay misses the run by -88%"),
+            std::string::npos)
+      << disturbed;
+  const std::string calm = answer_of(-0.008);
+  EXPECT_EQ(calm.find("Disturbed"), std::string::npos) << calm;
 }
 
 // More calls than the page draws one by one: the count it gives is the run's calls, not
