@@ -149,13 +149,18 @@ std::vector<std::string> efficiency_lines(const io::ResultsStore &rs, size_t wid
                value("communication") + " (serialisation " + value("serialisation") + " x transfer " +
                value("transfer") + ")",
            width, 2);
-  // Parallel efficiency's problem is named only when no factor below it names the same.
-  const auto named_below = [&](size_t problem) {
-    return std::any_of(factors.begin() + 1, factors.end(),
-                       [&](const EfficiencyFactor &f) { return f.problem && *f.problem == problem; });
+  // A product's problem is named only when none of its factors names the same: parallel is
+  // load balance x communication, communication is serialisation x transfer.
+  const auto named_by_a_factor_of = [&](const EfficiencyFactor &product) {
+    const bool parallel = product.key == "parallel", communication = product.key == "communication";
+    return std::any_of(factors.begin(), factors.end(), [&](const EfficiencyFactor &f) {
+      const bool factor_of =
+          (parallel && f.key != "parallel") || (communication && (f.key == "serialisation" || f.key == "transfer"));
+      return factor_of && f.problem && *f.problem == *product.problem;
+    });
   };
   for (const auto &f : factors)
-    if (f.problem && !(f.key == "parallel" && named_below(*f.problem)))
+    if (f.problem && !named_by_a_factor_of(f))
       for (const auto &w : wrap(f.label + " " + two_digits(f.value) + ": " + f.problem_words, width - 2, 4))
         lines.push_back("  " + w);
   if (const std::string regions = worst_regions(rs); !regions.empty())

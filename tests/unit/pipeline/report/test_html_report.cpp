@@ -13,6 +13,7 @@
 
 #include "io/results_store.h"
 #include "pipeline/report/report.h"
+#include "pipeline/report/views/efficiency.h"
 #include "pipeline/report/views/stage_views.h"
 
 namespace perfsift::pipeline {
@@ -328,6 +329,29 @@ TEST(HtmlPage, AnswerIsParagraphsNotTheTextReportsLines) {
   const size_t why = data.find("\",\"  Why: " + p.cause + "\"]", a);
   EXPECT_NE(why, std::string::npos) << data.substr(a, 900);
   EXPECT_EQ(data.substr(a, why - a).find("\",\""), std::string::npos) << data.substr(a, 900);
+}
+
+// Communication is serialisation x transfer: when its problem is serialisation's, the
+// report names it once, under serialisation; parallel's is load balance's, named there.
+TEST(Efficiency, AProductsProblemIsNamedOnceUnderItsFactor) {
+  Store s("pop");
+  const Problem waiting{"late-sender", "solve > MPI_Recv", "0", "receivers wait", 0.3, 0.2};
+  const io::ResultsStore rs(s.write({"profile", "efficiency"}, {Problem{}, waiting}, [](io::ResultsWriter &w) {
+    write_profile(w, {{"MPI_Recv", 4}});
+    w.group("efficiency", "POP efficiencies");
+    for (const auto &[key, value] : std::vector<std::pair<const char *, double>>{{"parallel", 0.45},
+                                                                                 {"load_balance", 0.6},
+                                                                                 {"communication", 0.75},
+                                                                                 {"serialisation", 0.75},
+                                                                                 {"transfer", 1.0}})
+      w.attribute("efficiency", key, value);
+  }));
+  std::string text;
+  for (const auto &l : efficiency_lines(rs, 200)) text += l + "\n";
+  EXPECT_NE(text.find("  load balance 0.60: #1 load imbalance in solve on rank 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("  serialisation 0.75: #2 late sender in solve > MPI_Recv on rank 0"), std::string::npos) << text;
+  EXPECT_EQ(text.find("communication 0.75: #2"), std::string::npos) << text;
+  EXPECT_EQ(text.find("parallel 0.45: #1"), std::string::npos) << text;
 }
 
 }  // namespace
