@@ -273,7 +273,11 @@ std::vector<std::string> answer_lines(const io::ResultsStore &rs, size_t width) 
   else
     text += clip(fix, 120) + ": predicted to save " + format_seconds(gain) + share(gain) + ".";
   std::vector<std::string> lines = wrap(text, width, 2);
-  for (const auto &w : wrap("Why: " + column<std::string>(f, "cause")[0], width - 2, 3)) lines.push_back("  " + w);
+  // A gain far from the time at stake is explained first: the rest of the cause may not fit.
+  std::string why = column<std::string>(f, "cause")[0];
+  if (const size_t gap = why.find("; the fix gains "); gap != std::string::npos)
+    why = why.substr(gap + 2) + "; " + why.substr(0, gap);
+  for (const auto &w : wrap("Why: " + why, width - 2, 3)) lines.push_back("  " + w);
   if (!disturbed.empty())
     for (const auto &w : wrap(disturbed, width - 2, 3)) lines.push_back("  " + w);
   return lines;
