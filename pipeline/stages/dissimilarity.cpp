@@ -153,9 +153,8 @@ Columns call_site_regions(Context &ctx, bool with_mpi) {
   c.places.push_back(Place::program(io::kRootRegionPath));
   c.fixes.push_back(fix_everywhere(Fix::Action::Balance));
   for (int32_t k = 0; k < nsites; ++k) {
-    std::string where =
-        k + 1 < nsites ? short_function(sites[k].function.empty() ? sites[k].module : sites[k].function) : "unknown";
-    if (k + 1 < nsites && sites[k].line > 0) where += ":" + std::to_string(sites[k].line);
+    // named as every report names a call site: a stripped binary's sites stay distinct
+    const std::string where = k + 1 < nsites ? site_label(sites, static_cast<uint64_t>(k)) : "unknown";
     c.names.push_back("compute before #" + std::to_string(k) + " " + where);
     c.places.push_back(
         Place::call_site(sites, static_cast<uint64_t>(k), c.names.back(), Place::Span::ComputationBefore));
