@@ -125,13 +125,13 @@ const std::vector<Term> &term_space() {
 }
 
 double smape(const std::vector<double> &measured, const std::vector<double> &predicted) {
-  if (measured.empty()) return 0;
-  double sum = 0;
+  double sum = 0, n = 0;
   for (size_t k = 0; k < measured.size() && k < predicted.size(); ++k) {
-    const double scale = (std::fabs(measured[k]) + std::fabs(predicted[k])) / 2;
-    if (scale > 0) sum += std::fabs(predicted[k] - measured[k]) / scale;
+    if (measured[k] == 0) continue;  // a percentage of nothing: every prediction would miss by 200 %
+    sum += std::fabs(predicted[k] - measured[k]) / ((std::fabs(measured[k]) + std::fabs(predicted[k])) / 2);
+    n += 1;
   }
-  return 100 * sum / static_cast<double>(measured.size());
+  return n > 0 ? 100 * sum / n : 0;
 }
 
 double Model::at(double p) const { return std::max(0.0, constant ? c0 : c0 + c1 * term.at(p)); }

@@ -58,7 +58,8 @@ struct Model {
 // tie the simpler).
 Model fit(const std::vector<double> &ranks, const std::vector<double> &values);
 
-// Symmetric mean absolute percentage error of predictions against measurements, 0..200 %.
+// Symmetric mean absolute percentage error of predictions against measurements, 0..200 %;
+// measurements of 0 are left out (no percentage of them exists).
 double smape(const std::vector<double> &measured, const std::vector<double> &predicted);
 
 }  // namespace perfsift::kernels::scaling
