@@ -116,7 +116,7 @@ struct ScalingOptions {
   std::string json;
   std::string html;
 };
-// How will it scale? Models per region across runs at several rank counts (docs/scaling.md).
+// How will it scale? Models per region across runs at several rank counts (docs/scaling-models.md).
 int run_scaling(const ScalingOptions &o);
 
 struct ReportOptions {

@@ -1,6 +1,6 @@
 // perfsift scaling: runs of one program at several rank counts turned into models of each
 // region's time, the POP efficiencies across the runs, and predictions at larger counts
-// (docs/scaling.md).
+// (docs/scaling-models.md).
 #include <mpi.h>
 
 #include <cstdio>

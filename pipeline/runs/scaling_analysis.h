@@ -1,7 +1,7 @@
 // How will it scale? Runs of one program at several rank counts: per run the POP
 // efficiencies, against the smallest run computation scalability and global efficiency,
 // per region, per problem and for the program an Extra-P-style model of its time as a
-// function of the rank count, and the predictions at the counts asked for (docs/scaling.md).
+// function of the rank count, and the predictions at the counts asked for (docs/scaling-models.md).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// perfsift scaling's answer, text report and JSON (docs/scaling.md).
+// perfsift scaling's answer, text report and JSON (docs/scaling-models.md).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
