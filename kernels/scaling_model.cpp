@@ -134,6 +134,15 @@ double smape(const std::vector<double> &measured, const std::vector<double> &pre
   return n > 0 ? 100 * sum / n : 0;
 }
 
+namespace {
+// A coefficient as the formulas print it.
+std::string b_of(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g", v);
+  return b;
+}
+}  // namespace
+
 double Model::at(double p) const { return std::max(0.0, constant ? c0 : c0 + c1 * term.at(p)); }
 
 std::string Model::formula() const {
@@ -148,12 +157,16 @@ std::string Model::formula() const {
 
 std::string Model::growth() const {
   if (constant || c1 == 0) return "constant";
-  const bool shrinking = (c1 > 0) == (term.num < 0);
+  // Up or down beyond the measurements (p^(-1/2)·log2(p)^2 still rises at small p).
+  const double p = std::max(largest_p, 1.0);
+  const bool shrinking = (c1 > 0) == (term.at(4 * p) < term.at(p));
   std::string how;
   if (term.num == term.den && term.log_power == 0)
     how = "linearly";
   else if (term.num == 2 * term.den && term.log_power == 0)
     how = "quadratically";
+  else if (term.num < 0 && !shrinking && term.log_power == 0)
+    return "levelling off towards " + std::string(b_of(c0));
   else if (term.num == -term.den && term.log_power == 0)
     how = "as 1/p";
   else
@@ -175,6 +188,7 @@ Model fit(const std::vector<double> &ranks, const std::vector<double> &values) {
   }
   Model best;
   best.points = p.size();
+  best.largest_p = p.empty() ? 0 : p.back();
   if (p.empty()) return best;
   best.c0 = std::accumulate(y.begin(), y.end(), 0.0) / static_cast<double>(y.size());
   if (p.size() == 2) {

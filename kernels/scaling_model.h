@@ -36,6 +36,7 @@ struct Model {
   Term term;
   double c0 = 0, c1 = 0;   // seconds (or whatever the measurements are)
   size_t points = 0;       // distinct process counts it rests on
+  double largest_p = 0;    // the largest count measured: where growth is told
   double smape = 0;        // in-sample symmetric mean absolute percentage error, 0..200 %
   double cv_smape = -1;    // leave-one-out SMAPE, % (-1: too few points to cross-validate)
   double adjusted_r2 = 0;  // of the term model (0 for the constant, or with 2 points)

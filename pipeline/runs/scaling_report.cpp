@@ -79,11 +79,13 @@ std::string efficiency_sentence(const ScalingAnalysis &a) {
 std::string share(double part, double whole) { return whole > 0 ? format_percent(part / whole) : "-"; }
 
 // Two lines: the name, its model and growth; the measurements, the fit error and the predictions.
-void model_lines(std::string &out, const ScaledQuantity &q, const std::vector<int64_t> &targets) {
+void model_lines(std::string &out, const ScaledQuantity &q, const std::vector<int64_t> &targets,
+                 bool composed = false) {
   const auto &m = q.model;
   out += "  " + printable(q.name) +
          (q.pace_rank >= 0 ? " (slowest on rank " + std::to_string(q.pace_rank) + ")" : std::string()) + ": " +
-         m.formula() + ", " + m.growth() + (m.noisy() ? " (too noisy for a model)" : "") + "\n    measured";
+         (composed ? "predicted as its top-level regions' models and the rest's summed; alone " : "") + m.formula() +
+         ", " + m.growth() + (m.noisy() ? " (too noisy for a model)" : "") + "\n    measured";
   for (size_t k = 0; k < q.ranks.size(); ++k)
     out += (k ? ", " : " ") + format_seconds(q.measured_s[k]) + " @" + std::to_string(static_cast<int64_t>(q.ranks[k]));
   char b[160];
@@ -214,7 +216,7 @@ std::string scaling_text(const ScalingAnalysis &a) {
     for (const auto &line : wrap(sentence, 100, 8)) out += line + "\n";
   efficiency_table(out, a);
   out += "\nModels (seconds; p = ranks; chosen by leave-one-out cross-validation)\n";
-  model_lines(out, a.program_time, a.targets);
+  model_lines(out, a.program_time, a.targets, true);
   model_lines(out, a.rest, a.targets);
   quantity_table(out, "Regions (time on the rank that sets the pace, the most at the largest target first)", a.regions,
                  a.targets);

@@ -130,6 +130,29 @@ TEST(ScalingModel, PredictionsNeverNegative) {
   EXPECT_EQ(m.growth(), "shrinking linearly");
 }
 
+TEST(ScalingModel, ZeroMeasurementsLeftOutOfSmape) {
+  // A problem absent at one rank (0 at stake) and growing linearly after.
+  const Model m = scaling::fit(kRanks, measured(kRanks, [](double p) { return 0.5 * (p - 1); }));
+  expect_term(m, 1, 1, 0);
+  EXPECT_FALSE(m.noisy()) << m.cv_smape;
+  EXPECT_EQ(scaling::smape({0, 2}, {1, 2}), 0);
+  EXPECT_NEAR(scaling::smape({1, 2}, {1, 3}), 20, 1e-12);  // |3 - 2| / 2.5 over two points
+}
+
+TEST(ScalingModel, SaturatingGrowthSaysSo) {
+  const Model m = scaling::fit(kRanks, measured(kRanks, [](double p) { return 2 - 1 / p; }));
+  expect_term(m, -1, 1, 0);
+  EXPECT_EQ(m.growth(), "levelling off towards 2");
+}
+
+TEST(ScalingModel, GrowthToldBeyondTheMeasurements) {
+  // p^(-1/2)·log2(p)^2 rises until p = e^4: over 1..16 and beyond, it grows.
+  const Model m =
+      scaling::fit(kRanks, measured(kRanks, [](double p) { return std::pow(p, -0.5) * std::pow(std::log2(p), 2); }));
+  expect_term(m, -1, 2, 2);
+  EXPECT_EQ(m.growth(), "growing as p^(-1/2)·log2(p)^2");
+}
+
 TEST(ScalingModel, TermSpaceIsExtraPs) {
   // 18 exponents x 3 log powers, log2(p) alone and squared, and the negative exponents down to -2 x 3.
   const auto &terms = scaling::term_space();
