@@ -134,15 +134,6 @@ double smape(const std::vector<double> &measured, const std::vector<double> &pre
   return n > 0 ? 100 * sum / n : 0;
 }
 
-namespace {
-// A coefficient as the formulas print it.
-std::string b_of(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.4g", v);
-  return b;
-}
-}  // namespace
-
 double Model::at(double p) const { return std::max(0.0, constant ? c0 : c0 + c1 * term.at(p)); }
 
 std::string Model::formula() const {
@@ -166,7 +157,7 @@ std::string Model::growth() const {
   else if (term.num == 2 * term.den && term.log_power == 0)
     how = "quadratically";
   else if (term.num < 0 && !shrinking && term.log_power == 0)
-    return "levelling off towards " + std::string(b_of(c0));
+    return "growing, levelling off";
   else if (term.num == -term.den && term.log_power == 0)
     how = "as 1/p";
   else

@@ -24,7 +24,8 @@ std::string counts_list(const ScalingAnalysis &a) {
   return out;
 }
 
-bool grows(const kernels::scaling::Model &m) { return m.growth().rfind("growing", 0) == 0; }
+// Grows without bound: "growing, levelling off" approaches a limit.
+bool grows(const kernels::scaling::Model &m) { return m.growth().rfind("growing ", 0) == 0; }
 
 // The region that breaks first: the most predicted time at the largest target among the
 // growing ones (else the most time there).
@@ -50,6 +51,12 @@ std::string trust_sentence(const ScalingAnalysis &a) {
           ". Take the predictions as rough.";
   std::string noisy;
   size_t n_noisy = 0;
+  if (a.rest.model.noisy()) {
+    char b[64];
+    std::snprintf(b, sizeof b, " (leave-one-out error %.0f %%)", a.rest.model.cv_smape);
+    noisy = std::string("the program time outside the regions") + b;
+    ++n_noisy;
+  }
   for (const auto &q : a.regions)
     if (q.model.noisy() && n_noisy++ < 3) {
       char b[48];

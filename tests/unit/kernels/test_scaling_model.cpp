@@ -142,7 +142,7 @@ TEST(ScalingModel, ZeroMeasurementsLeftOutOfSmape) {
 TEST(ScalingModel, SaturatingGrowthSaysSo) {
   const Model m = scaling::fit(kRanks, measured(kRanks, [](double p) { return 2 - 1 / p; }));
   expect_term(m, -1, 1, 0);
-  EXPECT_EQ(m.growth(), "levelling off towards 2");
+  EXPECT_EQ(m.growth(), "growing, levelling off");
 }
 
 TEST(ScalingModel, GrowthToldBeyondTheMeasurements) {
