@@ -1,14 +1,23 @@
 /* Three regions whose cost per rank grows with the rank count P as known terms (sleeps, so
  * that runs with more ranks than cores keep their times), for `perfsift scaling`:
  *   share   every rank, 5 + 400 / P ms: a fixed amount of work shared out (O(1/P));
- *   tree    every rank, 5 + 40 log2(P) ms: one step per level of a reduction tree (O(log P));
- *   gather  rank 0 alone, 5 + 20 P ms: a piece from every rank handled in turn (O(P)).
- * A barrier after each region. */
+ *   tree    every rank, 5 + 100 log2(P) ms: one step per level of a reduction tree (O(log P));
+ *   gather  rank 0 alone, 5 + 40 P ms: a piece from every rank handled in turn (O(P)).
+ * A barrier after each region, waited for in short sleeps: ranks that wait leave the cores to
+ * the ones that sleep in a region, so that an oversubscribed run wakes them on time. */
 #include <math.h>
 #include <mpi.h>
 
 #include "common.h"
 #include "perfsift.h"
+
+static void polite_barrier(void) {
+  MPI_Request request;
+  int done = 0;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  for (MPI_Test(&request, &done, MPI_STATUS_IGNORE); !done; MPI_Test(&request, &done, MPI_STATUS_IGNORE))
+    sleep_ms(0.5);
+}
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -18,17 +27,17 @@ int main(int argc, char **argv) {
   perfsift_region_begin("share");
   sleep_ms(5 + 400.0 / size);
   perfsift_region_end("share");
-  MPI_Barrier(MPI_COMM_WORLD);
+  polite_barrier();
   perfsift_region_begin("tree");
-  sleep_ms(5 + 40 * log2((double)size));
+  sleep_ms(5 + 100 * log2((double)size));
   perfsift_region_end("tree");
-  MPI_Barrier(MPI_COMM_WORLD);
+  polite_barrier();
   if (rank == 0) {
     perfsift_region_begin("gather");
-    sleep_ms(5 + 20.0 * size);
+    sleep_ms(5 + 40.0 * size);
     perfsift_region_end("gather");
   }
-  MPI_Barrier(MPI_COMM_WORLD);
+  polite_barrier();
   MPI_Finalize();
   return 0;
 }
