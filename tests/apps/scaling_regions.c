@@ -15,8 +15,7 @@ static void polite_barrier(void) {
   MPI_Request request;
   int done = 0;
   MPI_Ibarrier(MPI_COMM_WORLD, &request);
-  for (MPI_Test(&request, &done, MPI_STATUS_IGNORE); !done; MPI_Test(&request, &done, MPI_STATUS_IGNORE))
-    sleep_ms(0.5);
+  for (MPI_Test(&request, &done, MPI_STATUS_IGNORE); !done; MPI_Test(&request, &done, MPI_STATUS_IGNORE)) sleep_ms(0.5);
 }
 
 int main(int argc, char **argv) {
