@@ -95,7 +95,8 @@ double Term::at(double p) const {
 
 std::string Term::text() const {
   std::string out;
-  if (num != 0) out = num == den ? "p" : "p^(" + fraction(num, den) + ")";
+  if (num != 0)
+    out = num == den ? "p" : den == 1 && num > 0 ? "p^" + std::to_string(num) : "p^(" + fraction(num, den) + ")";
   if (log_power > 0) {
     if (!out.empty()) out += "·";
     out += log_power == 1 ? "log2(p)" : "log2(p)^" + std::to_string(log_power);

@@ -16,7 +16,7 @@ struct Term {
   int log_power = 0;
   double exponent() const { return static_cast<double>(num) / den; }
   double at(double p) const;
-  // "p", "p^(1/2)", "log2(p)", "p^(-1)·log2(p)^2", "1" for the empty term.
+  // "p", "p^2", "p^(1/2)", "log2(p)", "p^(-1)·log2(p)^2", "1" for the empty term.
   std::string text() const;
 };
 

@@ -189,15 +189,17 @@ void model_program(ScalingAnalysis &a) {
   }
   fit_and_predict(a.program_time, a.targets);
   fit_and_predict(a.rest, a.targets);
-  for (const int64_t p : a.targets) {
-    double sum = a.rest.predicted_s.at(p);
-    for (const auto &q : a.regions)
-      if (q.name.find('/') == std::string::npos) sum += q.predicted_s.at(p);
-    a.program_time.predicted_s[p] = sum;
-  }
+  for (const int64_t p : a.targets) a.program_time.predicted_s[p] = a.program_at(static_cast<double>(p));
 }
 
 }  // namespace
+
+double ScalingAnalysis::program_at(double p) const {
+  double sum = rest.model.at(p);
+  for (const auto &q : regions)
+    if (q.name.find('/') == std::string::npos) sum += q.model.at(p);
+  return sum;
+}
 
 ScalingAnalysis analyse_scaling(std::vector<RunResults> runs, std::vector<int64_t> targets) {
   check_runs(runs);

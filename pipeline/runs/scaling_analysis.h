@@ -57,6 +57,8 @@ struct ScalingAnalysis {
   std::vector<ScaledQuantity> problems;  // by predicted time at stake there, most first
   std::string relative;                  // what grew most against the reference, as a sentence
   int64_t largest_target() const { return targets.empty() ? 0 : targets.back(); }
+  // The program time at p as predicted: the top-level regions' models and the rest's summed.
+  double program_at(double p) const;
 };
 
 // io::Error (one line) for fewer than two runs, runs of different programs or of one rank

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 #include "pipeline/format/text.h"
 #include "pipeline/runs/scaling_analysis.h"
@@ -46,7 +47,8 @@ std::string cell(double v) { return std::isfinite(v) ? num(v, "%.2f") : "-"; }
 
 // One region's plot: measured points (filled), the model's curve from the smallest measured
 // count to the largest target, the predictions (hollow) at each target.
-std::string plot(const ScaledQuantity &q, const std::vector<int64_t> &targets) {
+std::string plot(const ScaledQuantity &q, const std::vector<int64_t> &targets,
+                 const std::function<double(double)> &curve_at) {
   const double x0 = *std::min_element(q.ranks.begin(), q.ranks.end());
   const double x1 = std::max(*std::max_element(q.ranks.begin(), q.ranks.end()),
                              targets.empty() ? 0.0 : static_cast<double>(targets.back()));
@@ -58,7 +60,8 @@ std::string plot(const ScaledQuantity &q, const std::vector<int64_t> &targets) {
   const auto X = [&](double p) { return kLeft + (p - x0) / span * (kWidth - kLeft - kRight); };
   const auto Y = [&](double s) { return kTop + (1 - s / y1) * (kHeight - kTop - kBottom); };
   std::string svg = "<svg width=" + num(kWidth, "%.0f") + " height=" + num(kHeight, "%.0f") + " role=img>";
-  svg += "<text x=4 y=14 class=title>" + esc(clip(q.name, 40)) + ": " + esc(q.model.growth()) + "</text>";
+  svg += "<text x=4 y=14 class=title>" + esc(clip(q.name, 40)) + ": " +
+         esc(q.name == "(program)" ? "the regions' models and the rest's summed" : q.model.growth()) + "</text>";
   svg += "<line x1=" + num(kLeft) + " y1=" + num(Y(0)) + " x2=" + num(kWidth - kRight) + " y2=" + num(Y(0)) +
          " stroke=#888 /><line x1=" + num(kLeft) + " y1=" + num(kTop) + " x2=" + num(kLeft) + " y2=" + num(Y(0)) +
          " stroke=#888 />";
@@ -68,7 +71,7 @@ std::string plot(const ScaledQuantity &q, const std::vector<int64_t> &targets) {
   std::string curve;
   for (int k = 0; k <= 80; ++k) {
     const double p = x0 + span * k / 80;
-    curve += num(X(p)) + "," + num(Y(q.model.at(p))) + " ";
+    curve += num(X(p)) + "," + num(Y(std::min(y1, curve_at(p)))) + " ";
   }
   svg += "<polyline fill=none stroke=#36c stroke-width=1.5 points=\"" + curve + "\"><title>" + esc(q.model.formula()) +
          "</title></polyline>";
@@ -137,8 +140,11 @@ std::string scaling_html(const ScalingAnalysis &a) {
   out +=
       "<h2>Top regions</h2><p>Time on the rank that sets the pace: measured (filled) and the fitted model (line) out "
       "to the predictions (hollow).</p><div class=plots>";
-  out += plot(a.program_time, a.targets);
-  for (size_t i = 0; i < a.regions.size() && i < kPlots; ++i) out += plot(a.regions[i], a.targets);
+  out += plot(a.program_time, a.targets, [&a](double p) { return a.program_at(p); });
+  for (size_t i = 0; i < a.regions.size() && i < kPlots; ++i) {
+    const auto &model = a.regions[i].model;
+    out += plot(a.regions[i], a.targets, [&model](double p) { return model.at(p); });
+  }
   out += "</div>";
   model_table(out, a);
   out += "<h2>Runs</h2><ul>";

@@ -162,6 +162,7 @@ TEST(ScalingModel, TermSpaceIsExtraPs) {
   EXPECT_EQ(negative, 12 * 3);
   EXPECT_EQ(terms.front().text(), "p^(1/4)");
   EXPECT_EQ(scaling::Term({-1, 1, 2}).text(), "p^(-1)·log2(p)^2");
+  EXPECT_EQ(scaling::Term({2, 1, 0}).text(), "p^2");
 }
 
 TEST(HerculeScalingKind, WorkPerRankTellsWeakFromStrong) {
