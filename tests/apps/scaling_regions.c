@@ -1,8 +1,8 @@
 /* Three regions whose cost per rank grows with the rank count P as known terms (sleeps, so
  * that runs with more ranks than cores keep their times), for `perfsift scaling`:
- *   share   every rank, 5 + 400 / P ms: a fixed amount of work shared out (O(1/P));
- *   tree    every rank, 5 + 100 log2(P) ms: one step per level of a reduction tree (O(log P));
- *   gather  rank 0 alone, 5 + 40 P ms: a piece from every rank handled in turn (O(P)).
+ *   share   every rank, 5 + 800 / P ms: a fixed amount of work shared out (O(1/P));
+ *   tree    every rank, 5 + 200 log2(P) ms: one step per level of a reduction tree (O(log P));
+ *   gather  rank 0 alone, 5 + 80 P ms: a piece from every rank handled in turn (O(P)).
  * A barrier after each region, waited for in short sleeps: ranks that wait leave the cores to
  * the ones that sleep in a region, so that an oversubscribed run wakes them on time. */
 #include <math.h>
@@ -24,16 +24,16 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   perfsift_region_begin("share");
-  sleep_ms(5 + 400.0 / size);
+  sleep_ms(5 + 800.0 / size);
   perfsift_region_end("share");
   polite_barrier();
   perfsift_region_begin("tree");
-  sleep_ms(5 + 100 * log2((double)size));
+  sleep_ms(5 + 200 * log2((double)size));
   perfsift_region_end("tree");
   polite_barrier();
   if (rank == 0) {
     perfsift_region_begin("gather");
-    sleep_ms(5 + 40.0 * size);
+    sleep_ms(5 + 80.0 * size);
     perfsift_region_end("gather");
   }
   polite_barrier();
