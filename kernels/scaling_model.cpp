@@ -201,6 +201,11 @@ Model fit(const std::vector<double> &ranks, const std::vector<double> &values) {
       best.constant = false, best.term = t, best.c0 = l.c0, best.c1 = l.c1, best.cv_smape = cv;
     }
   }
+  if (best.cv_smape > kNoisySmapePercent) {
+    best.too_noisy = true;
+    best.constant = true;
+    best.c0 = std::accumulate(y.begin(), y.end(), 0.0) / static_cast<double>(y.size());
+  }
   assess(best, p, y);
   return best;
 }

@@ -44,7 +44,10 @@ struct Model {
   // Fewer than kRecommendedPoints: the hypotheses were restricted (2 points: a straight
   // line through them, no choice of term).
   bool restricted() const { return points < kRecommendedPoints; }
-  bool noisy() const { return cv_smape > kNoisySmapePercent; }
+  // No hypothesis predicted the runs left out within kNoisySmapePercent: the model is then
+  // the constant (their mean), since extrapolating a term the data do not support misleads.
+  bool too_noisy = false;
+  bool noisy() const { return too_noisy; }
   double at(double p) const;  // never below 0: a time does not go negative
   // "0.005 + 0.02·p", "0.12"
   std::string formula() const;
@@ -56,7 +59,7 @@ struct Model {
 // several at one count are averaged into one point). No points: the constant 0; one: that
 // value, constant. Two: c0 + c1·p through both. Three or more: the constant and every term
 // of term_space(), each fitted by least squares, the least leave-one-out SMAPE chosen (on a
-// tie the simpler).
+// tie the simpler); when even that one exceeds kNoisySmapePercent, the constant (too_noisy).
 Model fit(const std::vector<double> &ranks, const std::vector<double> &values);
 
 // Symmetric mean absolute percentage error of predictions against measurements, 0..200 %;

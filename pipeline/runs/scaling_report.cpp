@@ -92,7 +92,7 @@ void model_lines(std::string &out, const ScaledQuantity &q, const std::vector<in
   out += "  " + printable(q.name) +
          (q.pace_rank >= 0 ? " (slowest on rank " + std::to_string(q.pace_rank) + ")" : std::string()) + ": " +
          (composed ? "predicted as its top-level regions' models and the rest's summed; alone " : "") + m.formula() +
-         ", " + m.growth() + (m.noisy() ? " (too noisy for a model)" : "") + "\n    measured";
+         ", " + m.growth() + (m.noisy() ? " (too noisy for a model: the mean predicts)" : "") + "\n    measured";
   for (size_t k = 0; k < q.ranks.size(); ++k)
     out += (k ? ", " : " ") + format_seconds(q.measured_s[k]) + " @" + std::to_string(static_cast<int64_t>(q.ranks[k]));
   char b[160];

@@ -94,6 +94,9 @@ TEST(ScalingModel, NoisyLinearDataStillGrowLinearlyAndPredict) {
 TEST(ScalingModel, ScatterWithoutTrendIsNoisy) {
   const Model m = scaling::fit({1, 2, 3, 4, 5, 6}, {1, 3, 0.5, 2.5, 0.2, 3.5});
   EXPECT_TRUE(m.noisy()) << m.formula() << " cv " << m.cv_smape;
+  // No term extrapolated from scatter: the mean.
+  EXPECT_TRUE(m.constant);
+  EXPECT_NEAR(m.at(1000), (1 + 3 + 0.5 + 2.5 + 0.2 + 3.5) / 6, 1e-12);
 }
 
 TEST(ScalingModel, RepeatedCountsAreAveraged) {
