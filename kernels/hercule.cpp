@@ -2,6 +2,7 @@
 #include "kernels/hercule.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -12,6 +13,12 @@ double expected_strong_scaling(double reference, int64_t ranks, int64_t referenc
 }
 
 double difference_percent(double x, double reference) { return reference != 0 ? (x - reference) / reference * 100 : 0; }
+
+const char *scaling_kind(double work_per_rank_ratio, int64_t ranks, int64_t reference_ranks) {
+  if (!(work_per_rank_ratio > 0) || reference_ranks <= 0) return "weak";
+  const double total = work_per_rank_ratio * static_cast<double>(ranks) / static_cast<double>(reference_ranks);
+  return std::fabs(std::log(work_per_rank_ratio)) <= std::fabs(std::log(total)) ? "weak" : "strong";
+}
 
 int64_t pipeline_depth(int64_t px, int64_t py) { return px + py - 1; }
 

@@ -17,6 +17,10 @@ namespace perfsift::kernels::hercule {
 double expected_strong_scaling(double reference, int64_t ranks, int64_t reference_ranks);
 // Weak scaling: (x - reference) / reference, in percent.
 double difference_percent(double x, double reference);
+// Weak scaling keeps the work per rank, strong the total: "weak" or "strong", whichever
+// ratio against the reference is nearer 1 (`work_per_rank_ratio`: the run's computation per
+// rank over the reference's).
+const char *scaling_kind(double work_per_rank_ratio, int64_t ranks, int64_t reference_ranks);
 // A Px x Py wavefront has Px + Py - 1 stages [R].
 int64_t pipeline_depth(int64_t px, int64_t py);
 

@@ -102,6 +102,22 @@ struct CompareOptions {
 int run_compare(const CompareOptions &o);
 // The results store `perfsift analyze INPUT` writes when not told where.
 std::string default_results(const std::string &input);
+// Whether `input` is a results store (else a trace store or OTF2 archive to analyse first).
+bool is_results_store(const std::string &input);
+// The results of a trace store or OTF2 archive, as compare and scaling take them: its results
+// beside it while newer than it (and no pipeline file given), else analysed there now.
+// Collective: every process analyses. Empty when the analysis failed (it said why).
+std::string results_of(const std::string &input, const std::string &config, int me);
+
+struct ScalingOptions {
+  std::vector<std::string> runs;  // results stores, trace stores or OTF2 archives
+  std::string config;             // pipeline file for inputs analysed first
+  std::vector<int64_t> at;        // rank counts to predict for (default: twice the largest measured)
+  std::string json;
+  std::string html;
+};
+// How will it scale? Models per region across runs at several rank counts (docs/scaling-models.md).
+int run_scaling(const ScalingOptions &o);
 
 struct ReportOptions {
   std::string results;

@@ -25,38 +25,6 @@ namespace perfsift::cli {
 
 namespace {
 
-bool is_results_store(const std::string &input) {
-  return !io::looks_like_otf2(input) && fs::exists(input) && io::hdf5_store_format(input) == io::kResultsFormat;
-}
-
-// The results store of an input that is not one (is_results_store): what `analyze` writes
-// beside a trace store or OTF2 archive (analysed here unless results newer than the input
-// are there). Collective: every process analyses. Empty when the analysis failed (it said why).
-std::string results_of(const std::string &input, const CompareOptions &o, int me) {
-  if (!io::looks_like_otf2(input)) {
-    if (!fs::exists(input))
-      throw io::Error(input +
-                      ": no such file (compare takes results stores, trace stores "
-                      "or OTF2 archives)");
-    const std::string format = io::hdf5_store_format(input);
-    if (format != io::kTraceStoreFormat)
-      throw io::Error(input + ": not a perfsift results store, trace store or OTF2 archive (format '" + format + "')");
-  }
-  AnalyzeOptions a;
-  a.store = input;
-  a.config = o.config;
-  a.output = default_results(input);
-  a.print_report = false;
-  std::error_code ec;
-  if (fs::exists(a.output, ec) && fs::last_write_time(a.output, ec) >= fs::last_write_time(input, ec) && !ec &&
-      o.config.empty() && io::hdf5_store_format(a.output) == io::kResultsFormat) {
-    if (me == 0) std::fprintf(stderr, "perfsift: %s: using its results %s\n", input.c_str(), a.output.c_str());
-    return a.output;
-  }
-  if (me == 0) std::fprintf(stderr, "perfsift: %s: analysing it into %s\n", input.c_str(), a.output.c_str());
-  return run_analyze_input(a) == 0 ? a.output : "";
-}
-
 // The first run of a side's own answer, as its report opens.
 std::vector<std::string> own_answer(const std::vector<pipeline::RunResults> &side) {
   if (side.empty()) return {};
@@ -87,6 +55,33 @@ bool valid_sides(const CompareOptions &o, std::vector<std::string> &before, std:
 
 }  // namespace
 
+bool is_results_store(const std::string &input) {
+  return !io::looks_like_otf2(input) && fs::exists(input) && io::hdf5_store_format(input) == io::kResultsFormat;
+}
+
+std::string results_of(const std::string &input, const std::string &config, int me) {
+  if (!io::looks_like_otf2(input)) {
+    if (!fs::exists(input))
+      throw io::Error(input + ": no such file (results stores, trace stores or OTF2 archives are taken)");
+    const std::string format = io::hdf5_store_format(input);
+    if (format != io::kTraceStoreFormat)
+      throw io::Error(input + ": not a perfsift results store, trace store or OTF2 archive (format '" + format + "')");
+  }
+  AnalyzeOptions a;
+  a.store = input;
+  a.config = config;
+  a.output = default_results(input);
+  a.print_report = false;
+  std::error_code ec;
+  if (fs::exists(a.output, ec) && fs::last_write_time(a.output, ec) >= fs::last_write_time(input, ec) && !ec &&
+      config.empty() && io::hdf5_store_format(a.output) == io::kResultsFormat) {
+    if (me == 0) std::fprintf(stderr, "perfsift: %s: using its results %s\n", input.c_str(), a.output.c_str());
+    return a.output;
+  }
+  if (me == 0) std::fprintf(stderr, "perfsift: %s: analysing it into %s\n", input.c_str(), a.output.c_str());
+  return run_analyze_input(a) == 0 ? a.output : "";
+}
+
 int run_compare(const CompareOptions &o) {
   std::vector<std::string> before_inputs, after_inputs;
   if (!valid_sides(o, before_inputs, after_inputs)) return 2;
@@ -108,7 +103,7 @@ int run_compare(const CompareOptions &o) {
   std::vector<pipeline::RunResults> before, after;
   for (auto *side : {&before_inputs, &after_inputs})
     for (const auto &input : *side) {
-      const std::string results = ready.count(input) ? input : results_of(input, o, me);
+      const std::string results = ready.count(input) ? input : results_of(input, o.config, me);
       if (results.empty()) return 2;
       (side == &before_inputs ? before : after).push_back(pipeline::read_run_results(results));
     }

@@ -116,6 +116,24 @@ void add_compare(CLI::App &app, Commands &commands) {
   commands.push_back({compare, [co] { return cli::run_compare(*co); }});
 }
 
+void add_scaling(CLI::App &app, Commands &commands) {
+  auto so = std::make_shared<cli::ScalingOptions>();
+  auto *scaling = app.add_subcommand(
+      "scaling",
+      "How will it scale? Runs of one program at several rank counts: POP efficiencies across them, an Extra-P-style "
+      "model of each region's and problem's time, predictions at larger counts, the region that breaks first");
+  scaling
+      ->add_option("runs", so->runs,
+                   "two or more runs: results stores, or trace stores / OTF2 archives (analysed first, results beside "
+                   "them)")
+      ->required();
+  scaling->add_option("--at", so->at, "predict for this rank count (repeatable; default: twice the largest measured)");
+  scaling->add_option("-c,--config", so->config, "pipeline file (TOML) for the inputs analysed first");
+  scaling->add_option("--json", so->json, "also write the models and predictions as JSON here");
+  scaling->add_option("--html", so->html, "also write one self-contained HTML page here (efficiencies, plots)");
+  commands.push_back({scaling, [so] { return cli::run_scaling(*so); }});
+}
+
 void add_export(CLI::App &app, Commands &commands) {
   auto eo = std::make_shared<cli::ExportOptions>();
   auto *exp = app.add_subcommand(
@@ -281,6 +299,7 @@ int main(int argc, char **argv) {
       "  mpirun -n 2 perfsift analyze run.h5 -o res.h5     find, explain and price problems\n"
       "  perfsift report res.h5 --format json              render results again\n"
       "  perfsift compare before.h5 after.h5               did the fix pay? problems and predictions checked\n"
+      "  perfsift scaling r1.h5 r2.h5 r4.h5 r8.h5 --at 64  how will it scale? models per region, what breaks first\n"
       "  perfsift export res.h5 --format chrome -o t.json  a predicted trace for Perfetto (or otf2 for Vampir)\n"
       "  perfsift export run.h5 --format otf2 -o run-otf2  the measured run as an OTF2 archive (as Score-P writes)\n"
       "  perfsift calibrate -o loggps.toml -- mpirun -n 2  measure LogGPS parameters for the replay\n"
@@ -289,8 +308,8 @@ int main(int argc, char **argv) {
       "  perfsift synth -o big.h5 --ranks 1024 ...         a synthetic store with chosen behaviour"};
   app.require_subcommand(1);
   Commands commands;
-  for (auto add : {add_collect, add_info, add_recover, add_analyze, add_report, add_compare, add_export, add_calibrate,
-                   add_train, add_pipeline_help, add_synth, add_import})
+  for (auto add : {add_collect, add_info, add_recover, add_analyze, add_report, add_compare, add_scaling, add_export,
+                   add_calibrate, add_train, add_pipeline_help, add_synth, add_import})
     add(app, commands);
 
   CLI11_PARSE(app, argc, argv);

@@ -66,11 +66,12 @@ std::vector<RegionRow> read_regions(const io::ResultsStore &rs) {
   const auto &path = column<std::string>(t, "path");
   const auto &wall = column<double>(t, "wall_mean_s"), &wall_max = column<double>(t, "wall_max_s");
   const auto &mpi = column<double>(t, "mpi_mean_s"), &comp_max = column<double>(t, "comp_max_s");
-  const auto &visits = column<int64_t>(t, "visits");
+  const auto &visits = column<int64_t>(t, "visits"), &max_rank = column<int64_t>(t, "wall_max_rank");
   std::vector<RegionRow> out;
   for (size_t i = 0; i < t.rows(); ++i)
     out.push_back({at<std::string>(path, i, ""), at<double>(wall, i, 0), at<double>(wall_max, i, 0),
-                   at<double>(mpi, i, 0), at<double>(comp_max, i, 0), static_cast<double>(at<int64_t>(visits, i, 0))});
+                   at<double>(mpi, i, 0), at<double>(comp_max, i, 0), static_cast<double>(at<int64_t>(visits, i, 0)),
+                   at<int64_t>(max_rank, i, -1)});
   return out;
 }
 

@@ -23,6 +23,7 @@ struct ProblemRow {
 struct RegionRow {
   std::string path;
   double wall_mean_s = 0, wall_max_s = 0, mpi_mean_s = 0, comp_max_s = 0, visits = 0;
+  int64_t wall_max_rank = -1;  // the rank that sets the pace in it (-1: not stored)
 };
 
 struct OperationRow {

@@ -287,13 +287,11 @@ void compare_with_reference(Context &ctx, const config::Values &cfg, const Repla
   const Evaluated rev = evaluate(rctx, cfg, *rmodel, match_messages(rctx, rmodel), model_name);
   std::string scaling = cfg.get_string("diagnosis.scaling");
   if (scaling == "auto") {
-    // Weak scaling keeps the work per rank, strong the total: whichever ratio is nearer 1.
     const double per_rank =
         d.summary.count("computation") && rev.d.summary.count("computation") && rev.d.summary.at("computation") > 0
             ? d.summary.at("computation") / rev.d.summary.at("computation")
             : 1;
-    const double total = per_rank * static_cast<double>(ctx.nranks()) / static_cast<double>(rctx.nranks());
-    scaling = std::fabs(std::log(per_rank)) <= std::fabs(std::log(total)) ? "weak" : "strong";
+    scaling = hc::scaling_kind(per_rank, ctx.nranks(), rctx.nranks());
   }
   relative(d, rev.d, ctx.nranks(), rctx.nranks(), scaling, path, out);
 }
