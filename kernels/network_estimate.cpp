@@ -13,6 +13,10 @@ constexpr double kBackToBackNs = 1000;
 // The fastest injection: a low quantile of back-to-back intervals, not the minimum (one
 // mis-timed pair would set it).
 constexpr double kGapQuantile = 0.1;
+// A cost: a call's undisturbed time is its least, and a descheduled or interrupted call
+// only adds to it; the lower quartile is that time on a dedicated core (the replay's)
+// without resting on one sample.
+constexpr double kCostQuantile = 0.25;
 
 bool waited_for_message(const TransferTiming &t, int64_t &from, int64_t &to, double margin) {
   // The call that took the data: the blocking receive, else the wait completing it.
@@ -42,7 +46,7 @@ double bucket_slope(const std::vector<double> &bytes, const std::vector<double> 
   }
   std::vector<std::pair<double, double>> points;
   for (const auto &[k, b] : buckets)
-    if (b.first.size() >= per_bucket) points.emplace_back(quantile(b.first, 0.5), quantile(b.second, 0.5));
+    if (b.first.size() >= per_bucket) points.emplace_back(quantile(b.first, 0.5), quantile(b.second, kCostQuantile));
   std::vector<double> slopes;
   for (size_t i = 0; i < points.size(); ++i)
     for (size_t j = i + 1; j < points.size(); ++j)
@@ -135,11 +139,11 @@ NetworkEstimate estimate_network(const NetworkSamples &s, const LogGPS &fallback
     return enough(n);
   };
   if (take(e.o_s, s.send_overhead.size())) {
-    e.params.os0 = quantile(s.send_overhead, 0.5);
+    e.params.os0 = quantile(s.send_overhead, kCostQuantile);
     e.params.os1 = 0;  // per-byte costs are G's
   }
   if (take(e.o_r, s.recv_overhead.size())) {
-    e.params.or0 = quantile(s.recv_overhead, 0.5);
+    e.params.or0 = quantile(s.recv_overhead, kCostQuantile);
     e.params.or1 = 0;
   }
   if (take(e.g, s.gap.size())) e.params.g = quantile(s.gap, kGapQuantile);
@@ -153,7 +157,7 @@ NetworkEstimate estimate_network(const NetworkSamples &s, const LogGPS &fallback
     if (s.transfer_bytes[i] <= static_cast<double>(kSmallMessageBytes))
       wire.push_back(s.transfer_ns[i] - e.params.os0 - e.params.or0 - e.params.G * s.transfer_bytes[i]);
   if (take(e.L, wire.size())) {
-    const double L = quantile(wire, 0.5);
+    const double L = quantile(wire, kCostQuantile);
     e.params.L = std::max(0.0, L);
     if (L < 0) e.params.or0 = std::max(0.0, e.params.or0 + L);
   }
@@ -189,7 +193,7 @@ int64_t instance_cost(const std::vector<CollectiveSample> &members) {
       std::vector<double> after;
       for (const auto &m : members)
         if (m.rank != m.root && m.enter <= root->enter) after.push_back(static_cast<double>(m.exit - root->enter));
-      return after.empty() ? -1 : std::max<int64_t>(0, static_cast<int64_t>(quantile(after, 0.5)));
+      return after.empty() ? -1 : std::max<int64_t>(0, static_cast<int64_t>(quantile(after, kCostQuantile)));
     }
     case CollectiveFlow::Finalize:
       break;

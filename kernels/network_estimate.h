@@ -3,20 +3,20 @@
 // performed them. Pure computation: the pipeline gathers the samples
 // (pipeline/replay/run_network_estimate.h).
 //
-//   o_s  median time in a small send that cannot have waited (blocking eager, or the post
+// Costs are lower quartiles (a disturbed call only adds time), g a lower decile.
+//   o_s  time in a small send that cannot have waited (blocking eager, or the post
 //        of a nonblocking one);
-//   o_r  median time in a small receive (or the wait completing it) entered well after its
+//   o_r  time in a small receive (or the wait completing it) entered well after its
 //        message was sent: the data had arrived, the call only took it;
 //   g    a low quantile of the interval between back-to-back small sends of one rank (the
 //        fastest the rank injects);
-//   G    Theil-Sen slope of the median transfer time (receive exit - send enter, receives
+//   G    Theil-Sen slope of the transfer time (receive exit - send enter, receives
 //        that waited for their message) over at least two message-size buckets;
-//   L    median transfer of small waited receives less o_s, o_r and G b; known within the
+//   L    transfer of small waited receives less o_s, o_r and G b; known within the
 //        clock offsets' error bound. Negative: L = 0 and o_r gives up the excess, so that
 //        o_s + L + o_r is still the transfer the run shows (as `perfsift calibrate` does).
-// Robust statistics throughout (medians, low quantiles): a descheduled call inflates one
-// sample, not the estimate. A parameter resting on fewer than `min_messages` samples keeps
-// the fallback (a calibration file, else the defaults) and says so.
+// A descheduled call inflates one sample, not the estimate. A parameter resting on fewer than `min_messages` samples
+// keeps the fallback (a calibration file, else the defaults) and says so.
 //
 // Two levels: on-node and off-node pairs (node_of: each rank's node; empty: one level).
 // Cost: O(samples log samples).
@@ -113,6 +113,7 @@ struct CollectiveKind {
   bool operator==(const CollectiveKind &o) const = default;
 };
 int32_t size_bucket(int64_t bytes);  // floor(log2(bytes)) + 1, 0 for no bytes
+// kernels::quantile of the instances' costs gives a kind's (pipeline: the lower quartile).
 // The cost after synchronisation one complete instance shows (every member's sample,
 // any order), as the replay's collective_completion reads it: All, the last entrant's
 // time in the call; FromRoot, the members that entered before the root, from the root's

@@ -710,7 +710,7 @@ StageInfo whatif_stage() {
       "measured run, questions (zero-wait, zero, balance, balance-messages, scale, ideal-network; and), and the "
       "simulated payoff of every finding that states its fix",
       {{"loggps", config::Type::String, std::string(""), "",
-        "LogGPS parameter file from `perfsift calibrate` (empty: documented defaults)"},
+        "LogGPS parameter file from `perfsift calibrate` (empty: the run's own network, estimated from its messages)"},
        {"questions", config::Type::StringList, std::vector<std::string>{}, "",
         "what-if questions, e.g. \"balance step 1 of composite\", \"zero-wait region solve and ideal-network\""},
        {"standard_questions", config::Type::Bool, true, "",
