@@ -631,7 +631,18 @@ class AnalyzeTest(unittest.TestCase):
                 mpirun(2, "analyze", f"{name}.h5", "-c", "p.toml", "-o", f"{name}.r.h5", "--json", f"{name}.json",
                        out=f"{name}.txt", err=f"{name}.err", what=f"{name}: analyze failed")
                 print(f"{name} (run {attempt}): ", end="", flush=True)
-                print(load(f"{name}.json")["whatif"][0].get("loggps", {}).get("summary", ""), flush=True)
+                network = load(f"{name}.json")["whatif"][0]["loggps"]
+                print(network["summary"], flush=True)
+                # Each parameter says where it came from and on how many samples it rests: the
+                # spill case's 40,000 sends give o_s from the run; every collective of the
+                # collective-heavy program is priced as the run performed it.
+                self.check(all(network[f"origin_{p}"] in ("this run", "defaults") for p in ("o_s", "o_r", "g", "G", "L")),
+                           f"{name}: parameters without their origin: {network}")
+                if name == "spill":
+                    self.check(network["origin_o_s"] == "this run" and network["messages_o_s"] >= 30, f"spill: {network}")
+                if name == "small_collectives":
+                    self.check(network["collective_calls_measured"] == network["collective_calls"] > 1000,
+                               f"small_collectives: {network}")
                 verdicts.append(replay_verdict(f"{name}.json", max_error.get(name, 0.05)))
                 cr.contract(f"{name}.r.h5", f"{name}.json")  # bounds at most the baseline
                 if verdicts[-1] == "ok":
