@@ -147,8 +147,11 @@ NetworkEstimate estimate_network(const NetworkSamples &s, const LogGPS &fallback
     e.params.or1 = 0;
   }
   if (take(e.g, s.gap.size())) e.params.g = quantile(s.gap, kGapQuantile);
-  // G: transfers over several sizes; fewer than two buckets of 5 say nothing of the slope.
-  const double slope = enough(s.transfer_ns.size()) ? bucket_slope(s.transfer_bytes, s.transfer_ns, 5) : std::nan("");
+  // G: transfers over several sizes, each size bucket resting on min_messages samples as
+  // any parameter does (a few transfers held up by a descheduled receiver would otherwise
+  // set the slope); fewer than two such buckets say nothing of it.
+  const double slope =
+      bucket_slope(s.transfer_bytes, s.transfer_ns, static_cast<size_t>(std::max<int64_t>(1, min_messages)));
   e.G.messages = static_cast<int64_t>(s.transfer_ns.size());
   e.G.origin = std::isnan(slope) ? fallback_origin : ParameterOrigin::Run;
   if (!std::isnan(slope)) e.params.G = std::max(0.0, slope);

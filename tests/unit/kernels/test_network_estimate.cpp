@@ -100,7 +100,7 @@ TEST(NetworkEstimate, NegativeLatencyGoesToTheReceiveOverhead) {
   k.L = -50;  // the overheads measured alone exceed the transfer
   std::vector<SendCall> sends;
   std::vector<MessageSample> messages;
-  add_traffic(sends, messages, 0, 1, k, 100, 0);
+  add_traffic(sends, messages, 0, 1, k, 150, 0);
   const NetworkEstimate e = estimate_network(network_samples(sends, messages, {}, 3000, 65536)[0], LogGPS{},
                                              ParameterOrigin::Defaults, 0, 300);
   EXPECT_EQ(e.params.L, 0);
@@ -115,8 +115,8 @@ TEST(NetworkEstimate, TwoNodesKeepTwoParameterSets) {
   off.g = 1200;
   std::vector<SendCall> sends;
   std::vector<MessageSample> messages;
-  add_traffic(sends, messages, 0, 1, on, 100, 0);         // ranks 0 and 1 share node 0
-  add_traffic(sends, messages, 2, 0, off, 100, 1 << 30);  // rank 2 on node 1
+  add_traffic(sends, messages, 0, 1, on, 150, 0);         // ranks 0 and 1 share node 0
+  add_traffic(sends, messages, 2, 0, off, 150, 1 << 30);  // rank 2 on node 1
   const auto s = network_samples(sends, messages, {0, 0, 1}, 3000, 65536);
   const NetworkEstimate near = estimate_network(s[0], LogGPS{}, ParameterOrigin::Defaults, 0, 0);
   const NetworkEstimate far = estimate_network(s[1], LogGPS{}, ParameterOrigin::Defaults, 0, 0);
@@ -127,6 +127,19 @@ TEST(NetworkEstimate, TwoNodesKeepTwoParameterSets) {
   EXPECT_NEAR(near.params.os0, on.os, 1);
   EXPECT_NEAR(far.params.os0, off.os, 1);
   EXPECT_NEAR(far.params.g, off.g, 1);
+}
+
+TEST(NetworkEstimate, ASlopeNeedsTwoSizeBucketsOfEnoughTransfers) {
+  const Known k;
+  std::vector<SendCall> sends;
+  std::vector<MessageSample> messages;
+  add_traffic(sends, messages, 0, 1, k, 100, 0);  // 20 transfers of each size: too few per size
+  const NetworkEstimate e = estimate_network(network_samples(sends, messages, {}, 3000, 65536)[0], LogGPS{},
+                                             ParameterOrigin::Defaults, 0, 300);
+  EXPECT_EQ(e.G.origin, ParameterOrigin::Defaults);
+  EXPECT_EQ(e.G.messages, 100);
+  EXPECT_EQ(e.params.G, LogGPS{}.G);
+  EXPECT_EQ(e.o_s.origin, ParameterOrigin::Run);
 }
 
 TEST(NetworkEstimate, CallsDoingMoreThanTheTransferAreLeftOut) {
