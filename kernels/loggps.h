@@ -22,7 +22,10 @@ struct LogGPS {
   double G = 0.1;                   // gap per byte, ns/byte (0.1 = 10 GB/s)
   int64_t S = 65536;                // above S bytes messages are synchronous (rendezvous)
   int64_t s = 65536;                // above s bytes messages travel in several packets of s bytes
-  std::string source = "defaults";  // "defaults" or the parameter file's path
+  std::string source = "defaults";  // "defaults", "this run" or the parameter file's path
+  // Collectives cost what the run shows for calls like them (replay::Collective::measured)
+  // where it shows it; off, and always on another network, the rounds below price them.
+  bool collectives_as_measured = true;
 
   // An infinitely fast network that still keeps MPI's ordering and synchronisation.
   static LogGPS ideal() {
@@ -31,6 +34,7 @@ struct LogGPS {
     p.S = INT64_MAX;
     p.s = INT64_MAX;
     p.source = "ideal";
+    p.collectives_as_measured = false;
     return p;
   }
 

@@ -12,7 +12,7 @@ namespace {
 // Whether two networks cost every message the same (their source aside).
 bool same_costs(const LogGPS &a, const LogGPS &b) {
   return a.L == b.L && a.os0 == b.os0 && a.os1 == b.os1 && a.or0 == b.or0 && a.or1 == b.or1 && a.g == b.g &&
-         a.G == b.G && a.S == b.S && a.s == b.s;
+         a.G == b.G && a.S == b.S && a.s == b.s && a.collectives_as_measured == b.collectives_as_measured;
 }
 
 bool plain(const Scenario &sc) {
@@ -380,9 +380,7 @@ typename PassEngine<W>::Done PassEngine<W>::coll_done(int32_t s, const Collectiv
     for (size_t l = 0; l < static_cast<size_t>(W); ++l) d.wait[l] = d.nowait[l] = enter[l] + o[l];
     return d;
   }
-  const Times cost = c.flow == CollectiveFlow::Finalize
-                         ? per_network([&](const LogGPS &) { return c.remainder; })
-                         : per_network([&](const LogGPS &n) { return collective_cost(n, c.rounds, c.bytes); });
+  const Times cost = per_network([&](const LogGPS &n) { return collective_call_cost(n, c); });
   for (size_t l = 0; l < static_cast<size_t>(W); ++l) d.wait[l] = d.nowait[l] = enter[l] + cost[l];
   const CollectiveNeeds needs = collective_needs(c.flow, is_root, false);
   if (needs == CollectiveNeeds::Nothing) return d;

@@ -45,7 +45,7 @@ inline CollectiveNeeds collective_needs(CollectiveFlow flow, bool is_root, bool 
 inline int64_t collective_completion(const LogGPS &net, const Collective &c, bool is_root, int64_t enter,
                                      int64_t max_enter, int64_t root_enter, bool nowait) {
   if (c.flow == CollectiveFlow::ToRoot && !is_root) return enter + net.send_overhead(c.bytes);
-  const int64_t cost = c.flow == CollectiveFlow::Finalize ? c.remainder : collective_cost(net, c.rounds, c.bytes);
+  const int64_t cost = collective_call_cost(net, c);
   switch (collective_needs(c.flow, is_root, nowait)) {
     case CollectiveNeeds::Nothing:
       return enter + cost;

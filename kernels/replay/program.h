@@ -72,7 +72,16 @@ struct Collective {
   CollectiveFlow flow = CollectiveFlow::All;
   int64_t rounds = 0, bytes = 0;  // LogGPS cost inputs (kernels/loggps.h collective_cost)
   int64_t remainder = 0;          // Finalize: the measured time after the last member arrived
+  // The run's own cost of calls like this one (operation, size, members: the run's
+  // collectives as measured), used instead of the rounds on the run's network; -1: none.
+  int64_t measured = -1;
 };
+// A collective's cost after its synchronisation point on network `net`.
+inline int64_t collective_call_cost(const LogGPS &net, const Collective &c) {
+  if (c.flow == CollectiveFlow::Finalize) return c.remainder;
+  if (net.collectives_as_measured && c.measured >= 0) return c.measured;
+  return collective_cost(net, c.rounds, c.bytes);
+}
 
 struct RankProgram {
   int32_t rank = 0;

@@ -25,6 +25,7 @@
 #include "pipeline/replay/distributed_replay.h"
 #include "pipeline/replay/loggps_file.h"
 #include "pipeline/replay/replay_baseline.h"
+#include "pipeline/replay/run_network_estimate.h"
 #include "pipeline/replay/scenario_schedule.h"
 #include "pipeline/whatif/questions.h"
 #include "pipeline/whatif/scenarios.h"
@@ -72,6 +73,7 @@ void check_whatif(const config::Values &cfg, const io::TraceStore &store) {
 struct WhatifResult {
   std::shared_ptr<const ReplayModel> model;  // the matched run, replayed under `params`
   kernels::LogGPS params;
+  RunNetwork network;                                  // where `params` came from
   std::vector<std::string> paths;                      // region paths of the store
   std::vector<Asked> asked;                            // each text once
   size_t user_end = 0;                                 // asked[0, user_end): the baseline and the user's questions
@@ -413,10 +415,16 @@ void price_masked_fixes(Context &ctx, const config::Values &cfg, std::vector<Que
 // Asks and replays every question (collective).
 WhatifResult compute_whatif(Context &ctx, const config::Values &cfg) {
   WhatifResult r;
+  // The network: the run's own (its messages, its collectives as measured), unless a
+  // calibration file overrides the point-to-point parameters; too few messages for one
+  // keeps the default. The matched run does not depend on it: its scenarios carry it.
   const std::string params_path = cfg.get_string("whatif.loggps");
-  r.params = params_path.empty() ? kernels::LogGPS{} : read_loggps(params_path);
-  // The matched run does not depend on the network parameters: its scenarios carry them.
-  r.model = ctx.products().get<MatchedRun>().model;
+  const auto &matched = ctx.products().get<MatchedRun>().model;
+  r.network = estimate_run_network(ctx, *matched, ctx.products().get<MatchedMessages>().items, kernels::LogGPS{},
+                                   kernels::ParameterOrigin::Defaults);
+  if (!params_path.empty()) override_with_file(r.network, read_loggps(params_path));
+  r.params = r.network.estimate.params;
+  r.model = matched;
   r.paths = region_paths(ctx.store());
   const RunShape shape{r.model->events, r.model->threaded_ranks};
   r.asked = ask_questions(ctx, cfg, *r.model, r.paths, ctx.products().requested<ProgramReplayTimes>(shape), r.user_end);
@@ -565,6 +573,7 @@ void write_whatif(Context &ctx, const WhatifResult &r, StageOutput &out) {
   const double measured = static_cast<double>(model.measured_ns) * 1e-9;
   const double baseline_s = static_cast<double>(r.predicted[0]) * 1e-9;
   for (const auto &[name, value] : loggps_attributes(r.params)) out.attribute(name, value);
+  for (const auto &[name, value] : run_network_attributes(r.network)) out.attribute(name, value);
   out.attribute("measured_s", measured);
   out.attribute("baseline_s", baseline_s);
   // The program's error is the run's difference over the program's time (the honest
@@ -720,7 +729,7 @@ StageInfo whatif_stage() {
       "measured run, questions (zero-wait, zero, balance, balance-messages, scale, ideal-network; and), and the "
       "simulated payoff of every finding that states its fix",
       {{"loggps", config::Type::String, std::string(""), "",
-        "LogGPS parameter file from `perfsift calibrate` (empty: documented defaults)"},
+        "LogGPS parameter file from `perfsift calibrate` (empty: the run's own network, estimated from its messages)"},
        {"questions", config::Type::StringList, std::vector<std::string>{}, "",
         "what-if questions, e.g. \"balance step 1 of composite\", \"zero-wait region solve and ideal-network\""},
        {"standard_questions", config::Type::Bool, true, "",
@@ -738,7 +747,7 @@ StageInfo whatif_stage() {
         "whole run (every process then holds every rank's program); larger runs replay each question distributed",
         0, 1e12}},
       run_whatif};
-  s.requires_products = {product_name<MatchedRun>(), product_name<RegionExecutions>()};
+  s.requires_products = {product_name<MatchedRun>(), product_name<MatchedMessages>(), product_name<RegionExecutions>()};
   s.uses_products = {product_name<Bottlenecks>()};
   s.provides_products = {product_name<ReplayBaseline>(), product_name<FixEffects>(), product_name<BaselineState>(),
                          product_name<ProgramReplayTimes>()};

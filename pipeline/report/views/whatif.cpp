@@ -46,6 +46,9 @@ void whatif_text(std::ostream &os, const io::ResultsStore &rs) {
       format_seconds(attr_or<double>(a, "program_measured_s", attr_or<double>(a, "measured_s", 0))).c_str(),
       100 * attr_or<double>(a, "baseline_error", 0));
   os << line;
+  // Which parameters, where each came from and how many messages it rests on.
+  if (const std::string network = attr_or<std::string>(a, "loggps_summary", ""); !network.empty())
+    os << "  Network: " << network << "\n";
   descheduled_text(os, a);
   // Predicted program times: start-up and shut-down as measured, taken off like the baseline's
   const double outside = attr_or<double>(a, "measured_s", 0) -

@@ -55,8 +55,8 @@ TEST(StageRegistry, DefaultPipelineBuildsSharedProductsOnceBeforeTheirFirstUser)
   EXPECT_EQ(step_names(plan), expected);
 }
 
-// Each built product goes after its last user: the matched messages after diagnosis,
-// before the replays; the matched run after whatif (the replay baseline shares its
+// Each built product goes after its last user: the matched messages after whatif (which
+// estimates the run's network from them); the matched run after whatif (the replay baseline shares its
 // programs on); the region executions after bounds, before the domino search.
 TEST(StageRegistry, BuiltProductsAreReleasedAfterTheirLastUser) {
   const auto plan = plan_pipeline(pipeline_of(""));
@@ -64,8 +64,8 @@ TEST(StageRegistry, BuiltProductsAreReleasedAfterTheirLastUser) {
   for (const auto &s : plan)
     for (const auto product : s.release_after)
       released.push_back(std::string(product) + " after " + (s.stage ? s.stage->name : "a builder"));
-  EXPECT_EQ(released, (std::vector<std::string>{"operation totals after profile", "matched messages after diagnosis",
-                                                "matched run after whatif", "region executions after bounds"}));
+  EXPECT_EQ(released, (std::vector<std::string>{"operation totals after profile", "matched run after whatif",
+                                                "matched messages after whatif", "region executions after bounds"}));
 }
 
 // A builder's by-product (the matched run's operation totals) moves the builder before a

@@ -1,0 +1,47 @@
+// The network the run itself shows: LogGPS parameters estimated from its own messages
+// (kernels/network_estimate.h), and its collectives' costs as it performed them, set on
+// the replay model's collective calls. Every trace store has what this reads (events,
+// requests, clock records), older ones and OTF2 imports included.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "io/results_store.h"
+#include "kernels/network_estimate.h"
+#include "pipeline/engine/context.h"
+#include "pipeline/replay/matched_messages.h"
+#include "pipeline/replay/replay_model.h"
+
+namespace perfsift::pipeline {
+
+struct RunNetwork {
+  kernels::NetworkEstimate estimate;  // the parameters the replay uses, and where each came from
+  // Each level's estimate: [0] on-node pairs, [1] off-node pairs. One level when the store
+  // does not say which rank ran on which node (`levels` 1).
+  kernels::NetworkEstimate level[2];
+  int levels = 1;
+  std::string pairs;  // what level 0 holds: "on-node pairs", "all pairs (...)"
+  // Collectives as measured: kinds (operation, size bucket, members) with a cost, the
+  // blocking calls in them, and the blocking calls in all.
+  int64_t collective_kinds = 0, measured_calls = 0, collective_calls = 0;
+};
+
+// Collective. `fallback`: the calibration file's parameters (origin File) or the defaults;
+// each parameter the run has too few messages for keeps it. Sets the model's collective
+// calls' measured costs (replay::Collective::measured).
+RunNetwork estimate_run_network(const Context &ctx, ReplayModel &model, const MatchedMessageTable &messages,
+                                const kernels::LogGPS &fallback, kernels::ParameterOrigin fallback_origin);
+
+// A calibration file's parameters instead of the run's point-to-point ones (every
+// parameter's origin File; the counts of what the run had stay). Collectives stay as measured.
+void override_with_file(RunNetwork &n, const kernels::LogGPS &file);
+
+// Where the replay's parameters came from, as /whatif attributes (loggps_origin_o_s, ...),
+// and as one line for the text report.
+std::vector<std::pair<std::string, io::AttrValue>> run_network_attributes(const RunNetwork &n);
+std::string run_network_summary(const RunNetwork &n);
+
+}  // namespace perfsift::pipeline
