@@ -97,6 +97,7 @@ class Runtime {
   ClockOffset measure_clock();  // collective, at start and finish
   bool allocate_buffers();
   void begin_tracing(int64_t t_before_init, Op init_op, void *site);
+  double measure_call_cost();
   // finish(), step by step
   void close_tracing(void *site);
   void checkpoint();  // every record and the state to the spill file before the collective steps

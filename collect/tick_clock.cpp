@@ -1,10 +1,9 @@
 #include "tick_clock.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <ctime>
-#include <fstream>
-#include <string>
 
 namespace perfsift::collect {
 
@@ -24,26 +23,34 @@ int64_t raw_mono() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-bool invariant_tsc() {
+// Ordered: the ticks are read after every earlier instruction has completed (lfence), so
+// they bracket the clock read beside them.
+int64_t read_ticks_ordered() {
 #if defined(__x86_64__)
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("flags", 0) == 0)
-      return line.find(" constant_tsc") != std::string::npos && line.find(" nonstop_tsc") != std::string::npos;
+  if (reads_tsc(g_clock.timer)) {
+    _mm_lfence();
+    return static_cast<int64_t>(__rdtsc());
+  }
 #endif
-  return false;
+  return read_timer(g_clock.timer);
 }
 
-// Ordered: the TSC is read after every earlier instruction has completed (lfence), so
-// it brackets the clock read beside it.
-int64_t read_tsc() {
-#if defined(__x86_64__)
-  _mm_lfence();
-  return static_cast<int64_t>(__rdtsc());
-#else
-  return 0;
-#endif
+// The least time one read of `timer` takes, in ns: the best of a few batches (a batch
+// the scheduler interrupted reads long); NaN when the clock cannot be read.
+double read_cost(Timer timer) {
+  timespec probe;
+  if (timer == Timer::monotonic_raw && clock_gettime(CLOCK_MONOTONIC_RAW, &probe) != 0) return std::nan("");
+  constexpr int kReads = 256, kBatches = 5;
+  double best = INFINITY;
+  for (int b = 0; b < kBatches; ++b) {
+    int64_t sink = 0;
+    const int64_t t0 = raw_mono();
+    for (int i = 0; i < kReads; ++i) sink += read_timer(timer);
+    const int64_t t1 = raw_mono();
+    asm volatile("" : : "r"(sink));
+    best = std::min(best, static_cast<double>(t1 - t0) / kReads);
+  }
+  return best;
 }
 
 struct ClockPair {
@@ -61,12 +68,12 @@ ClockPair read_pair() {
   ClockPair best;
   int64_t best_gap = INT64_MAX;
   for (int attempt = 0; attempt < 16; ++attempt) {
-    const int64_t before = read_tsc(), mono = mono_ns(), after = read_tsc();
+    const int64_t before = read_ticks_ordered(), mono = mono_ns(), after = read_ticks_ordered();
     if (after < before) continue;  // moved to a core whose TSC reads differently
     if (after - before < best_gap) best_gap = after - before, best = {mono, before + (after - before) / 2, best_gap};
     if (best_gap < 400) break;  // about 0.1 us: a few times the clock's own cost
   }
-  if (best_gap == INT64_MAX) best = {mono_ns(), read_tsc(), 0};  // no ordered pair at all: a plain one
+  if (best_gap == INT64_MAX) best = {mono_ns(), read_ticks_ordered(), 0};  // no ordered pair at all: a plain one
   return best;
 }
 
@@ -80,10 +87,22 @@ int64_t mono_ns() {
   return t;
 }
 
+TimerCost choose_clock() {
+  const TscFacts facts = probe_tsc();
+  TimerCost costs[kTimerCount];
+  int n = 0;
+  for (int k = 0; k < kTimerCount; ++k) {
+    const auto timer = static_cast<Timer>(k);
+    if (usable(timer, facts)) costs[n++] = {timer, read_cost(timer)};
+  }
+  return choose_timer(std::span<const TimerCost>(costs, n), facts);
+}
+
 void clock_origin() {
-  static const bool tsc = invariant_tsc();
-  g_clock.tsc = tsc;
-  if (!tsc) {
+  static const TimerCost chosen = choose_clock();
+  g_clock.timer = chosen.timer;
+  g_clock.ns_per_read = chosen.ns_per_read;
+  if (g_clock.timer == Timer::monotonic) {
     g_clock.mono0 = g_clock.tsc0 = mono_ns();
     g_clock.ns_per_tick = 1.0;
     return;
@@ -95,7 +114,7 @@ void clock_origin() {
 }
 
 void clock_refresh() {
-  if (!g_clock.tsc) return;
+  if (g_clock.timer == Timer::monotonic) return;
   const ClockPair now = read_pair();
   if (now.tsc - g_clock.tsc0 <= 1000000) return;  // under ~0.3 ms of baseline: not meaningful yet
   g_clock.ns_per_tick = static_cast<double>(now.mono - g_clock.mono0) / static_cast<double>(now.tsc - g_clock.tsc0);

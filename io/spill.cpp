@@ -146,6 +146,9 @@ std::string serialize_state(const SpillState &st) {
   o.pod(t.clock);
   o.pod(t.program_os);
   o.str(r.hostname_list);
+  o.str(r.timer);
+  o.pod(r.timer_read_ns);
+  o.pod(r.collector_call_ns);
   return o.take();
 }
 
@@ -185,6 +188,11 @@ SpillState deserialize_state_view(std::string_view bytes) {
   t.clock = in.pod<ClockRecord>();
   t.program_os = in.pod<ProgramOs>();
   r.hostname_list = in.str();
+  if (in.more()) {  // spill files written before the timer was recorded end here
+    r.timer = in.str();
+    r.timer_read_ns = in.pod<double>();
+    r.collector_call_ns = in.pod<double>();
+  }
   return st;
 }
 

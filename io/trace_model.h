@@ -193,6 +193,11 @@ struct RunInfo {
   std::string collector_config;          // the TOML text in force
   std::string mpi_library;
   std::string hostname_list;
+  // Rank 0's collector cost, measured at its start-up: the timer it chose (empty: not
+  // recorded) with the ns one read takes, and the ns recording one call took.
+  std::string timer;
+  double timer_read_ns = std::numeric_limits<double>::quiet_NaN();
+  double collector_call_ns = std::numeric_limits<double>::quiet_NaN();
 };
 
 inline const std::string kRootRegionPath = "(program)";

@@ -49,6 +49,10 @@ RunInfo read_run_info(const Ctx &ck, hid_t f) {
   run.collector_config = read_string_attr(ck, f, "collector_config");
   run.mpi_library = read_string_attr(ck, f, "mpi_library");
   run.hostname_list = read_string_attr(ck, f, "hosts");
+  run.timer = read_string_attr(ck, f, "timer");
+  run.timer_read_ns = read_scalar_attr<double>(ck, f, "timer_read_ns", H5T_NATIVE_DOUBLE, run.timer_read_ns);
+  run.collector_call_ns =
+      read_scalar_attr<double>(ck, f, "collector_call_ns", H5T_NATIVE_DOUBLE, run.collector_call_ns);
   return run;
 }
 

@@ -453,6 +453,11 @@ void write_run_attributes(const Ctx &ck, hid_t file, const RunInfo &run) {
   write_string_attr(ck, file, "collector_config", run.collector_config);
   write_string_attr(ck, file, "mpi_library", run.mpi_library);
   write_string_attr(ck, file, "hosts", run.hostname_list);
+  if (!run.timer.empty()) {
+    write_string_attr(ck, file, "timer", run.timer);
+    write_scalar_attr(ck, file, "timer_read_ns", H5T_NATIVE_DOUBLE, run.timer_read_ns);
+    write_scalar_attr(ck, file, "collector_call_ns", H5T_NATIVE_DOUBLE, run.collector_call_ns);
+  }
 }
 
 // Where the parent's path ends in `path` (its last separating '/'), or npos at the root.

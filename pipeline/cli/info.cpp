@@ -138,6 +138,34 @@ Summary summarise(const io::TraceStore &store) {
   return s;
 }
 
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+// What the collector cost (rank 0's start-up measurement), or null: an imported or
+// synthetic store, or one collected before it was recorded.
+std::string json_timer(const io::RunInfo &run) {
+  if (run.timer.empty()) return "null";
+  return "{\"name\": \"" + json_escape(run.timer) + "\", \"read_ns\": " + json_number(run.timer_read_ns) +
+         ", \"collector_call_ns\": " + json_number(run.collector_call_ns) + "}";
+}
+
+void print_timer(const io::RunInfo &run) {
+  if (run.timer.empty()) return;
+  char line[256];
+  std::snprintf(line, sizeof line, "  timer        %s, %.0f ns a read", run.timer.c_str(), run.timer_read_ns);
+  std::string text = line;
+  if (std::isfinite(run.collector_call_ns)) {
+    std::snprintf(line, sizeof line, "; the collector added ~%.0f ns a call (rank 0, measured at start-up)",
+                  run.collector_call_ns);
+    text += line;
+  }
+  std::printf("%s\n", text.c_str());
+}
+
 void print_json(const io::TraceStore &store, const Summary &s) {
   const auto &run = store.run();
   std::ostringstream os;
@@ -160,7 +188,8 @@ void print_json(const io::TraceStore &store, const Summary &s) {
      << ", \"unmatched_sends\": " << s.bal.unmatched_sends << ", \"unmatched_receives\": " << s.bal.unmatched_receives
      << "}, \"incomplete\": " << (run.incomplete ? "true" : "false")
      << ", \"missing_ranks\": " << json_ints(run.missing_ranks)
-     << ", \"truncated_ranks\": " << json_ints(run.truncated_ranks) << ", \"aborted\": ";
+     << ", \"truncated_ranks\": " << json_ints(run.truncated_ranks) << ", \"timer\": " << json_timer(run)
+     << ", \"aborted\": ";
   if (s.abort.rank < 0)
     os << "null";
   else
@@ -210,6 +239,7 @@ void print_text(const io::TraceStore &store, const Summary &s) {
     std::printf(", ranks ended without MPI_Finalize %s", json_ints(run.truncated_ranks).c_str());
   std::printf("\n  counters     recorded %s; unavailable %s\n", json_list(run.counters_recorded).c_str(),
               json_list(run.counters_unavailable).c_str());
+  print_timer(run);
   std::printf("  p2p          %lld sends, %lld receives, %lld unmatched sends, %lld unmatched receives\n",
               static_cast<long long>(s.bal.sends), static_cast<long long>(s.bal.receives),
               static_cast<long long>(s.bal.unmatched_sends), static_cast<long long>(s.bal.unmatched_receives));
