@@ -83,6 +83,28 @@ inline std::string printable(std::string_view s, bool keep_newlines = false) {
   return o;
 }
 
+// s as HTML text: printable (above), with the characters markup gives meaning escaped.
+inline std::string html_text(std::string_view s) {
+  std::string out;
+  for (const char ch : printable(s)) switch (ch) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += ch;
+    }
+  return out;
+}
+
 // The printable form of s (above) cut to n bytes, marking the cut with '~'; a cut never
 // splits a character or an escape.
 inline std::string clip(const std::string &s, size_t n) {

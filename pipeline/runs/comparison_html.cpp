@@ -18,32 +18,7 @@ constexpr int64_t kHeatRanks = 32;   // rows of a heat table: every k-th rank be
 constexpr size_t kHeatRegions = 10;  // columns: the regions with the most wall time before
 constexpr size_t kTableRows = 50;
 
-std::string esc(const std::string &raw) {
-  const std::string s = printable(raw);
-  std::string out;
-  out.reserve(s.size());
-  for (const char ch : s) {
-    switch (ch) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
-}
-
-std::string seconds(double s) { return esc(format_seconds(s)); }
+std::string seconds(double s) { return html_text(format_seconds(s)); }
 
 struct Heat {
   std::vector<std::string> regions;
@@ -79,7 +54,7 @@ void heat_table(std::string &out, const char *title, const Heat &h, double top) 
   const int64_t step = std::max<int64_t>(1, (h.ranks + kHeatRanks - 1) / kHeatRanks);
   if (step > 1) out += "<p>every " + std::to_string(step) + "th rank of " + std::to_string(h.ranks) + "</p>";
   out += "<table><tr><th>rank</th>";
-  for (const auto &r : h.regions) out += "<th>" + esc(clip(r, 24)) + "</th>";
+  for (const auto &r : h.regions) out += "<th>" + html_text(clip(r, 24)) + "</th>";
   out += "</tr>";
   for (int64_t r = 0; r < h.ranks; r += step) {
     out += "<tr><th>" + std::to_string(r) + "</th>";
@@ -101,7 +76,7 @@ void answer_box(std::string &out, const char *title, const std::vector<std::stri
   out += "<div class=side><h3>" + std::string(title) + "</h3>";
   std::string text;
   for (const auto &l : lines) text += (text.empty() ? "" : " ") + l;  // the text report's line breaks undone
-  out += "<p>" + esc(text) + "</p></div>";
+  out += "<p>" + html_text(text) + "</p></div>";
 }
 
 void problems(std::string &out, const Comparison &c) {
@@ -114,11 +89,12 @@ void problems(std::string &out, const Comparison &c) {
     const SideProblem *s = b ? b : a;
     const double realised = std::isfinite(p.realised_gain_s) ? p.realised_gain_s : p.realised_at_problem_s;
     out += std::string("<tr class=") + status_word(p.match.status) + "><td>" + status_word(p.match.status) +
-           "</td><td>" + esc(s->row.kind) + "</td><td>" + esc(s->row.where) +
-           (b && a && a->row.where != b->row.where ? " &rarr; " + esc(a->row.where) : "") + "</td><td>" +
-           esc(s->row.ranks) + (b && a && a->row.ranks != b->row.ranks ? " &rarr; " + esc(a->row.ranks) : "") +
-           "</td><td>" + (b ? seconds(p.lost_before_s) : "-") + "</td><td>" + (a ? seconds(p.lost_after_s) : "-") +
-           "</td><td>" + seconds(p.predicted_gain_s) + "</td><td>" + (b ? seconds(realised) : "-") + "</td><td>" +
+           "</td><td>" + html_text(s->row.kind) + "</td><td>" + html_text(s->row.where) +
+           (b && a && a->row.where != b->row.where ? " &rarr; " + html_text(a->row.where) : "") + "</td><td>" +
+           html_text(s->row.ranks) +
+           (b && a && a->row.ranks != b->row.ranks ? " &rarr; " + html_text(a->row.ranks) : "") + "</td><td>" +
+           (b ? seconds(p.lost_before_s) : "-") + "</td><td>" + (a ? seconds(p.lost_after_s) : "-") + "</td><td>" +
+           seconds(p.predicted_gain_s) + "</td><td>" + (b ? seconds(realised) : "-") + "</td><td>" +
            verdict_words(p.verdict) + "</td></tr>";
   }
   out += "</table>";
@@ -132,7 +108,7 @@ void calls(std::string &out, const std::vector<CallsChange> &rows, const char *t
     const auto &o = rows[i];
     char counts[96];
     std::snprintf(counts, sizeof counts, "</td><td>%.0f</td><td>%.0f</td></tr>", o.calls_before, o.calls_after);
-    out += "<tr><td>" + esc(o.name) + "</td><td>" + seconds(o.time.before_mean) + "</td><td>" +
+    out += "<tr><td>" + html_text(o.name) + "</td><td>" + seconds(o.time.before_mean) + "</td><td>" +
            seconds(o.time.after_mean) + counts;
   }
   out += "</table>";
@@ -144,7 +120,7 @@ void regions(std::string &out, const Comparison &c) {
       "<th>MPI before</th><th>MPI after</th></tr>";
   for (size_t i = 0; i < c.regions.size() && i < kTableRows; ++i) {
     const auto &r = c.regions[i];
-    out += "<tr><td>" + esc(r.path) + "</td><td>" + seconds(r.wall.before_mean) + "</td><td>" +
+    out += "<tr><td>" + html_text(r.path) + "</td><td>" + seconds(r.wall.before_mean) + "</td><td>" +
            seconds(r.wall.after_mean) + "</td><td>" + seconds(r.wall.change) + "</td><td>" +
            seconds(r.mpi.before_mean) + "</td><td>" + seconds(r.mpi.after_mean) + "</td></tr>";
   }
@@ -184,7 +160,7 @@ std::string comparison_html(const Comparison &c, const std::vector<std::string> 
       ".sides,.heats{display:flex;gap:2em;flex-wrap:wrap}.side,.heat{flex:1;min-width:20em}"
       "tr.gone td:first-child{color:#080}tr.new td:first-child{color:#c00}tr.moved td:first-child{color:#a60}"
       "</style></head><body><h1>perfsift comparison</h1><div class=answer>";
-  for (const auto &sentence : comparison_answer(c)) out += "<p>" + esc(sentence) + "</p>";
+  for (const auto &sentence : comparison_answer(c)) out += "<p>" + html_text(sentence) + "</p>";
   out += "</div><h2>Each run's own answer</h2><div class=sides>";
   answer_box(out, "before", before_answer);
   answer_box(out, "after", after_answer);
@@ -204,9 +180,9 @@ std::string comparison_html(const Comparison &c, const std::vector<std::string> 
   out += "<h2>Runs</h2><ul>";
   for (const auto *side : {&c.before, &c.after})
     for (const auto &r : *side)
-      out += std::string("<li>") + (side == &c.before ? "before" : "after") + ": " + esc(r.path) + " &mdash; " +
+      out += std::string("<li>") + (side == &c.before ? "before" : "after") + ": " + html_text(r.path) + " &mdash; " +
              std::to_string(r.ranks) + " ranks, program " + seconds(r.program_time_s) + ", started " +
-             esc(r.start_time) + ", " + esc(r.command) + "</li>";
+             html_text(r.start_time) + ", " + html_text(r.command) + "</li>";
   out += "</ul></body></html>\n";
   return out;
 }

@@ -16,27 +16,6 @@ namespace {
 constexpr size_t kPlots = 6;
 constexpr double kWidth = 320, kHeight = 200, kLeft = 56, kRight = 12, kTop = 22, kBottom = 30;
 
-std::string esc(const std::string &raw) {
-  std::string out;
-  for (const char ch : printable(raw)) switch (ch) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += ch;
-    }
-  return out;
-}
-
 std::string num(double v, const char *format = "%.1f") {
   char b[32];
   std::snprintf(b, sizeof b, format, v);
@@ -60,12 +39,12 @@ std::string plot(const ScaledQuantity &q, const std::vector<int64_t> &targets,
   const auto X = [&](double p) { return kLeft + (p - x0) / span * (kWidth - kLeft - kRight); };
   const auto Y = [&](double s) { return kTop + (1 - s / y1) * (kHeight - kTop - kBottom); };
   std::string svg = "<svg width=" + num(kWidth, "%.0f") + " height=" + num(kHeight, "%.0f") + " role=img>";
-  svg += "<text x=4 y=14 class=title>" + esc(clip(q.name, 40)) + ": " +
-         esc(q.name == "(program)" ? "the regions' models and the rest's summed" : q.model.growth()) + "</text>";
+  svg += "<text x=4 y=14 class=title>" + html_text(clip(q.name, 40)) + ": " +
+         html_text(q.name == "(program)" ? "the regions' models and the rest's summed" : q.model.growth()) + "</text>";
   svg += "<line x1=" + num(kLeft) + " y1=" + num(Y(0)) + " x2=" + num(kWidth - kRight) + " y2=" + num(Y(0)) +
          " stroke=#888 /><line x1=" + num(kLeft) + " y1=" + num(kTop) + " x2=" + num(kLeft) + " y2=" + num(Y(0)) +
          " stroke=#888 />";
-  svg += "<text x=2 y=" + num(kTop + 8) + ">" + esc(format_seconds(y1)) + "</text><text x=" + num(kLeft) +
+  svg += "<text x=2 y=" + num(kTop + 8) + ">" + html_text(format_seconds(y1)) + "</text><text x=" + num(kLeft) +
          " y=" + num(kHeight - 8) + ">" + num(x0, "%.0f") + "</text><text x=" + num(kWidth - kRight - 30) +
          " y=" + num(kHeight - 8) + ">" + num(x1, "%.0f") + " ranks</text>";
   std::string curve;
@@ -73,15 +52,16 @@ std::string plot(const ScaledQuantity &q, const std::vector<int64_t> &targets,
     const double p = x0 + span * k / 80;
     curve += num(X(p)) + "," + num(Y(std::min(y1, curve_at(p)))) + " ";
   }
-  svg += "<polyline fill=none stroke=#36c stroke-width=1.5 points=\"" + curve + "\"><title>" + esc(q.model.formula()) +
-         "</title></polyline>";
+  svg += "<polyline fill=none stroke=#36c stroke-width=1.5 points=\"" + curve + "\"><title>" +
+         html_text(q.model.formula()) + "</title></polyline>";
   for (size_t k = 0; k < q.ranks.size(); ++k)
     svg += "<circle cx=" + num(X(q.ranks[k])) + " cy=" + num(Y(q.measured_s[k])) + " r=3.5 fill=#c33><title>" +
-           num(q.ranks[k], "%.0f") + " ranks: " + esc(format_seconds(q.measured_s[k])) + " measured</title></circle>";
+           num(q.ranks[k], "%.0f") + " ranks: " + html_text(format_seconds(q.measured_s[k])) +
+           " measured</title></circle>";
   for (const auto &[p, s] : q.predicted_s)
     svg += "<circle cx=" + num(X(static_cast<double>(p))) + " cy=" + num(Y(s)) +
            " r=4 fill=none stroke=#36c stroke-width=1.5><title>" + std::to_string(p) +
-           " ranks: " + esc(format_seconds(s)) + " predicted</title></circle>";
+           " ranks: " + html_text(format_seconds(s)) + " predicted</title></circle>";
   return svg + "</svg>";
 }
 
@@ -92,8 +72,8 @@ void efficiency_table(std::string &out, const ScalingAnalysis &a) {
       "<th>global</th></tr>";
   for (const auto &r : a.runs) {
     const auto &e = r.efficiency;
-    out += "<tr><td>" + std::to_string(r.results.ranks) + "</td><td>" + esc(format_seconds(r.results.program_time_s)) +
-           "</td>";
+    out += "<tr><td>" + std::to_string(r.results.ranks) + "</td><td>" +
+           html_text(format_seconds(r.results.program_time_s)) + "</td>";
     if (!e.present) {
       out += "<td colspan=7>n/a (results store without /efficiency: re-run analyze)</td></tr>";
       continue;
@@ -113,10 +93,10 @@ void model_table(std::string &out, const ScalingAnalysis &a) {
   std::vector<const ScaledQuantity *> rows{&a.program_time, &a.rest};
   for (const auto &q : a.regions) rows.push_back(&q);
   for (const auto *q : rows) {
-    out += "<tr><td>" + esc(q->name) + "</td><td>" + esc(q->model.formula()) + "</td><td>" +
+    out += "<tr><td>" + html_text(q->name) + "</td><td>" + html_text(q->model.formula()) + "</td><td>" +
            num(q->model.smape, "%.1f %%") + "</td><td>" +
            (q->model.cv_smape >= 0 ? num(q->model.cv_smape, "%.1f %%") : "-") + "</td>";
-    for (const int64_t p : a.targets) out += "<td>" + esc(format_seconds(q->predicted_s.at(p))) + "</td>";
+    for (const int64_t p : a.targets) out += "<td>" + html_text(format_seconds(q->predicted_s.at(p))) + "</td>";
     out += "</tr>";
   }
   out += "</table>";
@@ -133,8 +113,8 @@ std::string scaling_html(const ScalingAnalysis &a) {
       ".plots{display:flex;flex-wrap:wrap;gap:1em}svg text{font:10px sans-serif;fill:#333}svg "
       "text.title{font-weight:bold}"
       "</style></head><body><h1>perfsift scaling: " +
-      esc(a.program) + "</h1><div class=answer>";
-  for (const auto &sentence : scaling_answer(a)) out += "<p>" + esc(sentence) + "</p>";
+      html_text(a.program) + "</h1><div class=answer>";
+  for (const auto &sentence : scaling_answer(a)) out += "<p>" + html_text(sentence) + "</p>";
   out += "</div>";
   efficiency_table(out, a);
   out +=
@@ -149,8 +129,9 @@ std::string scaling_html(const ScalingAnalysis &a) {
   model_table(out, a);
   out += "<h2>Runs</h2><ul>";
   for (const auto &r : a.runs)
-    out += "<li>" + std::to_string(r.results.ranks) + " ranks: " + esc(r.results.path) + ", program " +
-           esc(format_seconds(r.results.program_time_s)) + ", started " + esc(r.results.start_time) + "</li>";
+    out += "<li>" + std::to_string(r.results.ranks) + " ranks: " + html_text(r.results.path) + ", program " +
+           html_text(format_seconds(r.results.program_time_s)) + ", started " + html_text(r.results.start_time) +
+           "</li>";
   out += "</ul></body></html>\n";
   return out;
 }

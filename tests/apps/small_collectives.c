@@ -36,5 +36,5 @@ int main(int argc, char **argv) {
   MPI_Comm_free(&parity);
   MPI_Comm_free(&pairs);
   MPI_Finalize();
-  return x < 0;  /* keeps the work */
+  return x < 0; /* keeps the work */
 }
