@@ -17,6 +17,11 @@ constexpr double kGapQuantile = 0.1;
 // only adds to it; the lower quartile is that time on a dedicated core (the replay's)
 // without resting on one sample.
 constexpr double kCostQuantile = 0.25;
+// A transfer's time per size: the fastest of its size. On a shared machine most transfers a
+// receiver waited for include the time a rank waited for a core, which grows with the
+// transfer's length: a quartile of them set G to 366 ns/B on a loaded hpcc run (the replay
+// then 50x the program); the fastest of each size is what the copy itself costs.
+constexpr double kTransferQuantile = 0.0;
 
 bool waited_for_message(const TransferTiming &t, int64_t &from, int64_t &to, double margin) {
   // The call that took the data: the blocking receive, else the wait completing it.
@@ -46,7 +51,8 @@ double bucket_slope(const std::vector<double> &bytes, const std::vector<double> 
   }
   std::vector<std::pair<double, double>> points;
   for (const auto &[k, b] : buckets)
-    if (b.first.size() >= per_bucket) points.emplace_back(quantile(b.first, 0.5), quantile(b.second, kCostQuantile));
+    if (b.first.size() >= per_bucket)
+      points.emplace_back(quantile(b.first, 0.5), quantile(b.second, kTransferQuantile));
   std::vector<double> slopes;
   for (size_t i = 0; i < points.size(); ++i)
     for (size_t j = i + 1; j < points.size(); ++j)
@@ -150,8 +156,8 @@ NetworkEstimate estimate_network(const NetworkSamples &s, const LogGPS &fallback
   // G: transfers over several sizes, each size bucket resting on min_messages samples as
   // any parameter does (a few transfers held up by a descheduled receiver would otherwise
   // set the slope); fewer than two such buckets say nothing of it.
-  const double slope =
-      bucket_slope(s.transfer_bytes, s.transfer_ns, static_cast<size_t>(std::max<int64_t>(1, min_messages)));
+  double slope = bucket_slope(s.transfer_bytes, s.transfer_ns, static_cast<size_t>(std::max<int64_t>(1, min_messages)));
+  if (!(slope > 0)) slope = std::nan("");  // larger transfers no slower: within the clocks' error, unresolved
   e.G.messages = static_cast<int64_t>(s.transfer_ns.size());
   e.G.origin = std::isnan(slope) ? fallback_origin : ParameterOrigin::Run;
   if (!std::isnan(slope)) e.params.G = std::max(0.0, slope);

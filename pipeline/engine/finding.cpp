@@ -165,6 +165,14 @@ void fold_model_and_region_findings(std::vector<Problem> &problems) {
       if (i != o && !gone[i] && problems[i].head.culprits == problems[o].head.culprits &&
           (problems[i].head.place.strictly_inside(problems[o].head.place) ||
            call_site_holds_programs_excess(problems[i].head, problems[o].head))) {
+        // The call site's own fix may buy nothing where only the culprits call it (a late
+        // sender's send): the program's balance then answers, with the site as its evidence.
+        if (call_site_holds_programs_excess(problems[i].head, problems[o].head) &&
+            priced_or(problems[o].head, -1) > priced_or(problems[i].head, -1)) {
+          fold(problems[o], std::move(problems[i]), false);
+          gone[i] = 1;
+          continue;
+        }
         fold(problems[i], std::move(problems[o]), false, true);
         gone[o] = 1;
         break;

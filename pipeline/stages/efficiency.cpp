@@ -33,8 +33,9 @@ RegionTimes region_times(const Context &ctx) {
   const auto nreg = static_cast<size_t>(ctx.nregions());
   RegionTimes t{std::vector<kernels::Summary>(nreg), std::vector<kernels::Summary>(nreg),
                 std::vector<int64_t>(nreg, 0)};
-  if (wall.empty() || mpi.empty()) return t;
-  for (int32_t l = 0; l < ctx.owned(); ++l) {
+  // A process that owns no rank has empty rows: it still joins the reductions below.
+  const int32_t owned = wall.empty() || mpi.empty() ? 0 : ctx.owned();
+  for (int32_t l = 0; l < owned; ++l) {
     const int32_t r = ctx.first() + l;
     if (ctx.missing(r)) continue;
     for (size_t g = 0; g < nreg; ++g) {

@@ -75,6 +75,29 @@ TEST(NetworkEstimate, RecoversKnownParametersDespiteDisturbedSamples) {
   EXPECT_EQ(e.L_uncertainty_ns, 250);
 }
 
+// A loaded machine: most of the largest transfers a receiver waited for also waited for a
+// core (12 ms each, as on a shared 2-core host): the fastest of each size still gives G.
+// Larger transfers no slower than small ones leave G unresolved (the fallback), never 0.
+TEST(NetworkEstimate, TransfersSlowedByDeschedulingDoNotSetG) {
+  const Known k;
+  std::vector<SendCall> sends;
+  std::vector<MessageSample> messages;
+  add_traffic(sends, messages, 0, 1, k, 400, 0);
+  int slowed = 0;
+  for (auto &m : messages)
+    if (m.t.bytes >= 4096 && slowed++ % 4 != 0) m.t.recv_exit += 12'000'000;
+  NetworkEstimate e = estimate_network(network_samples(sends, messages, {}, 3000, 65536)[0], LogGPS{},
+                                       ParameterOrigin::Defaults, 250, 800);
+  EXPECT_NEAR(e.params.G, k.G, 0.01);
+  for (auto &m : messages)
+    if (m.t.bytes > 8 && m.t.recv_enter < m.t.send_enter)
+      m.t.recv_exit = m.t.send_enter + static_cast<int64_t>(k.os + k.L + k.orr);
+  e = estimate_network(network_samples(sends, messages, {}, 3000, 65536)[0], LogGPS{}, ParameterOrigin::Defaults, 250,
+                       800);
+  EXPECT_EQ(e.G.origin, ParameterOrigin::Defaults);
+  EXPECT_EQ(e.params.G, LogGPS{}.G);
+}
+
 TEST(NetworkEstimate, TooFewMessagesKeepTheFallbackAndSaySo) {
   const Known k;
   std::vector<SendCall> sends;

@@ -231,6 +231,17 @@ TEST(Problems, TheProgramsExcessAtOneCallSiteIsOneProblem) {
        finding(K::LoadImbalance, region("(program)"), "2", 10.0, std::nullopt, kUnpriced)},
       nullptr);
   EXPECT_EQ(problems.size(), 4u);
+  // Only the late sender calls its send: balancing the work before it among its callers buys
+  // nothing, balancing the program 100 ms. One problem, answered by the fix that buys.
+  problems = merge_into_problems(
+      {finding(K::Dissimilarity, call_site("send", 15, "compute before #3 send:15"), "0", 0.2, balance_at("send"), 0.0),
+       finding(K::LoadImbalance, region("(program)"), "0", 0.2,
+               fix(Fix::Action::Balance, Fix::Target::All, "", "balance all"), 0.1)},
+      nullptr);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].head.kind, K::LoadImbalance);
+  EXPECT_DOUBLE_EQ(problems[0].head.predicted_gain_s, 0.1);
+  EXPECT_EQ(problems[0].evidence.size(), 2u);
 }
 
 // A call site is the same place when its function and file:line are, whatever its index in
