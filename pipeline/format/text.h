@@ -35,6 +35,14 @@ inline std::string format_percent(double ratio) {
 }
 
 // A count with its thousands grouped: "352,954".
+// A ratio (an efficiency, a fit's R², a growth factor) to two digits; `missing` where it is not finite.
+inline std::string format_ratio(double x, const char *missing) {
+  if (!std::isfinite(x)) return missing;
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", x);
+  return b;
+}
+
 inline std::string format_count(int64_t n) {
   std::string digits = std::to_string(n < 0 ? -n : n), out;
   for (size_t i = 0; i < digits.size(); ++i) {

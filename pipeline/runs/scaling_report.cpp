@@ -35,12 +35,6 @@ const ScaledQuantity *breaks_first(const ScalingAnalysis &a) {
   return a.regions.empty() ? nullptr : &a.regions.front();
 }
 
-std::string fraction2(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, std::isfinite(v) ? "%.2f" : "-", v);
-  return b;
-}
-
 std::string trust_sentence(const ScalingAnalysis &a) {
   std::string out;
   if (a.points < kernels::scaling::kRecommendedPoints)
@@ -102,7 +96,7 @@ void model_lines(std::string &out, const ScaledQuantity &q, const std::vector<in
     std::snprintf(b, sizeof b, ", leave-one-out %.1f %%", m.cv_smape);
     out += b;
   }
-  if (!m.constant) out += ", adjusted R2 " + fraction2(m.adjusted_r2);
+  if (!m.constant) out += ", adjusted R2 " + format_ratio(m.adjusted_r2, "-");
   out += "; predicted";
   for (size_t k = 0; k < targets.size(); ++k)
     out += (k ? ", " : " ") + format_seconds(q.predicted_s.at(targets[k])) + " @" + std::to_string(targets[k]);
@@ -131,10 +125,10 @@ void efficiency_table(std::string &out, const ScalingAnalysis &a) {
       out += std::string("  ") + kNoEfficiency + "\n";
       continue;
     }
-    std::snprintf(b, sizeof b, "  %8s  %8s  %4s  %6s  %8s  %9s  %6s\n", fraction2(e.parallel).c_str(),
-                  fraction2(e.load_balance).c_str(), fraction2(e.communication).c_str(),
-                  fraction2(e.serialisation).c_str(), fraction2(e.transfer).c_str(),
-                  fraction2(e.computation_scalability).c_str(), fraction2(e.global).c_str());
+    std::snprintf(b, sizeof b, "  %8s  %8s  %4s  %6s  %8s  %9s  %6s\n", format_ratio(e.parallel, "-").c_str(),
+                  format_ratio(e.load_balance, "-").c_str(), format_ratio(e.communication, "-").c_str(),
+                  format_ratio(e.serialisation, "-").c_str(), format_ratio(e.transfer, "-").c_str(),
+                  format_ratio(e.computation_scalability, "-").c_str(), format_ratio(e.global, "-").c_str());
     out += b;
   }
 }
@@ -207,7 +201,7 @@ std::vector<std::string> scaling_answer(const ScalingAnalysis &a) {
   out.push_back("The program: " + format_seconds(program_at) + " predicted at " + ranks_word(top) +
                 " (its regions' models summed with the rest, " + a.rest.model.growth() + "), " +
                 format_seconds(last.results.program_time_s) + " at " + ranks_word(last.results.ranks) + "; " +
-                a.scaling + " scaling (computation per rank x" + fraction2(a.work_per_rank_ratio) + " from " +
+                a.scaling + " scaling (computation per rank x" + format_ratio(a.work_per_rank_ratio, "-") + " from " +
                 ranks_word(a.runs.front().results.ranks) + " to " + ranks_word(last.results.ranks) + ").");
   if (const std::string trust = trust_sentence(a); !trust.empty()) out.push_back(trust);
   out.push_back(a.relative);

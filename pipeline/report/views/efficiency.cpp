@@ -34,13 +34,6 @@ Family family_of(const std::string &kind_id, const std::string &fix_action) {
   return Family::Other;
 }
 
-std::string two_digits(double x) {
-  if (std::isnan(x)) return "n/a";
-  char b[16];
-  std::snprintf(b, sizeof b, "%.2f", x);
-  return b;
-}
-
 // "#2 load imbalance in solve on ranks 2-3 (20 ms at stake)"
 std::string problem_words(const io::Table &p, size_t r) {
   const std::string &id = column<std::string>(p, "kind")[r];
@@ -106,8 +99,10 @@ std::string worst_regions(const io::ResultsStore &rs) {
   std::string s;
   for (size_t i = 0; i < order.size() && i < 2; ++i) {
     const size_t r = order[i];
-    s += (i ? ", " : "") + clip(path[r], 30) + " " + two_digits(par[r]) +
-         (lb[r] <= comm[r] ? " (load balance " + two_digits(lb[r]) : " (communication " + two_digits(comm[r])) + ")";
+    s += (i ? ", " : "") + clip(path[r], 30) + " " + format_ratio(par[r], "n/a") +
+         (lb[r] <= comm[r] ? " (load balance " + format_ratio(lb[r], "n/a")
+                           : " (communication " + format_ratio(comm[r], "n/a")) +
+         ")";
   }
   if (order.size() > 2) s += "; " + std::to_string(order.size() - 2) + " more in efficiency/regions";
   return s;
@@ -141,7 +136,7 @@ std::vector<std::string> efficiency_lines(const io::ResultsStore &rs, size_t wid
   if (factors.empty()) return {};
   const auto value = [&](const char *key) {
     for (const auto &f : factors)
-      if (f.key == key) return two_digits(f.value);
+      if (f.key == key) return format_ratio(f.value, "n/a");
     return std::string("n/a");
   };
   std::vector<std::string> lines =
@@ -161,10 +156,11 @@ std::vector<std::string> efficiency_lines(const io::ResultsStore &rs, size_t wid
   };
   for (const auto &f : factors)
     if (f.problem && !named_by_a_factor_of(f))
-      for (const auto &w : wrap(f.label + " " + two_digits(f.value) + ": " + f.problem_words, width - 2, 4))
+      for (const auto &w : wrap(f.label + " " + format_ratio(f.value, "n/a") + ": " + f.problem_words, width - 2, 4))
         lines.push_back("  " + w);
   if (const std::string regions = worst_regions(rs); !regions.empty())
-    for (const auto &w : wrap("regions below " + two_digits(kAcceptableEfficiency) + ": " + regions, width - 2, 2))
+    for (const auto &w :
+         wrap("regions below " + format_ratio(kAcceptableEfficiency, "n/a") + ": " + regions, width - 2, 2))
       lines.push_back("  " + w);
   if (const auto note = attr_or<std::string>(rs.attributes("efficiency"), "note", ""); !note.empty())
     for (const auto &w : wrap("note: " + note, width - 2, 4)) lines.push_back("  " + w);
