@@ -11,8 +11,8 @@
 //   g    a low quantile of the interval between back-to-back small sends of one rank (the
 //        fastest the rank injects);
 //   G    Theil-Sen slope of the transfer time (receive exit - send enter, receives
-//        that waited for their message) over at least two message-size buckets of
-//        min_messages samples each;
+//        that waited for their message) over message-size buckets of min_messages
+//        samples each, at least kSmallMessageBytes apart;
 //   L    transfer of small waited receives less o_s, o_r and G b; known within the
 //        clock offsets' error bound. Negative: L = 0 and o_r gives up the excess, so that
 //        o_s + L + o_r is still the transfer the run shows (as `perfsift calibrate` does).

@@ -4,6 +4,8 @@
 // collectives' costs as the instances show them.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "kernels/network_estimate.h"
 #include "kernels/replay.h"
 
@@ -83,9 +85,9 @@ TEST(NetworkEstimate, TransfersSlowedByDeschedulingDoNotSetG) {
   std::vector<SendCall> sends;
   std::vector<MessageSample> messages;
   add_traffic(sends, messages, 0, 1, k, 400, 0);
-  int slowed = 0;
+  std::map<int64_t, int> slowed;  // three in four of each size
   for (auto &m : messages)
-    if (m.t.bytes >= 4096 && slowed++ % 4 != 0) m.t.recv_exit += 12'000'000;
+    if (m.t.bytes >= 4096 && slowed[m.t.bytes]++ % 4 != 0) m.t.recv_exit += 12'000'000;
   NetworkEstimate e = estimate_network(network_samples(sends, messages, {}, 3000, 65536)[0], LogGPS{},
                                        ParameterOrigin::Defaults, 250, 800);
   EXPECT_NEAR(e.params.G, k.G, 0.01);
@@ -163,6 +165,19 @@ TEST(NetworkEstimate, ASlopeNeedsTwoSizeBucketsOfEnoughTransfers) {
   EXPECT_EQ(e.G.messages, 100);
   EXPECT_EQ(e.params.G, LogGPS{}.G);
   EXPECT_EQ(e.o_s.origin, ParameterOrigin::Run);
+}
+
+// Two buckets of tiny messages (4 B, 8 B), their fastest transfers apart by the spread
+// of the constants: no per-byte cost can be read from 4 bytes.
+TEST(NetworkEstimate, SizesTooCloseToShowAPerByteCostLeaveGUnresolved) {
+  NetworkSamples s;
+  for (int i = 0; i < 60; ++i) {
+    s.transfer_bytes.push_back(i % 2 ? 8 : 4);
+    s.transfer_ns.push_back((i % 2 ? 844 : 239) + 100.0 * i);
+  }
+  const NetworkEstimate e = estimate_network(s, LogGPS{}, ParameterOrigin::Defaults, 0, 60);
+  EXPECT_EQ(e.G.origin, ParameterOrigin::Defaults);
+  EXPECT_EQ(e.params.G, LogGPS{}.G);
 }
 
 TEST(NetworkEstimate, CallsDoingMoreThanTheTransferAreLeftOut) {
