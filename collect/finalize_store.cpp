@@ -26,7 +26,9 @@ void Runtime::finish(void *site) {
   checkpoint();
   m_active = false;
   m_finished = true;
+  const int64_t entered = mono_ns();
   const ClockOffset measured = measure_clock();
+  const int64_t synchronised = mono_ns();
   m_clock.offset_fin_ns = measured.offset_ns;
   // Times are the offset plus a tick conversion: the bound holds both (tick_clock.h).
   m_clock.error_fin_ns = measured.error_ns + g_clock.pair_error_ns;
@@ -34,6 +36,9 @@ void Runtime::finish(void *site) {
   warn_about_run_problems();
   write_store();
   PMPI_Comm_free(&m_private);
+  if (m_rank == 0 && std::getenv("PERFSIFT_REPORT_TIMING"))
+    std::fprintf(stderr, "perfsift: shut-down %.1f ms on rank 0: clock offsets %.1f, the store %.1f\n",
+                 (mono_ns() - entered) * 1e-6, (synchronised - entered) * 1e-6, (mono_ns() - synchronised) * 1e-6);
 }
 
 // Records MPI_Finalize, closes regions left open and stops the counters.

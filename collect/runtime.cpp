@@ -122,15 +122,20 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   PMPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &m_nranks);
   m_warnings.set_rank(m_rank);
+  const int64_t entered = mono_ns();
   if (!load_collector_config(m_rank, m_cfg)) return;
   apply_test_clock_skew(m_rank, t_before_init);
   g_group_mask = mpi_group_mask(m_cfg.mpi_groups, m_warnings);
   PMPI_Comm_dup(MPI_COMM_WORLD, &m_private);
+  const int64_t configured = mono_ns();
   measure_start_clock(t_before_init);
+  const int64_t synchronised = mono_ns();
   record_run_facts(m_private, m_nranks, m_run);
   m_run.collector_config = m_cfg.source_text;
   if (!allocate_buffers()) return;
+  const int64_t allocated = mono_ns();
   m_papi.start(m_cfg.papi_events, m_warnings, m_run);
+  const int64_t counting = mono_ns();
   m_comms.add(MPI_COMM_WORLD);
   m_comms.add(MPI_COMM_SELF);
   int level = MPI_THREAD_SINGLE;
@@ -140,6 +145,12 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   m_run.timer = timer_name(g_clock.timer);
   m_run.timer_read_ns = g_clock.ns_per_read;
   m_run.collector_call_ns = measure_call_cost();
+  if (m_rank == 0 && std::getenv("PERFSIFT_REPORT_TIMING"))
+    std::fprintf(stderr,
+                 "perfsift: start-up %.1f ms on rank 0: settings and communicator %.1f, clock offsets %.1f, run facts "
+                 "and buffers %.1f, counters %.1f, own call cost %.1f\n",
+                 (mono_ns() - entered) * 1e-6, (configured - entered) * 1e-6, (synchronised - configured) * 1e-6,
+                 (allocated - synchronised) * 1e-6, (counting - allocated) * 1e-6, (mono_ns() - counting) * 1e-6);
   begin_tracing(t_before_init, init_op, site);
 }
 

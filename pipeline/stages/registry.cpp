@@ -70,7 +70,9 @@ const std::vector<config::KeyDef> &pipeline_keys() {
         {"analysis.rows_per_read", Type::Int, int64_t{1} << 18, "PERFSIFT_ROWS_PER_READ",
          "events per read when streaming the store (memory per analysis rank is about 150 bytes per row)", 65536, 1e9},
         {"analysis.threads", Type::Int, int64_t{0}, "PERFSIFT_THREADS",
-         "OpenMP threads per analysis rank; 0: OMP_NUM_THREADS, else the cores a rank may use shared among the node's analysis ranks", 0, 4096},
+         "OpenMP threads per analysis rank; 0: OMP_NUM_THREADS, else the cores a rank may use shared among the node's "
+         "analysis ranks",
+         0, 4096},
         {"report.top", Type::Int, int64_t{10}, "PERFSIFT_REPORT_TOP", "findings shown in the text report", 1, 1000},
         {"report.json_max_rows", Type::Int, int64_t{1000}, "",
          "tables longer than this appear in the JSON report as a pointer into the results file", 0, 1e9},
