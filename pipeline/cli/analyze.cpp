@@ -194,7 +194,7 @@ std::vector<std::string> store_warnings(const io::RunInfo &run) {
 }
 
 // The results store's root attributes: its source, configuration and report settings.
-void write_metadata(io::ResultsWriter &writer, MPI_Comm comm, const std::string &store, const std::string &sum,
+void write_metadata(io::ResultsWriter &writer, const std::string &store, const std::string &sum,
                     const config::Values &cfg) {
   writer.attribute("", "source_store", fs::absolute(store).lexically_normal().string());
   writer.attribute("", "source_checksum", sum);
@@ -206,10 +206,6 @@ void write_metadata(io::ResultsWriter &writer, MPI_Comm comm, const std::string 
   writer.attribute("", "report_json_max_rows", cfg.get_int("report.json_max_rows"));
   writer.attribute("", "report_width", cfg.get_int("report.width"));
   writer.attribute("", "perfsift_version", std::string(PERFSIFT_VERSION));
-  int ranks = 1;
-  MPI_Comm_size(comm, &ranks);
-  writer.attribute("", "analysis_ranks", int64_t{ranks});
-  writer.attribute("", "analysis_threads", int64_t{omp_get_max_threads()});
 }
 
 // The /run group: the analysed run, from the trace store.
@@ -274,7 +270,7 @@ io::AbortRecord analyze(const AnalyzeOptions &o, MPI_Comm comm, const Analysis &
   pipeline::Context ctx(comm, *a.store, a.cfg, progress);
   ctx.warnings = warnings;
   io::ResultsWriter writer(comm, a.output);
-  write_metadata(writer, comm, o.store, sum, a.cfg);
+  write_metadata(writer, o.store, sum, a.cfg);
   write_run(writer, ctx, *a.store);
   const io::AbortRecord abort = program_abort(comm, ctx, *a.store);
   write_abort(writer, abort, *a.store);
@@ -295,7 +291,12 @@ int run_analyze(const AnalyzeOptions &o) {
   MPI_Comm_size(comm, &np);
   Analysis a;
   if (!set_up(o, comm, a)) return 2;
-  pipeline::Progress progress(me == 0 && (o.progress || isatty(STDERR_FILENO)));
+  const bool show_progress = me == 0 && (o.progress || isatty(STDERR_FILENO));
+  pipeline::Progress progress(show_progress);
+  if (show_progress) {
+    const int threads = omp_get_max_threads();
+    std::fprintf(stderr, "perfsift: %d analysis ranks, %d thread%s each\n", np, threads, threads == 1 ? "" : "s");
+  }
   const auto warnings = store_warnings(a.store->run());
   if (me == 0)
     for (const auto &w : warnings) std::fprintf(stderr, "perfsift: warning: %s\n", w.c_str());

@@ -207,15 +207,15 @@ class AnalyzeTest(unittest.TestCase):
             mpi = f["profile/mpi_time"][:, io]
             self.check(int(np.argmax(mpi)) == 6, mpi)
         print("synth: counters recorded and unavailable, 10x miss rate on ranks 0-3, rate 1e9/s, rank 6 waits for rank 5")
-        # Threads per analysis rank: the node's cores shared among its analysis ranks (unbound
-        # ranks each see every core: a thread per core in each would oversubscribe), else
-        # OMP_NUM_THREADS, else the setting.
+        # Threads per analysis rank (said with --progress): the setting, else OMP_NUM_THREADS,
+        # else the node's cores shared among its analysis ranks (unbound ranks each see every
+        # core: a thread per core in each would oversubscribe).
         unbound = {"OMPI_MCA_hwloc_base_binding_policy": "none"}
         cores = len(os.sched_getaffinity(0))
         for env, want in (({}, max(1, cores // 2)), ({"OMP_NUM_THREADS": "3"}, 3), ({"PERFSIFT_THREADS": "5"}, 5)):
-            mpirun(2, "analyze", "s.h5", "-o", "t.h5", env={**unbound, **env})
-            with h5py.File("t.h5", "r") as f:
-                got = (int(f.attrs["analysis_ranks"]), int(f.attrs["analysis_threads"]))
+            mpirun(2, "analyze", "s.h5", "-o", "t.h5", "--progress", env={**unbound, **env}, err="t.err")
+            said = re.search(r"perfsift: (\d+) analysis ranks, (\d+) threads? each", read("t.err"))
+            got = (int(said[1]), int(said[2])) if said else None
             self.check(got == (2, want), f"analysis ranks and threads {got}, want (2, {want}) with {env or 'defaults'}")
         rc = perfsift("synth", "-o", "x.h5", "--ranks", 4, "--inject", "imbalanse:ranks=1", err="err.txt", expect=None).returncode
         self.check(rc == 2 and "unknown behaviour 'imbalanse'" in read("err.txt"), f"bad --inject: {read('err.txt')}")
