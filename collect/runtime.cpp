@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 
+#include "python_frames.h"
 #include "run_facts.h"
 #include "tick_clock.h"
 
@@ -31,7 +32,7 @@ Runtime *const g_runtime = new Runtime();
 Call::Call(Op op, void *site) : ev(runtime().open_slot()) {
   t_in_call = true;
   ev.op = static_cast<uint16_t>(op);
-  ev.site = reinterpret_cast<uint64_t>(site);
+  ev.site = site_key(site);  // before the entry stamp: a wait for Python's GIL is not the call's
   ev.t_enter = now_ticks();
 }
 
@@ -140,6 +141,7 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   m_run.timer = timer_name(g_clock.timer);
   m_run.timer_read_ns = g_clock.ns_per_read;
   m_run.collector_call_ns = measure_call_cost();
+  if (m_cfg.python_sites) detect_python();
   begin_tracing(t_before_init, init_op, site);
 }
 
@@ -210,7 +212,7 @@ void Runtime::begin_tracing(int64_t t_before_init, Op init_op, void *site) {
   g_tracing = true;
   io::Event init_ev;
   init_ev.op = static_cast<uint16_t>(init_op);
-  init_ev.site = reinterpret_cast<uint64_t>(site);
+  init_ev.site = site_key(site);
   init_ev.t_enter = t_before_init;
   init_ev.t_exit = now_ticks();
   init_ev.comm = 0;
