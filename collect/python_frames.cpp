@@ -310,7 +310,14 @@ uint64_t python_site_key(uint64_t return_address) {
 io::CallSite python_call_site(uint64_t key) {
   io::CallSite cs;
   PythonState &st = *g_state;
-  const std::lock_guard<std::mutex> lock(st.table_mutex);
+  // A rank saved on a signal resolves its sites on the watcher thread while the thread that
+  // took the signal waits, perhaps holding the lock: then the site stays unnamed.
+  std::unique_lock<std::mutex> lock(st.table_mutex, std::try_to_lock);
+  for (int tries = 0; !lock && tries < 200; ++tries) {
+    usleep(1000);
+    lock.try_lock();
+  }
+  if (!lock) return cs;
   const uint64_t index = key & ~kPythonSiteBit;
   if (index >= st.table.size()) return cs;
   const PythonSite &p = st.table[index];
