@@ -10,6 +10,9 @@ solve and names the barrier where the others wait by its Python function, file a
 MODE futures: tests/apps/python_futures.py under `python3 -m mpi4py.futures` (3 ranks): the
 run ends (no hang), prints its results, and the store holds its 3 ranks, the master's region
 and sites in Python files.
+MODE threads: tests/apps/python_threads.py (2 ranks): a thread's calls (the GIL released by
+mpi4py, wanted by the main thread's Python loop) and the main thread's, each at its line and
+function; the run ends.
 Skipped (77) when /usr/bin/python3 has no mpi4py.
 """
 import json
@@ -126,13 +129,34 @@ def futures(perfsift, apps, work):
     return errors
 
 
+def threads(perfsift, apps, work):
+    app = str(Path(apps, "python_threads.py").resolve())
+    store = work / "python_threads.h5"
+    rounds = 200
+    try:
+        done = perfsift.collect(store, 2, PYTHON, app, rounds, out=harness.CAPTURE, err=harness.STDOUT, timeout=90)
+    except subprocess.TimeoutExpired:
+        return ["the two-thread program did not end within 90 s under the collector"]
+    errors = [] if done.stdout.count("threads done") == 2 else [f"the program did not end well:\n{done.stdout}"]
+    table, ops, events, _, _ = read_store(store)
+    marks = marked_lines(app)
+    for mark, function, op, count in (("thread_sendrecv", "poll", "MPI_Sendrecv", 2 * rounds),
+                                      ("main_barrier", "<module>", "MPI_Barrier", 2 * 4)):
+        ids = [i for i, s in enumerate(table) if s["file"] == app and s["line"] == marks[mark]]
+        held = sum(1 for e in events if e["callsite"] in ids and ops[e["op"]] == op)
+        if len(ids) != 1 or table[ids[0]]["function"] != function or held != count:
+            errors.append(f"{mark}: sites {[table[i] for i in ids]} hold {held} {op} calls, expected one site in "
+                          f"{function} with {count}; sites: {table}")
+    return errors
+
+
 def main(mode, perfsift_binary, apps, work):
     if subprocess.run([PYTHON, "-c", "import mpi4py"], capture_output=True).returncode != 0:
         print(f"SKIP: {PYTHON} has no mpi4py (Debian: apt-get install python3-mpi4py)")
         return 77
     work = harness.work_dir(work)
     perfsift = harness.Perfsift(perfsift_binary)
-    return harness.verdict({"sites": sites, "futures": futures}[mode](perfsift, apps, work))
+    return harness.verdict({"sites": sites, "futures": futures, "threads": threads}[mode](perfsift, apps, work))
 
 
 if __name__ == "__main__":
