@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 
+#include "python_frames.h"
+
 namespace perfsift::collect {
 
 void CallSites::resolve(std::span<io::Event> events) {
@@ -13,7 +15,9 @@ void CallSites::resolve(std::span<io::Event> events) {
     if (inserted) {
       io::CallSite cs;
       Dl_info info{};
-      if (e.site && dladdr(reinterpret_cast<void *>(e.site), &info)) {
+      if (is_python_site(e.site)) {
+        cs = python_call_site(e.site);
+      } else if (e.site && dladdr(reinterpret_cast<void *>(e.site), &info)) {
         cs.module = info.dli_fname ? info.dli_fname : "";
         cs.offset = e.site - reinterpret_cast<uint64_t>(info.dli_fbase);
         if (info.dli_sname) {

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 
+#include "python_frames.h"
 #include "run_facts.h"
 #include "tick_clock.h"
 
@@ -31,7 +32,7 @@ Runtime *const g_runtime = new Runtime();
 Call::Call(Op op, void *site) : ev(runtime().open_slot()) {
   t_in_call = true;
   ev.op = static_cast<uint16_t>(op);
-  ev.site = reinterpret_cast<uint64_t>(site);
+  ev.site = site_key(site);  // before the entry stamp: a wait for Python's GIL is not the call's
   ev.t_enter = now_ticks();
 }
 
@@ -145,10 +146,11 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   m_run.timer = timer_name(g_clock.timer);
   m_run.timer_read_ns = g_clock.ns_per_read;
   m_run.collector_call_ns = measure_call_cost();
+  if (m_cfg.python_sites) detect_python();
   if (m_rank == 0 && std::getenv("PERFSIFT_REPORT_TIMING"))
     std::fprintf(stderr,
                  "perfsift: start-up %.1f ms on rank 0: settings and communicator %.1f, clock offsets %.1f, run facts "
-                 "and buffers %.1f, counters %.1f, own call cost %.1f\n",
+                 "and buffers %.1f, counters %.1f, own call cost and Python frames %.1f\n",
                  (mono_ns() - entered) * 1e-6, (configured - entered) * 1e-6, (synchronised - configured) * 1e-6,
                  (allocated - synchronised) * 1e-6, (counting - allocated) * 1e-6, (mono_ns() - counting) * 1e-6);
   begin_tracing(t_before_init, init_op, site);
@@ -221,7 +223,7 @@ void Runtime::begin_tracing(int64_t t_before_init, Op init_op, void *site) {
   g_tracing = true;
   io::Event init_ev;
   init_ev.op = static_cast<uint16_t>(init_op);
-  init_ev.site = reinterpret_cast<uint64_t>(site);
+  init_ev.site = site_key(site);
   init_ev.t_enter = t_before_init;
   init_ev.t_exit = now_ticks();
   init_ev.comm = 0;

@@ -24,6 +24,9 @@ const std::vector<KeyDef> &collect_keys() {
        "glob patterns of function names that become regions"},
       {"regions.exclude", Type::StringList, std::vector<std::string>{}, "PERFSIFT_FUNCTION_EXCLUDE",
        "glob patterns of function names never made regions (applied after include)"},
+      {"python.sites", Type::Bool, true, "PERFSIFT_PYTHON_SITES",
+       "in a Python program, an MPI call's site is the Python line that made it (mpi4py's calls); false: the "
+       "extension module's address"},
       {"store.aggregate_mb", Type::Int, int64_t{256}, "PERFSIFT_AGGREGATE_MB",
        "consecutive ranks of a node whose records fit in this many MiB together are written to the store by one of "
        "them (fewer processes in the parallel HDF5 write); 0: every rank writes its own"},
@@ -50,6 +53,7 @@ CollectConfig load_collect_config(const std::string &path, const EnvLookup &env)
   c.function_include = v.get_list("regions.include");
   c.function_exclude = v.get_list("regions.exclude");
   c.clock_sync_rounds = v.get_int("clock.sync_rounds");
+  c.python_sites = v.get_bool("python.sites");
   c.source_text = v.source_text;
   return c;
 }

@@ -22,6 +22,7 @@ struct CollectConfig {
   std::vector<std::string> function_include;
   std::vector<std::string> function_exclude;
   int64_t clock_sync_rounds = 20;
+  bool python_sites = true;  // mpi4py's calls placed at their Python line (collect/python_frames.h)
   std::string source_text;
 };
 

@@ -29,6 +29,10 @@ extern "C" void __asan_init();
 #ifndef PERFSIFT_LAUNCHER
 #define PERFSIFT_LAUNCHER "mpirun"
 #endif
+// Where the python package is installed, relative to the prefix (top CMakeLists.txt).
+#ifndef PERFSIFT_PYTHON_DIR
+#define PERFSIFT_PYTHON_DIR "lib/python3/dist-packages"
+#endif
 
 namespace perfsift::cli {
 
@@ -43,6 +47,18 @@ std::string collector_library() {
 }
 
 namespace {
+
+// The directory that holds the perfsift python package, whose region API a Python program
+// under collection imports (`import perfsift`): beside the program in the build tree
+// (build/python), under the prefix once installed; "" when neither is there.
+std::string python_package_dir() {
+  const fs::path exe = fs::read_symlink("/proc/self/exe").parent_path();
+  for (const auto &candidate : {exe / "../python", exe / ".." / PERFSIFT_PYTHON_DIR}) {
+    std::error_code ec;
+    if (fs::exists(candidate / "perfsift" / "regions.py", ec)) return fs::canonical(candidate, ec).string();
+  }
+  return "";
+}
 
 // `word` as one shell word, whatever it holds (spaces, quotes, `$`).
 std::string shell_word(const std::string &word) {
@@ -170,6 +186,12 @@ int run_collect(const CollectOptions &o) {
 
   setenv("PERFSIFT_OUTPUT", output.c_str(), 1);
   if (!config_path.empty()) setenv("PERFSIFT_CONFIG", config_path.c_str(), 1);
+  // A Python program imports the region API from here, and nothing is installed into it.
+  const std::string python_dir = python_package_dir();
+  if (!python_dir.empty()) {
+    const char *old = std::getenv("PYTHONPATH");
+    setenv("PYTHONPATH", (old && *old ? python_dir + ":" + old : python_dir).c_str(), 1);
+  }
   std::vector<std::string> argv_s = o.launch;
   const std::string family = launcher_family(o.launch.front());
   const std::string built = PERFSIFT_MPI_FAMILY;
@@ -197,9 +219,10 @@ int run_collect(const CollectOptions &o) {
     if (!std::getenv("OMPI_MCA_odls_base_sigkill_timeout"))
       extra.insert(extra.end(), {"--mca", "odls_base_sigkill_timeout", "3"});
     if (!config_path.empty()) extra.insert(extra.end(), {"-x", "PERFSIFT_CONFIG"});
-    for (const char *v :
-         {"PERFSIFT_BUFFER_MB", "PERFSIFT_PAPI_EVENTS", "PERFSIFT_MPI_GROUPS", "PERFSIFT_TEST_CLOCK_SKEW",
-          "PERFSIFT_FUNCTION_REGIONS", "PERFSIFT_FUNCTION_INCLUDE", "PERFSIFT_FUNCTION_EXCLUDE"})
+    if (!python_dir.empty()) extra.insert(extra.end(), {"-x", "PYTHONPATH"});
+    for (const char *v : {"PERFSIFT_BUFFER_MB", "PERFSIFT_PAPI_EVENTS", "PERFSIFT_MPI_GROUPS",
+                          "PERFSIFT_TEST_CLOCK_SKEW", "PERFSIFT_PYTHON_SITES", "PERFSIFT_FUNCTION_REGIONS",
+                          "PERFSIFT_FUNCTION_INCLUDE", "PERFSIFT_FUNCTION_EXCLUDE"})
       if (std::getenv(v)) extra.insert(extra.end(), {"-x", v});
     argv_s.insert(argv_s.begin() + 1, extra.begin(), extra.end());
   } else {

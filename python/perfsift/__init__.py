@@ -11,6 +11,8 @@
     runs = perfsift.stack(["a.results.h5", "b.results.h5"])   # many runs, one DataFrame
     c = perfsift.compare("before.h5", "after.h5")             # `perfsift compare` as DataFrames
 
+    with perfsift.region("solve"): ...      # in a program under `perfsift collect` (perfsift/regions.py)
+
 Every table's units are in ``df.attrs["units"]`` (column -> unit) and its meaning in
 ``df.attrs["description"]``. Strings are decoded as UTF-8; bytes that are not UTF-8 (a
 region name may hold any byte but NUL) are kept as surrogate escapes, so
@@ -20,6 +22,7 @@ See docs/python.md.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -27,11 +30,27 @@ import subprocess
 import tempfile
 from typing import Iterator, Optional, Sequence, Union
 
-import h5py
-import numpy as np
-import pandas as pd
+from .regions import collected, region, step
 
-__all__ = ["load", "open_trace", "stack", "compare", "Results", "Section", "Trace", "FormatError"]
+__all__ = ["load", "open_trace", "stack", "compare", "Results", "Section", "Trace", "FormatError", "region", "step",
+           "collected"]
+
+
+class _OnFirstUse:
+    """A module imported when first used: a program that only marks regions imports no h5py or pandas."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attribute):
+        module = importlib.import_module(self._name)
+        self.__dict__.update(module.__dict__)
+        return getattr(module, attribute)
+
+
+h5py = _OnFirstUse("h5py")
+np = _OnFirstUse("numpy")
+pd = _OnFirstUse("pandas")
 
 RESULTS_FORMAT = "perfsift-results"
 RESULTS_VERSION = 4  # io/results_store.h: kResultsVersion

@@ -72,3 +72,13 @@ TEST(Config, BadEnvironmentValueIsNamed) {
 }
 
 TEST(Config, Nearest) { EXPECT_EQ(nearest("clock.sync_round", {"clock.sync_rounds", "output"}), "clock.sync_rounds"); }
+
+TEST(Config, PythonSitesOnUnlessTurnedOff) {
+  EXPECT_TRUE(load_collect_config("", no_env()).python_sites);
+  EXPECT_FALSE(parse(collect_keys(), "[python]\nsites = false\n", "collect.toml", no_env()).get_bool("python.sites"));
+  auto off = [](const std::string &k) -> std::optional<std::string> {
+    if (k == "PERFSIFT_PYTHON_SITES") return std::string("0");
+    return std::nullopt;
+  };
+  EXPECT_FALSE(load_collect_config("", off).python_sites);
+}
