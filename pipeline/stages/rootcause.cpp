@@ -2,7 +2,7 @@
 // `disparity` are bottlenecks, by rough sets. Attributes: L1 and L2 miss rates, disk
 // I/O bytes, network bytes, instructions retired, and what the OS records without
 // hardware counters: involuntary and voluntary context switches per second (descheduled,
-// blocking), major and minor page faults per second, the time off the CPU (1 - thread
+// blocking), major and minor page faults per second outside MPI, the time off the CPU (1 - thread
 // CPU / wall) and memory growth — those without data are dropped and named.
 //  - Dissimilarity: objects are ranks; an attribute's value is the rank's cluster when
 //    the ranks are clustered (simplified OPTICS) by that attribute per region; the
@@ -53,30 +53,37 @@ void os_attributes(Context &ctx, std::vector<Attribute> &out, std::vector<std::s
   // Rates below kMinRate count as none: a few switches or faults in a region are noise
   // that would otherwise split ranks that do the same.
   constexpr double kMinRate = 10.0;
-  auto per_second = [&](const char *m) {
+  // Switches per second of the region's wall time (a rank is descheduled or blocks inside
+  // MPI too); page faults per second of its time outside MPI, where the rank's own work
+  // touches memory: a rank with twice the cells faults twice as often in twice the time, a
+  // bystander of its extra work, not a cause (per wall second it read as one).
+  const auto &mpi = ctx.profile(io::kMetricNames[io::kMpiTime]);
+  auto per_second = [&](const char *m, bool of_work) {
     std::vector<double> v(cells, 0.0);
     const auto &x = ctx.profile(m);
     for (size_t i = 0; i < cells && i < x.size() && i < wall.size(); ++i) {
-      const double rate = wall[i] > 0 && x[i] > 0 ? x[i] / wall[i] : 0.0;
+      const double t = of_work && i < mpi.size() && wall[i] > mpi[i] ? wall[i] - mpi[i] : wall[i];
+      const double rate = t > 0 && x[i] > 0 ? x[i] / t : 0.0;
       v[i] = rate >= kMinRate ? rate : 0.0;
     }
     return v;
   };
   struct Os {
     const char *name, *metric, *high, *differs;
+    bool of_work;
   };
   const Os rates[] = {
       {"involuntary context switches per second", "ctx_switches_involuntary",
        "descheduled: many involuntary context switches (other work on its CPU)",
-       "involuntary context switches (descheduling) differ between rank groups"},
+       "involuntary context switches (descheduling) differ between rank groups", false},
       {"voluntary context switches per second", "ctx_switches_voluntary",
        "blocking: many voluntary context switches (I/O, sleep, blocking waits)",
-       "voluntary context switches (blocking) differ between rank groups"},
-      {"major page faults per second", "page_faults_major", "many major page faults (pages read from disk)",
-       "major page faults differ between rank groups"},
-      {"minor page faults per second", "page_faults_minor",
+       "voluntary context switches (blocking) differ between rank groups", false},
+      {"major page faults per second outside MPI", "page_faults_major",
+       "many major page faults (pages read from disk)", "major page faults differ between rank groups", true},
+      {"minor page faults per second outside MPI", "page_faults_minor",
        "many minor page faults (first touch of fresh or released memory)",
-       "minor page faults differ between rank groups"},
+       "minor page faults differ between rank groups", true},
   };
   const std::string why = have ? " (thread CPU time zero everywhere: not recorded, as in synthetic or imported stores)"
                                : " (no OS figures in the store: written before the collector recorded them)";
@@ -86,7 +93,7 @@ void os_attributes(Context &ctx, std::vector<Attribute> &out, std::vector<std::s
     dropped.push_back("memory growth" + why);
     return;
   }
-  for (const auto &r : rates) out.push_back({r.name, r.high, r.differs, per_second(r.metric)});
+  for (const auto &r : rates) out.push_back({r.name, r.high, r.differs, per_second(r.metric, r.of_work)});
   {
     std::vector<double> v(cells, 0.0);
     const auto &cpu = ctx.profile("thread_cpu");

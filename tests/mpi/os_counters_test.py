@@ -35,7 +35,7 @@ from harness import STDOUT  # noqa: E402
 OS_METRICS = ["thread_cpu", "ctx_switches_voluntary", "ctx_switches_involuntary", "page_faults_minor",
               "page_faults_major", "max_rss_growth"]
 OS_ATTRIBUTES = ["involuntary context switches per second", "voluntary context switches per second",
-                 "major page faults per second", "minor page faults per second", "time off the CPU", "memory growth"]
+                 "major page faults per second outside MPI", "minor page faults per second outside MPI", "time off the CPU", "memory growth"]
 
 
 def check(cond, msg):
