@@ -12,6 +12,9 @@ usage: os_counters_test.py MODE PERFSIFT WORK_DIR [APP | STORE]
              "Compatibility"). The same store with its OS figures zero (as an imported
              one holds them) and a synthetic store analyse; rootcause names the OS
              attributes as lacking data; disparity falls back to the wall-time share.
+             That synthetic store's profile made into known cases: page faults that
+             follow the busier ranks' work are no root cause, faults at four times the
+             rate are.
 
 Run with Debian's /usr/bin/python3, which has h5py. Structure, not timing: the machine
 may be shared, so the checks compare the two rank groups, never a duration.
@@ -211,6 +214,41 @@ def test_old_layout(perfsift, store):
     check(d["dissimilarity"]["clusters"] == [[0, 1], [2, 3]], d["dissimilarity"]["clusters"])
     print("stores of another version are refused; a store without OS figures, and a "
           "synthetic one, analyse; the OS attributes are named as lacking")
+    bystander_page_faults(perfsift)
+
+
+def with_work_and_faults(src, dst, fault_rates):
+    """SRC's profile made into a known case: in `solve` ranks 2,3 work 0.4 s and ranks 0,1
+    work 0.1 s, then wait 0.3 s in MPI (every rank 0.4 s of wall, on the CPU throughout);
+    each rank's minor page faults are its rate x its time outside MPI."""
+    shutil.copy(src, dst)
+    with h5py.File(dst, "r+") as f:
+        g = text_list(f["regions/path"][:]).index("solve")
+        for m in OS_METRICS:
+            f[f"profile/{m}"][...] = 0
+        cols = {m: f[f"profile/{m}"][...] for m in ("wall", "mpi_time", "cpu", "thread_cpu", "page_faults_minor")}
+        for r in range(cols["wall"].shape[0]):
+            work = 0.4 if r >= 2 else 0.1
+            cell = {"wall": 0.4, "mpi_time": 0.4 - work, "cpu": work, "thread_cpu": 0.4,
+                    "page_faults_minor": fault_rates[r] * work}
+            for m, v in cell.items():
+                cols[m][r, 0] += v - cols[m][r, g]  # the program holds the region
+                cols[m][r, g] = v
+        for m, v in cols.items():
+            f[f"profile/{m}"][...] = v
+
+
+def bystander_page_faults(perfsift):
+    # Ranks that fault at the same rate while they work, the busier ranks more often: the
+    # faults follow the work, they do not cause it (per second of wall time they differ
+    # 4:1). Faulting four times as fast while working is a cause.
+    for name, rates, cause in (("bystander", [2e4] * 4, False), ("faulting", [2e4, 2e4, 8e4, 8e4], True)):
+        with_work_and_faults("synth.h5", f"{name}.h5", rates)
+        d, _ = analyse(perfsift, f"{name}.h5", name + "-results")
+        check(d["dissimilarity"]["clusters"] == [[0, 1], [2, 3]], d["dissimilarity"]["clusters"])
+        per = {r["path"]: r["causes"] for r in d["rootcause"]["dissimilarity_per_region"]}
+        check(("minor page faults" in per.get("solve", "")) == cause, f"{name}: causes of solve {per}")
+    print("page faults that follow the work are no cause of it; faults at four times the rate are")
 
 
 def main(argv):
