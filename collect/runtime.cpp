@@ -31,7 +31,7 @@ Runtime *const g_runtime = new Runtime();
 Call::Call(Op op, void *site) : ev(runtime().open_slot()) {
   t_in_call = true;
   ev.op = static_cast<uint16_t>(op);
-  ev.site = reinterpret_cast<uint64_t>(site);
+  ev.site = call_site_key(site);
   ev.t_enter = now_ticks();
 }
 
@@ -125,6 +125,7 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   if (!load_collector_config(m_rank, m_cfg)) return;
   apply_test_clock_skew(m_rank, t_before_init);
   g_group_mask = mpi_group_mask(m_cfg.mpi_groups, m_warnings);
+  g_call_paths.configure(m_cfg.site_wrappers, static_cast<int>(m_cfg.site_depth));
   PMPI_Comm_dup(MPI_COMM_WORLD, &m_private);
   measure_start_clock(t_before_init);
   record_run_facts(m_private, m_nranks, m_run);

@@ -22,6 +22,8 @@ struct CollectConfig {
   std::vector<std::string> function_include;
   std::vector<std::string> function_exclude;
   int64_t clock_sync_rounds = 20;
+  std::vector<std::string> site_wrappers;  // the program's own MPI wrapper functions (glob patterns)
+  int64_t site_depth = 4;                  // most frames in a call path through them
   std::string source_text;
 };
 
