@@ -21,7 +21,7 @@ extern bool g_python_sites;  // a CPython interpreter runs in this process
 // Looks for a running interpreter in the process; sets g_python_sites. Once, at MPI_Init.
 void detect_python();
 
-inline constexpr uint64_t kPythonSiteBit = uint64_t{1} << 63;
+inline constexpr uint64_t kPythonSiteBit = uint64_t{1} << 62;  // bit 63 tags call paths (call_sites.h)
 inline bool is_python_site(uint64_t key) { return (key & kPythonSiteBit) != 0; }
 
 // The key of the site of a call returning to `return_address` (see above).

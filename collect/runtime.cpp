@@ -32,7 +32,11 @@ Runtime *const g_runtime = new Runtime();
 Call::Call(Op op, void *site) : ev(runtime().open_slot()) {
   t_in_call = true;
   ev.op = static_cast<uint16_t>(op);
-  ev.site = site_key(site);  // before the entry stamp: a wait for Python's GIL is not the call's
+  // Before the entry stamp (a wait for Python's GIL is not the call's): the Python line that
+  // made the call, else the call path through the program's own MPI wrappers, else the
+  // return address.
+  const uint64_t python = site_key(site);
+  ev.site = is_python_site(python) ? python : call_site_key(site);
   ev.t_enter = now_ticks();
 }
 
@@ -127,6 +131,7 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   if (!load_collector_config(m_rank, m_cfg)) return;
   apply_test_clock_skew(m_rank, t_before_init);
   g_group_mask = mpi_group_mask(m_cfg.mpi_groups, m_warnings);
+  g_call_paths.configure(m_cfg.site_wrappers, static_cast<int>(m_cfg.site_depth));
   PMPI_Comm_dup(MPI_COMM_WORLD, &m_private);
   const int64_t configured = mono_ns();
   measure_start_clock(t_before_init);

@@ -32,6 +32,11 @@ const std::vector<KeyDef> &collect_keys() {
        "them (fewer processes in the parallel HDF5 write); 0: every rank writes its own"},
       {"clock.sync_rounds", Type::Int, int64_t{20}, "PERFSIFT_CLOCK_SYNC_ROUNDS",
        "ping-pong rounds per rank when measuring clock offsets at init and finalize"},
+      {"sites.wrappers", Type::StringList, std::vector<std::string>{}, "PERFSIFT_SITE_WRAPPERS",
+       "glob patterns of the program's own MPI wrapper functions (e.g. \"Foam::reduce*\"); a call made from one "
+       "is sited at the wrapper's caller, through a call path (comma list in the environment)"},
+      {"sites.depth", Type::Int, int64_t{4}, "PERFSIFT_SITE_DEPTH",
+       "most frames of a call path through wrapper functions, the caller included (2 to 16)"},
   };
   return keys;
 }
@@ -54,6 +59,10 @@ CollectConfig load_collect_config(const std::string &path, const EnvLookup &env)
   c.function_exclude = v.get_list("regions.exclude");
   c.clock_sync_rounds = v.get_int("clock.sync_rounds");
   c.python_sites = v.get_bool("python.sites");
+  c.site_wrappers = v.get_list("sites.wrappers");
+  c.site_depth = v.get_int("sites.depth");
+  if (c.site_depth < 2 || c.site_depth > 16)
+    throw ConfigError((path.empty() ? "PERFSIFT_SITE_DEPTH" : path) + ": sites.depth must be 2 to 16");
   c.source_text = v.source_text;
   return c;
 }

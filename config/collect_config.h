@@ -23,6 +23,8 @@ struct CollectConfig {
   std::vector<std::string> function_exclude;
   int64_t clock_sync_rounds = 20;
   bool python_sites = true;  // mpi4py's calls placed at their Python line (collect/python_frames.h)
+  std::vector<std::string> site_wrappers;  // the program's own MPI wrapper functions (glob patterns)
+  int64_t site_depth = 4;                  // most frames in a call path through them
   std::string source_text;
 };
 

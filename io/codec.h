@@ -46,6 +46,17 @@ class ByteWriter {
     str(c.file);
     pod(c.line);
   }
+  // A call site's wrapper frames (CallSite::via): kept apart from callsite(), whose bytes
+  // spill files of this version already hold.
+  void frames(const std::vector<CallFrame> &v) {
+    pod(static_cast<uint64_t>(v.size()));
+    for (const auto &f : v) {
+      str(f.module);
+      pod(f.offset);
+      str(f.function);
+      pod(f.fn_offset);
+    }
+  }
   const std::string &bytes() const { return m_s; }
   std::string take() { return std::move(m_s); }
 
@@ -115,6 +126,17 @@ class ByteReader {
     c.file = str();
     c.line = pod<int32_t>();
     return c;
+  }
+  std::vector<CallFrame> frames() {
+    const size_t n = count(4 + 8 + 4 + 8, "wrapper frames");  // two empty strings, two offsets
+    std::vector<CallFrame> v(n);
+    for (auto &f : v) {
+      f.module = str();
+      f.offset = pod<uint64_t>();
+      f.function = str();
+      f.fn_offset = pod<uint64_t>();
+    }
+    return v;
   }
   [[noreturn]] void fail(const std::string &what) const {
     throw std::runtime_error(what + " at byte " + std::to_string(m_pos) + " of " + std::to_string(m_s.size()));

@@ -149,6 +149,8 @@ std::string serialize_state(const SpillState &st) {
   o.str(r.timer);
   o.pod(r.timer_read_ns);
   o.pod(r.collector_call_ns);
+  o.pod(static_cast<uint64_t>(t.callsites.size()));
+  for (const auto &c : t.callsites) o.frames(c.via);
   return o.take();
 }
 
@@ -192,6 +194,10 @@ SpillState deserialize_state_view(std::string_view bytes) {
     r.timer = in.str();
     r.timer_read_ns = in.pod<double>();
     r.collector_call_ns = in.pod<double>();
+  }
+  if (in.more()) {  // the call sites' wrapper frames, in files written since they were kept
+    if (in.pod<uint64_t>() != t.callsites.size()) in.fail("wrapper frames for a different number of call sites");
+    for (auto &c : t.callsites) c.via = in.frames();
   }
   return st;
 }

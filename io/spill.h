@@ -19,7 +19,8 @@ namespace perfsift::io {
 
 inline constexpr char kSpillMagic[8] = {'P', 'S', 'S', 'P', 'I', 'L', 'L', '1'};
 // Version 3: events carry their thread (80 bytes); the state chunk carries the program
-// window's OS figures after the clock record. The reader reads this version only
+// window's OS figures after the clock record, and may end with the call sites' wrapper
+// frames (read when present). The reader reads this version only
 // (docs/crashes.md, "Spill files").
 inline constexpr int32_t kSpillVersion = 3;
 inline constexpr int32_t kSpillMaxRanks = 1 << 22;  // a header claiming more is damaged

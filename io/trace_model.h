@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <compare>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -132,6 +133,19 @@ struct CommRecord {
   std::vector<int32_t> remote;   // world ranks of the remote group (intercommunicators)
 };
 
+// One frame of a call path: a return address by its module and function.
+struct CallFrame {
+  std::string module;
+  uint64_t offset = 0;  // relative to the module's load base
+  std::string function;
+  uint64_t fn_offset = 0;
+  auto operator<=>(const CallFrame &) const = default;
+};
+
+// A call site is the innermost frame the program's author wrote: the return address of
+// the MPI call, or, when that lies in one of the program's own MPI wrapper functions
+// (collect TOML `sites.wrappers`), the caller of the wrapper layer; the wrapper frames
+// the call went through stay in `via` as evidence.
 struct CallSite {
   std::string module;      // shared object or executable
   uint64_t offset = 0;     // address relative to the module's load base
@@ -139,6 +153,7 @@ struct CallSite {
   uint64_t fn_offset = 0;  // offset from the function's start
   std::string file;        // from debug info, else empty
   int32_t line = 0;
+  std::vector<CallFrame> via;  // wrapper frames, the MPI call's return address first; empty: a direct call
 };
 
 struct ClockRecord {

@@ -120,6 +120,24 @@ std::vector<CommRow> read_comms(const Ctx &ck, hid_t f) {
   return comms;
 }
 
+// Stores written before call paths were kept, or by runs whose calls went through no
+// wrapper function, have no via_rows: every site is a direct call.
+void read_wrapper_frames(const Ctx &ck, hid_t f, std::vector<CallSite> &sites) {
+  if (H5Lexists(f, "callsites", H5P_DEFAULT) <= 0 || H5Lexists(f, "callsites/via_rows", H5P_DEFAULT) <= 0) return;
+  auto rows = read_rows<int64_t>(ck, f, "callsites/via_rows", H5T_NATIVE_INT64);
+  auto modules = read_strings(ck, f, "callsites/via_module");
+  auto functions = read_strings(ck, f, "callsites/via_function");
+  auto offs = read_rows<uint64_t>(ck, f, "callsites/via_offset", H5T_NATIVE_UINT64);
+  auto fnoffs = read_rows<uint64_t>(ck, f, "callsites/via_function_offset", H5T_NATIVE_UINT64);
+  const size_t n = modules.size();
+  if (rows.size() != sites.size() + 1 || rows.front() != 0 || !std::is_sorted(rows.begin(), rows.end()) ||
+      static_cast<uint64_t>(rows.back()) > n || functions.size() != n || offs.size() != n || fnoffs.size() != n)
+    throw Error(ck.file() + ": /callsites/via_rows does not slice the via_* columns (damaged store)");
+  for (size_t s = 0; s < sites.size(); ++s)
+    for (auto i = static_cast<size_t>(rows[s]); i < static_cast<size_t>(rows[s + 1]); ++i)
+      sites[s].via.push_back({modules[i], offs[i], functions[i], fnoffs[i]});
+}
+
 std::vector<CallSite> read_callsites(const Ctx &ck, hid_t f) {
   std::vector<CallSite> sites;
   auto modules = read_strings(ck, f, "callsites/module");
@@ -129,9 +147,14 @@ std::vector<CallSite> read_callsites(const Ctx &ck, hid_t f) {
   auto fnoffs = read_rows<uint64_t>(ck, f, "callsites/function_offset", H5T_NATIVE_UINT64);
   auto lines = read_rows<int32_t>(ck, f, "callsites/line", H5T_NATIVE_INT32);
   for (size_t i = 0; i < modules.size(); ++i)
-    sites.push_back({modules[i], i < offs.size() ? offs[i] : 0, i < functions.size() ? functions[i] : "",
-                     i < fnoffs.size() ? fnoffs[i] : 0, i < files.size() ? files[i] : "",
-                     i < lines.size() ? lines[i] : 0});
+    sites.push_back({modules[i],
+                     i < offs.size() ? offs[i] : 0,
+                     i < functions.size() ? functions[i] : "",
+                     i < fnoffs.size() ? fnoffs[i] : 0,
+                     i < files.size() ? files[i] : "",
+                     i < lines.size() ? lines[i] : 0,
+                     {}});
+  read_wrapper_frames(ck, f, sites);
   return sites;
 }
 

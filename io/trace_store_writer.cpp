@@ -16,9 +16,11 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "io/atomic_file.h"
+#include "io/build_id.h"
 #include "io/codec.h"
 #include "io/hdf5_util.h"
 #include "io/region_path.h"
@@ -119,13 +121,18 @@ RunInfo agreed_run(MPI_Comm comm, const RunInfo &run_in) {
 // ---- step 2: regions, metrics, communicators and call sites unified on process 0
 
 // The run's tables, identical on every process, and the global id of each entry.
+// A call site's identity across ranks: its frame and the wrapper frames it was reached by.
+using SiteKey = std::tuple<std::string, uint64_t, std::vector<CallFrame>>;
+SiteKey site_key(const CallSite &c) { return {c.module, c.offset, c.via}; }
+
 struct Tables {
   std::vector<std::string> region_paths, metric_names;
   std::vector<CommRecord> comms;
   std::vector<CallSite> sites;
+  std::vector<std::string> modules, build_ids;  // the modules of the sites' frames, each with its build-id
   std::unordered_map<std::string, int32_t> region_id;
   std::unordered_map<uint64_t, int32_t> comm_id;
-  std::map<std::pair<std::string, uint64_t>, int32_t> site_id;
+  std::map<SiteKey, int32_t> site_id;
 };
 
 // This process's entries, encoded for gathering.
@@ -156,7 +163,10 @@ LocalTables encode_local_tables(const std::vector<RankTrace> &owned) {
   // Metric names: the union, in order of first appearance (a rank lost in a crash has none).
   std::vector<std::string> metrics;
   for (const auto &t : owned) {
-    for (const auto &c : t.callsites) mine.sites.callsite(c);
+    for (const auto &c : t.callsites) {
+      mine.sites.callsite(c);
+      mine.sites.frames(c.via);
+    }
     for (const auto &m : t.metric_names)
       if (std::find(metrics.begin(), metrics.end(), m) == metrics.end()) metrics.push_back(m);
   }
@@ -201,13 +211,28 @@ std::vector<CommRecord> merge_comms(const std::vector<std::string> &all_comms) {
 
 std::vector<CallSite> merge_sites(const std::vector<std::string> &all_sites) {
   std::vector<CallSite> sites;
-  std::set<std::pair<std::string, uint64_t>> seen_sites;
+  std::set<SiteKey> seen_sites;
   for (const auto &s : all_sites)
     for (ByteReader r(s); r.more();) {
       CallSite c = r.callsite();
-      if (seen_sites.insert({c.module, c.offset}).second) sites.push_back(std::move(c));
+      c.via = r.frames();
+      if (seen_sites.insert(site_key(c)).second) sites.push_back(std::move(c));
     }
   return sites;
+}
+
+// Read from the files on process 0's node, as resolve_lines does: the modules the ranks ran.
+void module_build_ids(Tables &t) {
+  std::set<std::string> modules;
+  for (const auto &c : t.sites) {
+    modules.insert(c.module);
+    for (const auto &f : c.via) modules.insert(f.module);
+  }
+  for (const auto &m : modules)
+    if (!m.empty()) {
+      t.modules.push_back(m);
+      t.build_ids.push_back(elf_build_id(m));
+    }
 }
 
 // Every process gets process 0's tables.
@@ -218,7 +243,12 @@ void broadcast_tables(MPI_Comm comm, Tables &t) {
   w.pod(static_cast<uint64_t>(t.comms.size()));
   for (const auto &c : t.comms) w.comm(c);
   w.pod(static_cast<uint64_t>(t.sites.size()));
-  for (const auto &c : t.sites) w.callsite(c);
+  for (const auto &c : t.sites) {
+    w.callsite(c);
+    w.frames(c.via);
+  }
+  w.strs(t.modules);
+  w.strs(t.build_ids);
   const std::string all = bcast_string(comm, w.take());
   ByteReader r(all);
   t.region_paths = r.strs();
@@ -226,14 +256,18 @@ void broadcast_tables(MPI_Comm comm, Tables &t) {
   t.comms.clear();
   for (auto n = r.pod<uint64_t>(); n > 0; --n) t.comms.push_back(r.comm());
   t.sites.clear();
-  for (auto n = r.pod<uint64_t>(); n > 0; --n) t.sites.push_back(r.callsite());
+  for (auto n = r.pod<uint64_t>(); n > 0; --n) {
+    t.sites.push_back(r.callsite());
+    t.sites.back().via = r.frames();
+  }
+  t.modules = r.strs();
+  t.build_ids = r.strs();
 }
 
 void index_tables(Tables &t) {
   for (size_t i = 0; i < t.region_paths.size(); ++i) t.region_id[t.region_paths[i]] = static_cast<int32_t>(i);
   for (size_t i = 0; i < t.comms.size(); ++i) t.comm_id[t.comms[i].key] = static_cast<int32_t>(i);
-  for (size_t i = 0; i < t.sites.size(); ++i)
-    t.site_id[{t.sites[i].module, t.sites[i].offset}] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < t.sites.size(); ++i) t.site_id[site_key(t.sites[i])] = static_cast<int32_t>(i);
 }
 
 Tables unified_tables(MPI_Comm comm, const std::vector<RankTrace> &owned) {
@@ -251,6 +285,7 @@ Tables unified_tables(MPI_Comm comm, const std::vector<RankTrace> &owned) {
     t.comms = merge_comms(all_comms);
     t.sites = merge_sites(all_sites);
     resolve_lines(t.sites);
+    module_build_ids(t);
   }
   broadcast_tables(comm, t);
   index_tables(t);
@@ -287,7 +322,7 @@ IdMap id_map(const RankTrace &t, const Tables &g) {
   m.site.resize(t.callsites.size());
   for (size_t i = 0; i < m.region.size(); ++i) m.region[i] = g.region_id.at(t.region_paths[i]);
   for (size_t i = 0; i < m.comm.size(); ++i) m.comm[i] = g.comm_id.at(t.comms[i].key);
-  for (size_t i = 0; i < m.site.size(); ++i) m.site[i] = g.site_id.at({t.callsites[i].module, t.callsites[i].offset});
+  for (size_t i = 0; i < m.site.size(); ++i) m.site[i] = g.site_id.at(site_key(t.callsites[i]));
   return m;
 }
 
@@ -591,6 +626,32 @@ void write_comms(const Out &out, hid_t file, const std::vector<CommRecord> &comm
   out.ints(g, "remote_offsets", H5T_NATIVE_INT64, roff, "rows", "slices of remote");
 }
 
+// The wrapper frames of the sites reached through the program's own MPI wrappers; absent
+// when no site was (readers of stores without them see direct calls).
+void write_wrapper_frames(const Out &out, hid_t g, const std::vector<CallSite> &sites) {
+  std::vector<std::string> modules, functions;
+  std::vector<uint64_t> offsets, fn_offsets;
+  std::vector<int64_t> rows{0};
+  for (const auto &s : sites) {
+    for (const auto &f : s.via) {
+      modules.push_back(f.module);
+      offsets.push_back(f.offset);
+      functions.push_back(f.function);
+      fn_offsets.push_back(f.fn_offset);
+    }
+    rows.push_back(static_cast<int64_t>(modules.size()));
+  }
+  if (modules.empty()) return;
+  out.strings(g, "via_module", modules, "module of each wrapper frame");
+  out.ints(g, "via_offset", H5T_NATIVE_UINT64, offsets, "bytes",
+           "wrapper frame's return address relative to its module");
+  out.strings(g, "via_function", functions, "wrapper function (empty when its module has no symbols)");
+  out.ints(g, "via_function_offset", H5T_NATIVE_UINT64, fn_offsets, "bytes",
+           "offset of the return address in the wrapper function");
+  out.ints(g, "via_rows", H5T_NATIVE_INT64, rows, "rows",
+           "site s went through wrapper frames [s] to [s+1] of via_*, the MPI call's return address first");
+}
+
 void write_callsites(const Out &out, hid_t file, const std::vector<CallSite> &sites) {
   Handle g = out.group(file, "callsites");
   std::vector<std::string> modules, functions, files;
@@ -611,6 +672,13 @@ void write_callsites(const Out &out, hid_t file, const std::vector<CallSite> &si
            "offset of the return address in the function");
   out.strings(g, "file", files, "source file from debug info, else empty");
   out.ints(g, "line", H5T_NATIVE_INT32, lines, "", "source line from debug info, else 0");
+  write_wrapper_frames(out, g, sites);
+}
+
+void write_modules(const Out &out, hid_t file, const Tables &t) {
+  Handle g = out.group(file, "modules");
+  out.strings(g, "path", t.modules, "executable or shared object of a call site's frame");
+  out.strings(g, "build_id", t.build_ids, "its GNU build-id (hex; empty: none), to find its debug symbols");
 }
 
 // Fixed-width string columns: rows times the longest.
@@ -690,6 +758,7 @@ void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::st
   write_records(out, file, rows, first_rank, nranks);
   write_comms(out, file, tables.comms);
   write_callsites(out, file, tables.sites);
+  write_modules(out, file, tables);
   if (H5Fclose(file.release()) < 0) ck.fail("closing the file");
   MPI_Barrier(comm);
 }

@@ -52,8 +52,11 @@ int run_train_worker(const TrainOptions &o);
 struct InfoOptions {
   std::string store;
   bool json = false;
+  std::string resolve_dir;  // debug symbols to resolve stripped call sites against
 };
 int run_info(const InfoOptions &o);
+// The call sites without a source line, resolved against o.resolve_dir by build-id.
+int print_resolved_sites(const InfoOptions &o);
 // A program's end by MPI_Abort in one phrase, its call site named from `sites`: "rank 1
 // called MPI_Abort with error code 7 at main (solver.c:23), 0.352 s into the run".
 std::string abort_phrase(const io::AbortRecord &abort, const std::vector<io::CallSite> &sites);

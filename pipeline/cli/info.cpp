@@ -266,6 +266,7 @@ std::string abort_phrase(const io::AbortRecord &abort, const std::vector<io::Cal
 }
 
 int run_info(const InfoOptions &o) {
+  if (!o.resolve_dir.empty()) return print_resolved_sites(o);
   io::TraceStore store(o.store);
   const Summary s = summarise(store);
   if (o.json)

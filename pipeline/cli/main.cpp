@@ -44,6 +44,10 @@ void add_info(CLI::App &app, Commands &commands) {
       "info", "Summarise a trace store: ranks, duration, events per operation, regions, counters, unmatched messages");
   info->add_option("store", io_opts->store, "trace store")->required();
   info->add_flag("--json", io_opts->json, "machine-readable output");
+  info->add_option("--resolve", io_opts->resolve_dir,
+                   "resolve the call sites of stripped modules against debug symbols in this directory "
+                   "(DIR/.build-id/xx/rest.debug, or a module of the same build-id in DIR), with addr2line")
+      ->check(CLI::ExistingDirectory);
   commands.push_back({info, [io_opts] { return cli::run_info(*io_opts); }});
 }
 

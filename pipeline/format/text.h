@@ -199,12 +199,19 @@ inline std::string site_words(const std::string &function_or_module, const std::
 }
 
 // Call site `id` of the store in the program's terms (site_words); "(no call site)" when
-// the store has none for it.
+// the store has none for it. A call made through the program's own MPI wrapper is named
+// by the wrapper's caller, the wrapper after it as evidence: "solve_p (p.c:12) via reduce+0x1c".
 inline std::string site_label(const std::vector<io::CallSite> &sites, uint64_t id) {
   if (id >= sites.size()) return "(no call site)";
   const io::CallSite &c = sites[id];
-  return c.function.empty() ? site_words(c.module, c.file, c.line, c.offset)
-                            : site_words(c.function, c.file, c.line, c.fn_offset);
+  std::string s = c.function.empty() ? site_words(c.module, c.file, c.line, c.offset)
+                                     : site_words(c.function, c.file, c.line, c.fn_offset);
+  if (!c.via.empty()) {
+    const io::CallFrame &w = c.via.front();
+    s += " via " +
+         (w.function.empty() ? site_words(w.module, "", 0, w.offset) : site_words(w.function, "", 0, w.fn_offset));
+  }
+  return s;
 }
 
 }  // namespace perfsift::pipeline

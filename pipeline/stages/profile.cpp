@@ -281,6 +281,7 @@ void write_callsite_table(const Context &ctx, const ProfileResult &res, StageOut
   auto &calls = t.ints("calls", "count", "calls over all ranks");
   auto &time = t.floats("time_s", "s", "time inside the calls, summed over ranks");
   auto &bytes = t.ints("bytes", "bytes", "bytes moved (sent plus received), summed over ranks");
+  auto &via = t.strings("via", "the program's own MPI wrapper the calls went through (empty: called directly)");
   for (size_t k = 0; k < sites.size() && 3 * k + 2 < res.site_sums.size(); ++k) {
     if (res.site_sums[3 * k] == 0) continue;
     const CallSiteName name = call_site_name(sites[k]);
@@ -293,6 +294,10 @@ void write_callsite_table(const Context &ctx, const ProfileResult &res, StageOut
     calls.push_back(res.site_sums[3 * k]);
     time.push_back(static_cast<double>(res.site_sums[3 * k + 1]) * 1e-9);
     bytes.push_back(res.site_sums[3 * k + 2]);
+    const auto &w = sites[k].via;
+    via.push_back(w.empty()               ? ""
+                  : w[0].function.empty() ? site_words(w[0].module, "", 0, w[0].offset)
+                                          : site_words(w[0].function, "", 0, w[0].fn_offset));
   }
   out.table("callsites", t);
 }

@@ -66,7 +66,7 @@ SpillState closing_state(int32_t rank) {
   t.metric_names = {"visits", "wall"};
   t.profile = {1, 2, 0.5, 0.25};
   t.comms = {{42, {0, 1}, {}}};
-  t.callsites = {{"/bin/app", 0x40, "main", 4, "app.c", 12}};
+  t.callsites = {{"/bin/app", 0x40, "main", 4, "app.c", 12, {{"/lib/libw.so", 0x1c, "reduce", 0x1c}}}};
   t.clock = ClockRecord{5, 6, 100, 900, 2, 3};
   return s;
 }

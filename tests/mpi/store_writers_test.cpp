@@ -48,7 +48,7 @@ RankTrace trace_of(int r) {
   t.metric_names = {"time", "PAPI_TOT_CYC"};
   t.profile.assign(6, 0.5 * r);
   t.comms.push_back({42, {0, 1, r}, {}});
-  t.callsites.push_back({"/bin/app with space", 0x40u + static_cast<uint64_t>(r), "main", 4, "a.c", r});
+  t.callsites.push_back({"/bin/app with space", 0x40u + static_cast<uint64_t>(r), "main", 4, "a.c", r, {}});
   t.clock.offset_init_ns = -r;
   t.clock.error_fin_ns = r;
   return t;

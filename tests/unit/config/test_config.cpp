@@ -82,3 +82,29 @@ TEST(Config, PythonSitesOnUnlessTurnedOff) {
   };
   EXPECT_FALSE(load_collect_config("", off).python_sites);
 }
+
+// The program's MPI wrappers: none by default (calls sited at their return address); a
+// comma list from the environment; a depth that cannot hold a wrapper and its caller refused.
+TEST(Config, SiteWrappersAndDepth) {
+  const CollectConfig plain = load_collect_config("", no_env());
+  EXPECT_TRUE(plain.site_wrappers.empty());
+  EXPECT_EQ(plain.site_depth, 4);
+  auto env = [](const std::string &k) -> std::optional<std::string> {
+    if (k == "PERFSIFT_SITE_WRAPPERS") return std::string("Foam::reduce*, exchange");
+    if (k == "PERFSIFT_SITE_DEPTH") return std::string("6");
+    return std::nullopt;
+  };
+  const CollectConfig c = load_collect_config("", env);
+  EXPECT_EQ(c.site_wrappers, (std::vector<std::string>{"Foam::reduce*", "exchange"}));
+  EXPECT_EQ(c.site_depth, 6);
+  auto shallow = [](const std::string &k) -> std::optional<std::string> {
+    if (k == "PERFSIFT_SITE_DEPTH") return std::string("1");
+    return std::nullopt;
+  };
+  try {
+    load_collect_config("", shallow);
+    FAIL();
+  } catch (const ConfigError &e) {
+    EXPECT_EQ(std::string(e.what()), "PERFSIFT_SITE_DEPTH: sites.depth must be 2 to 16");
+  }
+}

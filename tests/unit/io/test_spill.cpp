@@ -43,7 +43,7 @@ TEST(Spill, RoundTripEventsAndState) {
   st.profile_part.metric_names = {"visits"};
   st.profile_part.profile = {1, 5};
   st.profile_part.comms = {{42, {0, 1, 2, 3}, {}}};
-  st.profile_part.callsites = {{"/bin/app", 0x40, "main", 4, "app.c", 12}};
+  st.profile_part.callsites = {{"/bin/app", 0x40, "main", 4, "app.c", 12, {}}};
   ASSERT_TRUE(w.write_state(st));
   w.close();
   SpillContents c = read_spill(spill_path(dir, 2));
@@ -70,6 +70,31 @@ TEST(Spill, RoundTripEventsAndState) {
   EXPECT_THROW(deserialize_state(without_hosts), std::runtime_error);
 }
 
+// A call site reached through the program's MPI wrappers keeps its wrapper frames; a state
+// written before they were kept (it ends after the collector's call cost) reads as direct
+// calls, and a wrapper section for another number of sites is damage.
+TEST(Spill, WrapperFramesRoundTripAndMayBeAbsent) {
+  SpillState st;
+  st.run.nranks = 1;
+  st.profile_part.callsites = {{"/bin/app", 0x40, "main", 4, "app.c", 12, {}},
+                               {"/bin/app", 0x90, "solve_p", 8, "", 0, {{"/lib/libw.so", 0x1c, "reduce", 0x1c}}}};
+  const std::string whole = serialize_state(st);
+  const auto back = deserialize_state(whole).profile_part.callsites;
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_TRUE(back[0].via.empty());
+  ASSERT_EQ(back[1].via.size(), 1u);
+  EXPECT_EQ(back[1].via[0], st.profile_part.callsites[1].via[0]);
+
+  const size_t section = 8 + 8 + (8 + 4 + 12 + 8 + 4 + 6 + 8);  // count, two frame lists, one frame
+  const auto before = deserialize_state(whole.substr(0, whole.size() - section)).profile_part.callsites;
+  ASSERT_EQ(before.size(), 2u);
+  EXPECT_TRUE(before[1].via.empty());
+
+  std::string other = whole;
+  other[whole.size() - section] = 3;  // three sites' frames for two sites
+  EXPECT_THROW(deserialize_state(other), std::runtime_error);
+}
+
 // A file as the collector writes it: two flushes of records, then the state chunk.
 // Returns the byte offset where the second events chunk starts.
 size_t write_sample(const std::string &dir, int rank) {
@@ -91,7 +116,7 @@ size_t write_sample(const std::string &dir, int rank) {
   s.profile_part.metric_names = {"visits", "wall"};
   s.profile_part.profile = {1, 2, 3, 4};
   s.profile_part.comms = {{42, {0, 1, 2, 3}, {}}};
-  s.profile_part.callsites = {{"/bin/app", 0x40, "main", 4, "app.c", 12}};
+  s.profile_part.callsites = {{"/bin/app", 0x40, "main", 4, "app.c", 12, {}}};
   EXPECT_TRUE(w.write_state(s));
   w.close();
   return second;
