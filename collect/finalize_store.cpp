@@ -9,6 +9,7 @@
 
 #include "io/atomic_file.h"
 #include "io/clock_correction.h"
+#include "network_probe.h"
 #include "runtime.h"
 #include "store_module.h"
 #include "store_writers.h"
@@ -18,6 +19,7 @@ namespace perfsift::collect {
 
 namespace {
 constexpr int kGatherTag = 7002;
+constexpr int kProbeTag = 7003;
 }  // namespace
 
 void Runtime::finish(void *site) {
@@ -31,6 +33,7 @@ void Runtime::finish(void *site) {
   // Times are the offset plus a tick conversion: the bound holds both (tick_clock.h).
   m_clock.error_fin_ns = measured.error_ns + g_clock.pair_error_ns;
   m_clock.local_fin_ns = measured.local_ns;
+  if (m_cfg.network_probe) m_run.network_probe = measure_network(m_private, m_run.rank_hosts, kProbeTag);
   warn_about_run_problems();
   write_store();
   PMPI_Comm_free(&m_private);

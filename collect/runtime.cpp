@@ -127,7 +127,7 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   g_group_mask = mpi_group_mask(m_cfg.mpi_groups, m_warnings);
   PMPI_Comm_dup(MPI_COMM_WORLD, &m_private);
   measure_start_clock(t_before_init);
-  record_run_facts(m_private, m_nranks, m_run);
+  record_run_facts(m_private, m_nranks, m_cfg.node_name, m_run);
   m_run.collector_config = m_cfg.source_text;
   if (!allocate_buffers()) return;
   m_papi.start(m_cfg.papi_events, m_warnings, m_run);

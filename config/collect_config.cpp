@@ -29,6 +29,12 @@ const std::vector<KeyDef> &collect_keys() {
        "them (fewer processes in the parallel HDF5 write); 0: every rank writes its own"},
       {"clock.sync_rounds", Type::Int, int64_t{20}, "PERFSIFT_CLOCK_SYNC_ROUNDS",
        "ping-pong rounds per rank when measuring clock offsets at init and finalize"},
+      {"node.name", Type::String, std::string(""), "PERFSIFT_NODE_NAME",
+       "the name of the node this rank runs on (empty: MPI_Get_processor_name); ranks of one name share a node, and "
+       "the replay gives on-node and off-node pairs their own network parameters"},
+      {"network.probe", Type::Bool, true, "PERFSIFT_NETWORK_PROBE",
+       "at MPI_Finalize, rank 0 measures the network with the next rank on its node and the first on another (about "
+       "200 small messages per pair, its cost stored); the replay takes from it what the run has too few messages for"},
   };
   return keys;
 }
@@ -50,6 +56,8 @@ CollectConfig load_collect_config(const std::string &path, const EnvLookup &env)
   c.function_include = v.get_list("regions.include");
   c.function_exclude = v.get_list("regions.exclude");
   c.clock_sync_rounds = v.get_int("clock.sync_rounds");
+  c.node_name = v.get_string("node.name");
+  c.network_probe = v.get_bool("network.probe");
   c.source_text = v.source_text;
   return c;
 }

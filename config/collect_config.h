@@ -22,6 +22,8 @@ struct CollectConfig {
   std::vector<std::string> function_include;
   std::vector<std::string> function_exclude;
   int64_t clock_sync_rounds = 20;
+  std::string node_name;      // empty: MPI_Get_processor_name
+  bool network_probe = true;  // collect/network_probe.h at MPI_Finalize
   std::string source_text;
 };
 

@@ -149,6 +149,12 @@ std::string serialize_state(const SpillState &st) {
   o.str(r.timer);
   o.pod(r.timer_read_ns);
   o.pod(r.collector_call_ns);
+  o.vec(r.rank_hosts);
+  o.vec(r.network_probe.level);
+  o.vec(r.network_probe.kind);
+  o.vec(r.network_probe.bytes);
+  o.vec(r.network_probe.ns);
+  o.pod(r.network_probe.cost_ns);
   return o.take();
 }
 
@@ -193,6 +199,18 @@ SpillState deserialize_state_view(std::string_view bytes) {
     r.timer_read_ns = in.pod<double>();
     r.collector_call_ns = in.pod<double>();
   }
+  if (!in.more()) return st;  // older spill files end here
+  r.rank_hosts = in.vec<int32_t>("rank nodes");
+  NetworkProbe &probe = r.network_probe;
+  probe.level = in.vec<int32_t>("probe levels");
+  probe.kind = in.vec<int32_t>("probe kinds");
+  probe.bytes = in.vec<int64_t>("probe sizes");
+  probe.ns = in.vec<int64_t>("probe times");
+  probe.cost_ns = in.pod<double>();
+  const size_t n = probe.level.size();
+  if (probe.kind.size() != n || probe.bytes.size() != n || probe.ns.size() != n)
+    in.fail("network probe columns of " + std::to_string(n) + ", " + std::to_string(probe.kind.size()) + ", " +
+            std::to_string(probe.bytes.size()) + " and " + std::to_string(probe.ns.size()) + " rows");
   return st;
 }
 
