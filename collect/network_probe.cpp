@@ -13,55 +13,77 @@ namespace {
 constexpr int kRounds = 16, kBurst = 16, kBursts = 2;
 constexpr std::array<int, 4> kSizes = {8, 2048, 8192, 32768};
 constexpr int kSmall = 8;
+// Rank 0 stops asking a partner once this much time has gone with it (ranks waiting for a
+// core make every round trip a scheduler's quantum): the samples taken so far stay.
+constexpr int64_t kBudgetNs = 5000000;
+// What rank 0 asks of its partner, by tag offset: echo the message, send 8 bytes, take a
+// burst, stop.
+enum Ask : int { Echo = 0, Small = 1, Burst = 2, Stop = 3 };
 
-// Rank 0's side with `partner`: every sample of one level.
-void measure_pair(MPI_Comm comm, int partner, int32_t level, int tag, std::vector<char> &buf, io::NetworkProbe &out) {
-  for (const int size : kSizes)
-    for (int i = 0; i <= kRounds; ++i) {  // the first round warms the path up
+// Rank 0's side with `partner`: the samples of one level, asked until `deadline`.
+void measure_pair(MPI_Comm comm, int partner, int32_t level, int tag, int64_t deadline, std::vector<char> &buf,
+                  io::NetworkProbe &out) {
+  const auto in_time = [&] { return mono_ns() < deadline; };
+  const auto echoes = [&](int size) {
+    for (int i = 0; i <= kRounds && in_time(); ++i) {  // the first round warms the path up
       const int64_t t0 = mono_ns();
-      PMPI_Send(buf.data(), size, MPI_CHAR, partner, tag, comm);
+      PMPI_Send(buf.data(), size, MPI_CHAR, partner, tag + Echo, comm);
       const int64_t t1 = mono_ns();
-      PMPI_Recv(buf.data(), size, MPI_CHAR, partner, tag, comm, MPI_STATUS_IGNORE);
+      PMPI_Recv(buf.data(), size, MPI_CHAR, partner, tag + Echo, comm, MPI_STATUS_IGNORE);
       const int64_t t2 = mono_ns();
       if (i == 0) continue;
       out.add(level, io::NetworkProbe::Transfer, size, (t2 - t0) / 2);
       if (size == kSmall) out.add(level, io::NetworkProbe::SendOverhead, size, t1 - t0);
     }
-  for (int i = 0; i < kRounds; ++i) {
+  };
+  // Small messages first (o_s, L, o_r, g), then the sizes G needs: a budget spent on a
+  // loaded node leaves the constants measured.
+  echoes(kSizes[0]);
+  for (int i = 0; i < kRounds && in_time(); ++i) {
+    PMPI_Send(buf.data(), 0, MPI_CHAR, partner, tag + Small, comm);
     int there = 0;
-    while (!there) PMPI_Iprobe(partner, tag, comm, &there, MPI_STATUS_IGNORE);
+    while (!there) PMPI_Iprobe(partner, tag + Small, comm, &there, MPI_STATUS_IGNORE);
     const int64_t t0 = mono_ns();
-    PMPI_Recv(buf.data(), kSmall, MPI_CHAR, partner, tag, comm, MPI_STATUS_IGNORE);
+    PMPI_Recv(buf.data(), kSmall, MPI_CHAR, partner, tag + Small, comm, MPI_STATUS_IGNORE);
     out.add(level, io::NetworkProbe::RecvOverhead, kSmall, mono_ns() - t0);
-    PMPI_Send(buf.data(), 0, MPI_CHAR, partner, tag, comm);
   }
   std::array<MPI_Request, kBurst> sent{};
   std::array<int64_t, kBurst> enter{};
-  for (int b = 0; b < kBursts; ++b) {
+  for (int b = 0; b < kBursts && in_time(); ++b) {
     for (int i = 0; i < kBurst; ++i) {
       enter[static_cast<size_t>(i)] = mono_ns();
-      PMPI_Isend(buf.data(), kSmall, MPI_CHAR, partner, tag, comm, &sent[static_cast<size_t>(i)]);
+      PMPI_Isend(buf.data(), kSmall, MPI_CHAR, partner, tag + Burst, comm, &sent[static_cast<size_t>(i)]);
     }
     PMPI_Waitall(kBurst, sent.data(), MPI_STATUSES_IGNORE);
     for (size_t i = 1; i < enter.size(); ++i) out.add(level, io::NetworkProbe::Gap, kSmall, enter[i] - enter[i - 1]);
-    PMPI_Recv(buf.data(), 0, MPI_CHAR, partner, tag, comm, MPI_STATUS_IGNORE);
+    PMPI_Recv(buf.data(), 0, MPI_CHAR, partner, tag + Burst, comm, MPI_STATUS_IGNORE);
   }
+  for (size_t k = 1; k < kSizes.size(); ++k) echoes(kSizes[k]);
+  PMPI_Send(buf.data(), 0, MPI_CHAR, partner, tag + Stop, comm);
 }
 
-// The partner's side of measure_pair.
+// The partner's side: answers rank 0 until it says stop.
 void answer_pair(MPI_Comm comm, int tag, std::vector<char> &buf) {
-  for (const int size : kSizes)
-    for (int i = 0; i <= kRounds; ++i) {
-      PMPI_Recv(buf.data(), size, MPI_CHAR, 0, tag, comm, MPI_STATUS_IGNORE);
-      PMPI_Send(buf.data(), size, MPI_CHAR, 0, tag, comm);
+  for (;;) {
+    MPI_Status st;
+    PMPI_Recv(buf.data(), static_cast<int>(buf.size()), MPI_CHAR, 0, MPI_ANY_TAG, comm, &st);
+    int count = 0;
+    PMPI_Get_count(&st, MPI_CHAR, &count);
+    switch (st.MPI_TAG - tag) {
+      case Echo:
+        PMPI_Send(buf.data(), count, MPI_CHAR, 0, tag + Echo, comm);
+        break;
+      case Small:
+        PMPI_Send(buf.data(), kSmall, MPI_CHAR, 0, tag + Small, comm);
+        break;
+      case Burst:
+        for (int i = 1; i < kBurst; ++i)
+          PMPI_Recv(buf.data(), kSmall, MPI_CHAR, 0, tag + Burst, comm, MPI_STATUS_IGNORE);
+        PMPI_Send(buf.data(), 0, MPI_CHAR, 0, tag + Burst, comm);
+        break;
+      default:
+        return;
     }
-  for (int i = 0; i < kRounds; ++i) {
-    PMPI_Send(buf.data(), kSmall, MPI_CHAR, 0, tag, comm);
-    PMPI_Recv(buf.data(), 0, MPI_CHAR, 0, tag, comm, MPI_STATUS_IGNORE);
-  }
-  for (int b = 0; b < kBursts; ++b) {
-    for (int i = 0; i < kBurst; ++i) PMPI_Recv(buf.data(), kSmall, MPI_CHAR, 0, tag, comm, MPI_STATUS_IGNORE);
-    PMPI_Send(buf.data(), 0, MPI_CHAR, 0, tag, comm);
   }
 }
 
@@ -84,7 +106,7 @@ io::NetworkProbe measure_network(MPI_Comm comm, const std::vector<int32_t> &rank
   for (int32_t level = 0; level < 2; ++level) {
     if (partner[level] < 0) continue;
     if (me == 0)
-      measure_pair(comm, partner[level], level, tag, buf, out);
+      measure_pair(comm, partner[level], level, tag, mono_ns() + kBudgetNs, buf, out);
     else if (me == partner[level])
       answer_pair(comm, tag, buf);
   }
