@@ -9,6 +9,7 @@
 
 #include "io/atomic_file.h"
 #include "io/clock_correction.h"
+#include "network_probe.h"
 #include "runtime.h"
 #include "store_module.h"
 #include "store_writers.h"
@@ -18,6 +19,7 @@ namespace perfsift::collect {
 
 namespace {
 constexpr int kGatherTag = 7002;
+constexpr int kProbeTag = 7003;
 }  // namespace
 
 void Runtime::finish(void *site) {
@@ -33,12 +35,16 @@ void Runtime::finish(void *site) {
   // Times are the offset plus a tick conversion: the bound holds both (tick_clock.h).
   m_clock.error_fin_ns = measured.error_ns + g_clock.pair_error_ns;
   m_clock.local_fin_ns = measured.local_ns;
+  if (m_cfg.network_probe) m_run.network_probe = measure_network(m_private, m_run.rank_hosts, kProbeTag);
+  const int64_t probed = mono_ns();
   warn_about_run_problems();
   write_store();
   PMPI_Comm_free(&m_private);
   if (m_rank == 0 && std::getenv("PERFSIFT_REPORT_TIMING"))
-    std::fprintf(stderr, "perfsift: shut-down %.1f ms on rank 0: clock offsets %.1f, the store %.1f\n",
-                 (mono_ns() - entered) * 1e-6, (synchronised - entered) * 1e-6, (mono_ns() - synchronised) * 1e-6);
+    std::fprintf(
+        stderr, "perfsift: shut-down %.1f ms on rank 0: clock offsets %.1f, network measurement %.1f, the store %.1f\n",
+        (mono_ns() - entered) * 1e-6, (synchronised - entered) * 1e-6, (probed - synchronised) * 1e-6,
+        (mono_ns() - probed) * 1e-6);
 }
 
 // Records MPI_Finalize, closes regions left open and stops the counters.

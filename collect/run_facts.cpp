@@ -41,23 +41,29 @@ std::string read_cmdline() {
   return s;
 }
 
-// The distinct host names of the run, comma-separated, in rank order of first appearance
-// (the platform a trained classifier is tied to). Collective over `comm`.
-std::string host_names(MPI_Comm comm, int nranks) {
+// The distinct node names of the run, comma-separated, in rank order of first appearance
+// (the platform a trained classifier is tied to), and each rank's index among them.
+// Collective over `comm`.
+void record_hosts(MPI_Comm comm, int nranks, const std::string &node_name, io::RunInfo &run) {
   char mine[MPI_MAX_PROCESSOR_NAME] = {};
   int len = 0;
-  PMPI_Get_processor_name(mine, &len);
+  if (node_name.empty())
+    PMPI_Get_processor_name(mine, &len);
+  else
+    std::memcpy(mine, node_name.data(), std::min<size_t>(node_name.size(), MPI_MAX_PROCESSOR_NAME - 1));
   std::vector<char> all(static_cast<size_t>(nranks) * MPI_MAX_PROCESSOR_NAME);
   PMPI_Allgather(mine, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
   std::vector<std::string> names;
+  run.rank_hosts.assign(static_cast<size_t>(nranks), 0);
   for (int r = 0; r < nranks; ++r) {
     std::string n(&all[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME],
                   strnlen(&all[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME], MPI_MAX_PROCESSOR_NAME));
-    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    const auto at = std::find(names.begin(), names.end(), n);
+    run.rank_hosts[static_cast<size_t>(r)] = static_cast<int32_t>(at - names.begin());
+    if (at == names.end()) names.push_back(n);
   }
-  std::string out;
-  for (const auto &n : names) out += (out.empty() ? "" : ",") + n;
-  return out;
+  run.hostname_list.clear();
+  for (const auto &n : names) run.hostname_list += (run.hostname_list.empty() ? "" : ",") + n;
 }
 
 }  // namespace
@@ -94,7 +100,7 @@ uint32_t mpi_group_mask(const std::vector<std::string> &groups, Warnings &warnin
   return mask;
 }
 
-void record_run_facts(MPI_Comm comm, int nranks, io::RunInfo &run) {
+void record_run_facts(MPI_Comm comm, int nranks, const std::string &node_name, io::RunInfo &run) {
   run.nranks = nranks;
   run.command = read_cmdline();
   run.start_time = iso_utc_now();
@@ -106,7 +112,7 @@ void record_run_facts(MPI_Comm comm, int nranks, io::RunInfo &run) {
   run.mpi_library = std::string(lib, len);
   while (!run.mpi_library.empty() && std::isspace(static_cast<unsigned char>(run.mpi_library.back())))
     run.mpi_library.pop_back();
-  run.hostname_list = host_names(comm, nranks);
+  record_hosts(comm, nranks, node_name, run);
 }
 
 }  // namespace perfsift::collect

@@ -25,8 +25,8 @@ void apply_test_clock_skew(int rank, int64_t &t_before_init);
 // The mask of the MPI groups to trace (bit per Group); unknown names are said and ignored.
 uint32_t mpi_group_mask(const std::vector<std::string> &groups, Warnings &warnings);
 
-// Collective over `comm`: nranks, command, start time (rank 0's epoch), MPI library and
-// the host names.
-void record_run_facts(MPI_Comm comm, int nranks, io::RunInfo &run);
+// Collective over `comm`: nranks, command, start time (rank 0's epoch), MPI library, the
+// host names and each rank's. `node_name`: this rank's node (empty: the processor name).
+void record_run_facts(MPI_Comm comm, int nranks, const std::string &node_name, io::RunInfo &run);
 
 }  // namespace perfsift::collect

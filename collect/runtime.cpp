@@ -136,7 +136,7 @@ void Runtime::start(int64_t t_before_init, Op init_op, void *site) {
   const int64_t configured = mono_ns();
   measure_start_clock(t_before_init);
   const int64_t synchronised = mono_ns();
-  record_run_facts(m_private, m_nranks, m_run);
+  record_run_facts(m_private, m_nranks, m_cfg.node_name, m_run);
   m_run.collector_config = m_cfg.source_text;
   if (!allocate_buffers()) return;
   const int64_t allocated = mono_ns();

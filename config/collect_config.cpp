@@ -37,6 +37,12 @@ const std::vector<KeyDef> &collect_keys() {
        "is sited at the wrapper's caller, through a call path (comma list in the environment)"},
       {"sites.depth", Type::Int, int64_t{4}, "PERFSIFT_SITE_DEPTH",
        "most frames of a call path through wrapper functions, the caller included (2 to 16)"},
+      {"node.name", Type::String, std::string(""), "PERFSIFT_NODE_NAME",
+       "the name of the node this rank runs on (empty: MPI_Get_processor_name); ranks of one name share a node, and "
+       "the replay gives on-node and off-node pairs their own network parameters"},
+      {"network.probe", Type::Bool, true, "PERFSIFT_NETWORK_PROBE",
+       "at MPI_Finalize, rank 0 measures the network with the next rank on its node and the first on another (about "
+       "200 small messages per pair, its cost stored); the replay takes from it what the run has too few messages for"},
   };
   return keys;
 }
@@ -63,6 +69,8 @@ CollectConfig load_collect_config(const std::string &path, const EnvLookup &env)
   c.site_depth = v.get_int("sites.depth");
   if (c.site_depth < 2 || c.site_depth > 16)
     throw ConfigError((path.empty() ? "PERFSIFT_SITE_DEPTH" : path) + ": sites.depth must be 2 to 16");
+  c.node_name = v.get_string("node.name");
+  c.network_probe = v.get_bool("network.probe");
   c.source_text = v.source_text;
   return c;
 }

@@ -22,9 +22,11 @@ struct CollectConfig {
   std::vector<std::string> function_include;
   std::vector<std::string> function_exclude;
   int64_t clock_sync_rounds = 20;
-  bool python_sites = true;  // mpi4py's calls placed at their Python line (collect/python_frames.h)
+  bool python_sites = true;                // mpi4py's calls placed at their Python line (collect/python_frames.h)
   std::vector<std::string> site_wrappers;  // the program's own MPI wrapper functions (glob patterns)
   int64_t site_depth = 4;                  // most frames in a call path through them
+  std::string node_name;                   // empty: MPI_Get_processor_name
+  bool network_probe = true;               // collect/network_probe.h at MPI_Finalize
   std::string source_text;
 };
 

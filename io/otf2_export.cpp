@@ -119,7 +119,7 @@ void plan_definitions(Plan &p) {
   {
     std::vector<std::string> hosts;
     split(run.hostname_list, ',', hosts);
-    if (hosts.size() > 1 && static_cast<int32_t>(hosts.size()) < P)
+    if (hosts.size() > 1 && static_cast<int32_t>(hosts.size()) < P && run.rank_hosts.size() != static_cast<size_t>(P))
       out.unwritten["hosts whose ranks the store does not name (ranks placed in blocks)"] +=
           static_cast<int64_t>(hosts.size());
   }

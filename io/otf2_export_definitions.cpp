@@ -77,12 +77,19 @@ void write_system_tree(const Writer &wr, OTF2_GlobalDefWriter *g, Strings &str, 
   for (size_t h = 0; h < hosts.size(); ++h)
     wr.ok(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, static_cast<uint32_t>(h + 1), str(hosts[h]), node_class, 0),
           "writing a SystemTreeNode");
+  // Each rank below its own host where the store names it (/rank_hosts), else in blocks.
   const size_t per_host = (static_cast<size_t>(std::max(P, 1)) + hosts.size() - 1) / hosts.size();
-  for (int32_t r = 0; r < P; ++r)
-    wr.ok(OTF2_GlobalDefWriter_WriteLocationGroup(
-              g, static_cast<uint32_t>(r), str("MPI Rank " + std::to_string(r)), OTF2_LOCATION_GROUP_TYPE_PROCESS,
-              static_cast<uint32_t>(1 + static_cast<size_t>(r) / per_host), OTF2_UNDEFINED_LOCATION_GROUP),
+  const auto &placed = run.rank_hosts;
+  const bool named = placed.size() == static_cast<size_t>(P) &&
+                     std::all_of(placed.begin(), placed.end(),
+                                 [&](int32_t h) { return h >= 0 && static_cast<size_t>(h) < hosts.size(); });
+  for (int32_t r = 0; r < P; ++r) {
+    const size_t host = named ? static_cast<size_t>(placed[static_cast<size_t>(r)]) : static_cast<size_t>(r) / per_host;
+    wr.ok(OTF2_GlobalDefWriter_WriteLocationGroup(g, static_cast<uint32_t>(r), str("MPI Rank " + std::to_string(r)),
+                                                  OTF2_LOCATION_GROUP_TYPE_PROCESS, static_cast<uint32_t>(1 + host),
+                                                  OTF2_UNDEFINED_LOCATION_GROUP),
           "writing a LocationGroup");
+  }
   for (const auto &l : p.locations)
     wr.ok(OTF2_GlobalDefWriter_WriteLocation(
               g, l.id, str(l.thread == 0 ? "Master thread" : "Pthread thread " + std::to_string(l.thread)),

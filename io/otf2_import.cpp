@@ -143,9 +143,11 @@ Operations operations_of(const std::string &anchor, const Defs &d, const std::ve
 }
 
 // Hosts: the system-tree node above each rank's location group (Score-P: class "node"),
-// each once, comma-separated.
-std::string hosts_of(const Defs &d, const RankMap &ranks) {
+// each once, comma-separated; and each rank's among them when every rank has one.
+std::string hosts_of(const Defs &d, const RankMap &ranks, std::vector<int32_t> &rank_hosts) {
   std::vector<std::string> hosts;
+  rank_hosts.clear();
+  bool every_rank = true;
   for (uint64_t loc : ranks.location_of) {
     std::string host;
     auto l = d.locations.find(loc);
@@ -158,8 +160,15 @@ std::string hosts_of(const Defs &d, const RankMap &ranks) {
           if (d.str(node->second.cls) == "node") break;
           n = node->second.parent;
         }
-    if (!host.empty() && std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
+    if (host.empty()) {
+      every_rank = false;
+      continue;
+    }
+    const auto at = std::find(hosts.begin(), hosts.end(), host);
+    rank_hosts.push_back(static_cast<int32_t>(at - hosts.begin()));
+    if (at == hosts.end()) hosts.push_back(host);
   }
+  if (!every_rank) rank_hosts.clear();
   std::string list;
   for (const auto &h : hosts) list += (list.empty() ? "" : ",") + h;
   return list;
@@ -183,7 +192,7 @@ void fill_run_facts(const Reader &reader, const Defs &d, const RankMap &ranks, c
     run.start_time = iso_time(d.realtime);
   }
   run.counters_recorded = counters.names;
-  run.hostname_list = hosts_of(d, ranks);
+  run.hostname_list = hosts_of(d, ranks, run.rank_hosts);
 }
 
 }  // namespace

@@ -151,6 +151,12 @@ std::string serialize_state(const SpillState &st) {
   o.pod(r.collector_call_ns);
   o.pod(static_cast<uint64_t>(t.callsites.size()));
   for (const auto &c : t.callsites) o.frames(c.via);
+  o.vec(r.rank_hosts);
+  o.vec(r.network_probe.level);
+  o.vec(r.network_probe.kind);
+  o.vec(r.network_probe.bytes);
+  o.vec(r.network_probe.ns);
+  o.pod(r.network_probe.cost_ns);
   return o.take();
 }
 
@@ -199,6 +205,18 @@ SpillState deserialize_state_view(std::string_view bytes) {
     if (in.pod<uint64_t>() != t.callsites.size()) in.fail("wrapper frames for a different number of call sites");
     for (auto &c : t.callsites) c.via = in.frames();
   }
+  if (!in.more()) return st;  // files written before the ranks' nodes were kept end here
+  r.rank_hosts = in.vec<int32_t>("rank nodes");
+  NetworkProbe &probe = r.network_probe;
+  probe.level = in.vec<int32_t>("probe levels");
+  probe.kind = in.vec<int32_t>("probe kinds");
+  probe.bytes = in.vec<int64_t>("probe sizes");
+  probe.ns = in.vec<int64_t>("probe times");
+  probe.cost_ns = in.pod<double>();
+  const size_t n = probe.level.size();
+  if (probe.kind.size() != n || probe.bytes.size() != n || probe.ns.size() != n)
+    in.fail("network probe columns of " + std::to_string(n) + ", " + std::to_string(probe.kind.size()) + ", " +
+            std::to_string(probe.bytes.size()) + " and " + std::to_string(probe.ns.size()) + " rows");
   return st;
 }
 

@@ -194,6 +194,22 @@ struct RankTrace {
   ProgramOs program_os;
 };
 
+// The collector's short measurement of the network (collect/network_probe.h): samples in
+// the network estimator's form, one row each. Empty when not measured.
+struct NetworkProbe {
+  enum Kind : int32_t { SendOverhead = 0, RecvOverhead = 1, Gap = 2, Transfer = 3 };
+  std::vector<int32_t> level;  // 0 on-node pair, 1 off-node
+  std::vector<int32_t> kind;   // Kind
+  std::vector<int64_t> bytes, ns;
+  double cost_ns = std::numeric_limits<double>::quiet_NaN();  // what it took rank 0
+  void add(int32_t l, Kind k, int64_t b, int64_t t) {
+    level.push_back(l);
+    kind.push_back(k);
+    bytes.push_back(b);
+    ns.push_back(t);
+  }
+};
+
 // Run-wide facts, written as root attributes.
 struct RunInfo {
   int32_t nranks = 0;
@@ -208,6 +224,10 @@ struct RunInfo {
   std::string collector_config;          // the TOML text in force
   std::string mpi_library;
   std::string hostname_list;
+  // Per rank, its node: the index of its name in hostname_list. Empty when not recorded
+  // (older stores, imports): which rank ran where is then unknown.
+  std::vector<int32_t> rank_hosts;
+  NetworkProbe network_probe;
   // Rank 0's collector cost, measured at its start-up: the timer it chose (empty: not
   // recorded) with the ns one read takes, and the ns recording one call took.
   std::string timer;

@@ -56,6 +56,20 @@ RunInfo read_run_info(const Ctx &ck, hid_t f) {
   return run;
 }
 
+NetworkProbe read_network_probe(const Ctx &ck, hid_t f) {
+  Handle g(ck(H5Gopen2(f, "network_probe", H5P_DEFAULT), "cannot open /network_probe"), H5Gclose);
+  NetworkProbe p;
+  p.cost_ns = read_scalar_attr<double>(ck, g, "cost_ns", H5T_NATIVE_DOUBLE, p.cost_ns);
+  p.level = read_rows<int32_t>(ck, g, "level", H5T_NATIVE_INT32);
+  p.kind = read_rows<int32_t>(ck, g, "kind", H5T_NATIVE_INT32);
+  p.bytes = read_rows<int64_t>(ck, g, "bytes", H5T_NATIVE_INT64);
+  p.ns = read_rows<int64_t>(ck, g, "ns", H5T_NATIVE_INT64);
+  const size_t n = p.level.size();
+  if (p.kind.size() != n || p.bytes.size() != n || p.ns.size() != n)
+    throw Error(ck.file() + ": /network_probe's columns differ in length (damaged store)");
+  return p;
+}
+
 std::vector<RegionRow> read_regions(const Ctx &ck, hid_t f) {
   std::vector<RegionRow> regions;
   auto ids = read_rows<int32_t>(ck, f, "regions/id", H5T_NATIVE_INT32);
@@ -211,6 +225,9 @@ void TraceStore::open(MPI_Comm comm, bool parallel) {
     throw Error(m_path + ": /events_offsets does not start at 0 and rise rank by rank (damaged store)");
   m_comms = read_comms(ck, f);
   m_callsites = read_callsites(ck, f);
+  if (H5Lexists(f, "rank_hosts", H5P_DEFAULT) > 0)
+    m_run.rank_hosts = read_rows<int32_t>(ck, f, "rank_hosts", H5T_NATIVE_INT32);
+  if (H5Lexists(f, "network_probe", H5P_DEFAULT) > 0) m_run.network_probe = read_network_probe(ck, f);
   const htri_t threads = H5Lexists(f, "events_thread", H5P_DEFAULT);
   m_has_threads = threads > 0;
   if (m_has_threads) {

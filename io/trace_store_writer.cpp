@@ -759,6 +759,19 @@ void write_trace_store_tmp(MPI_Comm comm, const std::string &path, const std::st
   write_comms(out, file, tables.comms);
   write_callsites(out, file, tables.sites);
   write_modules(out, file, tables);
+  if (!run.rank_hosts.empty())
+    out.ints(file, "rank_hosts", H5T_NATIVE_INT32, run.rank_hosts, "",
+             "per rank, its node: the index of its name in the hosts attribute");
+  if (const NetworkProbe &p = run.network_probe; !p.level.empty()) {
+    Handle g = out.group(file, "network_probe");
+    write_scalar_attr(ck, g, "cost_ns", H5T_NATIVE_DOUBLE, p.cost_ns);
+    out.ints(g, "level", H5T_NATIVE_INT32, p.level, "", "0: a pair of one node, 1: of two nodes");
+    out.ints(g, "kind", H5T_NATIVE_INT32, p.kind, "",
+             "0 send overhead, 1 receive overhead of a message already there, 2 gap between back-to-back sends, "
+             "3 transfer (half a ping-pong's round trip)");
+    out.ints(g, "bytes", H5T_NATIVE_INT64, p.bytes, "B", "message size");
+    out.ints(g, "ns", H5T_NATIVE_INT64, p.ns, "ns", "the time measured");
+  }
   if (H5Fclose(file.release()) < 0) ck.fail("closing the file");
   MPI_Barrier(comm);
 }

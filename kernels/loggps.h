@@ -6,9 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace perfsift::kernels {
+
+struct OffNodeNetwork;
 
 struct LogGPS {
   // Defaults: a commodity 10 GB/s-class interconnect, documented in docs/whatif.md.
@@ -26,6 +30,9 @@ struct LogGPS {
   // Collectives cost what the run shows for calls like them (replay::Collective::measured)
   // where it shows it; off, and always on another network, the rounds below price them.
   bool collectives_as_measured = true;
+  // A run on several nodes: the off-node pairs' parameters and each rank's node
+  // (two_level_network); null: every pair costs as above.
+  std::shared_ptr<const OffNodeNetwork> off_node;
 
   // An infinitely fast network that still keeps MPI's ordering and synchronisation.
   static LogGPS ideal() {
@@ -37,6 +44,12 @@ struct LogGPS {
     p.collectives_as_measured = false;
     return p;
   }
+
+  // The parameters a message from rank `src` to rank `dst` travels on: the off-node ones
+  // between ranks of different nodes. A collective's rounds cross nodes when its run
+  // spans several (its members are not known): for_collectives.
+  const LogGPS &between(int32_t src, int32_t dst) const;
+  const LogGPS &for_collectives() const;
 
   // Costs are non-negative: round half up without libm's llround (the replay's hot path).
   static int64_t ns(double x) { return static_cast<int64_t>(x + 0.5); }
@@ -53,6 +66,31 @@ struct LogGPS {
   // Rendezvous: the request-to-send reaches the receiver this long after the send starts.
   int64_t handshake() const { return ns(os0 + L); }
 };
+
+struct OffNodeNetwork {
+  LogGPS params;                 // its own off_node null
+  std::vector<int32_t> node_of;  // per world rank
+};
+
+inline const LogGPS &LogGPS::between(int32_t src, int32_t dst) const {
+  if (!off_node || src < 0 || dst < 0) return *this;
+  const auto &node = off_node->node_of;
+  const auto a = static_cast<size_t>(src), b = static_cast<size_t>(dst);
+  return a < node.size() && b < node.size() && node[a] != node[b] ? off_node->params : *this;
+}
+inline const LogGPS &LogGPS::for_collectives() const { return off_node ? off_node->params : *this; }
+
+// `on_node` for pairs of one node, `off_node` for the others. Whether a message is
+// synchronous is the library's protocol, not the link's: the off-node set keeps on_node's
+// thresholds S and s (every replay agrees which sends wait).
+inline LogGPS two_level_network(LogGPS on_node, LogGPS off_node, std::vector<int32_t> node_of) {
+  off_node.S = on_node.S;
+  off_node.s = on_node.s;
+  off_node.collectives_as_measured = on_node.collectives_as_measured;
+  off_node.off_node = nullptr;
+  on_node.off_node = std::make_shared<const OffNodeNetwork>(OffNodeNetwork{std::move(off_node), std::move(node_of)});
+  return on_node;
+}
 
 // How a collective synchronises its members.
 enum class CollectiveFlow : uint8_t {
@@ -73,7 +111,8 @@ inline int64_t collective_rounds(int32_t members, bool linear) {
   while ((int64_t{1} << r) < members) ++r;
   return r;
 }
-inline int64_t collective_cost(const LogGPS &p, int64_t rounds, int64_t bytes) {
+inline int64_t collective_cost(const LogGPS &net, int64_t rounds, int64_t bytes) {
+  const LogGPS &p = net.for_collectives();
   return LogGPS::ns(static_cast<double>(rounds) * (p.os0 + p.or0 + p.L) + p.G * static_cast<double>(bytes));
 }
 

@@ -79,6 +79,8 @@ const char *origin_name(ParameterOrigin o) {
       return "this run";
     case ParameterOrigin::File:
       return "the file";
+    case ParameterOrigin::Probe:
+      return "the collector's measurement";
     case ParameterOrigin::Defaults:
       break;
   }
@@ -136,15 +138,35 @@ std::array<NetworkSamples, 2> network_samples(const std::vector<SendCall> &sends
 
 NetworkEstimate estimate_network(const NetworkSamples &s, const LogGPS &fallback, ParameterOrigin fallback_origin,
                                  double clock_error_ns, int64_t messages, int64_t min_messages) {
-  NetworkEstimate e;
-  e.params = fallback;
+  NetworkEstimate base;
+  base.params = fallback;
+  for (auto *p : {&base.o_s, &base.o_r, &base.g, &base.G, &base.L}) p->origin = fallback_origin;
+  return estimate_network(s, base, clock_error_ns, messages, min_messages);
+}
+
+NetworkEstimate measured_fallback(const NetworkSamples &probe, const LogGPS &fallback, ParameterOrigin fallback_origin,
+                                  int64_t min_samples) {
+  NetworkEstimate e = estimate_network(probe, fallback, fallback_origin, 0, 0, min_samples);
+  bool any = false;
+  for (auto *p : {&e.o_s, &e.o_r, &e.g, &e.G, &e.L})
+    if (p->origin == ParameterOrigin::Run) p->origin = ParameterOrigin::Probe, any = true;
+  e.params.source = any ? origin_name(ParameterOrigin::Probe) : fallback.source;
+  return e;
+}
+
+NetworkEstimate estimate_network(const NetworkSamples &s, const NetworkEstimate &fallback, double clock_error_ns,
+                                 int64_t messages, int64_t min_messages) {
+  NetworkEstimate e = fallback;
   e.messages = messages;
   e.L_uncertainty_ns = clock_error_ns;
   const auto enough = [&](size_t n) { return static_cast<int64_t>(n) >= min_messages; };
   const auto take = [&](ParameterEstimate &p, size_t n) {
-    p.messages = static_cast<int64_t>(n);
-    p.origin = enough(n) ? ParameterOrigin::Run : fallback_origin;
-    return enough(n);
+    if (enough(n)) {
+      p = {ParameterOrigin::Run, static_cast<int64_t>(n)};
+      return true;
+    }
+    if (p.origin != ParameterOrigin::Probe) p.messages = static_cast<int64_t>(n);
+    return false;
   };
   if (take(e.o_s, s.send_overhead.size())) {
     e.params.os0 = quantile(s.send_overhead, kCostQuantile);
@@ -160,9 +182,12 @@ NetworkEstimate estimate_network(const NetworkSamples &s, const LogGPS &fallback
   // set the slope); fewer than two such buckets say nothing of it.
   double slope = bucket_slope(s.transfer_bytes, s.transfer_ns, static_cast<size_t>(std::max<int64_t>(1, min_messages)));
   if (!(slope > 0)) slope = std::nan("");  // larger transfers no slower: within the clocks' error, unresolved
-  e.G.messages = static_cast<int64_t>(s.transfer_ns.size());
-  e.G.origin = std::isnan(slope) ? fallback_origin : ParameterOrigin::Run;
-  if (!std::isnan(slope)) e.params.G = std::max(0.0, slope);
+  if (!std::isnan(slope)) {
+    e.G = {ParameterOrigin::Run, static_cast<int64_t>(s.transfer_ns.size())};
+    e.params.G = std::max(0.0, slope);
+  } else if (e.G.origin != ParameterOrigin::Probe) {
+    e.G.messages = static_cast<int64_t>(s.transfer_ns.size());
+  }
   std::vector<double> wire;
   for (size_t i = 0; i < s.transfer_ns.size(); ++i)
     if (s.transfer_bytes[i] <= static_cast<double>(kSmallMessageBytes))
@@ -172,7 +197,7 @@ NetworkEstimate estimate_network(const NetworkSamples &s, const LogGPS &fallback
     e.params.L = std::max(0.0, L);
     if (L < 0) e.params.or0 = std::max(0.0, e.params.or0 + L);
   }
-  e.params.source = e.any_from_run() ? "this run" : fallback.source;
+  e.params.source = e.any_from_run() ? "this run" : fallback.params.source;
   return e;
 }
 

@@ -17,7 +17,8 @@
 //        clock offsets' error bound. Negative: L = 0 and o_r gives up the excess, so that
 //        o_s + L + o_r is still the transfer the run shows (as `perfsift calibrate` does).
 // A descheduled call inflates one sample, not the estimate. A parameter resting on fewer than `min_messages` samples
-// keeps the fallback (a calibration file, else the defaults) and says so.
+// keeps the fallback (the collector's measurement, a calibration file, else the defaults)
+// and says so.
 //
 // Two levels: on-node and off-node pairs (node_of: each rank's node; empty: one level).
 // Cost: O(samples log samples).
@@ -60,8 +61,9 @@ struct NetworkSamples {
   void append(const NetworkSamples &o);
 };
 
-enum class ParameterOrigin : uint8_t { Run, File, Defaults };
-const char *origin_name(ParameterOrigin o);  // "this run", "the file", "defaults"
+enum class ParameterOrigin : uint8_t { Run, File, Defaults, Probe };
+// "this run", "the file", "defaults", "the collector's measurement"
+const char *origin_name(ParameterOrigin o);
 
 struct ParameterEstimate {
   ParameterOrigin origin = ParameterOrigin::Defaults;
@@ -92,6 +94,15 @@ std::array<NetworkSamples, 2> network_samples(const std::vector<SendCall> &sends
 // resting on fewer than `min_messages` samples.
 NetworkEstimate estimate_network(const NetworkSamples &s, const LogGPS &fallback, ParameterOrigin fallback_origin,
                                  double clock_error_ns, int64_t messages, int64_t min_messages = 30);
+// The same with a fallback per parameter: each keeps its value and origin, and, when it
+// is the collector's measurement, the samples it rests on.
+NetworkEstimate estimate_network(const NetworkSamples &s, const NetworkEstimate &fallback, double clock_error_ns,
+                                 int64_t messages, int64_t min_messages = 30);
+// The collector's measurement (collect/network_probe.h) as a fallback: each parameter its
+// samples give (at least `min_samples`: clean ping-pongs need fewer than a run's calls)
+// with origin Probe, the others `fallback`'s.
+NetworkEstimate measured_fallback(const NetworkSamples &probe, const LogGPS &fallback, ParameterOrigin fallback_origin,
+                                  int64_t min_samples = 10);
 
 // The q-quantile (0..1) of v (nearest rank); 0 when empty.
 double quantile(std::vector<double> v, double q);

@@ -11,8 +11,12 @@ namespace perfsift::kernels::replay {
 namespace {
 // Whether two networks cost every message the same (their source aside).
 bool same_costs(const LogGPS &a, const LogGPS &b) {
-  return a.L == b.L && a.os0 == b.os0 && a.os1 == b.os1 && a.or0 == b.or0 && a.or1 == b.or1 && a.g == b.g &&
-         a.G == b.G && a.S == b.S && a.s == b.s && a.collectives_as_measured == b.collectives_as_measured;
+  if (!(a.L == b.L && a.os0 == b.os0 && a.os1 == b.os1 && a.or0 == b.or0 && a.or1 == b.or1 && a.g == b.g &&
+        a.G == b.G && a.S == b.S && a.s == b.s && a.collectives_as_measured == b.collectives_as_measured))
+    return false;
+  if (a.off_node == b.off_node) return true;
+  return a.off_node && b.off_node && a.off_node->node_of == b.off_node->node_of &&
+         same_costs(a.off_node->params, b.off_node->params);
 }
 
 bool plain(const Scenario &sc) {
@@ -204,7 +208,7 @@ void PassEngine<W>::post_items(int32_t s, const Event &e) {
       case ItemType::PostSend: {
         const SendMessage &m = p.sends[static_cast<size_t>(it.index)];
         Times &start = it.type == ItemType::Send || it.slot < 0 ? keep(st, k) : hold(st, it.slot, k);
-        const Times gap = per_network([&](const LogGPS &n) { return n.injection_gap(m.bytes); });
+        const Times gap = per_pair(p.rank, m.dst, [&](const LogGPS &n) { return n.injection_gap(m.bytes); });
         for (size_t l = 0; l < static_cast<size_t>(W); ++l) {
           start[l] = std::max(enter[l], st.next_inject[l]);
           st.next_inject[l] = start[l] + gap[l];
@@ -325,20 +329,27 @@ typename PassEngine<W>::Times PassEngine<W>::per_network(Cost &&cost) const {
   return v;
 }
 
+template <int W>
+template <class Cost>
+typename PassEngine<W>::Times PassEngine<W>::per_pair(int32_t src, int32_t dst, Cost &&cost) const {
+  return per_network([&](const LogGPS &n) { return cost(n.between(src, dst)); });
+}
+
 // send_completion (replay.h) for every question: whether the send waits is the same for
 // all (pass_fits), and its costs are summed before the times are (integers: the same sums).
 template <int W>
 typename PassEngine<W>::Done PassEngine<W>::send_done(int32_t s, int32_t i, const Times &start) const {
+  const int32_t rank = m_prog[static_cast<size_t>(s)].rank;
   const SendMessage &m = m_prog[static_cast<size_t>(s)].sends[static_cast<size_t>(i)];
   Done d{};
   if (!send_waits(m_nets[0], m.bytes, m.dst >= 0)) {
-    const Times o = per_network([&](const LogGPS &n) { return n.send_overhead(m.bytes); });
+    const Times o = per_pair(rank, m.dst, [&](const LogGPS &n) { return n.send_overhead(m.bytes); });
     for (size_t l = 0; l < static_cast<size_t>(W); ++l) d.wait[l] = d.nowait[l] = start[l] + o[l];
     return d;
   }
   const Times &posted = m_state[static_cast<size_t>(s)].recv_post[static_cast<size_t>(i)];
-  const Times hs = per_network([](const LogGPS &n) { return n.handshake(); });
-  const Times tail = per_network([&](const LogGPS &n) { return LogGPS::ns(n.L) + n.send_overhead(m.bytes); });
+  const Times hs = per_pair(rank, m.dst, [](const LogGPS &n) { return n.handshake(); });
+  const Times tail = per_pair(rank, m.dst, [&](const LogGPS &n) { return LogGPS::ns(n.L) + n.send_overhead(m.bytes); });
   for (size_t l = 0; l < static_cast<size_t>(W); ++l) {
     const int64_t h = start[l] + hs[l];
     d.nowait[l] = h + tail[l];
@@ -359,8 +370,10 @@ typename PassEngine<W>::Done PassEngine<W>::recv_done(int32_t s, int32_t i, cons
   }
   const int64_t bytes = m.bytes();
   const Times &sent = m_state[static_cast<size_t>(s)].recv_send_start[static_cast<size_t>(i)];
-  const Times x = per_network([&](const LogGPS &n) { return n.rendezvous(bytes) ? n.handshake() : n.flight(bytes); });
-  const Times y = per_network([&](const LogGPS &n) {
+  const int32_t rank = m_prog[static_cast<size_t>(s)].rank;
+  const Times x =
+      per_pair(m.src, rank, [&](const LogGPS &n) { return n.rendezvous(bytes) ? n.handshake() : n.flight(bytes); });
+  const Times y = per_pair(m.src, rank, [&](const LogGPS &n) {
     return n.rendezvous(bytes) ? LogGPS::ns(n.L) + n.flight(bytes) + n.recv_overhead(bytes) : n.recv_overhead(bytes);
   });
   for (size_t l = 0; l < static_cast<size_t>(W); ++l) {
@@ -376,7 +389,7 @@ typename PassEngine<W>::Done PassEngine<W>::coll_done(int32_t s, const Collectiv
   const bool is_root = c.root == m_prog[static_cast<size_t>(s)].rank;
   Done d{};
   if (c.flow == CollectiveFlow::ToRoot && !is_root) {
-    const Times o = per_network([&](const LogGPS &n) { return n.send_overhead(c.bytes); });
+    const Times o = per_network([&](const LogGPS &n) { return n.for_collectives().send_overhead(c.bytes); });
     for (size_t l = 0; l < static_cast<size_t>(W); ++l) d.wait[l] = d.nowait[l] = enter[l] + o[l];
     return d;
   }
@@ -406,15 +419,17 @@ typename PassEngine<W>::Done PassEngine<W>::item_done(int32_t s, int32_t k, cons
       return send_done(s, it.index, kept(st, k));
     case ItemType::PostSend:
       return plus(it.slot < 0 ? kept(st, k) : in_flight(st, it.slot)->value,
-                  per_network([](const LogGPS &n) { return n.send_overhead(0); }));
+                  per_pair(p.rank, p.sends[static_cast<size_t>(it.index)].dst,
+                           [](const LogGPS &n) { return n.send_overhead(0); }));
     case ItemType::Recv:
       return recv_done(s, it.index, enter);
     case ItemType::PostRecv:
-      return plus(enter, per_network([](const LogGPS &n) { return n.recv_overhead(0); }));
+      return plus(enter, per_pair(p.recvs[static_cast<size_t>(it.index)].src, p.rank,
+                                  [](const LogGPS &n) { return n.recv_overhead(0); }));
     case ItemType::Collective:
       return coll_done(s, p.colls[static_cast<size_t>(it.index)], enter);
     case ItemType::PostCollective:
-      return plus(enter, per_network([](const LogGPS &n) { return n.send_overhead(0); }));
+      return plus(enter, per_network([](const LogGPS &n) { return n.for_collectives().send_overhead(0); }));
     case ItemType::Complete:
       break;
   }

@@ -196,6 +196,9 @@ class PassEngine {
   // cost(network) for every question: computed for the first question of each network.
   template <class Cost>
   Times per_network(Cost &&cost) const;
+  // The same on the parameters a message from `src` to `dst` travels on (LogGPS::between).
+  template <class Cost>
+  Times per_pair(int32_t src, int32_t dst, Cost &&cost) const;
   void wake(int32_t rank);
   void arrive(int64_t instance, int32_t count, const Times &max_enter, bool has_root, const Times &root_enter,
               int32_t expected);

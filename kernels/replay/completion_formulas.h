@@ -10,7 +10,8 @@
 namespace perfsift::kernels::replay {
 
 // The completion formulas every replay shares (Engine, PassEngine): a call's end from its
-// own start and what it waits for. `nowait`: the call waits for nobody (zeroed wait, or a
+// own start and what it waits for. Point-to-point formulas take the pair's parameters
+// (LogGPS::between). `nowait`: the call waits for nobody (zeroed wait, or a
 // dependency released at a stuck fixpoint); what it would wait for is then not read.
 
 // A send waits for its receiver when it is matched and synchronous (rendezvous).
@@ -44,7 +45,7 @@ inline CollectiveNeeds collective_needs(CollectiveFlow flow, bool is_root, bool 
 // read only when collective_needs says so).
 inline int64_t collective_completion(const LogGPS &net, const Collective &c, bool is_root, int64_t enter,
                                      int64_t max_enter, int64_t root_enter, bool nowait) {
-  if (c.flow == CollectiveFlow::ToRoot && !is_root) return enter + net.send_overhead(c.bytes);
+  if (c.flow == CollectiveFlow::ToRoot && !is_root) return enter + net.for_collectives().send_overhead(c.bytes);
   const int64_t cost = collective_call_cost(net, c);
   switch (collective_needs(c.flow, is_root, nowait)) {
     case CollectiveNeeds::Nothing:

@@ -167,12 +167,13 @@ void EngineCore::post_items(int32_t s, const Event &e, int64_t enter) {
         const SendMessage &m = p.sends[static_cast<size_t>(it.index)];
         const int64_t b = bytes_of(s, it.index);
         const int64_t start = std::max(enter, st.next_inject);
-        st.next_inject = start + m_net.injection_gap(b);
+        const LogGPS &net = m_net.between(p.rank, m.dst);
+        st.next_inject = start + net.injection_gap(b);
         at(s, st.send_start, it.index, Field::SendStart) = start;
         if (m_converge) {
           // A later call completes it: until then a start off the snapshot is unused.
           const int64_t was = m_sc.resume->send_start[static_cast<size_t>(s)][static_cast<size_t>(it.index)];
-          st.snapshot_inject = was + m_net.injection_gap(b);
+          st.snapshot_inject = was + net.injection_gap(b);
           if (it.type == ItemType::PostSend && start != was) differs(s, true, it.index, was - start);
         }
         if (m.dst >= 0) deliver_send(m.dst, m.recv_index, start, b);
@@ -228,12 +229,15 @@ void EngineCore::post_items(int32_t s, const Event &e, int64_t enter) {
 EngineCore::Done EngineCore::send_done(int32_t s, int32_t i, int64_t start, bool skip_wait) {
   RankState &st = touch(s);
   const int64_t b = bytes_of(s, i);
-  const bool matched = m_prog[static_cast<size_t>(s)].sends[static_cast<size_t>(i)].dst >= 0;
-  const int64_t nowait = send_completion(m_net, b, matched, start, kUnknown, true);
-  if (skip_wait || !send_waits(m_net, b, matched)) return {nowait, nowait};
+  const RankProgram &p = m_prog[static_cast<size_t>(s)];
+  const int32_t dst = p.sends[static_cast<size_t>(i)].dst;
+  const bool matched = dst >= 0;
+  const LogGPS &net = m_net.between(p.rank, dst);
+  const int64_t nowait = send_completion(net, b, matched, start, kUnknown, true);
+  if (skip_wait || !send_waits(net, b, matched)) return {nowait, nowait};
   const int64_t posted = at(s, st.recv_post, i, Field::RecvPost);
   if (posted == kUnknown) return {kUnknown, 0};
-  return {send_completion(m_net, b, matched, start, posted, false), nowait};
+  return {send_completion(net, b, matched, start, posted, false), nowait};
 }
 
 EngineCore::Done EngineCore::recv_done(int32_t s, int32_t i, int64_t post, bool skip_wait) {
@@ -248,8 +252,9 @@ EngineCore::Done EngineCore::recv_done(int32_t s, int32_t i, int64_t post, bool 
       b = it->second;
   const int64_t sent = at(s, st.recv_send_start, i, Field::RecvSendStart);
   if (!skip_wait && sent == kUnknown) return {kUnknown, 0};
-  const int64_t nowait = recv_completion(m_net, b, post, sent, true);
-  return {skip_wait ? nowait : recv_completion(m_net, b, post, sent, false), nowait};
+  const LogGPS &net = m_net.between(m.src, p.rank);
+  const int64_t nowait = recv_completion(net, b, post, sent, true);
+  return {skip_wait ? nowait : recv_completion(net, b, post, sent, false), nowait};
 }
 
 EngineCore::Done EngineCore::coll_done(int32_t s, const Collective &c, int64_t enter, bool skip_wait) {
@@ -273,15 +278,16 @@ EngineCore::Done EngineCore::item_done(int32_t s, const Item &it, int64_t enter,
     case ItemType::Send:
       return send_done(s, it.index, at(s, st.send_start, it.index, Field::SendStart), skip_wait);
     case ItemType::PostSend:
-      return both(at(s, st.send_start, it.index, Field::SendStart) + m_net.send_overhead(0));
+      return both(at(s, st.send_start, it.index, Field::SendStart) +
+                  m_net.between(p.rank, p.sends[static_cast<size_t>(it.index)].dst).send_overhead(0));
     case ItemType::Recv:
       return recv_done(s, it.index, enter, skip_wait);
     case ItemType::PostRecv:
-      return both(enter + m_net.recv_overhead(0));
+      return both(enter + m_net.between(p.recvs[static_cast<size_t>(it.index)].src, p.rank).recv_overhead(0));
     case ItemType::Collective:
       return coll_done(s, p.colls[static_cast<size_t>(it.index)], enter, skip_wait);
     case ItemType::PostCollective:
-      return both(enter + m_net.send_overhead(0));
+      return both(enter + m_net.for_collectives().send_overhead(0));
     case ItemType::Complete: {
       // What its request posted is waited for; without waiting the completion costs nothing.
       const int64_t k = at(s, st.slot_ref, it.index, Field::SlotRef);

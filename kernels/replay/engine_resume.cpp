@@ -52,7 +52,8 @@ void EngineCore::join(int32_t s) {
   // The injection horizon its last send before the cut left.
   if (first_send > 0)
     st.next_inject = snap.send_start[q][static_cast<size_t>(first_send - 1)] +
-                     m_net.injection_gap(bytes_of(s, static_cast<int32_t>(first_send - 1)));
+                     m_net.between(p.rank, p.sends[static_cast<size_t>(first_send - 1)].dst)
+                         .injection_gap(bytes_of(s, static_cast<int32_t>(first_send - 1)));
   st.snapshot_inject = st.next_inject;
   if (m_cuts) {
     const auto &cuts = (*m_cuts)[q];

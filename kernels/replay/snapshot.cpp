@@ -373,7 +373,8 @@ std::vector<std::vector<int64_t>> replayed_send_starts(const std::vector<RankPro
         const Item &it = p.items[static_cast<size_t>(k)];
         if (!is_send(it.type)) continue;
         const int64_t t = std::max(timings[s].enter(i), next_inject);
-        next_inject = t + net.injection_gap(sent_bytes(scenario, p, s, static_cast<size_t>(it.index)));
+        next_inject = t + net.between(p.rank, p.sends[static_cast<size_t>(it.index)].dst)
+                              .injection_gap(sent_bytes(scenario, p, s, static_cast<size_t>(it.index)));
         start[s][static_cast<size_t>(it.index)] = t;
       }
     }

@@ -2,6 +2,8 @@
 #include "pipeline/replay/run_network_estimate.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <unordered_map>
@@ -162,6 +164,46 @@ int64_t set_measured_costs(const Context &ctx, ReplayModel &model,
   return sum[0];
 }
 
+// The collector's measurement of each level (`levels` 1: every pair's in level 0).
+std::array<kernels::NetworkSamples, 2> probe_samples(const io::NetworkProbe &p, int levels) {
+  std::array<kernels::NetworkSamples, 2> out;
+  for (size_t i = 0; i < p.level.size() && i < p.kind.size() && i < p.bytes.size() && i < p.ns.size(); ++i) {
+    kernels::NetworkSamples &s = out[levels == 2 && p.level[i] == 1 ? 1 : 0];
+    const auto ns = static_cast<double>(p.ns[i]);
+    switch (p.kind[i]) {
+      case io::NetworkProbe::SendOverhead:
+        s.send_overhead.push_back(ns);
+        break;
+      case io::NetworkProbe::RecvOverhead:
+        s.recv_overhead.push_back(ns);
+        break;
+      case io::NetworkProbe::Gap:
+        s.gap.push_back(ns);
+        break;
+      case io::NetworkProbe::Transfer:
+        s.transfer_bytes.push_back(static_cast<double>(p.bytes[i]));
+        s.transfer_ns.push_back(ns);
+        break;
+      default:  // a kind this perfsift does not know
+        break;
+    }
+  }
+  return out;
+}
+
+// The matched messages of each level, run-wide.
+std::vector<int64_t> messages_per_level(const Context &ctx, const MatchedMessageTable &messages,
+                                        const std::vector<int32_t> &node_of) {
+  std::vector<int64_t> counts = {0, 0};
+  for (const MatchedMessage m : messages) {
+    const auto a = static_cast<size_t>(m.src), b = static_cast<size_t>(m.dst);
+    const bool off = m.src >= 0 && m.dst >= 0 && a < node_of.size() && b < node_of.size() && node_of[a] != node_of[b];
+    ++counts[off ? 1 : 0];
+  }
+  ctx.allreduce_sum(counts);
+  return counts;
+}
+
 }  // namespace
 
 RunNetwork estimate_run_network(const Context &ctx, ReplayModel &model, const MatchedMessageTable &messages,
@@ -170,17 +212,25 @@ RunNetwork estimate_run_network(const Context &ctx, ReplayModel &model, const Ma
   std::vector<int64_t> counts = {static_cast<int64_t>(messages.size())};
   ctx.allreduce_sum(counts);
   const int64_t every = std::max<int64_t>(1, (counts[0] + kSampledMessages - 1) / kSampledMessages);
-  // The store names the hosts but not each rank's: one host is one level of on-node pairs;
-  // several cannot be told apart, and make one level of all pairs.
-  const std::string &hosts = ctx.store().run().hostname_list;
-  const bool one_host = hosts.find(',') == std::string::npos;
-  n.pairs = one_host ? "on-node pairs" : "all pairs (the store does not say which rank ran on which host)";
+  std::vector<int32_t> node_of;
+  n.pairs = rank_placement(ctx.store().run(), node_of);
+  n.levels = node_of.empty() ? 1 : 2;
   const double clock_error = clock_error_ns(ctx.store());
   const auto samples = kernels::network_samples(send_calls(ctx, model, every), message_samples(ctx, messages, every),
-                                                {}, clock_error + kFlightMarginNs, fallback.S);
-  const kernels::NetworkSamples all = gathered(ctx, samples[0]);
-  n.level[0] = kernels::estimate_network(all, fallback, fallback_origin, clock_error, counts[0]);
+                                                node_of, clock_error + kFlightMarginNs, fallback.S);
+  const auto level_messages = messages_per_level(ctx, messages, node_of);
+  const auto probe = probe_samples(ctx.store().run().network_probe, n.levels);
+  n.probe_cost_ns =
+      ctx.store().run().network_probe.level.empty() ? std::nan("") : ctx.store().run().network_probe.cost_ns;
+  for (int l = 0; l < n.levels; ++l) {
+    const auto k = static_cast<size_t>(l);
+    // What the run has too few messages for, the collector's measurement gives, if any.
+    const kernels::NetworkEstimate base = kernels::measured_fallback(probe[k], fallback, fallback_origin);
+    n.level[l] = kernels::estimate_network(gathered(ctx, samples[k]), base, clock_error, level_messages[k]);
+  }
   n.estimate = n.level[0];
+  n.replay =
+      n.levels == 2 ? kernels::two_level_network(n.level[0].params, n.level[1].params, node_of) : n.level[0].params;
   int64_t calls = 0;
   const auto costs = measured_collective_costs(ctx, model, calls);
   std::vector<int64_t> total = {calls};
@@ -191,24 +241,88 @@ RunNetwork estimate_run_network(const Context &ctx, ReplayModel &model, const Ma
   return n;
 }
 
+std::string rank_placement(const io::RunInfo &run, std::vector<int32_t> &node_of) {
+  node_of.clear();
+  const std::string &hosts = run.hostname_list;
+  const auto names = static_cast<int32_t>(std::count(hosts.begin(), hosts.end(), ',') + 1);
+  const auto &placed = run.rank_hosts;
+  if (placed.empty())
+    return names == 1 ? "on-node pairs" : "all pairs (the store does not say which rank ran on which host)";
+  if (placed.size() != static_cast<size_t>(run.nranks) ||
+      std::any_of(placed.begin(), placed.end(), [&](int32_t h) { return h < 0 || h >= names; }))
+    return "all pairs (the store's /rank_hosts does not fit its " + std::to_string(run.nranks) + " ranks and " +
+           std::to_string(names) + " hosts: ignored)";
+  if (std::all_of(placed.begin(), placed.end(), [&](int32_t h) { return h == placed[0]; })) return "on-node pairs";
+  node_of = placed;
+  return "on-node pairs";
+}
+
 void override_with_file(RunNetwork &n, const kernels::LogGPS &file) {
+  if (n.levels == 2)  // the file's counts: what both levels had
+    for (auto [all, off] : {std::pair{&n.estimate.o_s, &n.level[1].o_s},
+                            {&n.estimate.o_r, &n.level[1].o_r},
+                            {&n.estimate.g, &n.level[1].g},
+                            {&n.estimate.G, &n.level[1].G},
+                            {&n.estimate.L, &n.level[1].L}})
+      all->messages += off->messages;
   n.estimate.params = file;
   for (auto *p : {&n.estimate.o_s, &n.estimate.o_r, &n.estimate.g, &n.estimate.G, &n.estimate.L})
     p->origin = ParameterOrigin::File;
+  n.level[0] = n.estimate;
+  n.levels = 1;
+  n.pairs = "all pairs (the file)";
+  n.replay = file;
 }
 
+namespace {
+
+using NamedParameters = std::array<std::pair<const char *, const kernels::ParameterEstimate *>, 5>;
+NamedParameters named(const kernels::NetworkEstimate &e) {
+  return {{{"o_s", &e.o_s}, {"o_r", &e.o_r}, {"g", &e.g}, {"G", &e.G}, {"L", &e.L}}};
+}
+
+// One level's parameters: "o_s 290 ns (this run, 1,234 samples); ...".
+std::string level_summary(const kernels::NetworkEstimate &e) {
+  const kernels::LogGPS &p = e.params;
+  const double values[] = {p.os0, p.or0, p.g, p.G, p.L};
+  const NamedParameters params = named(e);
+  std::string out;
+  for (size_t k = 0; k < params.size(); ++k) {
+    char b[160];
+    const auto &[name, q] = params[k];
+    std::snprintf(b, sizeof b, "%s%s %.3g %s (%s, %s sample%s)", k ? "; " : "", name, values[k], k == 3 ? "ns/B" : "ns",
+                  kernels::origin_name(q->origin), format_count(q->messages).c_str(), q->messages == 1 ? "" : "s");
+    out += b;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, io::AttrValue>> run_network_attributes(const RunNetwork &n) {
-  const kernels::NetworkEstimate &e = n.estimate;
   std::vector<std::pair<std::string, io::AttrValue>> out;
-  const std::pair<const char *, const kernels::ParameterEstimate *> params[] = {
-      {"o_s", &e.o_s}, {"o_r", &e.o_r}, {"g", &e.g}, {"G", &e.G}, {"L", &e.L}};
-  for (const auto &[name, p] : params) {
+  for (const auto &[name, p] : named(n.estimate)) {
     out.emplace_back(std::string("loggps_origin_") + name, std::string(kernels::origin_name(p->origin)));
     out.emplace_back(std::string("loggps_messages_") + name, p->messages);
   }
-  out.emplace_back("loggps_L_uncertainty_ns", e.L_uncertainty_ns);
+  out.emplace_back("loggps_L_uncertainty_ns", n.estimate.L_uncertainty_ns);
   out.emplace_back("loggps_pairs", n.pairs);
   out.emplace_back("loggps_levels", static_cast<int64_t>(n.levels));
+  if (n.levels == 2) {  // off-node pairs: their own values, origins and samples
+    const kernels::NetworkEstimate &off = n.level[1];
+    const kernels::LogGPS &p = off.params;
+    const double values[] = {p.os0, p.or0, p.g, p.G, p.L};
+    const NamedParameters params = named(off);
+    for (size_t k = 0; k < params.size(); ++k) {
+      const auto &[name, q] = params[k];
+      out.emplace_back(std::string("loggps_off_node_") + name + (k == 3 ? "_ns_per_byte" : "_ns"), values[k]);
+      out.emplace_back(std::string("loggps_off_node_origin_") + name, std::string(kernels::origin_name(q->origin)));
+      out.emplace_back(std::string("loggps_off_node_messages_") + name, q->messages);
+    }
+    out.emplace_back("loggps_off_node_pair_messages", off.messages);
+    out.emplace_back("loggps_on_node_pair_messages", n.level[0].messages);
+  }
+  out.emplace_back("loggps_probe_cost_ns", n.probe_cost_ns);
   out.emplace_back("loggps_collective_kinds_measured", n.collective_kinds);
   out.emplace_back("loggps_collective_calls_measured", n.measured_calls);
   out.emplace_back("loggps_collective_calls", n.collective_calls);
@@ -217,19 +331,8 @@ std::vector<std::pair<std::string, io::AttrValue>> run_network_attributes(const 
 }
 
 std::string run_network_summary(const RunNetwork &n) {
-  const kernels::NetworkEstimate &e = n.estimate;
-  const kernels::LogGPS &p = e.params;
-  const std::pair<const char *, const kernels::ParameterEstimate *> params[] = {
-      {"o_s", &e.o_s}, {"o_r", &e.o_r}, {"g", &e.g}, {"G", &e.G}, {"L", &e.L}};
-  const double values[] = {p.os0, p.or0, p.g, p.G, p.L};
-  std::string out;
-  for (size_t k = 0; k < 5; ++k) {
-    char b[160];
-    const auto &[name, q] = params[k];
-    std::snprintf(b, sizeof b, "%s%s %.3g %s (%s, %s sample%s)", k ? "; " : "", name, values[k], k == 3 ? "ns/B" : "ns",
-                  kernels::origin_name(q->origin), format_count(q->messages).c_str(), q->messages == 1 ? "" : "s");
-    out += b;
-  }
+  std::string out = n.pairs + ": " + level_summary(n.estimate);
+  if (n.levels == 2) out += "; off-node pairs: " + level_summary(n.level[1]);
   out += "; collectives as measured: " + format_count(n.measured_calls) + " of " + format_count(n.collective_calls) +
          " calls";
   return out;

@@ -423,7 +423,7 @@ WhatifResult compute_whatif(Context &ctx, const config::Values &cfg) {
   r.network = estimate_run_network(ctx, *matched, ctx.products().get<MatchedMessages>().items, kernels::LogGPS{},
                                    kernels::ParameterOrigin::Defaults);
   if (!params_path.empty()) override_with_file(r.network, read_loggps(params_path));
-  r.params = r.network.estimate.params;
+  r.params = r.network.replay;
   r.model = matched;
   r.paths = region_paths(ctx.store());
   const RunShape shape{r.model->events, r.model->threaded_ranks};

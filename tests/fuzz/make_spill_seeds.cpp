@@ -59,6 +59,9 @@ SpillState closing_state(int32_t rank) {
   run.collector_config = "buffer_mb = 8\n";
   run.mpi_library = "Open MPI v4.1";
   run.hostname_list = "node001,node002";
+  run.rank_hosts = {0, 1};
+  run.network_probe.add(1, NetworkProbe::Transfer, 2048, 3100);
+  run.network_probe.cost_ns = 900000;
   RankTrace &t = s.profile_part;
   t.rank = rank;
   t.complete = true;

@@ -647,7 +647,8 @@ class AnalyzeTest(unittest.TestCase):
                 # Each parameter says where it came from and on how many samples it rests: the
                 # spill case's 40,000 sends give o_s from the run; every collective of the
                 # collective-heavy program is priced as the run performed it.
-                self.check(all(network[f"origin_{p}"] in ("this run", "defaults") for p in ("o_s", "o_r", "g", "G", "L")),
+                self.check(all(network[f"origin_{p}"] in ("this run", "the collector's measurement", "defaults")
+                               for p in ("o_s", "o_r", "g", "G", "L")),
                            f"{name}: parameters without their origin: {network}")
                 if name == "spill":
                     self.check(network["origin_o_s"] == "this run" and network["messages_o_s"] >= 30, f"spill: {network}")

@@ -37,6 +37,7 @@ TEST(Spill, RoundTripEventsAndState) {
   st.run.command = "./app -x";
   st.run.counters_unavailable = {"PAPI_TOT_INS"};
   st.run.hostname_list = "node001,node017";
+  st.run.rank_hosts = {0, 1, 1, 0};
   st.profile_part.rank = 2;
   st.profile_part.complete = false;
   st.profile_part.region_paths = {"(program)", "solve"};
@@ -60,6 +61,7 @@ TEST(Spill, RoundTripEventsAndState) {
   EXPECT_EQ(c.trace.comms[0].members.size(), 4u);
   EXPECT_EQ(c.trace.callsites[0].line, 12);
   EXPECT_EQ(c.run.hostname_list, "node001,node017");
+  EXPECT_EQ(c.run.rank_hosts, (std::vector<int32_t>{0, 1, 1, 0}));
   std::filesystem::remove_all(dir);
 
   // The state ends with the host names; a state without them is damaged, not read as

@@ -120,6 +120,63 @@ TEST(NetworkEstimate, TooFewMessagesKeepTheFallbackAndSaySo) {
   EXPECT_STREQ(origin_name(e.L.origin), "the file");
 }
 
+// The collector's measurement in the estimator's form: `n` of each kind, one in 8 slowed
+// as a descheduled partner would.
+NetworkSamples probe_of(const Known &k, int n) {
+  NetworkSamples p;
+  for (int i = 0; i < n; ++i) {
+    const double late = i % 8 == 5 ? 30000 : 0;
+    p.send_overhead.push_back(k.os + late);
+    p.recv_overhead.push_back(k.orr + late);
+    p.gap.push_back(k.g + late);
+    for (const double b : {8.0, 2048.0, 8192.0, 32768.0}) {
+      p.transfer_bytes.push_back(b);
+      p.transfer_ns.push_back(k.os + k.L + k.G * b + k.orr + late);
+    }
+  }
+  return p;
+}
+
+TEST(NetworkEstimate, TooFewMessagesTakeTheCollectorsMeasurementBeforeTheDefaults) {
+  Known run, probed;
+  probed.os = 450;
+  probed.orr = 120;
+  probed.g = 260;
+  probed.G = 0.5;
+  probed.L = 900;
+  std::vector<SendCall> sends;
+  std::vector<MessageSample> messages;
+  add_traffic(sends, messages, 0, 1, run, 150, 0);  // enough sends: o_s and g from the run
+  NetworkSamples s = network_samples(sends, messages, {}, 3000, 65536)[0];
+  s.recv_overhead.resize(5);  // too few of the rest
+  s.transfer_bytes.resize(5);
+  s.transfer_ns.resize(5);
+  const NetworkEstimate base = measured_fallback(probe_of(probed, 16), LogGPS{}, ParameterOrigin::Defaults);
+  EXPECT_EQ(base.params.source, "the collector's measurement");
+  const NetworkEstimate e = estimate_network(s, base, 0, 300);
+  EXPECT_EQ(e.o_s.origin, ParameterOrigin::Run);
+  EXPECT_NEAR(e.params.os0, run.os, 1);
+  EXPECT_EQ(e.g.origin, ParameterOrigin::Run);
+  for (const ParameterEstimate *p : {&e.o_r, &e.G, &e.L}) {
+    EXPECT_EQ(p->origin, ParameterOrigin::Probe);
+    EXPECT_STREQ(origin_name(p->origin), "the collector's measurement");
+  }
+  EXPECT_EQ(e.o_r.messages, 16);  // the samples it rests on: the measurement's
+  EXPECT_NEAR(e.params.or0, probed.orr, 1);
+  EXPECT_NEAR(e.params.G, probed.G, 0.01);
+  // L from the measurement's transfers less its own overheads.
+  EXPECT_NEAR(e.params.L, probed.L, 20);
+  // Without a measurement (older stores, the setting off), the defaults, as before.
+  const NetworkEstimate none = estimate_network(s, measured_fallback({}, LogGPS{}, ParameterOrigin::Defaults), 0, 300);
+  EXPECT_EQ(none.o_r.origin, ParameterOrigin::Defaults);
+  EXPECT_EQ(none.o_r.messages, 5);
+  EXPECT_EQ(none.params.L, LogGPS{}.L);
+  // A measurement of fewer than 10 samples a kind is not used.
+  const NetworkEstimate thin = measured_fallback(probe_of(probed, 6), LogGPS{}, ParameterOrigin::Defaults);
+  EXPECT_EQ(thin.o_r.origin, ParameterOrigin::Defaults);
+  EXPECT_EQ(thin.params.source, "defaults");
+}
+
 TEST(NetworkEstimate, NegativeLatencyGoesToTheReceiveOverhead) {
   Known k;
   k.L = -50;  // the overheads measured alone exceed the transfer

@@ -51,6 +51,20 @@ Scenario base() {
   return sc;
 }
 
+// params() for pairs of one node; between nodes L = 5000, os = 300 + 1/byte, or = 400,
+// g = 700, G = 3/byte. Ranks alternate between two nodes unless `node_of` says otherwise.
+LogGPS two_level(int32_t ranks, std::vector<int32_t> node_of = {}) {
+  LogGPS off = params();
+  off.L = 5000;
+  off.os0 = 300;
+  off.or0 = 400;
+  off.g = 700;
+  off.G = 3;
+  if (node_of.empty())
+    for (int32_t r = 0; r < ranks; ++r) node_of.push_back(r % 2);
+  return two_level_network(params(), off, node_of);
+}
+
 // `sc` with event `i` of rank `r` not waiting; with a snapshot, resumed from it at the
 // event's start (and stopped once back on it when `stop`).
 Scenario zero_waited(const Scenario &sc, int r, size_t i, const Snapshot *snap = nullptr, bool stop = false) {
@@ -227,6 +241,43 @@ TEST(Replay, NonblockingMessagesCompleteInTheWait) {
   // Irecv at 0 returns at 200 (or0); the wait enters at 500; data arrived at 1400 -> 1600.
   EXPECT_EQ(r.timings[1][0].exit, 200);
   EXPECT_EQ(r.end_times[1], 1600);
+}
+
+TEST(Replay, OffNodeMessagesTravelOnTheOffNodeParameters) {
+  // Rank 0 sends 100 bytes to rank 2 (another node), then to rank 1 (its own node).
+  ProgramBuilder b(3);
+  auto [s2, r2] = b.message(0, 2, 100);
+  auto [s1, r1] = b.message(0, 1, 100);
+  b.rank(0).event(1000, {{ItemType::Send, s2}});
+  b.rank(0).event(0, {{ItemType::Send, s1}});
+  b.rank(1).event(0, {{ItemType::Recv, r1}});
+  b.rank(2).event(0, {{ItemType::Recv, r2}});
+  Scenario sc = base();
+  sc.net = two_level(3, {0, 0, 1});
+  auto r = replay_serial(b.programs(), sc, true);
+  // Off-node send at 1000: returns after os' = 300 + 100 = 400 (1400); the next injection
+  // no earlier than 1000 + g' + G' 100 = 2000. Rank 2's data arrives 1000 + 400 + L' 5000
+  // + G' 100 = 6700, taken by 6700 + or' 400 = 7100.
+  EXPECT_EQ(r.timings[0][0].exit, 1400);
+  EXPECT_EQ(r.end_times[2], 7100);
+  // The on-node send starts at 2000 and costs os = 200 (2200); its data arrives at
+  // 2000 + 200 + L 1000 + G 200 = 3400, taken by 3600.
+  EXPECT_EQ(r.end_times[0], 2200);
+  EXPECT_EQ(r.end_times[1], 3600);
+  // All on one node: every message on params() (rank 2 by 2600, rank 1 by 2850).
+  const auto one = replay_serial(b.programs(), base(), true);
+  EXPECT_EQ(one.end_times[2], 2600);
+  EXPECT_EQ(one.end_times[1], 2850);
+  // The one-pass replay prices each pair alike, beside the one-level network.
+  Scenario flat = base();
+  const auto pass = replay_pass_serial(b.programs(), {&sc, &flat});
+  ASSERT_TRUE(pass.has_value());
+  EXPECT_EQ((*pass)[0], 7100);
+  EXPECT_EQ((*pass)[1], 2850);
+  // A collective's rounds cross nodes: priced on the off-node parameters.
+  EXPECT_EQ(collective_cost(sc.net, 2, 0), 2 * (300 + 400 + 5000));
+  EXPECT_EQ(collective_cost(base().net, 2, 0), 2 * (100 + 200 + 1000));
+  EXPECT_EQ(LogGPS::ideal().between(0, 2).L, 0);
 }
 
 TEST(Replay, CollectivesSynchroniseByFlow) {
@@ -981,6 +1032,7 @@ TEST(Replay, SnapshotFromTimingsIsTheEnginesOwn) {
     Scenario changed = base();
     changed.net.L = 2100;
     changed.net.G = 2;
+    if (seed % 2 == 0) changed.net = two_level(P);
     changed.gaps.resize(static_cast<size_t>(P));
     changed.send_bytes.resize(static_cast<size_t>(P));
     for (int r = 0; r < P; ++r) {
@@ -1071,7 +1123,8 @@ TEST(Replay, ResumedReplaysGiveTheFullAnswerSerialAndSplit) {
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     const int P = 4 + static_cast<int>(seed % 4);
     const ProgramBuilder b = random_program(P, 20, seed);
-    const Scenario sc = base();
+    Scenario sc = base();
+    if (seed % 3 == 0) sc.net = two_level(P);  // off-node pairs on their own parameters
     const auto full_base = replay_serial(b.programs(), sc, true);
     if (full_base.released) continue;
     const auto snap = replay_snapshot(b.programs(), sc);
@@ -1228,6 +1281,10 @@ int64_t check_one_pass(int64_t &zeroed) {
         sc[l].net.os0 = 300;
         sc[l].net.g = 120;
         sc[l].net.G = 3;
+        if (seed % 2 == 0) {  // and off-node pairs on their own
+          const LogGPS split = two_level(P);
+          sc[l].net = two_level_network(sc[l].net, split.off_node->params, split.off_node->node_of);
+        }
       }
       if (kind == 0) continue;
       auto &flags = sc[l].event_flags;
