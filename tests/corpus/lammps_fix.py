@@ -6,13 +6,13 @@ usage: lammps_fix.py PERFSIFT WORK_DIR
 Debian's LAMMPS (lmp), LJ melt with every atom in the left half of the box on 2 ranks
 split along x (inputs/lammps_halfbox.in: rank 0 computes, rank 1 waits), and the same
 input with LAMMPS's own balancer (inputs/lammps_halfbox_balanced.in). perfsift compare
-of the two: AFTER faster; BEFORE's load imbalance on rank 0 fixed; the program time the
-rerun saved within 70-120 % of the gain perfsift predicted for balancing it. Measured on
-this 2-core VM: predicted 177-183 ms, saved 152-158 ms (85-87 %: the balancer leaves
-rank 1 computing 271 ms against rank 0's 207, where the prediction balances perfectly).
-Exit code 77 when lmp is not installed (the Debian package lammps), or when the balancer
-overshot in this run and left rank 1 with more than half of rank 0's excess before (compare:
-"moved to other ranks", not fixed): the fix applied is then not the even balance priced.
+of the two: AFTER faster; BEFORE's load imbalance on rank 0 priced; the program time the
+rerun saved within 70-120 % of the gain perfsift predicted for balancing it, less the
+excess the balancer left (on either rank: compare's time at stake after). LAMMPS's
+balancer does not balance perfectly and varies from run to run: measured on this 2-core
+VM, it left 0-88 ms of a 166-169 ms excess (on rank 1 when it overshot); predicted
+158-183 ms, saved 60-158 ms, 93-111 % of the prediction less what was left.
+Exit code 77 when lmp is not installed (the Debian package lammps).
 """
 import json
 import os
@@ -43,23 +43,18 @@ def main(argv):
     t = d["program_time_s"]
     saved = t["before"] - t["after"]
     imbalance = [x for x in d["problems"] if x["kind"] == "load-imbalance" and x["ranks"] == "0"]
-    if imbalance and imbalance[0]["status"] == "moved" and imbalance[0].get("ranks_after") == "1" and \
-            not imbalance[0]["fixed"]:
-        # The balancer overshot: the prediction priced an even split, the rerun ran another one.
-        moved = imbalance[0]
-        print(f"NOT CHECKABLE: the balancer left rank 1 with {moved['lost_after_s'] * 1e3:.1f} ms of excess in this "
-              f"run (rank 0 had {moved['lost_before_s'] * 1e3:.1f} ms before): the fix applied is not the even "
-              "balance perfsift priced")
-        return SKIP
-    if not imbalance or not imbalance[0]["fixed"] or imbalance[0]["predicted_gain_s"] is None:
-        print(f"FAIL: no fixed, priced load imbalance on rank 0 before: {d['problems']}")
+    if not imbalance or imbalance[0]["predicted_gain_s"] is None:
+        print(f"FAIL: no priced load imbalance on rank 0 before: {d['problems']}")
         return 1
+    left = imbalance[0].get("lost_after_s") or 0.0  # the excess the balancer left, where it moved
     predicted = imbalance[0]["predicted_gain_s"]
-    ratio = saved / predicted
-    print(f"LAMMPS half box: predicted {predicted * 1e3:.1f} ms for balancing, the balancer saved {saved * 1e3:.1f} ms "
-          f"of program time ({ratio:.0%} of the prediction)")
+    expected = predicted - left
+    ratio = saved / expected if expected > 0 else float("nan")
+    print(f"LAMMPS half box: predicted {predicted * 1e3:.1f} ms for balancing; the balancer left "
+          f"{left * 1e3:.1f} ms at stake ({imbalance[0]['status']}), so {expected * 1e3:.1f} ms; it saved "
+          f"{saved * 1e3:.1f} ms of program time ({ratio:.0%})")
     if not (saved > 0 and 0.7 <= ratio <= 1.2):
-        print("FAIL: the realised gain is not within 70-120 % of the prediction")
+        print("FAIL: the realised gain is not within 70-120 % of the prediction less the excess left")
         return 1
     print("PASS")
     return 0
