@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "io/trace_model.h"
+#include "python_frames.h"
 
 namespace perfsift::collect {
 
@@ -54,9 +55,13 @@ class CallPaths {
 
 extern CallPaths g_call_paths;
 
-// What a traced call records as its site, decided here for every MPI call.
+// What a traced call records as its site, decided here for every MPI call: the Python line
+// that made it, else the call path through the program's own MPI wrappers, else the return
+// address. A program without an interpreter or named wrappers pays two tests of a flag.
 inline uint64_t call_site_key(void *return_address) {
   const auto ra = reinterpret_cast<uint64_t>(return_address);
+  if (__builtin_expect(g_python_sites, 0))
+    if (const uint64_t python = python_site_key(ra); is_python_site(python)) return python;
   return __builtin_expect(g_site_paths, 0) ? g_call_paths.key(ra) : ra;
 }
 

@@ -32,11 +32,7 @@ Runtime *const g_runtime = new Runtime();
 Call::Call(Op op, void *site) : ev(runtime().open_slot()) {
   t_in_call = true;
   ev.op = static_cast<uint16_t>(op);
-  // Before the entry stamp (a wait for Python's GIL is not the call's): the Python line that
-  // made the call, else the call path through the program's own MPI wrappers, else the
-  // return address.
-  const uint64_t python = site_key(site);
-  ev.site = is_python_site(python) ? python : call_site_key(site);
+  ev.site = call_site_key(site);  // before the entry stamp: a wait for Python's GIL is not the call's
   ev.t_enter = now_ticks();
 }
 
@@ -228,7 +224,7 @@ void Runtime::begin_tracing(int64_t t_before_init, Op init_op, void *site) {
   g_tracing = true;
   io::Event init_ev;
   init_ev.op = static_cast<uint16_t>(init_op);
-  init_ev.site = site_key(site);
+  init_ev.site = call_site_key(site);
   init_ev.t_enter = t_before_init;
   init_ev.t_exit = now_ticks();
   init_ev.comm = 0;
