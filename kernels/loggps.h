@@ -72,11 +72,16 @@ struct OffNodeNetwork {
   std::vector<int32_t> node_of;  // per world rank
 };
 
+// Whether ranks a and b ran on different nodes (`node_of`: each rank's node); a rank it does
+// not place (none, or unknown) shares the other's node.
+inline bool off_node_pair(const std::vector<int32_t> &node_of, int32_t a, int32_t b) {
+  if (a < 0 || b < 0) return false;
+  const auto i = static_cast<size_t>(a), j = static_cast<size_t>(b);
+  return i < node_of.size() && j < node_of.size() && node_of[i] != node_of[j];
+}
+
 inline const LogGPS &LogGPS::between(int32_t src, int32_t dst) const {
-  if (!off_node || src < 0 || dst < 0) return *this;
-  const auto &node = off_node->node_of;
-  const auto a = static_cast<size_t>(src), b = static_cast<size_t>(dst);
-  return a < node.size() && b < node.size() && node[a] != node[b] ? off_node->params : *this;
+  return off_node && off_node_pair(off_node->node_of, src, dst) ? off_node->params : *this;
 }
 inline const LogGPS &LogGPS::for_collectives() const { return off_node ? off_node->params : *this; }
 

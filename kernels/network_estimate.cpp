@@ -105,10 +105,7 @@ std::array<NetworkSamples, 2> network_samples(const std::vector<SendCall> &sends
                                               const std::vector<int32_t> &node_of, double margin_ns,
                                               int64_t eager_bytes) {
   std::array<NetworkSamples, 2> out;
-  const auto level = [&](int32_t a, int32_t b) -> size_t {
-    if (node_of.empty() || a < 0 || b < 0 || static_cast<size_t>(std::max(a, b)) >= node_of.size()) return 0;
-    return node_of[static_cast<size_t>(a)] == node_of[static_cast<size_t>(b)] ? 0 : 1;
-  };
+  const auto level = [&](int32_t a, int32_t b) -> size_t { return off_node_pair(node_of, a, b) ? 1 : 0; };
   for (size_t i = 0; i < sends.size(); ++i) {
     const SendCall &a = sends[i];
     // A blocking eager send completes without its receiver; a nonblocking one's post too.

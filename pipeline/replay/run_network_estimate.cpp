@@ -195,11 +195,7 @@ std::array<kernels::NetworkSamples, 2> probe_samples(const io::NetworkProbe &p, 
 std::vector<int64_t> messages_per_level(const Context &ctx, const MatchedMessageTable &messages,
                                         const std::vector<int32_t> &node_of) {
   std::vector<int64_t> counts = {0, 0};
-  for (const MatchedMessage m : messages) {
-    const auto a = static_cast<size_t>(m.src), b = static_cast<size_t>(m.dst);
-    const bool off = m.src >= 0 && m.dst >= 0 && a < node_of.size() && b < node_of.size() && node_of[a] != node_of[b];
-    ++counts[off ? 1 : 0];
-  }
+  for (const MatchedMessage m : messages) ++counts[kernels::off_node_pair(node_of, m.src, m.dst) ? 1 : 0];
   ctx.allreduce_sum(counts);
   return counts;
 }
